@@ -1,0 +1,18 @@
+"""A small typed client for shellexec.v1.ShellExecService.
+
+    with ShellExecClient("127.0.0.1:50051") as client:
+        session = client.create_session("task-1", agent="codex")
+        turn = client.start_turn(session.id)
+        client.publish(session.id, {"sessionUpdate": "tool_call", ...}, sequence=1)
+        client.complete_turn(session.id, turn.id, "end_turn")
+
+Updates are plain JSON values (the `params.update` object of an ACP `session/update`); the
+generated messages are returned as they are (`shellexec.v1.*_pb2`).
+"""
+
+from __future__ import annotations
+
+from shellexec.client.aio import AsyncShellExecClient
+from shellexec.client.sync import ShellExecClient
+
+__all__ = ["AsyncShellExecClient", "ShellExecClient"]

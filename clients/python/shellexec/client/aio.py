@@ -1,0 +1,64 @@
+"""The asyncio client (grpc.aio), for bridges and services on an event loop."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from shellexec.client._values import CHANNEL_OPTIONS, publish_request
+from shellexec.v1 import session_pb2
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+
+class AsyncShellExecClient:
+    """Asynchronous calls to a shellexec server at `target` (host:port, plaintext)."""
+
+    def __init__(self, target: str, timeout: float = 30.0) -> None:
+        self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.ShellExecServiceStub(self._channel)
+        self._timeout = timeout
+
+    async def __aenter__(self) -> AsyncShellExecClient:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def create_session(self, task_id: str, agent: str = "") -> session_pb2.Session:
+        request = pb.CreateSessionRequest(task_id=task_id, agent=agent)
+        response = await self._stub.CreateSession(request, timeout=self._timeout)
+        return response.session
+
+    async def start_turn(self, session_id: str) -> session_pb2.Turn:
+        request = pb.StartTurnRequest(session_id=session_id)
+        response = await self._stub.StartTurn(request, timeout=self._timeout)
+        return response.turn
+
+    async def publish(self, session_id: str, update: Any, sequence: int | None = None
+                      ) -> pb.PublishUpdateResponse:
+        request = publish_request(session_id, update, sequence)
+        response: pb.PublishUpdateResponse = await self._stub.PublishUpdate(
+            request, timeout=self._timeout)
+        return response
+
+    async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn"
+                            ) -> pb.CompleteTurnResponse:
+        request = pb.CompleteTurnRequest(session_id=session_id, turn_id=turn_id,
+                                         stop_reason=stop_reason)
+        response: pb.CompleteTurnResponse = await self._stub.CompleteTurn(
+            request, timeout=self._timeout)
+        return response
+
+    async def list_messages(self, session_id: str, *, limit: int = 0, after: str = ""
+                            ) -> pb.ListMessagesResponse:
+        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, after=after)
+        response: pb.ListMessagesResponse = await self._stub.ListMessages(
+            request, timeout=self._timeout)
+        return response

@@ -1,0 +1,99 @@
+"""The blocking client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from shellexec.client._values import CHANNEL_OPTIONS, publish_request, to_value, watch_request
+from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+
+class ShellExecClient:
+    """Blocking calls to a shellexec server at `target` (host:port, plaintext)."""
+
+    def __init__(self, target: str, timeout: float = 30.0) -> None:
+        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._stub = pb_grpc.ShellExecServiceStub(self._channel)
+        self._timeout = timeout
+
+    def __enter__(self) -> ShellExecClient:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def normalize(self, updates: Iterable[Any], agent: str = ""
+                  ) -> pb.NormalizeShellExecResponse:
+        request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
+                                               agent=agent)
+        return self._stub.NormalizeShellExec(request, timeout=self._timeout)
+
+    def summarize(self, output: shell_output_pb2.ShellOutput
+                  ) -> shell_output_pb2.ShellOutputSummary:
+        request = pb.SummarizeShellOutputRequest(output=output)
+        return self._stub.SummarizeShellOutput(request, timeout=self._timeout).summary
+
+    def create_session(self, task_id: str, agent: str = "") -> session_pb2.Session:
+        request = pb.CreateSessionRequest(task_id=task_id, agent=agent)
+        return self._stub.CreateSession(request, timeout=self._timeout).session
+
+    def get_session(self, session_id: str) -> session_pb2.Session:
+        request = pb.GetSessionRequest(session_id=session_id)
+        return self._stub.GetSession(request, timeout=self._timeout).session
+
+    def start_turn(self, session_id: str) -> session_pb2.Turn:
+        request = pb.StartTurnRequest(session_id=session_id)
+        return self._stub.StartTurn(request, timeout=self._timeout).turn
+
+    def publish(self, session_id: str, update: Any, sequence: int | None = None
+                ) -> pb.PublishUpdateResponse:
+        request = publish_request(session_id, update, sequence)
+        return self._stub.PublishUpdate(request, timeout=self._timeout)
+
+    def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn"
+                      ) -> pb.CompleteTurnResponse:
+        request = pb.CompleteTurnRequest(session_id=session_id, turn_id=turn_id,
+                                         stop_reason=stop_reason)
+        return self._stub.CompleteTurn(request, timeout=self._timeout)
+
+    def list_messages(self, session_id: str, *, limit: int = 0, before: str = "",
+                      after: str = "", sort: str = "") -> pb.ListMessagesResponse:
+        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, before=before,
+                                         after=after, sort=sort)
+        return self._stub.ListMessages(request, timeout=self._timeout)
+
+    def shell_output(self, session_id: str, message_id: str) -> pb.GetShellOutputResponse:
+        request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
+        return self._stub.GetShellOutput(request, timeout=self._timeout)
+
+    def boot_state(self, task_id: str) -> pb.BootState:
+        request = pb.GetBootStateRequest(task_id=task_id)
+        return self._stub.GetBootState(request, timeout=self._timeout).initial_state
+
+    def watch(self, session_id: str, since_revision: int | None = None,
+              timeout: float | None = None) -> Iterator[pb.WatchMessagesResponse]:
+        """The session's feed; iterate it, and cancel it by closing the iterator."""
+        stream: Iterator[pb.WatchMessagesResponse] = self._stub.WatchMessages(
+            watch_request(session_id, since_revision), timeout=timeout)
+        return stream
+
+    def messages(self, session_id: str) -> list[message_pb2.Message]:
+        """Every message of the session, oldest first (follows the pages)."""
+        found: list[message_pb2.Message] = []
+        cursor = ""
+        while True:
+            page = self.list_messages(session_id, limit=500, after=cursor)
+            found.extend(page.messages)
+            if not page.has_more:
+                return found
+            cursor = page.cursor

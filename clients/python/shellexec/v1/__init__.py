@@ -1,0 +1,1 @@
+"""Generated from proto/shellexec/v1 by make generate."""

@@ -1,0 +1,92 @@
+"""Regenerates every artefact derived from proto/: the Python stubs of the client
+package and the descriptor set Envoy's JSON transcoder loads.
+
+Run it through `make generate`; never edit its outputs by hand. `make check-generated`
+runs it into a scratch directory and fails when the committed outputs differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import google.api
+import grpc_tools
+from grpc_tools import protoc
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_ROOT = ROOT / "proto"
+PYTHON_OUT = ROOT / "clients" / "python"
+DESCRIPTOR_OUT = ROOT / "envoy" / "shellexec.pb"
+GENERATED_PACKAGE = PYTHON_OUT / "shellexec" / "v1"
+
+
+def _googleapis_include() -> Path:
+    # google/api/*.proto ship inside the googleapis-common-protos wheel.
+    return Path(next(iter(google.api.__path__))).parent.parent
+
+
+def _proto_files() -> list[str]:
+    return sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
+
+
+def generate(python_out: Path, descriptor_out: Path) -> None:
+    package_dir = python_out / "shellexec" / "v1"
+    shutil.rmtree(package_dir, ignore_errors=True)
+    package_dir.mkdir(parents=True)
+    args = [
+        "grpc_tools.protoc",
+        f"--proto_path={PROTO_ROOT}",
+        f"--proto_path={_googleapis_include()}",
+        f"--proto_path={Path(grpc_tools.__file__).parent / '_proto'}",
+        f"--python_out={python_out}",
+        f"--pyi_out={python_out}",
+        f"--grpc_python_out={python_out}",
+        f"--descriptor_set_out={descriptor_out}",
+        "--include_imports",
+        "--include_source_info",
+        *_proto_files(),
+    ]
+    if protoc.main(args) != 0:
+        sys.exit("protoc failed")
+    (package_dir / "__init__.py").write_text('"""Generated from proto/shellexec/v1 by make generate."""\n')
+
+
+def _same_tree(left: Path, right: Path) -> list[str]:
+    names = {p.relative_to(left) for p in left.rglob("*") if p.is_file()}
+    names |= {p.relative_to(right) for p in right.rglob("*") if p.is_file()}
+    return sorted(
+        str(n) for n in names
+        if not (left / n).is_file() or not (right / n).is_file()
+        or (left / n).read_bytes() != (right / n).read_bytes()
+    )
+
+
+def check() -> int:
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch)
+        generate(out, out / "shellexec.pb")
+        stale = _same_tree(out / "shellexec" / "v1", GENERATED_PACKAGE)
+        if (out / "shellexec.pb").read_bytes() != DESCRIPTOR_OUT.read_bytes():
+            stale.append(str(DESCRIPTOR_OUT.relative_to(ROOT)))
+    if stale:
+        print("generated code is stale; run `make generate`:", *stale, sep="\n  ")
+        return 1
+    print("generated code is up to date")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail when outputs are stale")
+    if parser.parse_args().check:
+        return check()
+    generate(PYTHON_OUT, DESCRIPTOR_OUT)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

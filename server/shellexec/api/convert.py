@@ -1,0 +1,91 @@
+"""Conversions between the use cases' values and the generated proto messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2, timestamp_pb2
+
+from shellexec.feed import FeedEvent
+from shellexec.normalize import OutputSummary, ShellOutput, ShellView
+from shellexec.projection import MessageView
+from shellexec.service.records import SessionRecord, TurnRecord
+from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
+
+
+def timestamp(micros: int) -> timestamp_pb2.Timestamp:
+    seconds, rest = divmod(micros, 1_000_000)
+    return timestamp_pb2.Timestamp(seconds=seconds, nanos=rest * 1000)
+
+
+def python_value(value: struct_pb2.Value) -> Any:
+    """A google.protobuf.Value as the plain JSON value it stands for."""
+    return json_format.MessageToDict(value)
+
+
+def session(record: SessionRecord) -> session_pb2.Session:
+    return session_pb2.Session(
+        id=record.id, task_id=record.task_id, agent=record.agent, state=record.state,
+        created_at=timestamp(record.created_at), updated_at=timestamp(record.updated_at),
+        revision=record.revision)
+
+
+def turn(record: TurnRecord) -> session_pb2.Turn:
+    message = session_pb2.Turn(
+        id=record.id, session_id=record.session_id, state=record.state,
+        stop_reason=record.stop_reason, started_at=timestamp(record.started_at))
+    if record.completed_at is not None:
+        message.completed_at.CopyFrom(timestamp(record.completed_at))
+    return message
+
+
+def summary(value: OutputSummary) -> shell_output_pb2.ShellOutputSummary:
+    return shell_output_pb2.ShellOutputSummary(
+        exit_code=value.exit_code, truncated=value.truncated, has_output=value.has_output,
+        stdout_bytes=value.stdout_bytes, stderr_bytes=value.stderr_bytes)
+
+
+def output(value: ShellOutput) -> shell_output_pb2.ShellOutput:
+    return shell_output_pb2.ShellOutput(
+        exit_code=value.exit_code, stdout=value.stdout, stderr=value.stderr,
+        truncated=value.truncated)
+
+
+def output_from_proto(message: shell_output_pb2.ShellOutput) -> ShellOutput:
+    return ShellOutput(
+        exit_code=message.exit_code if message.HasField("exit_code") else None,
+        stdout=message.stdout if message.HasField("stdout") else None,
+        stderr=message.stderr if message.HasField("stderr") else None,
+        truncated=message.truncated)
+
+
+def message(view: MessageView) -> message_pb2.Message:
+    metadata = message_pb2.MessageMetadata(status=view.status, title=view.title)
+    if view.shell_exec is not None:
+        metadata.normalized.CopyFrom(message_pb2.NormalizedPayload(
+            kind="shell_exec",
+            shell_exec=shell_output_pb2.ShellExecSummary(
+                command=view.shell_exec.command, work_dir=view.shell_exec.work_dir,
+                output=summary(view.shell_exec.output))))
+    return message_pb2.Message(
+        id=view.id, session_id=view.session_id, task_id=view.task_id, turn_id=view.turn_id,
+        author_type=view.author_type, type=view.type, content=view.content,
+        created_at=timestamp(view.created_at), updated_at=timestamp(view.updated_at),
+        metadata=metadata)
+
+
+def feed_event(event: FeedEvent) -> shell_exec_service_pb2.WatchMessagesResponse:
+    response = shell_exec_service_pb2.WatchMessagesResponse(
+        type=event.type, revision=event.revision)
+    if event.message is not None:
+        response.message.CopyFrom(message(event.message))
+    return response
+
+
+def normalized(view: ShellView, output_summary: OutputSummary
+               ) -> shell_exec_service_pb2.NormalizeShellExecResponse:
+    return shell_exec_service_pb2.NormalizeShellExecResponse(
+        shell_exec=shell_output_pb2.ShellExecSummary(
+            command=view.command or "", work_dir=view.work_dir or "",
+            output=summary(output_summary)),
+        output=output(view.output), status=view.status, result=view.result)

@@ -1,0 +1,184 @@
+"""The ShellExecService servicer. Each method: validate, call a use case, build a response.
+
+Use-case errors become gRPC statuses in `_status_of`; errors in a stream surface before its
+first message so that Envoy turns them into a proper HTTP status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
+
+import grpc
+
+from shellexec import normalize
+from shellexec.api import convert
+from shellexec.feed import FeedEvent
+from shellexec.service import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    Publisher,
+    Reader,
+    ServiceError,
+    Sessions,
+)
+from shellexec.service.publishing import validate_update
+from shellexec.service.stateless import MAX_UPDATE_BYTES, normalize_updates, summarize_output
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+T = TypeVar("T")
+
+
+def _status_of(error: ServiceError) -> grpc.StatusCode:
+    if isinstance(error, InvalidArgumentError):
+        return grpc.StatusCode.INVALID_ARGUMENT
+    if isinstance(error, NotFoundError):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(error, FailedPreconditionError):
+        return grpc.StatusCode.FAILED_PRECONDITION
+    return grpc.StatusCode.INTERNAL
+
+
+async def _call(context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
+    try:
+        return await work
+    except ServiceError as error:
+        await context.abort(_status_of(error), str(error))
+        raise  # abort raises; this line only satisfies the type checker
+
+
+def _required(value: str, field: str) -> str:
+    if not value:
+        raise InvalidArgumentError(field, "is required")
+    return value
+
+
+class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
+    """Serves shellexec.v1.ShellExecService on top of the use cases."""
+
+    def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader) -> None:
+        self._sessions = sessions
+        self._publisher = publisher
+        self._reader = reader
+
+    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
+                                 context: grpc.aio.ServicerContext
+                                 ) -> pb.NormalizeShellExecResponse:
+        updates = [convert.python_value(value) for value in request.updates]
+        sizes = [value.ByteSize() for value in request.updates]
+        view = await _call(context, asyncio.to_thread(
+            normalize_updates, updates, sizes, request.agent))
+        return convert.normalized(view, normalize.summarize(view.output))
+
+    async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
+                                   context: grpc.aio.ServicerContext
+                                   ) -> pb.SummarizeShellOutputResponse:
+        async def work() -> pb.SummarizeShellOutputResponse:
+            if not request.HasField("output"):
+                raise InvalidArgumentError("output", "is required")
+            summary = summarize_output(convert.output_from_proto(request.output))
+            return pb.SummarizeShellOutputResponse(summary=convert.summary(summary))
+
+        return await _call(context, work())
+
+    async def CreateSession(self, request: pb.CreateSessionRequest,
+                            context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
+        record = await _call(context, self._sessions.create(request.task_id, request.agent))
+        return pb.CreateSessionResponse(session=convert.session(record))
+
+    async def GetSession(self, request: pb.GetSessionRequest,
+                         context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
+        async def work() -> pb.GetSessionResponse:
+            record = await self._sessions.get(_required(request.session_id, "session_id"))
+            return pb.GetSessionResponse(session=convert.session(record))
+
+        return await _call(context, work())
+
+    async def StartTurn(self, request: pb.StartTurnRequest,
+                        context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
+        async def work() -> pb.StartTurnResponse:
+            record = await self._sessions.start_turn(_required(request.session_id, "session_id"))
+            return pb.StartTurnResponse(turn=convert.turn(record))
+
+        return await _call(context, work())
+
+    async def PublishUpdate(self, request: pb.PublishUpdateRequest,
+                            context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
+        async def work() -> pb.PublishUpdateResponse:
+            session_id = _required(request.session_id, "session_id")
+            if not request.HasField("update"):
+                raise InvalidArgumentError("update", "is required")
+            size = request.update.ByteSize()
+            if size > MAX_UPDATE_BYTES:
+                raise InvalidArgumentError(
+                    "update", f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
+            update = validate_update(convert.python_value(request.update))
+            sequence = request.sequence if request.HasField("sequence") else None
+            result = await self._publisher.publish(session_id, update, sequence)
+            response = pb.PublishUpdateResponse(duplicate=result.duplicate)
+            if result.message is not None:
+                response.message.CopyFrom(convert.message(result.message))
+            return response
+
+        return await _call(context, work())
+
+    async def CompleteTurn(self, request: pb.CompleteTurnRequest,
+                           context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
+        async def work() -> pb.CompleteTurnResponse:
+            completed = await self._sessions.complete_turn(
+                _required(request.session_id, "session_id"),
+                _required(request.turn_id, "turn_id"), request.stop_reason)
+            return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
+                                           cancelled_message_ids=completed.cancelled_message_ids)
+
+        return await _call(context, work())
+
+    async def ListMessages(self, request: pb.ListMessagesRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
+        async def work() -> pb.ListMessagesResponse:
+            page = await self._reader.list_messages(
+                _required(request.session_id, "session_id"), request.limit, request.before,
+                request.after, request.sort)
+            return pb.ListMessagesResponse(
+                messages=[convert.message(view) for view in page.messages], total=page.total,
+                has_more=page.has_more, cursor=page.cursor)
+
+        return await _call(context, work())
+
+    async def GetShellOutput(self, request: pb.GetShellOutputRequest,
+                             context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
+        async def work() -> pb.GetShellOutputResponse:
+            snapshot = await self._reader.shell_output(
+                _required(request.session_id, "session_id"),
+                _required(request.message_id, "message_id"))
+            return pb.GetShellOutputResponse(
+                message_id=snapshot.message_id, status=snapshot.status,
+                updated_at=convert.timestamp(snapshot.updated_at),
+                output=convert.output(snapshot.output))
+
+        return await _call(context, work())
+
+    async def WatchMessages(self, request: pb.WatchMessagesRequest,
+                            context: grpc.aio.ServicerContext
+                            ) -> AsyncIterator[pb.WatchMessagesResponse]:
+        since = request.since_revision if request.HasField("since_revision") else None
+
+        async def open_stream() -> AsyncIterator[FeedEvent]:
+            return await self._reader.watch(_required(request.session_id, "session_id"), since)
+
+        events = await _call(context, open_stream())
+        async for event in events:
+            yield convert.feed_event(event)
+
+    async def GetBootState(self, request: pb.GetBootStateRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
+        async def work() -> pb.GetBootStateResponse:
+            boot = await self._reader.boot_state(_required(request.task_id, "task_id"))
+            return pb.GetBootStateResponse(initial_state=pb.BootState(
+                session=convert.session(boot.session),
+                messages=[convert.message(view) for view in boot.messages]))
+
+        return await _call(context, work())

@@ -1,0 +1,1 @@
+"""Composition and process entry points: settings, the server graph, Envoy, the CLI."""

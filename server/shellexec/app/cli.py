@@ -1,0 +1,104 @@
+"""The `shellexec` command.
+
+    shellexec up            gRPC server + Envoy front door (what `make run` starts)
+    shellexec serve         the gRPC server alone
+    shellexec envoy-config  print the rendered Envoy configuration
+    shellexec bridge ...    run an ACP agent and stream its session into the service
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from shellexec.app import envoy
+from shellexec.app.server import serve, start_server
+from shellexec.app.settings import Settings
+
+RUN_DIR = Path(".run")
+
+
+def _banner(settings: Settings, grpc_port: int) -> str:
+    rest = f"http://{settings.rest_host}:{settings.rest_port}"
+    grpc_host = settings.grpc_address.rsplit(":", 1)[0]
+    return "\n".join((
+        "shellexec is running (Ctrl-C stops it)",
+        f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",
+        f"  gRPC              {grpc_host}:{grpc_port}",
+        f"  database          {settings.database_url}",
+        "Try:",
+        f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
+        f"  grpcurl -plaintext {grpc_host}:{grpc_port} list",
+    ))
+
+
+async def _up(settings: Settings) -> int:
+    running = await start_server(settings)
+    RUN_DIR.mkdir(exist_ok=True)
+    config = RUN_DIR / "envoy.yaml"
+    config.write_text(envoy.render(settings, running.port))
+    process = subprocess.Popen(envoy.envoy_command(config))
+    try:
+        await asyncio.to_thread(envoy.wait_ready, settings.admin_port, process)
+        print(_banner(settings, running.port), flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        exited = asyncio.create_task(asyncio.to_thread(process.wait))
+        stopped = asyncio.create_task(stop.wait())
+        await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        return 0 if stop.is_set() else 1
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+            if process.poll() is None:
+                process.kill()
+        await running.stop(settings.shutdown_grace_seconds)
+        print("shellexec stopped", flush=True)
+
+
+def _envoy_config(settings: Settings, grpc_port: int | None) -> int:
+    port = grpc_port if grpc_port is not None else int(settings.grpc_address.rsplit(":", 1)[1])
+    sys.stdout.write(envoy.render(settings, port))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="shellexec", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("up", help="run the gRPC server and the Envoy front door")
+    commands.add_parser("serve", help="run the gRPC server alone")
+    config = commands.add_parser("envoy-config", help="print the rendered Envoy configuration")
+    config.add_argument("--grpc-port", type=int, help="the gRPC server's port")
+    commands.add_parser("bridge", help="run an ACP agent and stream it into the service",
+                        add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "bridge":
+        from shellexec.bridge.cli import main as bridge_main
+
+        return bridge_main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    settings = Settings.from_env()
+    if args.command == "envoy-config":
+        return _envoy_config(settings, args.grpc_port)
+    with contextlib.suppress(KeyboardInterrupt):
+        if args.command == "serve":
+            asyncio.run(serve(settings))
+            return 0
+        return asyncio.run(_up(settings))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

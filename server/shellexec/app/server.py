@@ -1,0 +1,81 @@
+"""Building and running the gRPC server: the one place that wires the object graph."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from shellexec.api import ShellExecServicer
+from shellexec.app.settings import Settings
+from shellexec.feed import FeedHub
+from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id, system_clock
+from shellexec.store import Database, open_database
+from shellexec.v1 import shell_exec_service_pb2, shell_exec_service_pb2_grpc
+
+SERVICE_NAME = shell_exec_service_pb2.DESCRIPTOR.services_by_name["ShellExecService"].full_name
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class RunningServer:
+    """A started server, the port it bound and what must be closed after it stops."""
+
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+    database: Database
+
+    async def stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        self.database.close()
+
+
+def build_servicer(settings: Settings, database: Database) -> ShellExecServicer:
+    feed = FeedHub()
+    states = StateCache()
+    sessions = Sessions(database, feed, states, system_clock, random_id)
+    publisher = Publisher(database, feed, states, system_clock, random_id)
+    reader = Reader(database, feed, states, settings.heartbeat_seconds,
+                    settings.stream_lifetime_seconds)
+    return ShellExecServicer(sessions, publisher, reader)
+
+
+async def start_server(settings: Settings) -> RunningServer:
+    """Opens the database, builds the graph, binds and starts the server."""
+    database = open_database(settings.database_url)
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ])
+    shell_exec_service_pb2_grpc.add_ShellExecServiceServicer_to_server(
+        build_servicer(settings, database), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    port = server.add_insecure_port(settings.grpc_address)
+    await server.start()
+    for name in ("", SERVICE_NAME):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server, port, health_servicer, database)
+
+
+async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
+    """Runs the server until SIGINT or SIGTERM, then stops it gracefully."""
+    running = await start_server(settings)
+    print(f"shellexec gRPC listening on {settings.grpc_address.rsplit(':', 1)[0]}:{running.port}",
+          flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready.set()
+    await stop.wait()
+    await running.stop(settings.shutdown_grace_seconds)

@@ -1,0 +1,11 @@
+"""Per-session feed events and their in-process fan-out.
+
+The durable log is the `event` table (see `store`); `FeedHub` only wakes watchers of this
+process. A watcher that sees a gap in revisions, or that lagged, replays from the table.
+"""
+
+from __future__ import annotations
+
+from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
+
+__all__ = ["FeedEvent", "FeedHub", "Subscription"]

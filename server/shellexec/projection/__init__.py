@@ -1,0 +1,12 @@
+"""Persisted message -> browser-facing message.
+
+The browser view's output type is `normalize.OutputSummary`, which has no body fields, so a
+list, boot-state or feed payload cannot carry stdout or stderr by accident. Projection reads
+only summary columns and never writes.
+"""
+
+from __future__ import annotations
+
+from shellexec.projection.message import MessageView, ShellExecView, project_message
+
+__all__ = ["MessageView", "ShellExecView", "project_message"]

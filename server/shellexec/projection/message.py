@@ -1,0 +1,66 @@
+"""The browser-facing view of a message row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shellexec.normalize import OutputSummary
+from shellexec.store.models import Message
+
+
+@dataclass(frozen=True, slots=True)
+class ShellExecView:
+    """A shell command as a browser sees it: command, working directory, output summary."""
+
+    command: str
+    work_dir: str
+    output: OutputSummary
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """A message as every browser-facing payload carries it."""
+
+    id: str
+    session_id: str
+    task_id: str
+    turn_id: str
+    author_type: str
+    type: str
+    content: str
+    created_at: int
+    updated_at: int
+    status: str
+    title: str
+    shell_exec: ShellExecView | None
+
+
+def _shell_exec(row: Message) -> ShellExecView | None:
+    if not row.is_shell:
+        return None
+    summary = OutputSummary(
+        exit_code=row.exit_code,
+        truncated=bool(row.truncated),
+        has_output=bool(row.has_output),
+        stdout_bytes=int(row.stdout_bytes),
+        stderr_bytes=int(row.stderr_bytes),
+    )
+    return ShellExecView(command=row.command, work_dir=row.work_dir, output=summary)
+
+
+def project_message(row: Message) -> MessageView:
+    """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`)."""
+    return MessageView(
+        id=row.id,
+        session_id=str(row.session_id),
+        task_id=row.task_id,
+        turn_id=row.turn_id,
+        author_type=row.author_type,
+        type=row.type,
+        content=row.content,
+        created_at=int(row.created_at),
+        updated_at=int(row.updated_at),
+        status=row.status,
+        title=row.title,
+        shell_exec=_shell_exec(row),
+    )

@@ -1,0 +1,34 @@
+"""The use cases: sessions and turns, publishing updates, and reading messages and the feed.
+
+Each write is one transaction (load the command's state, fold the update, persist), and feed
+events are announced after the commit. Turn and session rules live here.
+"""
+
+from __future__ import annotations
+
+from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
+from shellexec.service.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    ServiceError,
+)
+from shellexec.service.publishing import Publisher
+from shellexec.service.reading import Reader
+from shellexec.service.sessions import Sessions
+from shellexec.service.shell_state import StateCache
+
+__all__ = [
+    "Clock",
+    "FailedPreconditionError",
+    "IdFactory",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "Publisher",
+    "Reader",
+    "ServiceError",
+    "Sessions",
+    "StateCache",
+    "random_id",
+    "system_clock",
+]

@@ -1,0 +1,39 @@
+"""Errors the use cases raise. Only `api` maps them to gRPC status codes.
+
+    ServiceError
+    ├── InvalidArgumentError       a request field is malformed (carries the field's name)
+    ├── NotFoundError              a session, turn, task or message does not exist here
+    └── FailedPreconditionError    the request is valid but the resource's state forbids it
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Base class of every use-case error."""
+
+
+class InvalidArgumentError(ServiceError):
+    """A request field is malformed."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class NotFoundError(ServiceError):
+    """The named resource does not exist (or is not visible through this path)."""
+
+    def __init__(self, resource: str, identifier: str) -> None:
+        super().__init__(f"{resource} {identifier!r} not found")
+        self.resource = resource
+        self.identifier = identifier
+
+
+class FailedPreconditionError(ServiceError):
+    """The resource's current state forbids the request."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,160 @@
+"""Publishing one ACP `session/update`: validate, fold, persist, then announce.
+
+Each publish is one write transaction. The feed event is announced only after the commit, so
+a watcher never sees what a crash could still undo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from shellexec import normalize
+from shellexec.feed import FeedEvent, FeedHub
+from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
+from shellexec.projection import project_message
+from shellexec.service import shell_state
+from shellexec.service.deps import Clock, IdFactory
+from shellexec.service.errors import InvalidArgumentError
+from shellexec.service.records import PublishResult
+from shellexec.service.sessions import require_session
+from shellexec.service.shell_state import StateCache
+from shellexec.store import Database, queries
+from shellexec.store.models import Message, Session
+
+TOOL_UPDATES = ("tool_call", "tool_call_update")
+TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
+MAX_TOOL_CALL_ID_CHARS = 256
+
+# (message row, event type) or None when the update type is ignored.
+_Change = tuple[Message, str] | None
+
+
+def _tool_call_id(update: Mapping[str, Any]) -> str:
+    value = update.get("toolCallId")
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError("update.toolCallId", "must be a non-empty string")
+    if len(value) > MAX_TOOL_CALL_ID_CHARS:
+        raise InvalidArgumentError(
+            "update.toolCallId", f"must be at most {MAX_TOOL_CALL_ID_CHARS} characters")
+    return value
+
+
+def _chunk_text(update: Mapping[str, Any]) -> str:
+    content = update.get("content")
+    if isinstance(content, Mapping) and isinstance(content.get("text"), str):
+        return str(content["text"])
+    return ""
+
+
+def validate_update(update: object) -> Mapping[str, Any]:
+    """Checks the shape every update needs; provider fields are the fold's business."""
+    if not isinstance(update, Mapping):
+        raise InvalidArgumentError("update", "must be a JSON object (an ACP params.update)")
+    kind = update.get("sessionUpdate")
+    if not isinstance(kind, str) or not kind:
+        raise InvalidArgumentError("update.sessionUpdate", "must be a non-empty string")
+    if kind in TOOL_UPDATES:
+        _tool_call_id(update)
+    return update
+
+
+class Publisher:
+    """Stores ACP updates into messages."""
+
+    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+                 new_id: IdFactory) -> None:
+        self._database = database
+        self._feed = feed
+        self._states = states
+        self._clock = clock
+        self._new_id = new_id
+
+    async def publish(self, session_id: str, update: object,
+                      sequence: int | None) -> PublishResult:
+        valid = validate_update(update)
+        if sequence is not None and sequence < 1:
+            raise InvalidArgumentError("sequence", "must be at least 1 when set")
+
+        def work() -> tuple[PublishResult, FeedEvent | None]:
+            return self._publish(session_id, valid, sequence)
+
+        result, event = await self._database.write(work)
+        if event is not None:
+            self._feed.publish(session_id, event)
+        return result
+
+    def _publish(self, session_id: str, update: Mapping[str, Any],
+                 sequence: int | None) -> tuple[PublishResult, FeedEvent | None]:
+        session = require_session(session_id)
+        if sequence is not None:
+            receipt = queries.find_receipt(session_id, sequence)
+            if receipt is not None:
+                return self._replayed(receipt.message_position), None
+        change = self._apply(session, update)
+        event = None
+        if change is not None:
+            row, event_type = change
+            revision = queries.next_revision(session_id)
+            queries.insert_event(session_id, revision, event_type, int(row.position))
+            event = FeedEvent(event_type, revision, project_message(row))
+        if sequence is not None:
+            queries.insert_receipt(session_id, sequence,
+                                   None if change is None else int(change[0].position))
+        return PublishResult(None if event is None else event.message, False), event
+
+    @staticmethod
+    def _replayed(position: int | None) -> PublishResult:
+        row = None if position is None else queries.get_message_by_position(position)
+        return PublishResult(None if row is None else project_message(row), True)
+
+    def _apply(self, session: Session, update: Mapping[str, Any]) -> _Change:
+        kind = update["sessionUpdate"]
+        if kind in TOOL_UPDATES:
+            return self._fold_tool_update(session, update)
+        if kind in TEXT_UPDATES:
+            return self._append_text(session, TEXT_UPDATES[kind], _chunk_text(update))
+        return None
+
+    def _fold_tool_update(self, session: Session, update: Mapping[str, Any]) -> _Change:
+        tool_call_id = _tool_call_id(update)
+        now = self._clock()
+        row = queries.find_tool_message(session.id, tool_call_id)
+        if row is None:
+            row = self._insert_tool_message(session, tool_call_id, now)
+            after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
+            shell_state.persist(row, None, after, now, self._states)
+            return row, MESSAGE_ADDED
+        # A late update after its turn settled lands here too: it reconciles this message
+        # and touches neither turns nor session or task state.
+        before = shell_state.load(row, self._states)
+        shell_state.persist(row, before, normalize.fold(before, update), now, self._states)
+        return row, MESSAGE_UPDATED
+
+    def _insert_tool_message(self, session: Session, tool_call_id: str, now: int) -> Message:
+        turn = queries.running_turn(session.id)
+        return queries.insert_message(
+            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
+            turn_id="" if turn is None else turn.id, author_type="agent", type="tool_call",
+            tool_call_id=tool_call_id, created_at=now, updated_at=now)
+
+    def _append_text(self, session: Session, author: str, text: str) -> _Change:
+        """Appends a chat chunk to the author's latest text message of the current turn,
+        so a streamed reply reads as one message."""
+        if not text:
+            return None
+        now = self._clock()
+        turn = queries.running_turn(session.id)
+        turn_id = "" if turn is None else turn.id
+        latest = queries.latest_message(session.id)
+        if (latest is not None and latest.type == "message" and latest.author_type == author
+                and latest.turn_id == turn_id):
+            latest.content += text
+            latest.updated_at = now
+            queries.save_message(latest, ("content", "updated_at"))
+            return latest, MESSAGE_UPDATED
+        row = queries.insert_message(
+            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
+            turn_id=turn_id, author_type=author, type="message", content=text,
+            created_at=now, updated_at=now)
+        return row, MESSAGE_ADDED

@@ -1,0 +1,146 @@
+"""Use cases that only read: list, shell-output snapshot, boot state, and the feed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+from shellexec import normalize
+from shellexec.feed import FeedEvent, FeedHub, Subscription
+from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
+from shellexec.projection import project_message
+from shellexec.service import shell_state
+from shellexec.service.errors import InvalidArgumentError, NotFoundError
+from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
+from shellexec.service.sessions import require_session
+from shellexec.service.shell_state import StateCache
+from shellexec.store import Database, queries
+
+DEFAULT_PAGE = 100
+MAX_PAGE = 500
+BOOT_MESSAGES = 500
+REPLAY_BATCH = 500
+SORTS = ("asc", "desc")
+
+
+def _page_size(limit: int) -> int:
+    if limit < 0:
+        raise InvalidArgumentError("limit", "must not be negative")
+    return min(limit or DEFAULT_PAGE, MAX_PAGE)
+
+
+def _cursor_position(session_id: str, field: str, message_id: str) -> int | None:
+    if not message_id:
+        return None
+    position = queries.message_position(session_id, message_id)
+    if position is None:
+        raise NotFoundError(f"message ({field})", message_id)
+    return position
+
+
+class Reader:
+    """Serves stored messages and the live feed."""
+
+    def __init__(self, database: Database, feed: FeedHub, states: StateCache,
+                 heartbeat_seconds: float, stream_lifetime_seconds: float) -> None:
+        self._database = database
+        self._feed = feed
+        self._states = states
+        self._heartbeat = heartbeat_seconds
+        self._lifetime = stream_lifetime_seconds
+
+    async def list_messages(self, session_id: str, limit: int, before: str, after: str,
+                            sort: str) -> MessagePage:
+        size = _page_size(limit)
+        if sort and sort not in SORTS:
+            raise InvalidArgumentError("sort", "must be 'asc' or 'desc'")
+        if before and after:
+            raise InvalidArgumentError("before", "cannot be combined with 'after'")
+
+        def work() -> MessagePage:
+            require_session(session_id)
+            rows = queries.page_of_messages(
+                session_id, size + 1, descending=sort == "desc",
+                before=_cursor_position(session_id, "before", before),
+                after=_cursor_position(session_id, "after", after))
+            page = tuple(project_message(row) for row in rows[:size])
+            return MessagePage(page, queries.count_messages(session_id), len(rows) > size,
+                               page[-1].id if page else "")
+
+        return await self._database.read(work)
+
+    async def shell_output(self, session_id: str, message_id: str) -> ShellSnapshot:
+        def work() -> ShellSnapshot:
+            row = queries.find_shell_message(session_id, message_id)
+            # One answer for missing, other-session and non-shell messages alike.
+            if row is None:
+                raise NotFoundError("shell message", message_id)
+            state = shell_state.load(row, self._states)
+            return ShellSnapshot(row.id, row.status, int(row.updated_at),
+                                 normalize.view(state).output)
+
+        return await self._database.read(work)
+
+    async def boot_state(self, task_id: str) -> BootState:
+        def work() -> BootState:
+            session = queries.latest_session_of_task(task_id)
+            if session is None:
+                raise NotFoundError("task", task_id)
+            rows = queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True)
+            return BootState(SessionRecord.of(session),
+                             tuple(project_message(row) for row in reversed(rows)))
+
+        return await self._database.read(work)
+
+    async def watch(self, session_id: str, since_revision: int | None) -> AsyncIterator[FeedEvent]:
+        """Checks the session, then returns its event stream (errors surface before the first
+        event, so a browser gets a proper 404/400)."""
+        if since_revision is not None and since_revision < 0:
+            raise InvalidArgumentError("since_revision", "must not be negative")
+        subscription = self._feed.subscribe(session_id)
+        try:
+            session = await self._database.read(lambda: SessionRecord.of(
+                require_session(session_id)))
+        except BaseException:
+            self._feed.unsubscribe(session_id, subscription)
+            raise
+        start = session.revision if since_revision is None else since_revision
+        return self._stream(session_id, subscription, start)
+
+    async def _stream(self, session_id: str, subscription: Subscription,
+                      last: int) -> AsyncIterator[FeedEvent]:
+        deadline = time.monotonic() + self._lifetime
+        try:
+            async for event in self._replay(session_id, last):
+                last = event.revision
+                yield event
+            while (remaining := deadline - time.monotonic()) > 0:
+                event = await subscription.next(min(self._heartbeat, remaining))
+                if event is None or subscription.lagged or event.revision > last + 1:
+                    # A quiet period, a lagged queue or a gap: the durable log is the truth.
+                    subscription.lagged = False
+                    async for missed in self._replay(session_id, last):
+                        last = missed.revision
+                        yield missed
+                    if event is None and deadline - time.monotonic() > 0:
+                        yield FeedEvent(HEARTBEAT, last)
+                    continue
+                if event.revision == last + 1:
+                    last = event.revision
+                    yield event
+            yield FeedEvent(END_OF_STREAM, last)
+        finally:
+            self._feed.unsubscribe(session_id, subscription)
+
+    async def _replay(self, session_id: str, after: int) -> AsyncIterator[FeedEvent]:
+        while True:
+            rows = await self._database.read(
+                lambda cursor=after: queries.events_after(session_id, cursor, REPLAY_BATCH))
+            for revision, event_type, row in rows:
+                after = revision
+                yield FeedEvent(event_type, revision, project_message(row))
+            if len(rows) < REPLAY_BATCH:
+                return
+            await asyncio.sleep(0)
+

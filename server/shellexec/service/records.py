@@ -1,0 +1,79 @@
+"""Plain values the use cases return; independent of peewee and of the proto types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shellexec.normalize import ShellOutput
+from shellexec.projection import MessageView
+from shellexec.store.models import Session, Turn
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    task_id: str
+    agent: str
+    state: str
+    created_at: int
+    updated_at: int
+    revision: int
+
+    @classmethod
+    def of(cls, row: Session) -> SessionRecord:
+        return cls(id=row.id, task_id=str(row.task_id), agent=row.agent, state=row.state,
+                   created_at=int(row.created_at), updated_at=int(row.updated_at),
+                   revision=int(row.revision))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    id: str
+    session_id: str
+    state: str
+    stop_reason: str
+    started_at: int
+    completed_at: int | None
+
+    @classmethod
+    def of(cls, row: Turn) -> TurnRecord:
+        completed = None if row.completed_at is None else int(row.completed_at)
+        return cls(id=row.id, session_id=str(row.session_id), state=row.state,
+                   stop_reason=row.stop_reason, started_at=int(row.started_at),
+                   completed_at=completed)
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """The message a publish created or changed (None for ignored update types)."""
+
+    message: MessageView | None
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTurn:
+    turn: TurnRecord
+    cancelled_message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    messages: tuple[MessageView, ...]
+    total: int
+    has_more: bool
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShellSnapshot:
+    message_id: str
+    status: str
+    updated_at: int
+    output: ShellOutput
+
+
+@dataclass(frozen=True, slots=True)
+class BootState:
+    session: SessionRecord
+    messages: tuple[MessageView, ...]

@@ -1,0 +1,115 @@
+"""Use cases that change sessions and turns: create, start turn, complete turn."""
+
+from __future__ import annotations
+
+import re
+
+from shellexec import normalize
+from shellexec.feed import FeedEvent, FeedHub
+from shellexec.feed.hub import MESSAGE_UPDATED
+from shellexec.projection import project_message
+from shellexec.service import shell_state
+from shellexec.service.deps import Clock, IdFactory
+from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
+from shellexec.service.shell_state import StateCache
+from shellexec.store import Database, queries
+from shellexec.store.models import Session
+
+_TASK_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+MAX_AGENT_CHARS = 64
+MAX_STOP_REASON_CHARS = 64
+
+
+def require_session(session_id: str) -> Session:
+    session = queries.get_session(session_id)
+    if session is None:
+        raise NotFoundError("session", session_id)
+    return session
+
+
+def _validate_task_id(task_id: str) -> None:
+    if not task_id:
+        raise InvalidArgumentError("task_id", "is required")
+    if not _TASK_ID.fullmatch(task_id):
+        raise InvalidArgumentError(
+            "task_id", "must be 1 to 128 letters, digits, '_', '-', '.' or ':'")
+
+
+def _limit_length(field: str, value: str, limit: int) -> None:
+    if len(value) > limit:
+        raise InvalidArgumentError(field, f"must be at most {limit} characters")
+
+
+class Sessions:
+    """Creates sessions, starts and completes turns."""
+
+    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+                 new_id: IdFactory) -> None:
+        self._database = database
+        self._feed = feed
+        self._states = states
+        self._clock = clock
+        self._new_id = new_id
+
+    async def create(self, task_id: str, agent: str) -> SessionRecord:
+        _validate_task_id(task_id)
+        _limit_length("agent", agent, MAX_AGENT_CHARS)
+
+        def work() -> SessionRecord:
+            now = self._clock()
+            queries.ensure_task(task_id, now)
+            return SessionRecord.of(
+                queries.insert_session(self._new_id("ses"), task_id, agent, now))
+
+        return await self._database.write(work)
+
+    async def get(self, session_id: str) -> SessionRecord:
+        return await self._database.read(lambda: SessionRecord.of(require_session(session_id)))
+
+    async def start_turn(self, session_id: str) -> TurnRecord:
+        def work() -> TurnRecord:
+            session = require_session(session_id)
+            if queries.running_turn(session_id) is not None:
+                raise FailedPreconditionError(
+                    f"session {session_id!r} already has a running turn; complete it first")
+            now = self._clock()
+            turn = queries.insert_turn(self._new_id("turn"), session_id, now)
+            queries.set_session_state(session, "running", now)
+            return TurnRecord.of(turn)
+
+        return await self._database.write(work)
+
+    async def complete_turn(self, session_id: str, turn_id: str,
+                            stop_reason: str) -> CompletedTurn:
+        _limit_length("stop_reason", stop_reason, MAX_STOP_REASON_CHARS)
+
+        def work() -> tuple[CompletedTurn, list[FeedEvent]]:
+            session = require_session(session_id)
+            turn = queries.get_turn(session_id, turn_id)
+            if turn is None:
+                raise NotFoundError("turn", turn_id)
+            if turn.state == "complete":
+                return CompletedTurn(TurnRecord.of(turn), ()), []
+            now = self._clock()
+            events = self._cancel_unfinished(session_id, now)
+            queries.complete_turn(turn, stop_reason, now)
+            queries.set_session_state(session, "idle", now)
+            cancelled = tuple(e.message.id for e in events if e.message is not None)
+            return CompletedTurn(TurnRecord.of(turn), cancelled), events
+
+        completed, events = await self._database.write(work)
+        for event in events:
+            self._feed.publish(session_id, event)
+        return completed
+
+    def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:
+        """Marks every still-running tool call cancelled, keeping its transcript."""
+        events = []
+        for row in queries.unfinished_tool_messages(session_id):
+            before = shell_state.load(row, self._states)
+            shell_state.persist(row, before, normalize.cancel(before), now, self._states)
+            revision = queries.next_revision(session_id)
+            queries.insert_event(session_id, revision, MESSAGE_UPDATED, int(row.position))
+            events.append(FeedEvent(MESSAGE_UPDATED, revision, project_message(row)))
+        return events

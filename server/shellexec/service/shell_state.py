@@ -1,0 +1,126 @@
+"""Loading and persisting a tool call's normalization state inside a unit of work.
+
+The database is the source of truth: the fold state (without bodies) is a column of the
+message row and the bodies are `OutputChunk` rows. `StateCache` keeps recently folded states
+in memory so a delta does not re-read the whole body; an entry is used only while its
+`state_version` matches the row's, so a write by anyone else (another replica, a restart)
+falls back to the database.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+
+from shellexec import normalize
+from shellexec.normalize import MAX_FIELD_BYTES, Appended, OutputText, Replaced, ShellState
+from shellexec.store import queries
+from shellexec.store.models import Message
+
+STREAMS = ("stdout", "stderr")
+# Raw chunk bytes a stream may hold before the store rewrites it as its retained text. Twice
+# the bound keeps compaction amortized: it happens at most once per MAX_FIELD_BYTES appended.
+COMPACT_AT_BYTES = 2 * MAX_FIELD_BYTES
+
+
+class StateCache:
+    """A small thread-safe LRU of fold states keyed by message position."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[int, tuple[int, ShellState]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, position: int, state_version: int) -> ShellState | None:
+        with self._lock:
+            entry = self._entries.get(position)
+            if entry is None or entry[0] != state_version:
+                return None
+            self._entries.move_to_end(position)
+            return entry[1]
+
+    def put(self, position: int, state_version: int, state: ShellState) -> None:
+        with self._lock:
+            self._entries[position] = (state_version, state)
+            self._entries.move_to_end(position)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+
+def _stored_stream(position: int, stream: str) -> str | None:
+    text = queries.read_stream(position, stream)
+    return None if text is None else normalize.bound_tail(text)[0]
+
+
+def load(row: Message, cache: StateCache) -> ShellState:
+    """The fold state of a tool-call message row (selected with every column)."""
+    cached = cache.get(int(row.position), int(row.state_version))
+    if cached is not None:
+        return cached
+    record = json.loads(row.fold_state) if row.fold_state else {}
+    position = int(row.position)
+    return normalize.load_state(record, _stored_stream(position, "stdout"),
+                                _stored_stream(position, "stderr"))
+
+
+def _stream_of(state: ShellState, stream: str) -> OutputText | None:
+    text: OutputText | None = getattr(state, stream)
+    return text
+
+
+def _persist_stream(row: Message, stream: str, before: ShellState | None,
+                    after: ShellState) -> None:
+    old = None if before is None else _stream_of(before, stream)
+    new = _stream_of(after, stream)
+    change = normalize.body_change(old, new)
+    stored_column = f"{stream}_stored_bytes"
+    position = int(row.position)
+    if isinstance(change, Appended):
+        stored = getattr(row, stored_column) + len(change.text.encode("utf-8"))
+        if stored > COMPACT_AT_BYTES and new is not None:
+            queries.replace_stream(position, stream, new.text)
+            stored = new.byte_count
+        else:
+            queries.append_stream(position, stream, change.text)
+        setattr(row, stored_column, stored)
+    elif isinstance(change, Replaced):
+        queries.replace_stream(position, stream, change.text)
+        setattr(row, stored_column, 0 if change.text is None else len(change.text.encode()))
+
+
+def apply_view(row: Message, state: ShellState) -> None:
+    """Copies the state's browser-facing summary into the row's columns."""
+    shell = normalize.view(state)
+    summary = normalize.summarize(shell.output)
+    row.is_shell = shell.is_shell
+    row.type = "tool_execute" if shell.is_shell else "tool_call"
+    row.status = shell.status
+    row.title = shell.title or ""
+    row.command = shell.command or ""
+    row.work_dir = shell.work_dir or ""
+    row.content = shell.command or shell.title or ""
+    row.exit_code = summary.exit_code
+    row.truncated = summary.truncated
+    row.has_output = summary.has_output
+    row.stdout_bytes = summary.stdout_bytes
+    row.stderr_bytes = summary.stderr_bytes
+    row.fold_state = json.dumps(normalize.dump_state(state), separators=(",", ":"))
+
+
+SAVED_COLUMNS = (
+    "is_shell", "type", "status", "title", "command", "work_dir", "content", "exit_code",
+    "truncated", "has_output", "stdout_bytes", "stderr_bytes", "fold_state",
+    "stdout_stored_bytes", "stderr_stored_bytes", "updated_at",
+)
+
+
+def persist(row: Message, before: ShellState | None, after: ShellState, now: int,
+            cache: StateCache) -> None:
+    """Writes `after` for a row already inserted; `before` is what the row held."""
+    for stream in STREAMS:
+        _persist_stream(row, stream, before, after)
+    apply_view(row, after)
+    row.updated_at = now
+    queries.save_message(row, SAVED_COLUMNS)
+    cache.put(int(row.position), int(row.state_version), after)

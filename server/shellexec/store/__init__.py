@@ -1,0 +1,20 @@
+"""Persistence: peewee models, the database set-up and the queries the service needs.
+
+Output bodies live in `OutputChunk` rows apart from the summary columns of `Message`, so
+listing, boot state and the feed never read a body.
+"""
+
+from __future__ import annotations
+
+from shellexec.store.database import Database, open_database
+from shellexec.store.errors import StoreError, UnsupportedDatabaseError
+from shellexec.store.migrations import SCHEMA_VERSION, migrate
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Database",
+    "StoreError",
+    "UnsupportedDatabaseError",
+    "migrate",
+    "open_database",
+]

@@ -1,0 +1,19 @@
+"""Errors raised by the store.
+
+    StoreError
+    └── UnsupportedDatabaseError   the DATABASE_URL names an engine the store does not run on
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every store error."""
+
+
+class UnsupportedDatabaseError(StoreError):
+    """The database URL names an engine the store does not support."""
+
+    def __init__(self, url_scheme: str) -> None:
+        super().__init__(f"unsupported database URL scheme {url_scheme!r}; use sqlite:///PATH")
+        self.url_scheme = url_scheme

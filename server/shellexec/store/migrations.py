@@ -1,0 +1,42 @@
+"""Schema migrations, applied in order at start-up.
+
+Each step is a function that receives the database inside a transaction. Step 1 creates the
+schema; later steps use `playhouse.migrate` operations. Never change a released step: add one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from peewee import Database as PeeweeDatabase
+
+from shellexec.store.models import ALL_MODELS, SchemaVersion
+
+MigrationStep = Callable[[PeeweeDatabase], None]
+
+
+def _create_schema(db: PeeweeDatabase) -> None:
+    db.create_tables([m for m in ALL_MODELS if m is not SchemaVersion])
+
+
+STEPS: tuple[MigrationStep, ...] = (_create_schema,)
+SCHEMA_VERSION = len(STEPS)
+
+
+def applied_version(db: PeeweeDatabase) -> int:
+    """The highest applied step, 0 for a new database."""
+    db.create_tables([SchemaVersion])
+    latest = SchemaVersion.select(SchemaVersion.version).order_by(
+        SchemaVersion.version.desc()).first()
+    return int(latest.version) if latest else 0
+
+
+def migrate(db: PeeweeDatabase) -> int:
+    """Applies every step the database lacks; returns the resulting schema version."""
+    with db.atomic():
+        current = applied_version(db)
+        for version, step in enumerate(STEPS[current:], start=current + 1):
+            step(db)
+            SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)
+    return SCHEMA_VERSION

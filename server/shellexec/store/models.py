@@ -1,0 +1,159 @@
+"""The tables. Times are integer microseconds since the Unix epoch, UTC: exact, sortable and
+the same on every engine.
+
+A `Message` row holds everything a browser-facing payload needs (status, command, exit code,
+byte counts, truncation) as columns maintained at write time. The output body of a shell
+message lives in `OutputChunk` rows: appending a delta inserts one row instead of rewriting
+the body, and nothing that lists messages ever reads them.
+"""
+
+from __future__ import annotations
+
+from peewee import (
+    AutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    CompositeKey,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
+
+class BaseModel(Model):
+    """Unbound base model; `Database` binds every model at start-up."""
+
+
+class SchemaVersion(BaseModel):
+    """One row per applied migration step."""
+
+    version = IntegerField(primary_key=True)
+    applied_at = BigIntegerField()
+
+    class Meta:
+        table_name = "schema_version"
+
+
+class Task(BaseModel):
+    """A unit of work the agent sessions belong to; created on first use."""
+
+    id = CharField(primary_key=True, max_length=128)
+    state = CharField(max_length=16, default="idle")
+    created_at = BigIntegerField()
+    updated_at = BigIntegerField()
+
+
+class Session(BaseModel):
+    """An agent session; `revision` is the revision of its latest feed event."""
+
+    id = CharField(primary_key=True, max_length=40)
+    task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE")
+    agent = CharField(max_length=64, default="")
+    state = CharField(max_length=16, default="idle")
+    revision = IntegerField(default=0)
+    created_at = BigIntegerField()
+    updated_at = BigIntegerField()
+
+    class Meta:
+        indexes = ((("task", "created_at"), False),)
+
+
+class Turn(BaseModel):
+    """One prompt of a session."""
+
+    id = CharField(primary_key=True, max_length=40)
+    session = ForeignKeyField(Session, backref="turns", column_name="session_id", on_delete="CASCADE")
+    state = CharField(max_length=16, default="running")
+    stop_reason = CharField(max_length=64, default="")
+    started_at = BigIntegerField()
+    completed_at = BigIntegerField(null=True)
+
+    class Meta:
+        indexes = ((("session", "state"), False),)
+
+
+class Message(BaseModel):
+    """A chat message or tool call with its summary columns; never its output body."""
+
+    position = AutoField()
+    id = CharField(unique=True, max_length=40)
+    session = ForeignKeyField(Session, backref="messages", column_name="session_id", on_delete="CASCADE")
+    task_id = CharField(max_length=128)
+    turn_id = CharField(max_length=40, default="")
+    author_type = CharField(max_length=8)
+    type = CharField(max_length=16)
+    content = TextField(default="")
+    tool_call_id = CharField(max_length=256, null=True)
+    status = CharField(max_length=16, default="")
+    title = TextField(default="")
+    is_shell = BooleanField(default=False)
+    command = TextField(default="")
+    work_dir = TextField(default="")
+    exit_code = IntegerField(null=True)
+    truncated = BooleanField(default=False)
+    has_output = BooleanField(default=False)
+    stdout_bytes = IntegerField(default=0)
+    stderr_bytes = IntegerField(default=0)
+    # The normalization fold's state without the bodies (normalize.dump_state), so a restart
+    # resumes the fold exactly where it stopped.
+    fold_state = TextField(null=True)
+    # Bumped on every write; lets an in-process cache of fold states detect another writer.
+    state_version = IntegerField(default=0)
+    # Raw bytes held in OutputChunk rows per stream (may exceed the retained bound until
+    # the store compacts them).
+    stdout_stored_bytes = IntegerField(default=0)
+    stderr_stored_bytes = IntegerField(default=0)
+    created_at = BigIntegerField()
+    updated_at = BigIntegerField()
+
+    class Meta:
+        indexes = (
+            (("session", "tool_call_id"), True),
+            (("session", "position"), False),
+        )
+
+
+class OutputChunk(BaseModel):
+    """A piece of one output stream of a shell message, in append order."""
+
+    id = AutoField()
+    message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
+                              on_delete="CASCADE")
+    stream = CharField(max_length=6)
+    data = TextField()
+
+    class Meta:
+        table_name = "output_chunk"
+        indexes = ((("message", "stream", "id"), False),)
+
+
+class Event(BaseModel):
+    """A feed event: the durable log a watcher resumes from."""
+
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    revision = IntegerField()
+    type = CharField(max_length=32)
+    message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
+                              on_delete="CASCADE")
+
+    class Meta:
+        primary_key = CompositeKey("session", "revision")
+
+
+class PublishReceipt(BaseModel):
+    """Marks a publish sequence number as stored, so a retry changes nothing."""
+
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    sequence = BigIntegerField()
+    message_position = IntegerField(null=True)
+
+    class Meta:
+        table_name = "publish_receipt"
+        primary_key = CompositeKey("session", "sequence")
+
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (
+    SchemaVersion, Task, Session, Turn, Message, OutputChunk, Event, PublishReceipt,
+)

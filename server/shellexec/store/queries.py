@@ -1,0 +1,191 @@
+"""The queries the service runs. Each runs inside a unit of work opened by `Database`.
+
+Every list and feed query names its columns and never selects `OutputChunk`, so its cost does
+not depend on how much output the messages hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from peewee import JOIN, fn
+
+from shellexec.store.models import (
+    Event,
+    Message,
+    OutputChunk,
+    PublishReceipt,
+    Session,
+    Task,
+    Turn,
+)
+
+# The columns a browser-facing payload needs: everything but the fold state.
+SUMMARY_COLUMNS = (
+    Message.position, Message.id, Message.session, Message.task_id, Message.turn_id,
+    Message.author_type, Message.type, Message.content, Message.tool_call_id, Message.status,
+    Message.title, Message.is_shell, Message.command, Message.work_dir, Message.exit_code,
+    Message.truncated, Message.has_output, Message.stdout_bytes, Message.stderr_bytes,
+    Message.state_version, Message.created_at, Message.updated_at,
+)
+
+
+def ensure_task(task_id: str, now: int) -> None:
+    Task.insert(id=task_id, state="idle", created_at=now, updated_at=now).on_conflict_ignore(
+    ).execute()
+
+
+def insert_session(session_id: str, task_id: str, agent: str, now: int) -> Session:
+    return Session.create(id=session_id, task=task_id, agent=agent, state="idle", revision=0,
+                          created_at=now, updated_at=now)
+
+
+def get_session(session_id: str) -> Session | None:
+    return Session.get_or_none(Session.id == session_id)
+
+
+def latest_session_of_task(task_id: str) -> Session | None:
+    return (Session.select().where(Session.task == task_id)
+            .order_by(Session.created_at.desc(), Session.id.desc()).first())
+
+
+def set_session_state(session: Session, state: str, now: int) -> None:
+    """Sets the session's state and mirrors it on its task."""
+    Session.update(state=state, updated_at=now).where(Session.id == session.id).execute()
+    Task.update(state=state, updated_at=now).where(Task.id == session.task_id).execute()
+    session.state = state
+    session.updated_at = now
+
+
+def running_turn(session_id: str) -> Turn | None:
+    return Turn.get_or_none((Turn.session == session_id) & (Turn.state == "running"))
+
+
+def get_turn(session_id: str, turn_id: str) -> Turn | None:
+    return Turn.get_or_none((Turn.session == session_id) & (Turn.id == turn_id))
+
+
+def insert_turn(turn_id: str, session_id: str, now: int) -> Turn:
+    return Turn.create(id=turn_id, session=session_id, state="running", started_at=now)
+
+
+def complete_turn(turn: Turn, stop_reason: str, now: int) -> None:
+    Turn.update(state="complete", stop_reason=stop_reason, completed_at=now).where(
+        Turn.id == turn.id).execute()
+    turn.state, turn.stop_reason, turn.completed_at = "complete", stop_reason, now
+
+
+def find_tool_message(session_id: str, tool_call_id: str) -> Message | None:
+    return Message.get_or_none(
+        (Message.session == session_id) & (Message.tool_call_id == tool_call_id))
+
+
+def latest_message(session_id: str) -> Message | None:
+    return (Message.select(*SUMMARY_COLUMNS).where(Message.session == session_id)
+            .order_by(Message.position.desc()).first())
+
+
+def get_message(session_id: str, message_id: str) -> Message | None:
+    return (Message.select(*SUMMARY_COLUMNS)
+            .where((Message.session == session_id) & (Message.id == message_id)).first())
+
+
+def find_shell_message(session_id: str, message_id: str) -> Message | None:
+    """The full row (with its fold state) of a shell message of this session, else None."""
+    return Message.get_or_none((Message.session == session_id) & (Message.id == message_id)
+                               & (Message.is_shell == True))  # noqa: E712 (peewee expression)
+
+
+def get_message_by_position(position: int) -> Message | None:
+    return Message.select(*SUMMARY_COLUMNS).where(Message.position == position).first()
+
+
+def insert_message(**fields: object) -> Message:
+    return Message.create(**fields)
+
+
+def save_message(message: Message, fields: Iterable[str]) -> None:
+    """Writes the named columns and bumps the message's state version."""
+    message.state_version = int(message.state_version) + 1
+    message.save(only=[getattr(Message, name) for name in (*fields, "state_version")])
+
+
+def read_stream(position: int, stream: str) -> str | None:
+    """The stream's stored text, or None when the stream was never reported."""
+    chunks = [data for (data,) in (
+        OutputChunk.select(OutputChunk.data)
+        .where((OutputChunk.message == position) & (OutputChunk.stream == stream))
+        .order_by(OutputChunk.id).tuples())]
+    return "".join(chunks) if chunks else None
+
+
+def append_stream(position: int, stream: str, text: str) -> None:
+    OutputChunk.insert(message=position, stream=stream, data=text).execute()
+
+
+def replace_stream(position: int, stream: str, text: str | None) -> None:
+    OutputChunk.delete().where(
+        (OutputChunk.message == position) & (OutputChunk.stream == stream)).execute()
+    # An empty row records "reported but empty", which differs from "never reported".
+    if text is not None:
+        append_stream(position, stream, text)
+
+
+def next_revision(session_id: str) -> int:
+    """Increments and returns the session's feed revision (inside the write transaction)."""
+    Session.update(revision=Session.revision + 1).where(Session.id == session_id).execute()
+    return int(Session.select(Session.revision).where(Session.id == session_id).scalar())
+
+
+def insert_event(session_id: str, revision: int, event_type: str, position: int) -> None:
+    Event.insert(session=session_id, revision=revision, type=event_type,
+                 message=position).execute()
+
+
+def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:
+    """Events with a greater revision, oldest first, each with its message's summary row."""
+    rows = (Event.select(Event.revision, Event.type, *SUMMARY_COLUMNS)
+            .join(Message, JOIN.INNER, on=(Event.message == Message.position))
+            .where((Event.session == session_id) & (Event.revision > revision))
+            .order_by(Event.revision).limit(limit).objects(Message))
+    return [(int(row.revision), str(row.type), row) for row in rows]
+
+
+def find_receipt(session_id: str, sequence: int) -> PublishReceipt | None:
+    return PublishReceipt.get_or_none(
+        (PublishReceipt.session == session_id) & (PublishReceipt.sequence == sequence))
+
+
+def insert_receipt(session_id: str, sequence: int, position: int | None) -> None:
+    PublishReceipt.insert(session=session_id, sequence=sequence,
+                          message_position=position).execute()
+
+
+def count_messages(session_id: str) -> int:
+    return int(Message.select(fn.COUNT(Message.position))
+               .where(Message.session == session_id).scalar())
+
+
+def page_of_messages(session_id: str, limit: int, *, descending: bool,
+                     before: int | None = None, after: int | None = None) -> list[Message]:
+    """Up to `limit` summary rows ordered by position, bounded by the cursor positions."""
+    query = Message.select(*SUMMARY_COLUMNS).where(Message.session == session_id)
+    if before is not None:
+        query = query.where(Message.position < before)
+    if after is not None:
+        query = query.where(Message.position > after)
+    order = Message.position.desc() if descending else Message.position.asc()
+    return list(query.order_by(order).limit(limit))
+
+
+def message_position(session_id: str, message_id: str) -> int | None:
+    value = (Message.select(Message.position)
+             .where((Message.session == session_id) & (Message.id == message_id)).scalar())
+    return None if value is None else int(value)
+
+
+def unfinished_tool_messages(session_id: str) -> list[Message]:
+    """Tool-call messages of the session that are not terminal yet."""
+    return list(Message.select().where(
+        (Message.session == session_id) & Message.tool_call_id.is_null(False)
+        & Message.status.in_(("pending", "running"))).order_by(Message.position))

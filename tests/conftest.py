@@ -1,0 +1,33 @@
+"""Fixtures: one real server + Envoy stack shared by the run (tests use their own sessions),
+and a fresh stack for tests that kill or restart the server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.stack import Stack
+
+from shellexec.client import ShellExecClient
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    running = Stack(tmp_path_factory.mktemp("stack")).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def own_stack(tmp_path: Path) -> Iterator[Stack]:
+    """A stack of the test's own, for tests that kill or restart the server."""
+    running = Stack(tmp_path).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def client(stack: Stack) -> Iterator[ShellExecClient]:
+    with stack.client() as connected:
+        yield connected

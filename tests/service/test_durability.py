@@ -1,0 +1,48 @@
+"""An acknowledged publish survives SIGKILL, and the fold resumes from the persisted state."""
+
+from __future__ import annotations
+
+from support.acp import codex_delta, codex_end, codex_start
+from support.stack import Stack
+from test_ingest_and_projection import new_session, publish, snapshot
+
+
+def test_sigkill_after_acknowledged_publish_loses_nothing(own_stack: Stack) -> None:
+    session = new_session(own_stack)
+    message = publish(own_stack, session["id"], codex_start("k1", "make"))["message"]
+    for index in range(20):
+        publish(own_stack, session["id"], codex_delta("k1", f"line {index}\n"), sequence=index + 1)
+
+    own_stack.kill_server()
+    own_stack.start_server()
+
+    expected = "".join(f"line {index}\n" for index in range(20))
+    assert snapshot(own_stack, session["id"], message["id"])["output"]["stdout"] == expected
+
+
+def test_fold_resumes_after_restart_without_losing_or_duplicating(own_stack: Stack) -> None:
+    session = new_session(own_stack)
+    message = publish(own_stack, session["id"], codex_start("k2", "build"))["message"]
+    publish(own_stack, session["id"], codex_delta("k2", "first\n"))
+
+    own_stack.kill_server()
+    own_stack.start_server()
+
+    publish(own_stack, session["id"], codex_delta("k2", "second\n"))
+    running = snapshot(own_stack, session["id"], message["id"])
+    assert running["output"]["stdout"] == "first\nsecond\n"
+    publish(own_stack, session["id"], codex_end("k2", "first\nsecond\n", 3))
+    final = snapshot(own_stack, session["id"], message["id"])
+    assert final["output"] == {"exit_code": 3, "stdout": "first\nsecond\n", "truncated": False}
+    assert final["status"] == "failed"
+
+
+def test_retry_after_restart_with_same_sequence_changes_nothing(own_stack: Stack) -> None:
+    session = new_session(own_stack)
+    message = publish(own_stack, session["id"], codex_start("k3", "x"), sequence=1)["message"]
+    publish(own_stack, session["id"], codex_delta("k3", "once\n"), sequence=2)
+    own_stack.kill_server()
+    own_stack.start_server()
+    retried = publish(own_stack, session["id"], codex_delta("k3", "once\n"), sequence=2)
+    assert retried["duplicate"] is True
+    assert snapshot(own_stack, session["id"], message["id"])["output"]["stdout"] == "once\n"

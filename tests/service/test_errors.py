@@ -1,0 +1,116 @@
+"""Bad input gets a clear error naming the field, loses nothing, and the service keeps
+serving; unknown routes are 404 from Envoy, never 503."""
+
+from __future__ import annotations
+
+import pytest
+from support.acp import codex_start
+from support.stack import Stack
+from test_ingest_and_projection import list_messages, new_session, publish
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"task_id": ""}, "task_id"),
+    ({"task_id": "has space"}, "task_id"),
+    ({"task_id": "ok", "agent": "x" * 65}, "agent"),
+])
+def test_create_session_rejects_bad_fields_naming_them(stack: Stack, body: dict[str, str],
+                                                       field: str) -> None:
+    response = stack.rest("POST", "/api/v1/task-sessions", body)
+    assert response.status == 400
+    assert response.json()["message"].startswith(field)
+
+
+@pytest.mark.parametrize(("update", "field"), [
+    (None, "update"),
+    ("a string", "update"),
+    ([1, 2], "update"),
+    ({"toolCallId": "x"}, "update.sessionUpdate"),
+    ({"sessionUpdate": "tool_call"}, "update.toolCallId"),
+    ({"sessionUpdate": "tool_call", "toolCallId": 7}, "update.toolCallId"),
+    ({"sessionUpdate": "tool_call_update", "toolCallId": "x" * 300}, "update.toolCallId"),
+])
+def test_publish_rejects_malformed_updates_naming_the_field(stack: Stack, update: object,
+                                                            field: str) -> None:
+    session = new_session(stack)
+    body = {} if update is None else {"update": update}
+    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates", body)
+    assert response.status == 400, response.body
+    assert response.json()["message"].startswith(field)
+    assert list_messages(stack, session["id"])["total"] == 0
+
+
+def test_publish_rejects_negative_sequence(stack: Stack) -> None:
+    session = new_session(stack)
+    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                          {"update": codex_start("s", "ls"), "sequence": 0})
+    assert response.status == 400
+    assert response.json()["message"].startswith("sequence")
+
+
+def test_oversized_update_is_refused_clearly_and_nothing_is_stored(stack: Stack) -> None:
+    session = new_session(stack)
+    update = codex_start("big", "cat huge")
+    update["rawInput"]["blob"] = "x" * (5 * 1024 * 1024)
+    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                          {"update": update})
+    assert response.status == 400
+    assert "limit" in response.json()["message"]
+    assert list_messages(stack, session["id"])["total"] == 0
+    publish(stack, session["id"], codex_start("small", "ls"))
+    assert list_messages(stack, session["id"])["total"] == 1
+
+
+def test_unknown_session_is_404(stack: Stack) -> None:
+    response = stack.rest("POST", "/api/v1/task-sessions/ses_nope/updates",
+                          {"update": codex_start("a", "ls")})
+    assert response.status == 404
+    assert stack.rest("GET", "/api/v1/task-sessions/ses_nope/messages").status == 404
+    assert stack.rest("GET", "/api/v1/tasks/no-such-task/boot-state").status == 404
+
+
+def test_unknown_turn_is_404_and_second_running_turn_is_refused(stack: Stack) -> None:
+    session = new_session(stack)
+    path = f"/api/v1/task-sessions/{session['id']}"
+    assert stack.rest("POST", f"{path}/turns/turn_nope:complete", {}).status == 404
+    assert stack.rest("POST", f"{path}/turns", {}).status == 200
+    second = stack.rest("POST", f"{path}/turns", {})
+    assert second.status == 400
+    assert "running turn" in second.json()["message"]
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/nope",
+    "/api/v2/task-sessions",
+    "/definitely/not/here",
+])
+def test_unknown_routes_are_404_from_envoy_never_503(stack: Stack, path: str) -> None:
+    assert stack.rest("GET", path).status == 404
+
+
+def test_unknown_query_parameter_is_400(stack: Stack) -> None:
+    session = new_session(stack)
+    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages?bogus=1")
+    assert response.status == 400
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("?limit=-1", "limit"),
+    ("?sort=sideways", "sort"),
+    ("?before=a&after=b", "before"),
+])
+def test_list_rejects_bad_query_values_naming_them(stack: Stack, query: str,
+                                                   field: str) -> None:
+    session = new_session(stack)
+    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages{query}")
+    assert response.status == 400
+    assert response.json()["message"].startswith(field)
+
+
+def test_malformed_json_body_is_400_and_service_keeps_serving(stack: Stack) -> None:
+    session = new_session(stack)
+    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                          raw=b'{"update": {')
+    assert response.status == 400
+    publish(stack, session["id"], codex_start("after-bad", "ls"))
+    assert list_messages(stack, session["id"])["total"] == 1

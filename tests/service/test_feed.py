@@ -1,0 +1,110 @@
+"""The message feed through Envoy as server-sent events, and over gRPC."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from typing import Any
+
+import pytest
+from support.acp import codex_delta, codex_start
+from support.stack import Stack
+from test_ingest_and_projection import new_session, publish
+
+from shellexec.client import ShellExecClient
+
+
+def read_events(stack: Stack, session_id: str, query: str, count: int,
+                stop_at_end: bool = True) -> list[dict[str, Any]]:
+    """Reads `count` SSE events (or until end_of_stream) from the REST feed."""
+    url = f"{stack.rest_url}/api/v1/task-sessions/{session_id}/messages:watch{query}"
+    events: list[dict[str, Any]] = []
+    with urllib.request.urlopen(url, timeout=15) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for raw in response:
+            line = raw.decode().strip()
+            if not line.startswith("data:"):
+                continue
+            events.append(json.loads(line[len("data:"):]))
+            if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
+                break
+    return events
+
+
+def test_feed_replays_events_after_since_revision_with_growing_revisions(stack: Stack) -> None:
+    session = new_session(stack)
+    publish(stack, session["id"], codex_start("f1", "make"))
+    publish(stack, session["id"], codex_delta("f1", "FEED-BODY\n"))
+    publish(stack, session["id"], codex_start("f2", "ls"))
+    events = read_events(stack, session["id"], "?since_revision=0", 3)
+    assert [e["type"] for e in events] == [
+        "session.message.added", "session.message.updated", "session.message.added"]
+    assert [e["revision"] for e in events] == [1, 2, 3]
+    assert events[1]["message"]["metadata"]["normalized"]["shell_exec"]["output"][
+        "stdout_bytes"] == len("FEED-BODY\n")
+    assert all("FEED-BODY" not in json.dumps(e) for e in events)
+
+
+def test_feed_resumes_from_last_revision_without_missing_events(stack: Stack) -> None:
+    session = new_session(stack)
+    for index in range(3):
+        publish(stack, session["id"], codex_start(f"r{index}", f"echo {index}"))
+    first = read_events(stack, session["id"], "?since_revision=0", 2)
+    publish(stack, session["id"], codex_start("r3", "echo 3"))
+    resumed = read_events(stack, session["id"], f"?since_revision={first[-1]['revision']}", 2)
+    assert [e["revision"] for e in resumed] == [3, 4]
+    assert resumed[1]["message"]["content"] == "echo 3"
+
+
+def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:
+    session = new_session(stack)
+    received: list[dict[str, Any]] = []
+    reader = threading.Thread(
+        target=lambda: received.extend(read_events(stack, session["id"], "", 2)))
+    reader.start()
+    reader.join(timeout=1.5)  # a heartbeat arrives every 0.5 s in the test stack
+    publish(stack, session["id"], codex_start("live1", "top"))
+    reader.join(timeout=10)
+    kinds = [e["type"] for e in received]
+    assert "heartbeat" in kinds or "session.message.added" in kinds
+    live = read_events(stack, session["id"], "?since_revision=0", 1)
+    assert live[0]["message"]["content"] == "top"
+
+
+def test_feed_for_unknown_session_is_404(stack: Stack) -> None:
+    response = stack.rest("GET", "/api/v1/task-sessions/ses_nope/messages:watch")
+    assert response.status == 404
+
+
+def test_feed_rejects_negative_since_revision(stack: Stack) -> None:
+    session = new_session(stack)
+    response = stack.rest(
+        "GET", f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=-1")
+    assert response.status == 400
+
+
+@pytest.fixture
+def short_lived_stack(tmp_path: Any) -> Any:
+    running = Stack(tmp_path, extra_env={"SHELLEXEC_STREAM_LIFETIME_SECONDS": "1"}).start()
+    yield running
+    running.stop()
+
+
+def test_feed_ends_in_band_with_end_of_stream(short_lived_stack: Stack) -> None:
+    session = new_session(short_lived_stack)
+    publish(short_lived_stack, session["id"], codex_start("end1", "ls"))
+    events = read_events(short_lived_stack, session["id"], "?since_revision=0", 100)
+    assert events[0]["type"] == "session.message.added"
+    assert events[-1] == {"type": "end_of_stream", "revision": 1}
+
+
+def test_grpc_watch_streams_the_same_events(stack: Stack, client: ShellExecClient) -> None:
+    session = client.create_session("grpc-watch-task", agent="codex")
+    client.publish(session.id, codex_start("g1", "make"))
+    stream = client.watch(session.id, since_revision=0, timeout=10)
+    first = next(iter(stream))
+    stream.cancel()  # type: ignore[attr-defined]
+    assert first.type == "session.message.added"
+    assert first.revision == 1
+    assert first.message.content == "make"

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: a real server + Envoy stack and a small REST client."""
