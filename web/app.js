@@ -1,0 +1,138 @@
+// The page: pick the session from the URL, load its messages, follow its feed.
+// Everything with rules lives in small modules (see docs/web.md); this file only wires them.
+
+import { ApiError, createApi, revisionOf } from './api.js';
+import { h } from './dom.js';
+import { createFeed } from './feed.js';
+import { createMessageList } from './message-list.js';
+import { parseRoute, sessionUrl } from './route.js';
+import { createRow } from './rows.js';
+
+const FEED_LABELS = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  stopped: 'Stopped',
+};
+
+const main = document.getElementById('main');
+const header = document.getElementById('session');
+const feedStatus = document.getElementById('feed-status');
+
+start().catch(showError);
+
+async function start() {
+  const route = parseRoute(window.location.href);
+  if (!route) {
+    showOpenForm();
+    return;
+  }
+  const api = createApi();
+  const { session, messages } = await load(api, route);
+  showSession(session);
+
+  const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
+  main.replaceChildren(list);
+  const rows = createMessageList(list, {
+    createRow: (message) =>
+      createRow(message, { loadSnapshot: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+  });
+  for (const message of messages) rows.upsert(message);
+  list.dataset.loaded = 'true';
+  window.scrollTo(0, document.documentElement.scrollHeight);
+
+  const feed = createFeed({
+    sessionId: session.id,
+    sinceRevision: revisionOf(session.revision),
+    onEvent: ({ message }) => {
+      if (message.session_id && message.session_id !== session.id) return;
+      keepingBottom(() => rows.upsert(message));
+    },
+    onStatus: showFeedStatus,
+  });
+  feed.start();
+
+  // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
+  window.addEventListener('pagehide', () => {
+    feed.stop();
+    rows.destroy();
+  });
+  window.addEventListener('pageshow', (event) => {
+    if (event.persisted) window.location.reload(); // restored from the back-forward cache
+  });
+}
+
+/** The session and its messages: from the boot state for a task, else session + message list. */
+async function load(api, route) {
+  if (route.taskId) {
+    const boot = await api.getBootState(route.taskId);
+    if (!boot.session?.id) throw new Error(`Task ${route.taskId} has no session yet.`);
+    return boot;
+  }
+  // Read the revision first: the list then holds at least that state, and the feed replays
+  // everything after it (replays are idempotent upserts).
+  const session = await api.getSession(route.sessionId);
+  const messages = await api.listAllMessages(route.sessionId);
+  return { session, messages };
+}
+
+/** Run `change`, then stay at the bottom of the page if the reader was there. */
+function keepingBottom(change) {
+  const doc = document.documentElement;
+  const atBottom = window.innerHeight + window.scrollY >= doc.scrollHeight - 80;
+  const result = change();
+  if (atBottom && result !== 'ignored') window.scrollTo(0, doc.scrollHeight);
+}
+
+function showSession(session) {
+  document.title = `Session ${session.id} · shellexec`;
+  header.replaceChildren(
+    h('span', { class: 'session__label' }, 'Session'),
+    h('code', { class: 'session__id', 'data-testid': 'session-id' }, session.id),
+    session.agent ? h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, session.agent) : null,
+    session.task_id ? h('span', { class: 'session__task' }, 'task ', h('code', {}, session.task_id)) : null,
+  );
+  header.dataset.sessionId = session.id;
+  header.hidden = false;
+}
+
+function showFeedStatus(status) {
+  feedStatus.dataset.state = status;
+  feedStatus.textContent = FEED_LABELS[status] ?? status;
+  feedStatus.hidden = false;
+}
+
+function showError(error) {
+  const text =
+    error instanceof ApiError && error.status === 404
+      ? 'Not found: check the session or task id in the address.'
+      : `Could not load the session: ${error?.message ?? error}`;
+  main.replaceChildren(h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' }, text));
+}
+
+function showOpenForm() {
+  const input = h('input', { id: 'open-id', name: 'id', required: true, autocomplete: 'off', spellcheck: 'false' });
+  const kind = h(
+    'select',
+    { id: 'open-kind', name: 'kind', 'aria-label': 'Kind of id' },
+    h('option', { value: 'session' }, 'Session id'),
+    h('option', { value: 'task' }, 'Task id'),
+  );
+  const form = h(
+    'form',
+    { class: 'open-form', 'data-testid': 'open-form' },
+    h('h1', {}, 'Open a chat'),
+    h('p', {}, 'Shows the messages and shell commands of one agent session as they happen.'),
+    h('div', { class: 'open-form__row' }, kind, h('label', { class: 'visually-hidden', for: 'open-id' }, 'Id'), input,
+      h('button', { type: 'submit' }, 'Open')),
+    h('p', { class: 'hint' }, 'Addresses: ', h('code', {}, '/sessions/ID'), ', ', h('code', {}, '/?session=ID'), ', ',
+      h('code', {}, '/?task=ID'), '.'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const id = input.value.trim();
+    if (!id) return;
+    window.location.assign(kind.value === 'task' ? `/?task=${encodeURIComponent(id)}` : sessionUrl(id));
+  });
+  main.replaceChildren(form);
+}

@@ -1,0 +1,54 @@
+// What the expanded output body shows, decided without DOM from the poller's state and the
+// row's message. Output text comes only from fetched snapshots: the message payload carries a
+// summary (status, exit code, byte counts) and never a body.
+
+import { classifyResult, exitLine, isTerminalStatus, knownExitCode } from './status.js';
+
+/**
+ * @param {object} input
+ * @param {object|null} input.snapshot the last successful snapshot, or null.
+ * @param {boolean} input.unavailable the last request failed.
+ * @param {string} input.messageStatus `metadata.status` of the row's message.
+ * @param {number|null} input.messageExitCode the summary's known exit code, or null.
+ * @returns {{
+ *   loading: boolean, unavailable: boolean, stdout: string|null, stderr: string|null,
+ *   empty: boolean, truncated: boolean,
+ *   exit: null | {code: number|null, text: string, result: string}
+ * }}
+ */
+export function outputView({ snapshot, unavailable, messageStatus, messageExitCode = null }) {
+  const output = snapshot?.output ?? {};
+  const stdout = typeof output.stdout === 'string' && output.stdout !== '' ? output.stdout : null;
+  const stderr = typeof output.stderr === 'string' && output.stderr !== '' ? output.stderr : null;
+  const loading = !snapshot && !unavailable;
+  return {
+    loading,
+    unavailable: Boolean(unavailable),
+    stdout,
+    stderr,
+    empty: Boolean(snapshot) && stdout === null && stderr === null,
+    truncated: output.truncated === true,
+    exit: loading ? null : exitView(snapshot, messageStatus, messageExitCode),
+  };
+}
+
+/**
+ * The exit line, shown once the command is terminal and the first request has answered (so the
+ * body appears whole): from the snapshot when it is terminal,
+ * else from the message summary when the feed already reports it terminal (the final snapshot
+ * may still be on its way). Null while running.
+ */
+function exitView(snapshot, messageStatus, messageExitCode) {
+  let status;
+  let code;
+  if (snapshot && isTerminalStatus(snapshot.status)) {
+    status = snapshot.status;
+    code = knownExitCode(snapshot.output);
+  } else if (isTerminalStatus(messageStatus)) {
+    status = messageStatus;
+    code = messageExitCode ?? null;
+  } else {
+    return null;
+  }
+  return { code, text: exitLine(code), result: classifyResult(status, code) };
+}

@@ -1,0 +1,32 @@
+// Which session the page shows, from its URL:
+//   /sessions/ID      a session
+//   /?session=ID      a session
+//   /?task=ID         the latest session of a task (through its boot state)
+
+/** @returns {{sessionId: string} | {taskId: string} | null} */
+export function parseRoute(url) {
+  const { pathname, searchParams } = new URL(url, 'http://localhost');
+  const match = /^\/sessions\/([^/]+)\/?$/.exec(pathname);
+  if (match) {
+    const sessionId = safeDecode(match[1]).trim();
+    if (sessionId) return { sessionId };
+  }
+  const sessionId = searchParams.get('session')?.trim();
+  if (sessionId) return { sessionId };
+  const taskId = searchParams.get('task')?.trim();
+  if (taskId) return { taskId };
+  return null;
+}
+
+/** The canonical address of a session's page. */
+export function sessionUrl(sessionId) {
+  return `/sessions/${encodeURIComponent(sessionId)}`;
+}
+
+function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

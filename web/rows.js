@@ -1,0 +1,71 @@
+// Rows for chat text and non-shell tool calls, and the factory that picks a row for a message.
+// Every row is `{el, kind, update(message), destroy()}`.
+
+import { h, setData } from './dom.js';
+import { createShellRow } from './shell-row.js';
+import { capitalize, rowKind, statusOf, toolCallResult } from './status.js';
+
+/**
+ * @param {object} message
+ * @param {{loadSnapshot: (messageId: string, signal: AbortSignal) => Promise<object>}} deps
+ */
+export function createRow(message, deps) {
+  const kind = rowKind(message);
+  const row = kind === 'shell' ? createShellRow(message, deps) : kind === 'tool' ? createToolRow(message) : createChatRow(message);
+  return { ...row, kind };
+}
+
+function createChatRow(message) {
+  const who = h('span', { class: 'bubble__who' });
+  const time = h('time', { class: 'bubble__time' });
+  const text = h('div', { class: 'bubble__text', 'data-testid': 'chat-text' });
+  const bubble = h('div', { class: 'bubble' }, h('div', { class: 'bubble__meta' }, who, time), text);
+  const el = h('li', { class: 'row row--chat', 'data-testid': 'chat-message', 'data-message-id': message.id }, bubble);
+
+  function update(next) {
+    const author = next.author_type === 'user' ? 'user' : 'agent';
+    el.className = `row row--chat row--${author}`;
+    setData(el, 'author', author);
+    who.textContent = author === 'user' ? 'You' : 'Agent';
+    setTime(time, next.created_at);
+    text.textContent = typeof next.content === 'string' ? next.content : '';
+  }
+  update(message);
+  return { el, update, destroy() {} };
+}
+
+function createToolRow(message) {
+  const title = h('span', { class: 'tool__title', 'data-testid': 'tool-call-title' });
+  const badge = h('span', { class: 'badge', 'data-testid': 'tool-call-status' });
+  const el = h(
+    'li',
+    { class: 'row row--tool', 'data-testid': 'tool-call-row', 'data-message-id': message.id },
+    h('div', { class: 'tool' }, h('span', { class: 'tool__kind' }, 'Tool'), title, badge),
+  );
+
+  function update(next) {
+    const status = statusOf(next);
+    const result = toolCallResult(status);
+    setData(el, 'status', status || 'unknown');
+    setData(el, 'result', result);
+    const label = next.metadata?.title || next.content || 'Tool call';
+    title.textContent = label;
+    badge.className = `badge badge--${result}`;
+    badge.textContent = status ? capitalize(status) : 'Unknown';
+    setData(badge, 'result', result);
+  }
+  update(message);
+  return { el, update, destroy() {} };
+}
+
+function setTime(el, value) {
+  const date = typeof value === 'string' ? new Date(value) : null;
+  if (!date || Number.isNaN(date.getTime())) {
+    el.textContent = '';
+    el.removeAttribute('datetime');
+    return;
+  }
+  el.dateTime = value;
+  el.textContent = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  el.title = date.toLocaleString();
+}

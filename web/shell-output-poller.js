@@ -1,0 +1,211 @@
+// The output disclosure's polling controller (spec "API surface", issue 4 "The disclosure's
+// behaviour"). Standalone: no DOM, no global state, fetch and timers injected, so the rules are
+// unit-tested on fake timers in web/test/shell-output-poller.test.mjs.
+//
+// Rules:
+// - open() fetches a snapshot immediately, once.
+// - A running snapshot schedules the next request `baseDelayMs` (1 s) after the previous request
+//   settled; there is never more than one request in flight.
+// - Consecutive failures back off 1, 2, 4, 5, 5 ... s (doubling, capped at `maxDelayMs`); a
+//   success returns to 1 s. A failure keeps the last good snapshot and reports "unavailable";
+//   the next success clears it.
+// - A terminal snapshot (complete, failed, cancelled) stops polling.
+// - notifyTerminal() (the feed says the message became terminal while open) aborts the in-flight
+//   request, fetches one final snapshot and stops once that snapshot arrives, whatever its status.
+//   If the final request fails, it is retried on the same capped backoff until one succeeds.
+//   Called before open(), it makes the first fetch the final one.
+// - close() (collapse, unmount) stops polling and aborts the in-flight request; no final fetch.
+// - A response that arrives after close() or after a newer request started is ignored.
+// - Output comes only from the fetched snapshots, never from the message payload.
+
+export const BASE_DELAY_MS = 1000;
+export const MAX_DELAY_MS = 5000;
+
+const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
+
+/**
+ * Delay before the next request after `failures` consecutive failures (0 = after a success):
+ * 1 s, then 1, 2, 4, 5, 5 ... s with the defaults.
+ */
+export function backoffDelay(failures, baseDelayMs = BASE_DELAY_MS, maxDelayMs = MAX_DELAY_MS) {
+  if (failures <= 1) return Math.min(baseDelayMs, maxDelayMs);
+  return Math.min(baseDelayMs * 2 ** (failures - 1), maxDelayMs);
+}
+
+export function isTerminalSnapshot(snapshot) {
+  return TERMINAL.has(snapshot?.status);
+}
+
+/**
+ * Poller states, reported through `onState`:
+ * - `idle`: created, not opened;
+ * - `fetching`: a request is in flight;
+ * - `finalizing`: the final request (after notifyTerminal) is in flight;
+ * - `waiting`: the next request is scheduled;
+ * - `done`: a terminal or final snapshot arrived; no more requests;
+ * - `closed`: close() was called; no more requests or callbacks.
+ */
+export const POLLER_STATES = Object.freeze(['idle', 'fetching', 'finalizing', 'waiting', 'done', 'closed']);
+
+/**
+ * Create a poller for one opened disclosure.
+ *
+ * @param {object} options
+ * @param {(signal: AbortSignal) => Promise<object>} options.fetchSnapshot
+ *   fetches `GET .../messages/{id}/shell-output`; resolves with the snapshot
+ *   `{message_id, status, updated_at, output}`, rejects on any failure.
+ * @param {(snapshot: object) => void} [options.onSnapshot] a newer snapshot arrived.
+ * @param {(unavailable: boolean, error: unknown) => void} [options.onUnavailable]
+ *   `true` after a failed request (the last snapshot stays valid), `false` when a later one succeeds.
+ * @param {(state: string) => void} [options.onState] one of POLLER_STATES, on every change.
+ * @param {typeof setTimeout} [options.setTimeout]
+ * @param {typeof clearTimeout} [options.clearTimeout]
+ * @param {number} [options.baseDelayMs] 1000 by default.
+ * @param {number} [options.maxDelayMs] 5000 by default.
+ */
+export function createShellOutputPoller(options) {
+  const {
+    fetchSnapshot,
+    onSnapshot = () => {},
+    onUnavailable = () => {},
+    onState = () => {},
+    setTimeout: schedule = globalThis.setTimeout.bind(globalThis),
+    clearTimeout: unschedule = globalThis.clearTimeout.bind(globalThis),
+    baseDelayMs = BASE_DELAY_MS,
+    maxDelayMs = MAX_DELAY_MS,
+  } = options;
+  if (typeof fetchSnapshot !== 'function') throw new TypeError('fetchSnapshot must be a function');
+
+  let state = 'idle';
+  let final = false; // notifyTerminal() was called: the next success is the last request
+  let inFlight = null; // {id, controller} of the one request whose answer counts
+  let lastRequestId = 0;
+  let timer = null;
+  let failures = 0;
+  let snapshot = null;
+  let unavailable = false;
+
+  function setState(next) {
+    if (state === next) return;
+    state = next;
+    onState(next);
+  }
+
+  function cancelTimer() {
+    if (timer !== null) {
+      unschedule(timer);
+      timer = null;
+    }
+  }
+
+  function abortInFlight() {
+    if (inFlight) {
+      const { controller } = inFlight;
+      inFlight = null; // its answer no longer counts, even if the fetch ignores the signal
+      controller.abort();
+    }
+  }
+
+  function request() {
+    cancelTimer();
+    const id = ++lastRequestId;
+    const controller = new AbortController();
+    inFlight = { id, controller };
+    setState(final ? 'finalizing' : 'fetching');
+    let pending;
+    try {
+      pending = Promise.resolve(fetchSnapshot(controller.signal));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (value) => settle(id, true, value),
+      (error) => settle(id, false, error),
+    );
+  }
+
+  function isCurrent(id) {
+    return state !== 'closed' && inFlight !== null && inFlight.id === id;
+  }
+
+  function settle(id, ok, value) {
+    if (!isCurrent(id)) return; // after close, or superseded by a newer request
+    inFlight = null;
+    if (ok) succeeded(value);
+    else failed(value);
+  }
+
+  function succeeded(value) {
+    failures = 0;
+    snapshot = value;
+    if (unavailable) {
+      unavailable = false;
+      onUnavailable(false, null);
+    }
+    onSnapshot(value);
+    if (state === 'closed') return; // a callback closed us
+    if (final || isTerminalSnapshot(value)) setState('done');
+    else wait(baseDelayMs);
+  }
+
+  function failed(error) {
+    failures += 1;
+    unavailable = true;
+    onUnavailable(true, error);
+    if (state === 'closed') return;
+    wait(backoffDelay(failures, baseDelayMs, maxDelayMs));
+  }
+
+  function wait(delay) {
+    setState('waiting');
+    timer = schedule(() => {
+      timer = null;
+      if (state === 'waiting') request();
+    }, delay);
+  }
+
+  return {
+    /** Start: one immediate request. Calling it again, or after close(), does nothing. */
+    open() {
+      if (state !== 'idle') return;
+      request();
+    },
+
+    /**
+     * The message became terminal: abort the in-flight request, fetch one final snapshot, stop.
+     * Does nothing after `done`, after `close()`, or when already finalizing.
+     */
+    notifyTerminal() {
+      if (final || state === 'done' || state === 'closed') return;
+      final = true;
+      if (state === 'idle') return; // open() will make the final request
+      abortInFlight();
+      cancelTimer();
+      request();
+    },
+
+    /** Collapse or unmount: stop, abort the in-flight request, ignore anything that comes back. */
+    close() {
+      if (state === 'closed') return;
+      cancelTimer();
+      abortInFlight();
+      setState('closed');
+    },
+
+    get state() {
+      return state;
+    },
+    /** The last successful snapshot, or null. */
+    get snapshot() {
+      return snapshot;
+    },
+    /** True after a failed request until the next success. */
+    get unavailable() {
+      return unavailable;
+    },
+    /** Consecutive failures so far. */
+    get failures() {
+      return failures;
+    },
+  };
+}

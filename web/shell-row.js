@@ -1,0 +1,227 @@
+// A shell command row: the full command, the working directory, the result badge and, when the
+// summary says output is retained, a collapsed output disclosure. The body is mounted, and the
+// poller created, only while the disclosure is open; collapsing closes both.
+
+import { h, mountSlots, setData } from './dom.js';
+import { outputView } from './output-view.js';
+import { createShellOutputPoller } from './shell-output-poller.js';
+import {
+  commandOf,
+  exitCodeOf,
+  formatBytes,
+  hasRetainedOutput,
+  isTerminalStatus,
+  outputBytes,
+  resultOf,
+  shellStatusLabel,
+  statusOf,
+  workDirOf,
+} from './status.js';
+
+let nextBodyId = 1;
+
+/**
+ * @param {object} message a `tool_execute` Message.
+ * @param {object} deps
+ * @param {(messageId: string, signal: AbortSignal) => Promise<object>} deps.loadSnapshot
+ * @param {typeof createShellOutputPoller} [deps.createPoller]
+ * @returns {{el: HTMLElement, update(message: object): void, destroy(): void}}
+ */
+export function createShellRow(message, { loadSnapshot, createPoller = createShellOutputPoller }) {
+  let current = message;
+  let disclosure = null; // {poller, body, parts} while open
+
+  const badge = h('span', { class: 'badge', 'data-testid': 'shell-status' });
+  const command = h('code', { class: 'shell__command', 'data-testid': 'shell-command' });
+  const workDir = h('span', { class: 'shell__workdir', 'data-testid': 'shell-workdir' });
+  const meta = h('div', { class: 'shell__meta' });
+  const bodyId = `shell-output-${nextBodyId++}`;
+  const toggleLabel = h('span', { class: 'toggle__label' });
+  const toggleSize = h('span', { class: 'toggle__size' });
+  const toggle = h(
+    'button',
+    {
+      type: 'button',
+      class: 'shell__toggle',
+      'data-testid': 'shell-output-toggle',
+      'aria-expanded': 'false',
+      'aria-controls': bodyId,
+    },
+    h('span', { class: 'toggle__chevron', 'aria-hidden': 'true' }),
+    toggleLabel,
+    toggleSize,
+  );
+  toggle.addEventListener('click', () => (disclosure ? collapse() : expand()));
+
+  const card = h(
+    'div',
+    { class: 'shell' },
+    h('div', { class: 'shell__line' }, h('span', { class: 'shell__prompt', 'aria-hidden': 'true' }, '$'), command),
+    meta,
+  );
+  const el = h('li', { class: 'row row--shell', 'data-testid': 'shell-row', 'data-message-id': current.id }, card);
+
+  function renderHead() {
+    const status = statusOf(current);
+    const exitCode = exitCodeOf(current);
+    const result = resultOf(current);
+    setData(el, 'status', status || 'unknown');
+    setData(el, 'result', result);
+    setData(el, 'exitCode', exitCode);
+    setData(el, 'hasOutput', hasRetainedOutput(current));
+    setData(el, 'expanded', Boolean(disclosure));
+
+    command.textContent = commandOf(current);
+    badge.className = `badge badge--${result}`;
+    badge.textContent = shellStatusLabel(status, exitCode);
+    setData(badge, 'result', result);
+
+    const dir = workDirOf(current);
+    if (dir) workDir.textContent = dir;
+    mountSlots(meta, [workDir, badge], new Set(dir ? [workDir, badge] : [badge]));
+
+    const offered = hasRetainedOutput(current) || Boolean(disclosure);
+    if (offered && toggle.parentNode !== card) card.insertBefore(toggle, disclosure?.body ?? null);
+    if (!offered) toggle.remove();
+    renderToggle();
+  }
+
+  function renderToggle() {
+    const open = Boolean(disclosure);
+    toggle.setAttribute('aria-expanded', String(open));
+    toggleLabel.textContent = open ? 'Hide output' : 'Show output';
+    const bytes = outputBytes(current);
+    const sizes = [];
+    if (bytes.stdout > 0) sizes.push(formatBytes(bytes.stdout));
+    if (bytes.stderr > 0) sizes.push(`stderr ${formatBytes(bytes.stderr)}`);
+    toggleSize.textContent = sizes.length ? sizes.join(' · ') : '';
+  }
+
+  function expand() {
+    if (disclosure) return;
+    const parts = createBodyParts();
+    const body = h('div', {
+      class: 'shell__body',
+      id: bodyId,
+      role: 'region',
+      'aria-label': 'Command output',
+      'data-testid': 'shell-output-body',
+    });
+    const poller = createPoller({
+      fetchSnapshot: (signal) => loadSnapshot(current.id, signal),
+      onSnapshot: () => renderBody(),
+      onUnavailable: () => renderBody(),
+      onState: (state) => setData(body, 'pollState', state),
+    });
+    disclosure = { poller, body, parts };
+    card.append(body);
+    renderHead();
+    renderBody();
+    if (isTerminalStatus(statusOf(current))) poller.notifyTerminal(); // the first fetch is final
+    poller.open();
+  }
+
+  function collapse() {
+    if (!disclosure) return;
+    const { poller, body } = disclosure;
+    disclosure = null;
+    poller.close();
+    body.remove();
+    renderHead();
+  }
+
+  function renderBody() {
+    if (!disclosure) return;
+    const { poller, body, parts } = disclosure;
+    const view = outputView({
+      snapshot: poller.snapshot,
+      unavailable: poller.unavailable,
+      messageStatus: statusOf(current),
+      messageExitCode: exitCodeOf(current),
+    });
+    setData(body, 'state', view.unavailable ? 'unavailable' : view.loading ? 'loading' : 'ready');
+    const wanted = new Set();
+    if (view.unavailable) wanted.add(parts.unavailable);
+    if (view.loading) wanted.add(parts.loading);
+    if (view.stdout !== null) wanted.add(parts.stdout);
+    if (view.stderr !== null) wanted.add(parts.stderr);
+    if (view.empty) wanted.add(parts.empty);
+    if (view.truncated) wanted.add(parts.truncated);
+    if (view.exit) {
+      parts.exit.textContent = view.exit.text;
+      parts.exit.className = `exit exit--${view.exit.result}`;
+      setData(parts.exit, 'exitCode', view.exit.code);
+      setData(parts.exit, 'result', view.exit.result);
+      wanted.add(parts.exit);
+    }
+    mountSlots(body, parts.order, wanted);
+    // Text after mounting, so the scroll position can follow the tail.
+    if (view.stdout !== null) setOutputText(parts.stdout, view.stdout);
+    if (view.stderr !== null) setOutputText(parts.stderrText, view.stderr);
+  }
+
+  renderHead();
+
+  return {
+    el,
+    update(message) {
+      current = message;
+      renderHead();
+      if (disclosure && isTerminalStatus(statusOf(current))) disclosure.poller.notifyTerminal();
+      renderBody();
+    },
+    destroy() {
+      collapse();
+    },
+  };
+}
+
+/** The body's parts, in display order; mounted only when they have something to show. */
+function createBodyParts() {
+  const unavailable = h(
+    'p',
+    { class: 'notice notice--unavailable', role: 'status', 'data-testid': 'shell-output-unavailable' },
+    'Output unavailable. Retrying…',
+  );
+  const loading = h('p', { class: 'notice notice--loading', 'data-testid': 'shell-output-loading' }, 'Loading output…');
+  const stdout = h('pre', {
+    class: 'output output--stdout',
+    tabindex: '0',
+    'aria-label': 'Output',
+    'data-testid': 'shell-output-stdout',
+  });
+  const stderrText = h('pre', {
+    class: 'output output--stderr',
+    tabindex: '0',
+    'aria-label': 'Standard error',
+    'data-testid': 'shell-output-stderr',
+  });
+  const stderr = h('div', { class: 'stderr' }, h('div', { class: 'stderr__label' }, 'stderr'), stderrText);
+  const empty = h('p', { class: 'notice', 'data-testid': 'shell-output-empty' }, 'No output.');
+  const truncated = h(
+    'p',
+    { class: 'notice notice--truncated', 'data-testid': 'shell-output-truncated' },
+    'Output truncated: only the most recent part was kept.',
+  );
+  const exit = h('p', { class: 'exit', 'data-testid': 'shell-exit' });
+  return {
+    unavailable,
+    loading,
+    stdout,
+    stderr,
+    stderrText,
+    empty,
+    truncated,
+    exit,
+    order: [unavailable, loading, stdout, stderr, empty, truncated, exit],
+  };
+}
+
+/** Replace the text of an output region, following the tail when the reader was at the end. */
+function setOutputText(pre, text) {
+  if (pre.textContent === text) return;
+  const fresh = pre.textContent === '';
+  const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
+  pre.textContent = text;
+  if (fresh || atEnd) pre.scrollTop = pre.scrollHeight;
+}

@@ -1,0 +1,95 @@
+// Unit tests of the REST helpers with a fake fetch.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { ApiError, createApi, messagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
+
+function jsonResponse(status, body) {
+  return { ok: status >= 200 && status < 300, status, json: async () => body };
+}
+
+function fakeFetch(routes) {
+  const calls = [];
+  const fn = async (url, init) => {
+    calls.push({ url, init });
+    const handler = routes[url];
+    if (!handler) return jsonResponse(404, { code: 5, message: `no route ${url}` });
+    return typeof handler === 'function' ? handler(url, init) : handler;
+  };
+  return { fn, calls };
+}
+
+describe('paths', () => {
+  test('escape ids and carry the query', () => {
+    assert.equal(messagesPath('s/1'), '/api/v1/task-sessions/s%2F1/messages?sort=asc&limit=500');
+    assert.equal(messagesPath('s', { after: 'm 9' }), '/api/v1/task-sessions/s/messages?sort=asc&limit=500&after=m+9');
+    assert.equal(shellOutputPath('s', 'm'), '/api/v1/task-sessions/s/messages/m/shell-output');
+    assert.equal(watchPath('s', 42), '/api/v1/task-sessions/s/messages:watch?since_revision=42');
+    assert.equal(watchPath('s', undefined), '/api/v1/task-sessions/s/messages:watch?since_revision=0');
+  });
+
+  test('revisions are numbers, also when printed as strings', () => {
+    assert.equal(revisionOf(7), 7);
+    assert.equal(revisionOf('12'), 12);
+    assert.equal(revisionOf(undefined), 0);
+    assert.equal(revisionOf('x'), 0);
+  });
+});
+
+describe('api', () => {
+  test('lists every page with after=<last id> while has_more', async () => {
+    const fetch = fakeFetch({
+      [messagesPath('s')]: jsonResponse(200, { messages: [{ id: 'm1' }, { id: 'm2' }], total: 3, has_more: true, cursor: 'c' }),
+      [messagesPath('s', { after: 'm2' })]: jsonResponse(200, { messages: [{ id: 'm3' }], total: 3, has_more: false, cursor: '' }),
+    });
+    const api = createApi({ fetch: fetch.fn });
+    const messages = await api.listAllMessages('s');
+    assert.deepEqual(messages.map((m) => m.id), ['m1', 'm2', 'm3']);
+    assert.equal(fetch.calls.length, 2);
+  });
+
+  test('stops paging when a page makes no progress', async () => {
+    const fetch = fakeFetch({
+      [messagesPath('s')]: jsonResponse(200, { messages: [], total: 0, has_more: true }),
+    });
+    const api = createApi({ fetch: fetch.fn });
+    assert.deepEqual(await api.listAllMessages('s'), []);
+    assert.equal(fetch.calls.length, 1);
+  });
+
+  test('reads the session and the boot state', async () => {
+    const fetch = fakeFetch({
+      '/api/v1/task-sessions/s': jsonResponse(200, { session: { id: 's', revision: 5 } }),
+      '/api/v1/tasks/t/boot-state': jsonResponse(200, { initial_state: { session: { id: 's' }, messages: [{ id: 'm' }] } }),
+    });
+    const api = createApi({ fetch: fetch.fn });
+    assert.deepEqual(await api.getSession('s'), { id: 's', revision: 5 });
+    assert.deepEqual(await api.getBootState('t'), { session: { id: 's' }, messages: [{ id: 'm' }] });
+  });
+
+  test('a 404 becomes an ApiError with the gRPC code and message', async () => {
+    const api = createApi({ fetch: fakeFetch({}).fn });
+    await assert.rejects(api.getShellOutput('s', 'nope'), (error) => {
+      assert.ok(error instanceof ApiError);
+      assert.equal(error.status, 404);
+      assert.equal(error.code, 5);
+      return true;
+    });
+  });
+
+  test('a non-JSON error body still rejects', async () => {
+    const api = createApi({
+      fetch: async () => ({ ok: false, status: 503, json: async () => { throw new SyntaxError('html'); } }),
+    });
+    await assert.rejects(api.getSession('s'), (error) => error instanceof ApiError && error.status === 503);
+  });
+
+  test('the snapshot request passes the abort signal through', async () => {
+    const controller = new AbortController();
+    const fetch = fakeFetch({ [shellOutputPath('s', 'm')]: jsonResponse(200, { message_id: 'm', status: 'running', output: {} }) });
+    const api = createApi({ fetch: fetch.fn });
+    const snap = await api.getShellOutput('s', 'm', controller.signal);
+    assert.equal(snap.status, 'running');
+    assert.equal(fetch.calls[0].init.signal, controller.signal);
+  });
+});

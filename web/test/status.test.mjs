@@ -1,0 +1,202 @@
+// Unit tests of the pure row helpers: result classification, command fallback, output offer.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  classifyResult,
+  commandOf,
+  exitCodeOf,
+  exitLine,
+  formatBytes,
+  hasRetainedOutput,
+  isShellMessage,
+  isTerminalStatus,
+  knownExitCode,
+  resultOf,
+  rowKind,
+  shellStatusLabel,
+  toolCallResult,
+  workDirOf,
+} from '../status.js';
+
+function shellMessage({ status = 'complete', command = 'make test', workDir = '/repo', content = 'make test', output = {} } = {}) {
+  return {
+    id: 'msg_1',
+    session_id: 'ses_1',
+    type: 'tool_execute',
+    author_type: 'agent',
+    content,
+    created_at: '2026-07-16T12:00:00Z',
+    updated_at: '2026-07-16T12:00:01Z',
+    metadata: {
+      status,
+      title: command,
+      normalized: {
+        kind: 'shell_exec',
+        shell_exec: {
+          command,
+          work_dir: workDir,
+          output: { truncated: false, has_output: false, stdout_bytes: 0, stderr_bytes: 0, ...output },
+        },
+      },
+    },
+  };
+}
+
+describe('result classification (contract vocabulary)', () => {
+  test('a known exit code 0 with complete is success', () => {
+    assert.equal(classifyResult('complete', 0), 'success');
+    assert.equal(resultOf(shellMessage({ output: { exit_code: 0 } })), 'success');
+  });
+
+  test('a known nonzero exit code is failure even when the status is complete', () => {
+    assert.equal(classifyResult('complete', 7), 'failure');
+    assert.equal(resultOf(shellMessage({ output: { exit_code: 4 } })), 'failure');
+  });
+
+  test('failed is failure with or without an exit code', () => {
+    assert.equal(classifyResult('failed', null), 'failure');
+    assert.equal(classifyResult('failed', 0), 'failure');
+    assert.equal(classifyResult('failed', 1), 'failure');
+  });
+
+  test('pending and running are running', () => {
+    assert.equal(classifyResult('pending', null), 'running');
+    assert.equal(classifyResult('running', null), 'running');
+    assert.equal(classifyResult('running', 0), 'running');
+  });
+
+  test('an unknown exit code is neutral, never success or failure', () => {
+    assert.equal(classifyResult('complete', null), 'neutral');
+    assert.equal(resultOf(shellMessage({ status: 'complete' })), 'neutral', 'absent exit_code is unknown, not 0');
+  });
+
+  test('cancelled without an exit code is neutral; cancelled with exit 0 is not success', () => {
+    assert.equal(classifyResult('cancelled', null), 'neutral');
+    assert.equal(classifyResult('cancelled', 0), 'neutral');
+    assert.equal(classifyResult('cancelled', 130), 'failure');
+  });
+
+  test('a missing or unexpected status is neutral', () => {
+    assert.equal(classifyResult('', null), 'neutral');
+    assert.equal(classifyResult(undefined, null), 'neutral');
+    assert.equal(classifyResult('weird', 0), 'neutral');
+  });
+
+  test('terminal statuses are complete, failed and cancelled', () => {
+    assert.deepEqual(
+      ['pending', 'running', 'complete', 'failed', 'cancelled', ''].map(isTerminalStatus),
+      [false, false, true, true, true, false],
+    );
+  });
+
+  test('non-shell tool calls: complete looks like success, no exit code involved', () => {
+    assert.deepEqual(
+      ['complete', 'failed', 'running', 'pending', 'cancelled', ''].map(toolCallResult),
+      ['success', 'failure', 'running', 'running', 'neutral', 'neutral'],
+    );
+  });
+});
+
+describe('exit codes', () => {
+  test('absent means unknown and 0 is known', () => {
+    assert.equal(knownExitCode({}), null);
+    assert.equal(knownExitCode({ exit_code: 0 }), 0);
+    assert.equal(knownExitCode({ exit_code: 4 }), 4);
+    assert.equal(knownExitCode({ exit_code: -1 }), -1);
+    assert.equal(knownExitCode(undefined), null);
+  });
+
+  test('non-integers are unknown; numeric strings are accepted', () => {
+    assert.equal(knownExitCode({ exit_code: null }), null);
+    assert.equal(knownExitCode({ exit_code: 1.5 }), null);
+    assert.equal(knownExitCode({ exit_code: 'x' }), null);
+    assert.equal(knownExitCode({ exit_code: '3' }), 3);
+  });
+
+  test('exitCodeOf reads the summary', () => {
+    assert.equal(exitCodeOf(shellMessage({ output: { exit_code: 0 } })), 0);
+    assert.equal(exitCodeOf(shellMessage()), null);
+  });
+
+  test('exit line text', () => {
+    assert.equal(exitLine(0), 'Exit code 0');
+    assert.equal(exitLine(4), 'Exit code 4');
+    assert.equal(exitLine(null), 'Exit code unavailable');
+  });
+});
+
+describe('badge labels', () => {
+  test('say what the result is', () => {
+    assert.equal(shellStatusLabel('pending', null), 'Pending');
+    assert.equal(shellStatusLabel('running', null), 'Running');
+    assert.equal(shellStatusLabel('complete', 0), 'Succeeded');
+    assert.equal(shellStatusLabel('complete', 4), 'Failed · exit 4');
+    assert.equal(shellStatusLabel('failed', null), 'Failed');
+    assert.equal(shellStatusLabel('complete', null), 'Completed · exit unknown');
+    assert.equal(shellStatusLabel('cancelled', null), 'Cancelled');
+    assert.equal(shellStatusLabel('', null), 'Unknown');
+  });
+});
+
+describe('command and working directory', () => {
+  test('the normalized command is shown in full', () => {
+    const long = `bash -lc '${'x'.repeat(2000)}'`;
+    assert.equal(commandOf(shellMessage({ command: long })), long);
+  });
+
+  test('an empty command falls back to the message content', () => {
+    assert.equal(commandOf(shellMessage({ command: '', content: 'ls -la' })), 'ls -la');
+  });
+
+  test('a message without a shell payload uses its content', () => {
+    assert.equal(commandOf({ type: 'tool_execute', content: 'pwd' }), 'pwd');
+    assert.equal(commandOf({ type: 'tool_execute' }), '');
+  });
+
+  test('the working directory is hidden when empty', () => {
+    assert.equal(workDirOf(shellMessage({ workDir: '/repo' })), '/repo');
+    assert.equal(workDirOf(shellMessage({ workDir: '' })), null);
+    assert.equal(workDirOf({ type: 'tool_execute' }), null);
+  });
+});
+
+describe('output disclosure offer', () => {
+  test('offered when has_output is true', () => {
+    assert.equal(hasRetainedOutput(shellMessage({ output: { has_output: true } })), true);
+  });
+
+  test('offered when a byte count is positive', () => {
+    assert.equal(hasRetainedOutput(shellMessage({ output: { stdout_bytes: 14 } })), true);
+    assert.equal(hasRetainedOutput(shellMessage({ output: { stderr_bytes: 3 } })), true);
+    assert.equal(hasRetainedOutput(shellMessage({ output: { stdout_bytes: '14' } })), true);
+  });
+
+  test('not offered without retained output', () => {
+    assert.equal(hasRetainedOutput(shellMessage()), false);
+    assert.equal(hasRetainedOutput({ type: 'tool_execute', content: 'ls' }), false);
+  });
+});
+
+describe('row kinds', () => {
+  test('tool_execute and normalized shell payloads are shell rows', () => {
+    assert.equal(rowKind(shellMessage()), 'shell');
+    assert.equal(isShellMessage({ type: 'tool_call', metadata: { normalized: { kind: 'shell_exec' } } }), true);
+    assert.equal(rowKind({ type: 'tool_execute', content: 'ls' }), 'shell');
+  });
+
+  test('other tool calls and chat text', () => {
+    assert.equal(rowKind({ type: 'tool_call', metadata: { title: 'Read file', status: 'complete' } }), 'tool');
+    assert.equal(rowKind({ type: 'message', author_type: 'user', content: 'hi' }), 'chat');
+    assert.equal(rowKind({ type: 'message', author_type: 'agent', content: 'hello' }), 'chat');
+  });
+});
+
+describe('formatBytes', () => {
+  test('bytes, KiB and MiB', () => {
+    assert.deepEqual(
+      [0, 14, 1023, 1536, 300 * 1024, 2.5 * 1024 * 1024, -5, undefined].map(formatBytes),
+      ['0 B', '14 B', '1023 B', '1.5 KiB', '300 KiB', '2.5 MiB', '0 B', '0 B'],
+    );
+  });
+});
