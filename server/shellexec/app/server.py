@@ -17,6 +17,7 @@ from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id
 from shellexec.store import Database, open_database
 from shellexec.v1 import shell_exec_service_pb2, shell_exec_service_pb2_grpc
 
+BENCH_ECHO_METHOD = "/shellexec.bench.Echo/Echo"
 SERVICE_NAME = shell_exec_service_pb2.DESCRIPTOR.services_by_name["ShellExecService"].full_name
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
@@ -34,6 +35,16 @@ class RunningServer:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         self.database.close()
+
+
+async def _echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+    return request
+
+
+def _bench_echo_handler() -> grpc.GenericRpcHandler:
+    """A raw-bytes echo on the same server: the baseline of bench/ingest_throughput.py."""
+    return grpc.method_handlers_generic_handler(
+        "shellexec.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(_echo)})
 
 
 def build_servicer(settings: Settings, database: Database) -> ShellExecServicer:
@@ -55,6 +66,8 @@ async def start_server(settings: Settings) -> RunningServer:
     ])
     shell_exec_service_pb2_grpc.add_ShellExecServiceServicer_to_server(
         build_servicer(settings, database), server)
+    if settings.bench_echo:
+        server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -30,6 +30,8 @@ class Settings:
     stream_lifetime_seconds: float = 300.0
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
+    # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
+    bench_echo: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -48,4 +50,5 @@ class Settings:
                                                   default.stream_lifetime_seconds)),
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
+            bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
         )

@@ -1,0 +1,48 @@
+"""What the service benchmarks share: a real stack in a temporary directory and timing helpers.
+
+Benchmarks interleave the baseline and the measured case in rounds and report medians, because
+these 2-core machines are shared and noisy: only ratios measured in the same run mean anything.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from support.stack import Stack
+
+
+@contextmanager
+def running_stack(**env: str) -> Iterator[Stack]:
+    with tempfile.TemporaryDirectory(prefix="shellexec-bench-") as workdir:
+        stack = Stack(Path(workdir), extra_env=env).start()
+        try:
+            yield stack
+        finally:
+            stack.stop()
+
+
+def seconds_per_call(call: Callable[[], object], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - start) / calls
+
+
+def interleaved_medians(baseline: Callable[[], float], measured: Callable[[], float],
+                        rounds: int) -> tuple[float, float]:
+    """Runs both `rounds` times, alternating, and returns their medians."""
+    base, other = [], []
+    for _ in range(rounds):
+        base.append(baseline())
+        other.append(measured())
+    return statistics.median(base), statistics.median(other)
+
+
+def report(name: str, baseline_label: str, baseline: float, measured_label: str,
+           measured: float, unit: str) -> None:
+    print(f"{name}: {baseline_label} {baseline:.6g} {unit}, {measured_label} {measured:.6g} {unit}")

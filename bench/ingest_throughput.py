@@ -1,0 +1,86 @@
+"""Ingest throughput of small updates through gRPC vs a raw grpc.aio echo RPC on the same
+server (target: at least 0.5). Both driven by one asyncio client with 32 calls in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import statistics
+import time
+
+import grpc
+from _service import running_stack
+from results import record
+
+from shellexec.client._values import publish_request
+from shellexec.v1 import shell_exec_service_pb2 as pb
+
+IN_FLIGHT = 32
+SECONDS = 2.0
+ROUNDS = 5
+TARGET = 0.5
+ECHO = "/shellexec.bench.Echo/Echo"
+PUBLISH = "/shellexec.v1.ShellExecService/PublishUpdate"
+
+
+async def _rate(call: object) -> float:
+    deadline = time.perf_counter() + SECONDS
+    done = 0
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() < deadline:
+            await call()  # type: ignore[operator]
+            done += 1
+
+    await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+    return done / SECONDS
+
+
+async def _measure(target: str, session_id: str) -> tuple[float, float]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        echo = channel.unary_unary(ECHO)
+        publish = channel.unary_unary(
+            PUBLISH, request_serializer=pb.PublishUpdateRequest.SerializeToString,
+            response_deserializer=pb.PublishUpdateResponse.FromString)
+        counter = itertools.count()
+        calls = [f"call-{index}" for index in range(64)]
+        payload = publish_request(session_id, {"sessionUpdate": "tool_call_update",
+                                               "toolCallId": "x", "_meta": {}}, None)
+        echo_bytes = payload.SerializeToString()
+
+        async def one_echo() -> None:
+            await echo(echo_bytes)
+
+        async def one_publish() -> None:
+            index = next(counter)
+            await publish(publish_request(session_id, {
+                "sessionUpdate": "tool_call_update", "toolCallId": calls[index % len(calls)],
+                "_meta": {"terminal_output_delta": {"data": f"line {index}\n"}}}, None))
+
+        for call_id in calls:
+            await publish(publish_request(session_id, {
+                "sessionUpdate": "tool_call", "toolCallId": call_id, "kind": "execute",
+                "title": "build", "rawInput": {"command": "make"}}, None))
+        echo_rates, publish_rates = [], []
+        for _ in range(ROUNDS):  # alternating, so both see the same machine noise
+            echo_rates.append(await _rate(one_echo))
+            publish_rates.append(await _rate(one_publish))
+        return statistics.median(echo_rates), statistics.median(publish_rates)
+
+
+def main() -> None:
+    with running_stack(SHELLEXEC_BENCH_ECHO="1") as stack, stack.client() as client:
+        session_id = client.create_session("bench-ingest").id
+        echo_rate, publish_rate = asyncio.run(_measure(stack.grpc_target, session_id))
+    ratio = publish_rate / echo_rate
+    met = ratio >= TARGET
+    print(f"small updates: echo {echo_rate:.0f}/s, publish {publish_rate:.0f}/s, "
+          f"ratio {ratio:.2f} (target >= {TARGET}) {'MET' if met else 'NOT MET'}")
+    record("ingest throughput (publish vs raw echo, gRPC, 32 in flight)",
+           {"echo_per_s": echo_rate, "publish_per_s": publish_rate, "ratio": ratio},
+           f"ratio >= {TARGET}", met)
+
+
+if __name__ == "__main__":
+    main()
