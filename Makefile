@@ -22,7 +22,7 @@ test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every t
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 	@for script in bench/*.py; do \
 	  case $$script in */results.py|*/_*) continue;; esac; \
-	  echo "== $$script"; PYTHONPATH=bench $(BIN)/python $$script || exit 1; done
+	  echo "== $$script"; PYTHONPATH=bench:tests $(BIN)/python $$script || exit 1; done
 
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
@@ -38,7 +38,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt \
-	  -e clients/python -e '.[dev]'
+	  --config-settings editable_mode=compat -e clients/python -e '.[dev]'
 	touch $@
 
 lint: lint-python lint-proto

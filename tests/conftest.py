@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.stack import Stack
-
 from shellexec.client import ShellExecClient
+from support.stack import Stack
 
 
 @pytest.fixture(scope="session")

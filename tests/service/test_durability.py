@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from support.acp import codex_delta, codex_end, codex_start
+from support.rest import new_session, publish, snapshot
 from support.stack import Stack
-from test_ingest_and_projection import new_session, publish, snapshot
 
 
 def test_sigkill_after_acknowledged_publish_loses_nothing(own_stack: Stack) -> None:
@@ -33,7 +33,8 @@ def test_fold_resumes_after_restart_without_losing_or_duplicating(own_stack: Sta
     assert running["output"]["stdout"] == "first\nsecond\n"
     publish(own_stack, session["id"], codex_end("k2", "first\nsecond\n", 3))
     final = snapshot(own_stack, session["id"], message["id"])
-    assert final["output"] == {"exit_code": 3, "stdout": "first\nsecond\n", "truncated": False}
+    assert final["output"] == {"exit_code": 3, "stdout": "first\nsecond\n", "stderr": "",
+                               "truncated": False}
     assert final["status"] == "failed"
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 from support.acp import codex_start
+from support.rest import list_messages, new_session, publish
 from support.stack import Stack
-from test_ingest_and_projection import list_messages, new_session, publish
 
 
 @pytest.mark.parametrize(("body", "field"), [

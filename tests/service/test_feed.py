@@ -8,11 +8,10 @@ import urllib.request
 from typing import Any
 
 import pytest
-from support.acp import codex_delta, codex_start
-from support.stack import Stack
-from test_ingest_and_projection import new_session, publish
-
 from shellexec.client import ShellExecClient
+from support.acp import codex_delta, codex_start
+from support.rest import new_session, publish
+from support.stack import Stack
 
 
 def read_events(stack: Stack, session_id: str, query: str, count: int,

@@ -35,7 +35,7 @@ def test_grpcurl_describes_the_service(stack: Stack) -> None:
 def test_grpcurl_calls_create_session_and_health(stack: Stack) -> None:
     created = json.loads(grpcurl("-d", '{"task_id": "grpcurl-task", "agent": "omp"}',
                                  stack.grpc_target, f"{SERVICE}/CreateSession"))
-    assert created["session"]["taskId"] == "grpcurl-task"
+    assert created["session"]["task_id"] == "grpcurl-task"
     health = json.loads(grpcurl(stack.grpc_target, "grpc.health.v1.Health/Check"))
     assert health == {"status": "SERVING"}
 

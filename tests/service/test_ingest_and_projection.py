@@ -3,51 +3,10 @@
 from __future__ import annotations
 
 import json
-import uuid
-from typing import Any
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start, opencode_running
+from support.rest import list_messages, new_session, publish, snapshot, start_turn
 from support.stack import Stack
-
-
-def new_session(stack: Stack, agent: str = "codex") -> dict[str, Any]:
-    task = f"task-{uuid.uuid4().hex[:12]}"
-    response = stack.rest("POST", "/api/v1/task-sessions", {"task_id": task, "agent": agent})
-    assert response.status == 200, response.body
-    session: dict[str, Any] = response.json()["session"]
-    return session
-
-
-def start_turn(stack: Stack, session_id: str) -> str:
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session_id}/turns", {})
-    assert response.status == 200, response.body
-    return str(response.json()["turn"]["id"])
-
-
-def publish(stack: Stack, session_id: str, update: dict[str, Any],
-            sequence: int | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"update": update}
-    if sequence is not None:
-        body["sequence"] = sequence
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session_id}/updates", body)
-    assert response.status == 200, response.body
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def list_messages(stack: Stack, session_id: str, query: str = "") -> dict[str, Any]:
-    response = stack.rest("GET", f"/api/v1/task-sessions/{session_id}/messages{query}")
-    assert response.status == 200, response.body
-    result: dict[str, Any] = response.json()
-    return result
-
-
-def snapshot(stack: Stack, session_id: str, message_id: str) -> dict[str, Any]:
-    response = stack.rest(
-        "GET", f"/api/v1/task-sessions/{session_id}/messages/{message_id}/shell-output")
-    assert response.status == 200, response.body
-    result: dict[str, Any] = response.json()
-    return result
 
 
 def test_create_session_returns_server_assigned_id_and_idle_state(stack: Stack) -> None:
@@ -97,7 +56,8 @@ def test_snapshot_returns_full_output_and_exit_code(stack: Stack) -> None:
     body = snapshot(stack, session["id"], message["id"])
     assert body["message_id"] == message["id"]
     assert body["status"] == "complete"
-    assert body["output"] == {"exit_code": 0, "stdout": "clean\n", "truncated": False}
+    assert body["output"] == {"exit_code": 0, "stdout": "clean\n", "stderr": "",
+                              "truncated": False}
     assert body["updated_at"].endswith("Z")
 
 

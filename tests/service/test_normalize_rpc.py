@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from support.acp import codex_delta, codex_end, codex_start, fixture_names, load_fixture
-from support.stack import Stack
-
 from shellexec import normalize
 from shellexec.client import ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2, shell_output_pb2
+from support.acp import codex_delta, codex_end, codex_start, fixture_names, load_fixture
+from support.stack import Stack
 
 CODEX_EXIT_4 = [codex_start("n1", "make test"), codex_delta("n1", "a\n"),
                 codex_delta("n1", "b\n"), codex_end("n1", "a\nb\n", 4)]
@@ -80,15 +79,13 @@ def test_summarize_without_exit_code_keeps_it_absent(client: ShellExecClient) ->
 
 def test_summarize_rejects_missing_output_and_oversized_fields(
         stack: Stack, client: ShellExecClient) -> None:
+    # The wrapper always sends an output, so call the method with a bare request.
+    summarize = grpc.insecure_channel(stack.grpc_target).unary_unary(
+        "/shellexec.v1.ShellExecService/SummarizeShellOutput",
+        request_serializer=shell_exec_service_pb2.SummarizeShellOutputRequest.SerializeToString,
+        response_deserializer=shell_exec_service_pb2.SummarizeShellOutputResponse.FromString)
     with pytest.raises(grpc.RpcError) as missing:
-        with grpc.insecure_channel(stack.grpc_target) as channel:
-            channel.unary_unary(
-                "/shellexec.v1.ShellExecService/SummarizeShellOutput",
-                request_serializer=shell_exec_service_pb2.SummarizeShellOutputRequest
-                .SerializeToString,
-                response_deserializer=shell_exec_service_pb2.SummarizeShellOutputResponse
-                .FromString,
-            )(shell_exec_service_pb2.SummarizeShellOutputRequest(), timeout=10)
+        summarize(shell_exec_service_pb2.SummarizeShellOutputRequest(), timeout=10)
     assert missing.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     with pytest.raises(grpc.RpcError) as oversized:
         client.summarize(shell_output_pb2.ShellOutput(stdout="x" * (262_144 + 1)))

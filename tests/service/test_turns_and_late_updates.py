@@ -4,24 +4,16 @@ terminal update reconciles the message without opening a turn or waking session 
 from __future__ import annotations
 
 from support.acp import codex_delta, codex_end, codex_start
+from support.rest import (
+    complete_turn,
+    list_messages,
+    new_session,
+    publish,
+    session_state,
+    snapshot,
+    start_turn,
+)
 from support.stack import Stack
-from test_ingest_and_projection import list_messages, new_session, publish, snapshot, start_turn
-
-
-def complete_turn(stack: Stack, session_id: str, turn_id: str,
-                  stop_reason: str = "end_turn") -> dict[str, object]:
-    response = stack.rest(
-        "POST", f"/api/v1/task-sessions/{session_id}/turns/{turn_id}:complete",
-        {"stop_reason": stop_reason})
-    assert response.status == 200, response.body
-    result: dict[str, object] = response.json()
-    return result
-
-
-def session_state(stack: Stack, session_id: str) -> dict[str, object]:
-    body: dict[str, object] = stack.rest("GET", f"/api/v1/task-sessions/{session_id}").json()[
-        "session"]
-    return body
 
 
 def test_start_turn_makes_session_running_and_complete_makes_it_idle(stack: Stack) -> None:
@@ -80,7 +72,7 @@ def test_late_terminal_update_reconciles_without_opening_turn_or_waking_session(
     assert after["state"] == "idle"
     assert after["updated_at"] == before["updated_at"]
     assert snapshot(stack, session["id"], message["id"])["output"] == {
-        "exit_code": 0, "stdout": "compiling\ndone\n", "truncated": False}
+        "exit_code": 0, "stdout": "compiling\ndone\n", "stderr": "", "truncated": False}
     assert list_messages(stack, session["id"])["total"] == 1
     task = stack.rest("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").json()
     assert task["initial_state"]["session"]["state"] == "idle"

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-
 from shellexec.client import ShellExecClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,18 +81,19 @@ class Stack:
         config.write_bytes(subprocess.run(
             [BIN / "shellexec", "envoy-config", "--grpc-port", str(self.grpc_port)],
             env=self.env, check=True, capture_output=True).stdout)
-        self.envoy = subprocess.Popen(
-            [BIN / "envoy", "-c", str(config), "--concurrency", "1", "--log-level", "error",
-             "--disable-hot-restart"], cwd=ROOT, stdout=subprocess.DEVNULL,
-            stderr=open(self.workdir / "envoy.log", "ab"))  # noqa: SIM115
+        with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
+            self.envoy = subprocess.Popen(
+                [BIN / "envoy", "-c", str(config), "--concurrency", "1", "--log-level", "error",
+                 "--disable-hot-restart"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
         self._wait(lambda: self._get(f"http://127.0.0.1:{self.admin_port}/ready") == 200,
                    "envoy")
         return self
 
     def start_server(self) -> None:
-        self.server = subprocess.Popen(
-            [BIN / "shellexec", "serve"], cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL,
-            stderr=open(self.workdir / "server.log", "ab"))  # noqa: SIM115
+        with open(self.workdir / "server.log", "ab") as log:
+            self.server = subprocess.Popen(
+                [BIN / "shellexec", "serve"], cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL,
+                stderr=log)
         self._wait(self._server_serving, "server")
 
     def kill_server(self) -> None:
