@@ -30,7 +30,7 @@ def _googleapis_include() -> Path:
 
 
 def _proto_files() -> list[str]:
-    return sorted(str(p.relative_to(PROTO_ROOT)) for p in PROTO_ROOT.rglob("*.proto"))
+    return sorted(str(path.relative_to(PROTO_ROOT)) for path in PROTO_ROOT.rglob("*.proto"))
 
 
 def generate(python_out: Path, descriptor_out: Path) -> None:
@@ -52,7 +52,8 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
     ]
     if protoc.main(args) != 0:
         sys.exit("protoc failed")
-    (package_dir / "__init__.py").write_text('"""Generated from proto/shellexec/v1 by make generate."""\n')
+    docstring = '"""Generated from proto/shellexec/v1 by `make generate`; do not edit."""\n'
+    (package_dir / "__init__.py").write_text(docstring)
 
 
 def _same_tree(left: Path, right: Path) -> list[str]:

@@ -4,6 +4,7 @@ serving; unknown routes are 404 from Envoy, never 503."""
 from __future__ import annotations
 
 import pytest
+
 from support.acp import codex_start
 from support.rest import list_messages, new_session, publish
 from support.stack import Stack

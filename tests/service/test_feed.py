@@ -8,7 +8,9 @@ import urllib.request
 from typing import Any
 
 import pytest
+
 from shellexec.client import ShellExecClient
+
 from support.acp import codex_delta, codex_start
 from support.rest import new_session, publish
 from support.stack import Stack

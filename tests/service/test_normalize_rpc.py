@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import grpc
 import pytest
+
 from shellexec import normalize
 from shellexec.client import ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2, shell_output_pb2
+
 from support.acp import codex_delta, codex_end, codex_start, fixture_names, load_fixture
 from support.stack import Stack
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
 from shellexec.client import ShellExecClient
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator
 
@@ -112,9 +113,9 @@ class Reader:
                       last: int) -> AsyncIterator[FeedEvent]:
         deadline = time.monotonic() + self._lifetime
         try:
-            async for event in self._replay(session_id, last):
-                last = event.revision
-                yield event
+            async for replayed in self._replay(session_id, last):
+                last = replayed.revision
+                yield replayed
             while (remaining := deadline - time.monotonic()) > 0:
                 event = await subscription.next(min(self._heartbeat, remaining))
                 if event is None or subscription.lagged or event.revision > last + 1:
@@ -136,7 +137,7 @@ class Reader:
     async def _replay(self, session_id: str, after: int) -> AsyncIterator[FeedEvent]:
         while True:
             rows = await self._database.read(
-                lambda cursor=after: queries.events_after(session_id, cursor, REPLAY_BATCH))
+                functools.partial(queries.events_after, session_id, after, REPLAY_BATCH))
             for revision, event_type, row in rows:
                 after = revision
                 yield FeedEvent(event_type, revision, project_message(row))

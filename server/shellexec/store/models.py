@@ -48,6 +48,7 @@ class Task(BaseModel):
 class Session(BaseModel):
     """An agent session; `revision` is the revision of its latest feed event."""
 
+    task_id: str  # the foreign key's raw value, set by peewee
     id = CharField(primary_key=True, max_length=40)
     task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE")
     agent = CharField(max_length=64, default="")
@@ -63,8 +64,10 @@ class Session(BaseModel):
 class Turn(BaseModel):
     """One prompt of a session."""
 
+    session_id: str
     id = CharField(primary_key=True, max_length=40)
-    session = ForeignKeyField(Session, backref="turns", column_name="session_id", on_delete="CASCADE")
+    session = ForeignKeyField(Session, backref="turns", column_name="session_id",
+                              on_delete="CASCADE")
     state = CharField(max_length=16, default="running")
     stop_reason = CharField(max_length=64, default="")
     started_at = BigIntegerField()
@@ -77,9 +80,11 @@ class Turn(BaseModel):
 class Message(BaseModel):
     """A chat message or tool call with its summary columns; never its output body."""
 
+    session_id: str
     position = AutoField()
     id = CharField(unique=True, max_length=40)
-    session = ForeignKeyField(Session, backref="messages", column_name="session_id", on_delete="CASCADE")
+    session = ForeignKeyField(Session, backref="messages", column_name="session_id",
+                              on_delete="CASCADE")
     task_id = CharField(max_length=128)
     turn_id = CharField(max_length=40, default="")
     author_type = CharField(max_length=8)

@@ -7,6 +7,7 @@ not depend on how much output the messages hold.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 from peewee import JOIN, fn
 
@@ -45,8 +46,8 @@ def get_session(session_id: str) -> Session | None:
 
 
 def latest_session_of_task(task_id: str) -> Session | None:
-    return (Session.select().where(Session.task == task_id)
-            .order_by(Session.created_at.desc(), Session.id.desc()).first())
+    return cast(Session | None, Session.select().where(Session.task == task_id)
+                .order_by(Session.created_at.desc(), Session.id.desc()).first())
 
 
 def set_session_state(session: Session, state: str, now: int) -> None:
@@ -81,23 +82,20 @@ def find_tool_message(session_id: str, tool_call_id: str) -> Message | None:
 
 
 def latest_message(session_id: str) -> Message | None:
-    return (Message.select(*SUMMARY_COLUMNS).where(Message.session == session_id)
-            .order_by(Message.position.desc()).first())
-
-
-def get_message(session_id: str, message_id: str) -> Message | None:
-    return (Message.select(*SUMMARY_COLUMNS)
-            .where((Message.session == session_id) & (Message.id == message_id)).first())
+    return cast(Message | None, Message.select(*SUMMARY_COLUMNS)
+                .where(Message.session == session_id).order_by(Message.position.desc()).first())
 
 
 def find_shell_message(session_id: str, message_id: str) -> Message | None:
     """The full row (with its fold state) of a shell message of this session, else None."""
-    return Message.get_or_none((Message.session == session_id) & (Message.id == message_id)
-                               & (Message.is_shell == True))  # noqa: E712 (peewee expression)
+    return Message.get_or_none(
+        (Message.session == session_id) & (Message.id == message_id)
+        & (Message.is_shell == True))  # noqa: E712 (a peewee expression, not a comparison)
 
 
 def get_message_by_position(position: int) -> Message | None:
-    return Message.select(*SUMMARY_COLUMNS).where(Message.position == position).first()
+    return cast(Message | None,
+                Message.select(*SUMMARY_COLUMNS).where(Message.position == position).first())
 
 
 def insert_message(**fields: object) -> Message:
@@ -112,10 +110,10 @@ def save_message(message: Message, fields: Iterable[str]) -> None:
 
 def read_stream(position: int, stream: str) -> str | None:
     """The stream's stored text, or None when the stream was never reported."""
-    chunks = [data for (data,) in (
+    chunks = [str(chunk.data) for chunk in (
         OutputChunk.select(OutputChunk.data)
         .where((OutputChunk.message == position) & (OutputChunk.stream == stream))
-        .order_by(OutputChunk.id).tuples())]
+        .order_by(OutputChunk.id))]
     return "".join(chunks) if chunks else None
 
 
@@ -148,7 +146,7 @@ def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, 
             .join(Message, JOIN.INNER, on=(Event.message == Message.position))
             .where((Event.session == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
-    return [(int(row.revision), str(row.type), row) for row in rows]
+    return [(int(row.revision), str(row.type), cast(Message, row)) for row in rows]
 
 
 def find_receipt(session_id: str, sequence: int) -> PublishReceipt | None:

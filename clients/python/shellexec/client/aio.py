@@ -34,12 +34,12 @@ class AsyncShellExecClient:
     async def create_session(self, task_id: str, agent: str = "") -> session_pb2.Session:
         request = pb.CreateSessionRequest(task_id=task_id, agent=agent)
         response = await self._stub.CreateSession(request, timeout=self._timeout)
-        return response.session
+        return response.session  # type: ignore[no-any-return]
 
     async def start_turn(self, session_id: str) -> session_pb2.Turn:
         request = pb.StartTurnRequest(session_id=session_id)
         response = await self._stub.StartTurn(request, timeout=self._timeout)
-        return response.turn
+        return response.turn  # type: ignore[no-any-return]
 
     async def publish(self, session_id: str, update: Any, sequence: int | None = None
                       ) -> pb.PublishUpdateResponse:

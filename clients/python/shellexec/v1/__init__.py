@@ -1,1 +1,1 @@
-"""Generated from proto/shellexec/v1 by make generate."""
+"""Generated from proto/shellexec/v1 by `make generate`; do not edit."""
