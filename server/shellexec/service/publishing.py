@@ -7,6 +7,7 @@ a watcher never sees what a crash could still undo.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from shellexec import normalize
@@ -15,12 +16,11 @@ from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
 from shellexec.projection import project_message
 from shellexec.service import shell_state
 from shellexec.service.deps import Clock, IdFactory
-from shellexec.service.errors import InvalidArgumentError
+from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import PublishResult
-from shellexec.service.sessions import require_session
 from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
-from shellexec.store.models import Message, Session
+from shellexec.store.models import Message
 
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
@@ -28,6 +28,15 @@ MAX_TOOL_CALL_ID_CHARS = 256
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    """What a publish needs to know about its session."""
+
+    id: str
+    task_id: str
+    agent: str
 
 
 def _tool_call_id(update: Mapping[str, Any]) -> str:
@@ -86,7 +95,10 @@ class Publisher:
 
     def _publish(self, session_id: str, update: Mapping[str, Any],
                  sequence: int | None) -> tuple[PublishResult, FeedEvent | None]:
-        session = require_session(session_id)
+        facts = self._database.statements.session_facts(session_id)
+        if facts is None:
+            raise NotFoundError("session", session_id)
+        session = _Session(session_id, *facts)
         if sequence is not None:
             receipt = queries.find_receipt(session_id, sequence)
             if receipt is not None:
@@ -95,8 +107,9 @@ class Publisher:
         event = None
         if change is not None:
             row, event_type = change
-            revision = queries.next_revision(session_id)
-            queries.insert_event(session_id, revision, event_type, int(row.position))
+            statements = self._database.statements
+            revision = statements.next_revision(session_id)
+            statements.insert_event(session_id, revision, event_type, int(row.position))
             event = FeedEvent(event_type, revision, project_message(row))
         if sequence is not None:
             queries.insert_receipt(session_id, sequence,
@@ -108,7 +121,7 @@ class Publisher:
         row = None if position is None else queries.get_message_by_position(position)
         return PublishResult(None if row is None else project_message(row), True)
 
-    def _apply(self, session: Session, update: Mapping[str, Any]) -> _Change:
+    def _apply(self, session: _Session, update: Mapping[str, Any]) -> _Change:
         kind = update["sessionUpdate"]
         if kind in TOOL_UPDATES:
             return self._fold_tool_update(session, update)
@@ -116,29 +129,31 @@ class Publisher:
             return self._append_text(session, TEXT_UPDATES[kind], _chunk_text(update))
         return None
 
-    def _fold_tool_update(self, session: Session, update: Mapping[str, Any]) -> _Change:
+    def _fold_tool_update(self, session: _Session, update: Mapping[str, Any]) -> _Change:
         tool_call_id = _tool_call_id(update)
         now = self._clock()
-        row = queries.find_tool_message(session.id, tool_call_id)
-        if row is None:
+        statements = self._database.statements
+        call = shell_state.load_call(statements, session.id, tool_call_id, self._states)
+        if call is None:
             row = self._insert_tool_message(session, tool_call_id, now)
             after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
-            shell_state.persist(row, None, after, now, self._states)
+            shell_state.persist(statements, row, None, after, now, self._states)
             return row, MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
-        before = shell_state.load(row, self._states)
-        shell_state.persist(row, before, normalize.fold(before, update), now, self._states)
+        row, before = call
+        shell_state.persist(statements, row, before, normalize.fold(before, update), now,
+                            self._states)
         return row, MESSAGE_UPDATED
 
-    def _insert_tool_message(self, session: Session, tool_call_id: str, now: int) -> Message:
+    def _insert_tool_message(self, session: _Session, tool_call_id: str, now: int) -> Message:
         turn = queries.running_turn(session.id)
         return queries.insert_message(
             id=self._new_id("msg"), session=session.id, task_id=session.task_id,
             turn_id="" if turn is None else turn.id, author_type="agent", type="tool_call",
             tool_call_id=tool_call_id, created_at=now, updated_at=now)
 
-    def _append_text(self, session: Session, author: str, text: str) -> _Change:
+    def _append_text(self, session: _Session, author: str, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,
         so a streamed reply reads as one message."""
         if not text:
@@ -151,7 +166,7 @@ class Publisher:
                 and latest.turn_id == turn_id):
             latest.content += text
             latest.updated_at = now
-            queries.save_message(latest, ("content", "updated_at"))
+            queries.save_columns(latest, ("content", "updated_at"))
             return latest, MESSAGE_UPDATED
         row = queries.insert_message(
             id=self._new_id("msg"), session=session.id, task_id=session.task_id,

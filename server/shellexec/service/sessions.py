@@ -106,10 +106,12 @@ class Sessions:
     def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:
         """Marks every still-running tool call cancelled, keeping its transcript."""
         events = []
+        statements = self._database.statements
         for row in queries.unfinished_tool_messages(session_id):
             before = shell_state.load(row, self._states)
-            shell_state.persist(row, before, normalize.cancel(before), now, self._states)
-            revision = queries.next_revision(session_id)
-            queries.insert_event(session_id, revision, MESSAGE_UPDATED, int(row.position))
+            shell_state.persist(statements, row, before, normalize.cancel(before), now,
+                                self._states)
+            revision = statements.next_revision(session_id)
+            statements.insert_event(session_id, revision, MESSAGE_UPDATED, int(row.position))
             events.append(FeedEvent(MESSAGE_UPDATED, revision, project_message(row)))
         return events

@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 from shellexec import normalize
 from shellexec.normalize import MAX_FIELD_BYTES, Appended, OutputText, Replaced, ShellState
-from shellexec.store import queries
+from shellexec.store import Statements, queries
 from shellexec.store.models import Message
 
 STREAMS = ("stdout", "stderr")
@@ -24,15 +24,22 @@ STREAMS = ("stdout", "stderr")
 COMPACT_AT_BYTES = 2 * MAX_FIELD_BYTES
 
 
+# A tool call's message row and fold state, as last written.
+Call = tuple[Message, ShellState]
+
+
 class StateCache:
-    """A small thread-safe LRU of fold states keyed by message position."""
+    """A small thread-safe LRU of (row, fold state) keyed by message position.
+
+    Only the writer thread mutates cached rows; readers use only the immutable states.
+    """
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[int, tuple[int, ShellState]] = OrderedDict()
+        self._entries: OrderedDict[int, tuple[int, Call]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, position: int, state_version: int) -> ShellState | None:
+    def get(self, position: int, state_version: int) -> Call | None:
         with self._lock:
             entry = self._entries.get(position)
             if entry is None or entry[0] != state_version:
@@ -40,9 +47,9 @@ class StateCache:
             self._entries.move_to_end(position)
             return entry[1]
 
-    def put(self, position: int, state_version: int, state: ShellState) -> None:
+    def put(self, position: int, state_version: int, call: Call) -> None:
         with self._lock:
-            self._entries[position] = (state_version, state)
+            self._entries[position] = (state_version, call)
             self._entries.move_to_end(position)
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
@@ -53,15 +60,34 @@ def _stored_stream(position: int, stream: str) -> str | None:
     return None if text is None else normalize.bound_tail(text)[0]
 
 
-def load(row: Message, cache: StateCache) -> ShellState:
-    """The fold state of a tool-call message row (selected with every column)."""
-    cached = cache.get(int(row.position), int(row.state_version))
-    if cached is not None:
-        return cached
+def _state_of(row: Message) -> ShellState:
     record = json.loads(row.fold_state) if row.fold_state else {}
     position = int(row.position)
     return normalize.load_state(record, _stored_stream(position, "stdout"),
                                 _stored_stream(position, "stderr"))
+
+
+def load(row: Message, cache: StateCache) -> ShellState:
+    """The fold state of a tool-call message row (selected with every column)."""
+    cached = cache.get(int(row.position), int(row.state_version))
+    return cached[1] if cached is not None else _state_of(row)
+
+
+def load_call(statements: Statements, session_id: str, tool_call_id: str,
+              cache: StateCache) -> Call | None:
+    """The row and fold state of a tool call, or None when the session has no such call.
+
+    The hot path of every update: one narrow query, then the cache unless another writer
+    changed the row since.
+    """
+    found = statements.tool_message_version(session_id, tool_call_id)
+    if found is None:
+        return None
+    cached = cache.get(*found)
+    if cached is not None:
+        return cached
+    row = queries.get_message_row(found[0])
+    return row, _state_of(row)
 
 
 def _stream_of(state: ShellState, stream: str) -> OutputText | None:
@@ -69,8 +95,8 @@ def _stream_of(state: ShellState, stream: str) -> OutputText | None:
     return text
 
 
-def _persist_stream(row: Message, stream: str, before: ShellState | None,
-                    after: ShellState) -> None:
+def _persist_stream(statements: Statements, row: Message, stream: str,
+                    before: ShellState | None, after: ShellState) -> None:
     old = None if before is None else _stream_of(before, stream)
     new = _stream_of(after, stream)
     change = normalize.body_change(old, new)
@@ -82,7 +108,7 @@ def _persist_stream(row: Message, stream: str, before: ShellState | None,
             queries.replace_stream(position, stream, new.text)
             stored = new.byte_count
         else:
-            queries.append_stream(position, stream, change.text)
+            statements.append_chunk(position, stream, change.text)
         setattr(row, stored_column, stored)
     elif isinstance(change, Replaced):
         queries.replace_stream(position, stream, change.text)
@@ -115,12 +141,20 @@ SAVED_COLUMNS = (
 )
 
 
-def persist(row: Message, before: ShellState | None, after: ShellState, now: int,
-            cache: StateCache) -> None:
-    """Writes `after` for a row already inserted; `before` is what the row held."""
+def persist(statements: Statements, row: Message, before: ShellState | None,
+            after: ShellState, now: int, cache: StateCache) -> None:
+    """Writes `after` for a row already inserted; `before` is what the row held.
+
+    Only the columns that changed are written (a delta usually changes five or six), and the
+    row's state version is bumped so other writers' caches notice.
+    """
+    old = {column: getattr(row, column) for column in SAVED_COLUMNS}
     for stream in STREAMS:
-        _persist_stream(row, stream, before, after)
+        _persist_stream(statements, row, stream, before, after)
     apply_view(row, after)
     row.updated_at = now
-    queries.save_message(row, SAVED_COLUMNS)
-    cache.put(int(row.position), int(row.state_version), after)
+    row.state_version = int(row.state_version) + 1
+    changed = {c: getattr(row, c) for c in SAVED_COLUMNS if getattr(row, c) != old[c]}
+    statements.update_message(int(row.position),
+                              {**changed, "state_version": row.state_version})
+    cache.put(int(row.position), int(row.state_version), (row, after))

@@ -9,10 +9,12 @@ from __future__ import annotations
 from shellexec.store.database import Database, open_database
 from shellexec.store.errors import StoreError, UnsupportedDatabaseError
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
+from shellexec.store.statements import Statements
 
 __all__ = [
     "SCHEMA_VERSION",
     "Database",
+    "Statements",
     "StoreError",
     "UnsupportedDatabaseError",
     "migrate",

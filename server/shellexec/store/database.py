@@ -1,19 +1,28 @@
 """Opening the database and running units of work off the event loop.
 
-peewee keeps connection state per thread, so a unit of work (one connection scope, one
-transaction) runs entirely inside one call on a small dedicated thread pool. Each pool thread
-keeps its own connection open between units of work (SQLite opens are cheap but pragmas are
-not free).
+peewee keeps connection state per thread, so a unit of work runs entirely on one thread.
+
+Writes go to ONE writer thread (SQLite allows one writer at a time; writers contending for its
+lock would sleep in its busy handler instead of queueing). The writer commits in groups: it
+takes every unit of work waiting at that moment, runs each inside its own savepoint of one
+transaction, commits once, and only then reports each result. A failing unit rolls back its
+savepoint alone; a failed commit fails them all. Acknowledgement therefore still means
+durable, but concurrent publishes share one fsync.
+
+Reads run on a small pool of reader threads, each with its own connection (WAL readers never
+block the writer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import queue
+import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from peewee import Database as PeeweeDatabase
@@ -22,8 +31,12 @@ from peewee import SqliteDatabase
 from shellexec.store.errors import UnsupportedDatabaseError
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS
+from shellexec.store.statements import Statements
 
 T = TypeVar("T")
+
+# The most units of work one commit carries.
+MAX_GROUP = 64
 
 _SQLITE_PRAGMAS = (
     ("journal_mode", "wal"),
@@ -33,6 +46,17 @@ _SQLITE_PRAGMAS = (
     # An acknowledged publish must survive power loss, not only a process crash.
     ("synchronous", "full"),
 )
+
+# UPDATE ... RETURNING (one statement instead of two per feed revision) needs SQLite 3.35.
+MIN_SQLITE = (3, 35, 0)
+
+_Job = tuple[Callable[[], Any], "Future[Any]"]
+
+
+class _SqliteDatabase(SqliteDatabase):
+    """SQLite with RETURNING enabled, which peewee leaves off by default."""
+
+    returning_clause = True
 
 
 def _sqlite_path(url: str) -> Path:
@@ -44,12 +68,17 @@ def _sqlite_path(url: str) -> Path:
 
 
 class Database:
-    """The bound database plus the thread pool its units of work run on."""
+    """The bound database, its writer thread and its reader threads."""
 
-    def __init__(self, db: PeeweeDatabase, workers: int = 4) -> None:
+    def __init__(self, db: PeeweeDatabase, readers: int = 3) -> None:
         self.db = db
-        self._workers = workers
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="db")
+        # Compiled hot statements; used by units of work, which all run on the writer thread.
+        self.statements = Statements(db)
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_loop, name="db-writer", daemon=True)
+        self._writer.start()
+        self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
+        self._reader_count = readers
 
     @property
     def is_sqlite(self) -> bool:
@@ -59,11 +88,44 @@ class Database:
         if self.db.is_closed():
             self.db.connect()
 
-    def _write(self, work: Callable[[], T]) -> T:
-        self._ensure_connected()
-        lock = {"lock_type": "IMMEDIATE"} if self.is_sqlite else {}
-        with self.db.atomic(**lock):
-            return work()
+    def _next_group(self, first: _Job) -> list[_Job]:
+        group = [first]
+        while len(group) < MAX_GROUP:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                self._jobs.put(None)  # let the loop see the stop request next
+                break
+            group.append(job)
+        return group
+
+    def _run_group(self, group: list[_Job]) -> None:
+        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            self._ensure_connected()
+            lock = {"lock_type": "IMMEDIATE"} if self.is_sqlite else {}
+            with self.db.atomic(**lock):
+                for work, future in group:
+                    try:
+                        with self.db.atomic():  # a savepoint: a failing unit undoes itself
+                            outcomes.append((future, work(), None))
+                    except Exception as unit_error:
+                        outcomes.append((future, None, unit_error))
+        except Exception as commit_error:  # nothing of the group is durable
+            outcomes = [(future, None, commit_error) for _, future in group]
+        for future, value, error in outcomes:
+            if error is None:
+                future.set_result(value)
+            else:
+                future.set_exception(error)
+
+    def _write_loop(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            self._run_group(self._next_group(job))
+        if not self.db.is_closed():
+            self.db.close()
 
     def _read(self, work: Callable[[], T]) -> T:
         self._ensure_connected()
@@ -71,45 +133,47 @@ class Database:
             return work()
 
     async def write(self, work: Callable[[], T]) -> T:
-        """Runs `work` in one write transaction; returns once it is committed (durable)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._write, work)
+        """Runs `work` in a write transaction; returns once it is committed (durable)."""
+        future: Future[T] = Future()
+        self._jobs.put((work, future))
+        return await asyncio.wrap_future(future)
 
     async def read(self, work: Callable[[], T]) -> T:
         """Runs `work` in one read transaction (a consistent snapshot)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._read, work)
+        return await asyncio.get_running_loop().run_in_executor(self._readers, self._read, work)
 
-    def run_sync_write(self, work: Callable[[], T]) -> T:
-        """The same as `write`, on the calling thread (scripts and tests)."""
-        return self._write(work)
-
-    def close(self) -> None:
-        """Closes every pool thread's connection and stops the pool."""
-        # Each pool thread holds its own connection; the barrier makes every thread run one
-        # close task (the pool would otherwise hand several tasks to one idle thread).
-        workers = self._workers
-        barrier = threading.Barrier(workers)
+    def _close_readers(self) -> None:
+        # Each reader holds its own connection; the barrier makes every thread run one close
+        # task (the pool would otherwise hand several tasks to one idle thread).
+        barrier = threading.Barrier(self._reader_count)
 
         def close_connection() -> None:
             if not self.db.is_closed():
                 self.db.close()
             barrier.wait(timeout=5)
 
-        futures = [self._executor.submit(close_connection) for _ in range(workers)]
-        for future in futures:
+        for future in [self._readers.submit(close_connection)
+                       for _ in range(self._reader_count)]:
             future.result()
-        self._executor.shutdown(wait=True)
-        if not self.db.is_closed():
-            self.db.close()
+        self._readers.shutdown(wait=True)
+
+    def close(self) -> None:
+        """Finishes queued writes, then closes every thread's connection."""
+        self._jobs.put(None)
+        self._writer.join()
+        self._close_readers()
 
 
-def open_database(url: str, workers: int = 4) -> Database:
+def open_database(url: str, readers: int = 3) -> Database:
     """Opens (creating if needed) and migrates the database named by `url`.
 
     Only `sqlite:///PATH` is supported today; PostgreSQL is planned for more than one replica.
     """
     path = _sqlite_path(url)
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise UnsupportedDatabaseError(f"sqlite {sqlite3.sqlite_version} (need 3.35 or newer)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = SqliteDatabase(str(path), pragmas=_SQLITE_PRAGMAS, autoconnect=False,
+    db = _SqliteDatabase(str(path), pragmas=_SQLITE_PRAGMAS, autoconnect=False,
                         check_same_thread=False)
     db.bind(ALL_MODELS)
     db.connect()
@@ -117,4 +181,4 @@ def open_database(url: str, workers: int = 4) -> Database:
         migrate(db)
     finally:
         db.close()
-    return Database(db, workers=workers)
+    return Database(db, readers=readers)

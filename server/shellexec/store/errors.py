@@ -14,6 +14,6 @@ class StoreError(Exception):
 class UnsupportedDatabaseError(StoreError):
     """The database URL names an engine the store does not support."""
 
-    def __init__(self, url_scheme: str) -> None:
-        super().__init__(f"unsupported database URL scheme {url_scheme!r}; use sqlite:///PATH")
-        self.url_scheme = url_scheme
+    def __init__(self, engine: str) -> None:
+        super().__init__(f"unsupported database {engine!r}; use sqlite:///PATH")
+        self.engine = engine

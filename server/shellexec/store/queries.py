@@ -76,14 +76,20 @@ def complete_turn(turn: Turn, stop_reason: str, now: int) -> None:
     turn.state, turn.stop_reason, turn.completed_at = "complete", stop_reason, now
 
 
-def find_tool_message(session_id: str, tool_call_id: str) -> Message | None:
-    return Message.get_or_none(
-        (Message.session == session_id) & (Message.tool_call_id == tool_call_id))
+def get_message_row(position: int) -> Message:
+    """The full row (with its fold state) of a message that exists."""
+    return Message.get(Message.position == position)
 
 
 def latest_message(session_id: str) -> Message | None:
     return cast(Message | None, Message.select(*SUMMARY_COLUMNS)
                 .where(Message.session == session_id).order_by(Message.position.desc()).first())
+
+
+def save_columns(message: Message, fields: Iterable[str]) -> None:
+    """Writes the named columns of a message that is not a tool call (chat text)."""
+    Message.update({getattr(Message, name): getattr(message, name) for name in fields}).where(
+        Message.position == message.position).execute()
 
 
 def find_shell_message(session_id: str, message_id: str) -> Message | None:
@@ -100,12 +106,6 @@ def get_message_by_position(position: int) -> Message | None:
 
 def insert_message(**fields: object) -> Message:
     return Message.create(**fields)
-
-
-def save_message(message: Message, fields: Iterable[str]) -> None:
-    """Writes the named columns and bumps the message's state version."""
-    message.state_version = int(message.state_version) + 1
-    message.save(only=[getattr(Message, name) for name in (*fields, "state_version")])
 
 
 def read_stream(position: int, stream: str) -> str | None:
@@ -127,17 +127,6 @@ def replace_stream(position: int, stream: str, text: str | None) -> None:
     # An empty row records "reported but empty", which differs from "never reported".
     if text is not None:
         append_stream(position, stream, text)
-
-
-def next_revision(session_id: str) -> int:
-    """Increments and returns the session's feed revision (inside the write transaction)."""
-    Session.update(revision=Session.revision + 1).where(Session.id == session_id).execute()
-    return int(Session.select(Session.revision).where(Session.id == session_id).scalar())
-
-
-def insert_event(session_id: str, revision: int, event_type: str, position: int) -> None:
-    Event.insert(session=session_id, revision=revision, type=event_type,
-                 message=position).execute()
 
 
 def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:

@@ -1,0 +1,102 @@
+"""The publish path's statements, compiled once from peewee queries.
+
+peewee builds the SQL text anew from the query tree on every execution; for the small
+statements of a publish that costs several times what SQLite takes to run them (measured:
+about 60 % of a publish's time). `Statements` builds each hot query once with named markers
+in place of its values, keeps the SQL text and the positions of the markers, and afterwards
+only fills in the values. The queries are still written with the models, so the schema lives
+in one place; nothing here is hand-written SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from peewee import Database as PeeweeDatabase
+from peewee import Query, Value
+
+from shellexec.store.models import Event, Message, OutputChunk, Session
+
+_MARK = "\x00shellexec-param:"
+
+
+def param(name: str) -> Value:
+    """A marker for a value given at execution time."""
+    return Value(_MARK + name, converter=False)
+
+
+class _Compiled:
+    def __init__(self, query: Query) -> None:
+        self.sql, params = query.sql()
+        self._params = list(params)
+        self._slots = [(index, value[len(_MARK):]) for index, value in enumerate(params)
+                       if isinstance(value, str) and value.startswith(_MARK)]
+
+    def params(self, values: Mapping[str, Any]) -> list[Any]:
+        filled = list(self._params)
+        for index, name in self._slots:
+            filled[index] = values[name]
+        return filled
+
+
+class Statements:
+    """Compiled hot statements for one bound database (use on the writer thread)."""
+
+    def __init__(self, db: PeeweeDatabase) -> None:
+        self._db = db
+        self._compiled: dict[object, _Compiled] = {}
+
+    def _run(self, key: object, build: Callable[[], Query], **values: Any) -> Any:
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = _Compiled(build())
+        return self._db.execute_sql(compiled.sql, compiled.params(values))
+
+    def session_facts(self, session_id: str) -> tuple[str, str] | None:
+        """(task_id, agent) of a session, or None when it does not exist."""
+        row = self._run("session_facts", lambda: (
+            Session.select(Session.task, Session.agent).where(Session.id == param("session"))),
+            session=session_id).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def tool_message_version(self, session_id: str, tool_call_id: str) -> tuple[int, int] | None:
+        """(position, state_version) of the session's message for a tool call, or None."""
+        row = self._run("tool_message_version", lambda: (
+            Message.select(Message.position, Message.state_version)
+            .where((Message.session == param("session"))
+                   & (Message.tool_call_id == param("tool_call")))),
+            session=session_id, tool_call=tool_call_id).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
+
+    def append_chunk(self, position: int, stream: str, text: str) -> None:
+        self._run("append_chunk", lambda: OutputChunk.insert(
+            message=param("position"), stream=param("stream"), data=param("data")),
+            position=position, stream=stream, data=text)
+
+    def next_revision(self, session_id: str) -> int:
+        """Increments and returns the session's feed revision."""
+        row = self._run("next_revision", lambda: (
+            Session.update(revision=Session.revision + 1).where(Session.id == param("session"))
+            .returning(Session.revision)), session=session_id).fetchone()
+        return int(row[0])
+
+    def insert_event(self, session_id: str, revision: int, event_type: str,
+                     position: int) -> None:
+        self._run("insert_event", lambda: Event.insert(
+            session=param("session"), revision=param("revision"), type=param("type"),
+            message=param("position")),
+            session=session_id, revision=revision, type=event_type, position=position)
+
+    def update_message(self, position: int, columns: Mapping[str, Any]) -> None:
+        """Writes the named columns of a message (one compiled form per column set)."""
+        names = tuple(sorted(columns))
+        self._run(("update_message", names), lambda: Message.update(
+            {getattr(Message, name): param(name) for name in names})
+            .where(Message.position == param("_position")),
+            _position=position, **{name: _db_value(name, columns[name]) for name in names})
+
+
+def _db_value(name: str, value: Any) -> Any:
+    # The markers bypass peewee's field conversion, so convert here.
+    return getattr(Message, name).db_value(value)
