@@ -1,0 +1,120 @@
+"""Store invariants, pinned in-process on a real SQLite file: list, boot state and feed read no
+bodies; appending a delta adds a chunk row instead of rewriting the body; a failing unit of
+work in a commit group undoes only itself."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playhouse.test_utils import count_queries
+from support.acp import codex_delta, codex_end, codex_start
+
+from shellexec.feed import FeedHub
+from shellexec.service import (
+    NotFoundError,
+    Publisher,
+    Reader,
+    Sessions,
+    StateCache,
+    random_id,
+    system_clock,
+)
+from shellexec.store import Database, open_database, queries
+from shellexec.store.migrations import SCHEMA_VERSION, applied_version
+from shellexec.store.models import OutputChunk
+
+
+class Harness:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        feed, states = FeedHub(), StateCache()
+        self.sessions = Sessions(database, feed, states, system_clock, random_id)
+        self.publisher = Publisher(database, feed, states, system_clock, random_id)
+        self.reader = Reader(database, feed, states, heartbeat_seconds=0.2,
+                             stream_lifetime_seconds=1)
+
+    def run(self, coroutine: Any) -> Any:
+        return asyncio.run(coroutine)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    database = open_database(f"sqlite:///{tmp_path / 'store.db'}")
+    yield Harness(database)
+    database.close()
+
+
+def _session_with_outputs(harness: Harness, count: int, output_bytes: int) -> str:
+    async def fill() -> str:
+        session = await harness.sessions.create("task-list", "codex")
+        for index in range(count):
+            await harness.publisher.publish(session.id, codex_start(f"c{index}", "cat"), None)
+            await harness.publisher.publish(
+                session.id, codex_end(f"c{index}", "z" * output_bytes, 0), None)
+        return session.id
+
+    return str(harness.run(fill()))
+
+
+def _queries_of_list(harness: Harness, session_id: str) -> list[str]:
+    def work() -> list[str]:
+        with count_queries() as counter:
+            queries.page_of_messages(session_id, 100, descending=False)
+            queries.count_messages(session_id)
+        return [str(record.msg[0]) for record in counter.get_queries()]
+
+    return list(harness.run(harness.database.read(work)))
+
+
+def test_listing_reads_the_same_queries_whether_outputs_are_empty_or_large(
+        harness: Harness) -> None:
+    empty = _session_with_outputs(harness, 5, 0)
+    large = _session_with_outputs(harness, 5, 200_000)
+    empty_queries = _queries_of_list(harness, empty)
+    large_queries = _queries_of_list(harness, large)
+    assert empty_queries == large_queries
+    assert not any("output_chunk" in sql for sql in large_queries)
+    assert not any("fold_state" in sql for sql in large_queries)
+
+
+def test_appending_a_delta_inserts_one_chunk_row_and_keeps_the_others(
+        harness: Harness) -> None:
+    async def scenario() -> tuple[str, list[int], list[int]]:
+        session = await harness.sessions.create("task-append", "codex")
+        await harness.publisher.publish(session.id, codex_start("a", "tail"), None)
+        await harness.publisher.publish(session.id, codex_delta("a", "one\n"), None)
+        before = await harness.database.read(
+            lambda: [c.id for c in OutputChunk.select(OutputChunk.id)])
+        await harness.publisher.publish(session.id, codex_delta("a", "two\n"), None)
+        after = await harness.database.read(
+            lambda: [c.id for c in OutputChunk.select(OutputChunk.id)])
+        return session.id, before, after
+
+    _, before, after = harness.run(scenario())
+    assert after[: len(before)] == before
+    assert len(after) == len(before) + 1
+
+
+def test_failing_unit_in_a_commit_group_undoes_only_itself(harness: Harness) -> None:
+    async def scenario() -> tuple[list[Any], str]:
+        session = await harness.sessions.create("task-group", "codex")
+        results = await asyncio.gather(
+            harness.publisher.publish(session.id, codex_start("ok1", "ls"), None),
+            harness.publisher.publish("ses_missing", codex_start("bad", "ls"), None),
+            harness.publisher.publish(session.id, codex_start("ok2", "pwd"), None),
+            return_exceptions=True)
+        return list(results), session.id
+
+    results, session_id = harness.run(scenario())
+    assert isinstance(results[1], NotFoundError)
+    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
+
+
+def test_migrations_record_the_schema_version(harness: Harness) -> None:
+    version = harness.run(harness.database.read(lambda: applied_version(harness.database.db)))
+    assert version == SCHEMA_VERSION
