@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import itertools
 
+from shellexec.client import ShellExecClient
+
 from _service import interleaved_medians, running_stack, seconds_per_call
 from results import record
-
-from shellexec.client import ShellExecClient
 
 KIB = 1024
 COMMANDS = 60

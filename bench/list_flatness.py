@@ -3,10 +3,10 @@ same as listing 200 with empty outputs (target: ratio <= 1.2). Through gRPC."""
 
 from __future__ import annotations
 
+from shellexec.client import ShellExecClient
+
 from _service import interleaved_medians, running_stack, seconds_per_call
 from results import record
-
-from shellexec.client import ShellExecClient
 
 KIB = 1024
 MESSAGES = 200

@@ -7,10 +7,10 @@ import http.client
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from shellexec.client import ShellExecClient
+
 from _service import interleaved_medians, running_stack
 from results import record
-
-from shellexec.client import ShellExecClient
 
 MESSAGES = 20
 WORKERS = 8

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from shellexec.client import ShellExecClient
+
 from support.stack import Stack
 
 
