@@ -116,16 +116,18 @@ def _persist_stream(statements: Statements, row: Message, stream: str,
 
 
 def apply_view(row: Message, state: ShellState) -> None:
-    """Copies the state's browser-facing summary into the row's columns."""
-    shell = normalize.view(state)
-    summary = normalize.summarize(shell.output)
-    row.is_shell = shell.is_shell
-    row.type = "tool_execute" if shell.is_shell else "tool_call"
-    row.status = shell.status
-    row.title = shell.title or ""
-    row.command = shell.command or ""
-    row.work_dir = shell.work_dir or ""
-    row.content = shell.command or shell.title or ""
+    """Copies the state's browser-facing summary into the row's columns.
+
+    Uses the state's O(1) accessors: `normalize.view` would join the output bodies.
+    """
+    summary = state.summary()
+    row.is_shell = state.is_shell
+    row.type = "tool_execute" if state.is_shell else "tool_call"
+    row.status = state.status
+    row.title = state.title or ""
+    row.command = state.command or ""
+    row.work_dir = state.cwd or ""
+    row.content = state.command or state.title or ""
     row.exit_code = summary.exit_code
     row.truncated = summary.truncated
     row.has_output = summary.has_output

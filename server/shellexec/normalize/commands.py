@@ -1,0 +1,139 @@
+"""What command a tool call runs, where, and whether it is a shell command at all.
+
+Shell detection (any one signal is enough, and once seen it stays):
+
+- `kind` is `execute`, `bash`, `run` or `shell`, in any case: the ACP way to say it;
+- `rawInput.command` is an argv list, or `rawInput.parsed_cmd` exists: Codex reports `ls`,
+  `cat`, `rg`... with kind `search` or `read`, but they are still shell commands;
+- `_meta.terminal_info` exists: a display terminal is only opened for a command;
+- the (unstable) `name` is `exec_command`, `bash` or `shell` (TypeScript Codex, Claude).
+
+The command shown is `rawInput.command`. An argv list that only wraps a script in a shell
+(`["/bin/bash", "-lc", "ls -la"]`, any of bash/sh/zsh/dash/ksh/ash/fish with flags such as
+`-c`, `-lc`, `-ic`; PowerShell `-Command`; `cmd /c`) shows the script; any other argv is
+joined with shell quoting. A string that is such a wrapper (TypeScript Codex sends
+`/bin/bash -lc '...'` for compound commands) is unwrapped the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from typing import Final
+
+from shellexec.normalize.access import is_obj, nonblank_at, obj, obj_at
+from shellexec.normalize.text import valid_text
+
+_SHELL_KINDS: Final = frozenset({"execute", "bash", "run", "shell"})
+_SHELL_NAMES: Final = frozenset({"exec_command", "bash", "shell"})
+_POSIX_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish"})
+_POWERSHELLS: Final = frozenset({"powershell", "pwsh"})
+
+_FlagTest = Callable[[str], bool]
+
+# A short-option cluster that includes -c: -c, -lc, -ic, -lic...
+_COMMAND_FLAG = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+# Cheap test before shlex: does this string start by invoking a known shell with a flag?
+_WRAPPED = re.compile(
+    r"\s*(?:\S*[/\\])?(?:bash|sh|zsh|dash|ksh|ash|fish|powershell|pwsh|cmd)(?:\.exe)?\s+[-/]",
+    re.IGNORECASE,
+)
+
+
+def shell_signal(update: object) -> bool:
+    """Whether this update by itself says that the tool call runs a shell command."""
+    item = obj(update)
+    raw_input = obj(item.get("rawInput"))
+    return (
+        _word_in(item.get("kind"), _SHELL_KINDS)
+        or _word_in(item.get("name"), _SHELL_NAMES)
+        or isinstance(raw_input.get("command"), list)
+        or "parsed_cmd" in raw_input
+        or is_obj(obj(item.get("_meta")).get("terminal_info"))
+    )
+
+
+def codex_signal(update: object) -> bool:
+    """Whether this update has Codex's shape, whose `_meta.terminal_output` carries chunks."""
+    item = obj(update)
+    raw_input = obj(item.get("rawInput"))
+    return (
+        isinstance(raw_input.get("command"), list)
+        or "parsed_cmd" in raw_input
+        or item.get("name") == "exec_command"
+    )
+
+
+def _word_in(value: object, words: frozenset[str]) -> bool:
+    return isinstance(value, str) and value.strip().lower() in words
+
+
+def command_of(raw_input: object) -> str | None:
+    """The command to show for `rawInput`, or None when it names none."""
+    command = obj(raw_input).get("command")
+    if isinstance(command, str):
+        text = valid_text(command)
+        return _unwrap_string(text) if text.strip() else None
+    if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+        return display_argv([valid_text(arg) for arg in command])
+    return None
+
+
+def display_argv(argv: list[str]) -> str:
+    """An argv as a person would type it: the script of a shell wrapper, else quoted words."""
+    script = _wrapped_script(argv)
+    return script if script is not None else shlex.join(argv)
+
+
+def _unwrap_string(command: str) -> str:
+    if not _WRAPPED.match(command):
+        return command
+    try:
+        argv = shlex.split(command)
+    except ValueError:  # unbalanced quotes: show what the agent sent
+        return command
+    script = _wrapped_script(argv)
+    return script if script is not None else command
+
+
+def _wrapped_script(argv: list[str]) -> str | None:
+    """The script of `[shell, flags..., script]`, or None when argv is not exactly that."""
+    if len(argv) < 3:
+        return None
+    program = re.split(r"[/\\]", argv[0])[-1].lower().removesuffix(".exe")
+    if program in _POSIX_SHELLS:
+        script = _script_after(argv[1:], lambda arg: bool(_COMMAND_FLAG.fullmatch(arg)))
+    elif program in _POWERSHELLS:
+        script = _script_after(argv[1:], lambda arg: arg.lower() in ("-command", "-c"))
+    elif program == "cmd":
+        script = _script_after(argv[1:], lambda arg: arg.lower() == "/c")
+    else:
+        return None
+    return script if script and script.strip() else None
+
+
+def _script_after(args: list[str], is_command_flag: _FlagTest) -> str | None:
+    """The one argument after the command flag, when only options precede the flag."""
+    for index, arg in enumerate(args):
+        if is_command_flag(arg):
+            return args[index + 1] if index + 2 == len(args) else None
+        if not arg.startswith(("-", "/")):
+            return None
+    return None
+
+
+def work_dir_of(update: object) -> str | None:
+    """`rawInput.cwd`, else `rawInput.workdir`, else `_meta.terminal_info.cwd`."""
+    item = obj(update)
+    raw_input = item.get("rawInput")
+    return (
+        nonblank_at(raw_input, "cwd")
+        or nonblank_at(raw_input, "workdir")
+        or nonblank_at(obj_at(item, "_meta", "terminal_info"), "cwd")
+    )
+
+
+def description_of(raw_input: object) -> str | None:
+    """`rawInput.description` (Claude, OpenCode 1.1) or `command_description` (newer Claude)."""
+    return nonblank_at(raw_input, "description") or nonblank_at(raw_input, "command_description")

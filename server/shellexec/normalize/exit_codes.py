@@ -1,0 +1,86 @@
+"""Exit codes: where each agent puts them, which source wins, and what counts as one.
+
+| rank | source | agents |
+| --- | --- | --- |
+| 3 `TERMINAL` | `_meta.terminal_exit.exit_code` | Codex, Claude (terminal mode) |
+| 2 `NATIVE` | `rawOutput.exit_code` | Codex |
+| 2 `NATIVE` | `rawOutput.metadata.exit` | OpenCode |
+| 2 `NATIVE` | `rawOutput.details.exitCode` | OMP (only when nonzero) |
+| 1 `MARKUP` | `<return-code>N</return-code>` in `rawOutput.output` | Auggie |
+
+A value counts only when it is an integer in the signed 32-bit range, given as a JSON integer,
+an integral JSON number (`2.0`) or a decimal string (`"2"`). Booleans, `null`, NaN, infinities,
+fractions and anything else are *unknown*: they leave the exit code as it was, and an unknown
+exit code is never reported as 0. Negative values (killed processes report -1) are known and
+nonzero.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import IntEnum
+from typing import Final
+
+from shellexec.normalize.access import obj, obj_at
+
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
+
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+# Longer decimal strings cannot be in range; checking first keeps int() away from huge input.
+_MAX_DIGITS: Final = 10
+
+
+class ExitRank(IntEnum):
+    """How much an exit-code source is trusted; a higher rank is never overridden by a lower."""
+
+    NONE = 0
+    MARKUP = 1
+    NATIVE = 2
+    TERMINAL = 3
+
+
+def parse_exit_code(value: object) -> int | None:
+    """The exit code `value` states, or None when it states none (see the module rules)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return _in_range(value)
+    if isinstance(value, float):
+        return _in_range(int(value)) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str):
+        return _parse_decimal(value.strip())
+    return None
+
+
+def _parse_decimal(text: str) -> int | None:
+    if not _DECIMAL.fullmatch(text):
+        return None
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    return _in_range(sign * int(digits)) if len(digits) <= _MAX_DIGITS else None
+
+
+def _in_range(code: int) -> int | None:
+    return code if INT32_MIN <= code <= INT32_MAX else None
+
+
+def terminal_exit(meta: object) -> int | None:
+    """`_meta.terminal_exit.exit_code`: null when a signal killed the process (unknown)."""
+    return parse_exit_code(obj_at(meta, "terminal_exit").get("exit_code"))
+
+
+def native_exit(raw_output: object) -> int | None:
+    """The first valid provider-native structured exit field of a `rawOutput` object."""
+    raw = obj(raw_output)
+    candidates = (
+        raw.get("exit_code"),  # Codex (Rust and TypeScript)
+        obj(raw.get("metadata")).get("exit"),  # OpenCode; null after a timeout or abort
+        obj(raw.get("details")).get("exitCode"),  # OMP; sent only when nonzero
+    )
+    for candidate in candidates:
+        code = parse_exit_code(candidate)
+        if code is not None:
+            return code
+    return None

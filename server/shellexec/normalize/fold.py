@@ -1,0 +1,152 @@
+"""The fold: one ACP update at a time, into the state of one tool call.
+
+`fold(state, update)` reads the `params.update` object of a `session/update` notification.
+Only `tool_call` and `tool_call_update` say anything about a tool call; every other value,
+whatever `json.loads` produced, leaves the state as it was. Within one update the fields are
+read in this order, each by the module that owns its rules:
+
+1. identity, shell detection, command, directory, title, description (`commands`): command,
+   directory and description are filled once, from the first update that names them;
+2. the ACP `status` (`status`);
+3. live output: `_meta.terminal_output_delta`, `_meta.terminal_output`, then `content`
+   (`streams`, `content`, `echo`);
+4. the result: `rawOutput` (`raw_output`, `markup`) and `_meta.terminal_exit` (`exit_codes`);
+5. an update without a `status` that carried output means the command is running.
+
+`fold` never raises and never mutates its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from shellexec.normalize.access import JsonObject, nonblank_at, obj, payload_text
+from shellexec.normalize.commands import (
+    codex_signal,
+    command_of,
+    description_of,
+    shell_signal,
+    work_dir_of,
+)
+from shellexec.normalize.content import content_output
+from shellexec.normalize.echo import presentation_line, strip_presentation
+from shellexec.normalize.exit_codes import ExitRank, terminal_exit
+from shellexec.normalize.raw_output import read_raw_output
+from shellexec.normalize.state import ShellState, new_state
+from shellexec.normalize.status import advance
+from shellexec.normalize.streams import (
+    append_chunk,
+    apply_final,
+    apply_snapshot,
+    apply_terminal_output,
+)
+from shellexec.normalize.vocabulary import ShellStatus, is_terminal, parse_acp_status
+
+_TOOL_UPDATES = ("tool_call", "tool_call_update")
+_IDENTITY_KEYS = ("kind", "name", "rawInput", "title")
+
+
+def fold(state: ShellState, update: object) -> ShellState:
+    """The state after one ACP `params.update` object (any JSON value; never raises)."""
+    if not isinstance(update, Mapping) or update.get("sessionUpdate") not in _TOOL_UPDATES:
+        return state
+    reported = parse_acp_status(update.get("status"))
+    state = _with_status(_identified(state, update), reported)
+    # A result is final once the call has finished, unless the update itself says it is
+    # still running (a reordered partial result must not replace the final one).
+    final = is_terminal(state.reported_status) and (reported is None or is_terminal(reported))
+    state, heard = _with_output(state, update, final)
+    state = _with_exit(state, terminal_exit(update.get("_meta")), ExitRank.TERMINAL)
+    return _with_status(state, "running") if heard and reported is None else state
+
+
+def fold_all(
+    updates: Iterable[object], state: ShellState | None = None, agent: str | None = None
+) -> ShellState:
+    """`fold` over `updates` in order, from `state` or else from `new_state(agent)`."""
+    current = new_state(agent) if state is None else state
+    for update in updates:
+        current = fold(current, update)
+    return current
+
+
+def cancel(state: ShellState) -> ShellState:
+    """The prompt ended: a call that is not terminal becomes `cancelled`, output kept.
+
+    A terminal call is returned unchanged. A terminal update the agent sends later still
+    folds in and settles the call to what the agent reports.
+    """
+    if is_terminal(state.status):
+        return state
+    return replace(state, cancelled_by_prompt=True)
+
+
+def _identified(state: ShellState, update: JsonObject) -> ShellState:
+    """`state` with what the update says about the call itself (step 1)."""
+    if not _names_the_call(state, update):
+        return state
+    raw_input = update.get("rawInput")
+    return replace(
+        state,
+        tool_call_id=state.tool_call_id or nonblank_at(update, "toolCallId"),
+        kind=nonblank_at(update, "kind") or state.kind,
+        is_shell=state.is_shell or shell_signal(update),
+        command=state.command or command_of(raw_input),
+        cwd=state.cwd or work_dir_of(update),
+        title=nonblank_at(update, "title") or state.title,
+        description=state.description or description_of(raw_input),
+        terminal_chunks=state.terminal_chunks or codex_signal(update),
+    )
+
+
+def _names_the_call(state: ShellState, update: JsonObject) -> bool:
+    # Live deltas carry none of these keys: skipping them keeps a delta's cost minimal.
+    return (
+        state.tool_call_id is None
+        or any(key in update for key in _IDENTITY_KEYS)
+        or "terminal_info" in obj(update.get("_meta"))
+    )
+
+
+def _with_status(state: ShellState, reported: ShellStatus | None) -> ShellState:
+    status = advance(state.reported_status, reported)
+    return state if status == state.reported_status else replace(state, reported_status=status)
+
+
+def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[ShellState, bool]:
+    """`state` after the update's output fields, and whether the update carried output."""
+    state, live = _with_live_output(state, update)
+    if "rawOutput" not in update:
+        return state, live
+    result = read_raw_output(update["rawOutput"])
+    state = apply_final(state, result, final)
+    state = _with_exit(state, result.exit_code, result.exit_rank)
+    return state, live or result.stdout is not None or result.stderr is not None
+
+
+def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState, bool]:
+    """`state` after the update's live output (step 3), and whether there was any."""
+    meta = obj(update.get("_meta"))
+    heard = False
+    delta = payload_text(meta.get("terminal_output_delta"))
+    if delta is not None:
+        state, heard = append_chunk(state, delta), True
+    data = payload_text(meta.get("terminal_output"))
+    if data is not None:
+        state, heard = apply_terminal_output(state, data), True
+    shown = content_output(update.get("content"), state.description)
+    if shown is not None:
+        body = strip_presentation(shown, presentation_line(state.command, state.title))[0]
+        if body:
+            state, heard = apply_snapshot(state, body), True
+    return state, heard
+
+
+def _with_exit(state: ShellState, code: int | None, rank: ExitRank) -> ShellState:
+    """`state` with an exit code from a source of `rank`, unless a better source spoke."""
+    if code is None or rank < state.exit_rank:
+        return state
+    if code == state.exit_code and rank == state.exit_rank:
+        return state
+    return replace(state, exit_code=code, exit_rank=rank)

@@ -1,0 +1,119 @@
+"""Saving a state without its output bodies, and restoring it exactly.
+
+`dump_state` gives a JSON-ready record of everything in a `ShellState` except the two output
+texts, which the store keeps apart. `load_state(record, stdout, stderr)` rebuilds the state
+from that record and the stored texts, so that folding resumes exactly where it stopped:
+for any split of a sequence, folding the second part into the restored state gives the same
+view as folding the whole sequence.
+
+`load_state` trusts nothing: a missing key, a value of the wrong type or an unknown word
+takes the default of a new state, and a body is bounded again. A stream exists exactly when
+its body is given (`""` is an empty stream, None no stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, TypeVar
+
+from shellexec.normalize.access import obj
+from shellexec.normalize.exit_codes import ExitRank, parse_exit_code
+from shellexec.normalize.state import ECHO_PHASES, LIVE_SOURCES, ShellState
+from shellexec.normalize.text import OutputText, valid_text
+from shellexec.normalize.vocabulary import SHELL_STATUSES
+
+RECORD_VERSION: Final = 1
+
+_Word = TypeVar("_Word", bound=str)
+
+
+def dump_state(state: ShellState) -> dict[str, object]:
+    """The record of `state` without its output texts (JSON-serializable)."""
+    return {
+        "version": RECORD_VERSION,
+        "agent": state.agent,
+        "tool_call_id": state.tool_call_id,
+        "kind": state.kind,
+        "is_shell": state.is_shell,
+        "command": state.command,
+        "cwd": state.cwd,
+        "title": state.title,
+        "description": state.description,
+        "reported_status": state.reported_status,
+        "cancelled_by_prompt": state.cancelled_by_prompt,
+        "exit_code": state.exit_code,
+        "exit_rank": int(state.exit_rank),
+        "stdout": _dump_stream(state.stdout, state.stdout_final),
+        "stderr": _dump_stream(state.stderr, state.stderr_final),
+        "live_source": state.live_source,
+        "echo": state.echo,
+        "terminal_chunks": state.terminal_chunks,
+    }
+
+
+def _dump_stream(stream: OutputText | None, final: bool) -> dict[str, object] | None:
+    if stream is None:
+        return None
+    return {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final}
+
+
+def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | None) -> ShellState:
+    """The state `record` (from `dump_state`) describes, with its stored output texts."""
+    exit_code = parse_exit_code(_int(record, "exit_code"))
+    stdout_meta, stderr_meta = obj(record.get("stdout")), obj(record.get("stderr"))
+    return ShellState(
+        agent=_text(record, "agent"),
+        tool_call_id=_text(record, "tool_call_id"),
+        kind=_text(record, "kind"),
+        is_shell=_flag(record, "is_shell"),
+        command=_text(record, "command"),
+        cwd=_text(record, "cwd"),
+        title=_text(record, "title"),
+        description=_text(record, "description"),
+        reported_status=_word(record, "reported_status", SHELL_STATUSES),
+        cancelled_by_prompt=_flag(record, "cancelled_by_prompt"),
+        exit_code=exit_code,
+        exit_rank=_exit_rank(record) if exit_code is not None else ExitRank.NONE,
+        stdout=_load_stream(stdout, stdout_meta),
+        stderr=_load_stream(stderr, stderr_meta),
+        stdout_final=stdout is not None and _flag(stdout_meta, "final"),
+        stderr_final=stderr is not None and _flag(stderr_meta, "final"),
+        live_source=_word(record, "live_source", LIVE_SOURCES),
+        echo=_word(record, "echo", ECHO_PHASES),
+        terminal_chunks=_flag(record, "terminal_chunks"),
+    )
+
+
+def _load_stream(body: str | None, meta: Mapping[str, object]) -> OutputText | None:
+    if body is None:
+        return None
+    total = _int(meta, "total_bytes")
+    return OutputText.of(
+        body, truncated=_flag(meta, "truncated"), total_bytes=total if total is not None else 0
+    )
+
+
+def _text(record: Mapping[str, object], key: str) -> str | None:
+    value = record.get(key)
+    return valid_text(value) if isinstance(value, str) and value else None
+
+
+def _flag(record: Mapping[str, object], key: str) -> bool:
+    return record.get(key) is True
+
+
+def _int(record: Mapping[str, object], key: str) -> int | None:
+    value = record.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _word(record: Mapping[str, object], key: str, words: tuple[_Word, ...]) -> _Word:
+    """The value at `key` if it is one of `words`, else the first word (the default)."""
+    value = record.get(key)
+    return next((word for word in words if word == value), words[0])
+
+
+def _exit_rank(record: Mapping[str, object]) -> ExitRank:
+    rank = _int(record, "exit_rank")
+    valid = rank is not None and ExitRank.MARKUP <= rank <= ExitRank.TERMINAL
+    return ExitRank(rank) if valid and rank is not None else ExitRank.TERMINAL

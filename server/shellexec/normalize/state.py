@@ -1,0 +1,108 @@
+"""The normalization state of one tool call: everything the fold has learned so far.
+
+A `ShellState` is immutable; `fold` returns a new one. It holds what the agent said
+(command, directory, its own status, the exit code and how trusted its source is), the two
+bounded output streams, and the few facts the rules below need to stay exact:
+
+- `stdout_final` / `stderr_final`: an authoritative `rawOutput` text replaced the stream on a
+  terminal update, so live text arriving later is already part of it and is ignored;
+- `live_source`: which live form fed stdout first. `terminal` (the `_meta` terminal stream)
+  is exact, so cumulative `content` text, a presentation copy of it, is ignored afterwards;
+- `echo`: whether the `$ <command>` line may still lead a stream fed chunk by chunk;
+- `terminal_chunks`: `_meta.terminal_output` is known to carry chunks (Codex), not snapshots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from shellexec.normalize.exit_codes import ExitRank
+from shellexec.normalize.output import OutputSummary
+from shellexec.normalize.status import shell_result, shell_status
+from shellexec.normalize.text import OutputText, valid_text
+from shellexec.normalize.vocabulary import Result, ShellStatus
+
+LiveSource = Literal["none", "content", "terminal"]
+EchoPhase = Literal["pending", "separator", "done"]
+
+LIVE_SOURCES: tuple[LiveSource, ...] = ("none", "content", "terminal")
+ECHO_PHASES: tuple[EchoPhase, ...] = ("pending", "separator", "done")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellState:
+    """What is known about one tool call after folding its updates (immutable).
+
+    `status`, `result` and `summary()` are the public view of it in O(1); `view()` adds the
+    output bodies.
+    """
+
+    agent: str | None = None
+    """The optional agent hint given to `new_state` (e.g. `"codex"`)."""
+    tool_call_id: str | None = None
+    kind: str | None = None
+    """The latest ACP `kind` the agent sent."""
+    is_shell: bool = False
+    """Whether any update said this call runs a shell command (see `commands`)."""
+    command: str | None = None
+    """The command as a person would type it; None until an update names one."""
+    cwd: str | None = None
+    title: str | None = None
+    """The latest non-empty title: what a client shows when no command is known."""
+    description: str | None = None
+    reported_status: ShellStatus = "pending"
+    """The agent's own status, moved forward only (see `status`)."""
+    cancelled_by_prompt: bool = False
+    """The prompt ended while the call was not terminal (`cancel`)."""
+    exit_code: int | None = None
+    exit_rank: ExitRank = ExitRank.NONE
+    """The rank of the source `exit_code` came from; a lower rank never overrides it."""
+    stdout: OutputText | None = None
+    stderr: OutputText | None = None
+    stdout_final: bool = False
+    stderr_final: bool = False
+    live_source: LiveSource = "none"
+    echo: EchoPhase = "pending"
+    terminal_chunks: bool = False
+
+    @property
+    def status(self) -> ShellStatus:
+        """The public status: `pending`, `running`, `complete`, `failed` or `cancelled`."""
+        return shell_status(self.reported_status, self.cancelled_by_prompt, self.exit_code)
+
+    @property
+    def result(self) -> Result:
+        """The public result: `running`, `success`, `failure` or `unknown`."""
+        return shell_result(self.status, self.exit_code)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether either output stream hit the bound."""
+        return any(stream is not None and stream.truncated for stream in self._streams())
+
+    def summary(self) -> OutputSummary:
+        """The body-free output summary, in O(1) (no output text is joined)."""
+        stdout_bytes = 0 if self.stdout is None else self.stdout.byte_count
+        stderr_bytes = 0 if self.stderr is None else self.stderr.byte_count
+        return OutputSummary(
+            exit_code=self.exit_code,
+            truncated=self.truncated,
+            has_output=stdout_bytes > 0 or stderr_bytes > 0,
+            stdout_bytes=stdout_bytes,
+            stderr_bytes=stderr_bytes,
+        )
+
+    def _streams(self) -> tuple[OutputText | None, OutputText | None]:
+        return self.stdout, self.stderr
+
+
+def new_state(agent: str | None = None) -> ShellState:
+    """The state of a tool call nothing is known about yet.
+
+    `agent` is an optional hint (`"codex"`, `"claude"`...). Every rule works from the payload
+    shapes alone; the hint only settles what a shape cannot: with `"codex"`,
+    `_meta.terminal_output` is read as chunks even before a Codex-shaped update arrives.
+    """
+    hint = valid_text(agent).strip() if isinstance(agent, str) else ""
+    return ShellState(agent=hint or None, terminal_chunks="codex" in hint.lower())

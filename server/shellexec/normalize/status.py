@@ -1,0 +1,64 @@
+"""Status and result: how the agent's ACP status, the exit code and the turn combine.
+
+The agent's reported status only moves forward (`pending` < `running` < terminal), and the
+first terminal status it reports stays: a late or reordered `in_progress` cannot reopen a
+finished command, nor a second terminal status rewrite it.
+
+| reported by the agent | exit code | prompt ended | status |
+| --- | --- | --- | --- |
+| `complete` | known, nonzero | any | `failed` (OpenCode reports exit 2 as completed) |
+| `complete`, `failed`, `cancelled` | any other | any | as reported |
+| `pending`, `running` | any | no | as reported |
+| `pending`, `running` | any | yes (`cancel`) | `cancelled` |
+
+| status | exit code | result |
+| --- | --- | --- |
+| `pending`, `running` | any | `running` |
+| terminal | known, nonzero | `failure` |
+| `failed` | 0 or unknown | `failure` |
+| `complete` | 0 | `success` |
+| `complete` or `cancelled` | unknown; `cancelled` with 0 | `unknown` (neutral) |
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shellexec.normalize.vocabulary import Result, ShellStatus, is_terminal
+
+_PROGRESS: Final[dict[ShellStatus, int]] = {
+    "pending": 0,
+    "running": 1,
+    "complete": 2,
+    "failed": 2,
+    "cancelled": 2,
+}
+
+
+def advance(current: ShellStatus, reported: ShellStatus | None) -> ShellStatus:
+    """The agent's status after it reports `reported` (None: it reported nothing)."""
+    if reported is None or is_terminal(current):
+        return current
+    return reported if _PROGRESS[reported] >= _PROGRESS[current] else current
+
+
+def shell_status(
+    reported: ShellStatus, cancelled_by_prompt: bool, exit_code: int | None
+) -> ShellStatus:
+    """The public status of a command (first table of the module)."""
+    if reported == "complete" and exit_code not in (None, 0):
+        return "failed"
+    if cancelled_by_prompt and not is_terminal(reported):
+        return "cancelled"
+    return reported
+
+
+def shell_result(status: ShellStatus, exit_code: int | None) -> Result:
+    """The public result of a command (second table of the module)."""
+    if not is_terminal(status):
+        return "running"
+    if (exit_code is not None and exit_code != 0) or status == "failed":
+        return "failure"
+    if status == "complete" and exit_code == 0:
+        return "success"
+    return "unknown"

@@ -1,0 +1,84 @@
+"""How each kind of output report changes the two streams.
+
+- `_meta.terminal_output_delta`: appended. From then on `content` text is ignored: it is a
+  presentation copy of the exact terminal stream.
+- `_meta.terminal_output` of a Codex-shaped call: appended (Codex sends chunks).
+- `_meta.terminal_output` of any other call: what extends the stream is appended. Equal to
+  the stream: nothing (a repeated snapshot). Starting with the stream: the new tail (a
+  growing snapshot). Anything else: all of it (a chunk). See ADR 0011.
+- cumulative `content` text: replaces stdout, unless `_meta` terminal output came first;
+  deltas arriving later still append to it.
+- `rawOutput` text: replaces each field it states. On a terminal update the field becomes
+  final: live text arriving later is already part of it and is ignored.
+
+The first chunk of a stream fed chunk by chunk may begin with the `$ <command>` echo: it is
+removed there (a line break arriving in the next chunk goes with it). Snapshot and final
+texts arrive whole, so the caller removes the echo from each before handing it over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shellexec.normalize.echo import drop_separator, presentation_line, strip_presentation
+from shellexec.normalize.raw_output import FinalOutput
+from shellexec.normalize.state import EchoPhase, ShellState
+from shellexec.normalize.text import OutputText
+
+
+def append_chunk(state: ShellState, chunk: str) -> ShellState:
+    """`state` with a live chunk appended to stdout."""
+    if state.stdout_final:
+        return state
+    chunk, echo = _without_echo(state, chunk)
+    stream = state.stdout if state.stdout is not None else OutputText.of("")
+    return replace(state, stdout=stream.append(chunk), live_source="terminal", echo=echo)
+
+
+def apply_terminal_output(state: ShellState, data: str) -> ShellState:
+    """`state` after a `_meta.terminal_output` payload (see the module rules)."""
+    stream = state.stdout
+    if state.terminal_chunks or stream is None or stream.total_bytes == 0:
+        return append_chunk(state, data)
+    extension = stream.extension_of(data)
+    return append_chunk(state, data if extension is None else extension)
+
+
+def apply_snapshot(state: ShellState, text: str) -> ShellState:
+    """`state` after cumulative output text (already without its echo)."""
+    if state.stdout_final or state.live_source == "terminal":
+        return state
+    stdout = _replaced(state.stdout, text)
+    return replace(state, stdout=stdout, live_source="content", echo="done")
+
+
+def apply_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellState:
+    """`state` after a `rawOutput` result; `terminal` when the call has finished."""
+    if final.stdout is not None and (terminal or not state.stdout_final):
+        line = presentation_line(state.command, state.title)
+        text = strip_presentation(final.stdout, line)[0]
+        stdout = _replaced(state.stdout, text)
+        state = replace(state, stdout=stdout, stdout_final=terminal, echo="done")
+    if final.stderr is not None and (terminal or not state.stderr_final):
+        state = replace(state, stderr=_replaced(state.stderr, final.stderr), stderr_final=terminal)
+    return state
+
+
+def _replaced(old: OutputText | None, text: str) -> OutputText:
+    """A stream holding `text`; `old` itself when it already holds exactly that."""
+    new = OutputText.of(text)
+    return old if old is not None and old == new else new
+
+
+def _without_echo(state: ShellState, chunk: str) -> tuple[str, EchoPhase]:
+    """The chunk without the echo that may lead it, and the echo phase after it."""
+    if state.echo == "separator":
+        return drop_separator(chunk), "done" if chunk else "separator"
+    if state.echo == "done" or not chunk:
+        return chunk, state.echo
+    if state.stdout is not None and state.stdout.total_bytes > 0:
+        return chunk, "done"
+    line = presentation_line(state.command, state.title)
+    rest, stripped = strip_presentation(chunk, line)
+    ends_at_echo = stripped and not rest and not chunk.endswith("\n")
+    return rest, "separator" if ends_at_echo else "done"

@@ -1,0 +1,46 @@
+"""The public view of a tool call: what a client is told about the command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shellexec.normalize.output import ShellOutput
+from shellexec.normalize.state import ShellState
+from shellexec.normalize.vocabulary import Result, ShellStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ShellView:
+    """The normalized record of one tool call.
+
+    `command` is None until an update names it; a client then shows `title` instead (the
+    message content is the fallback). `work_dir` is the command's directory when reported.
+    """
+
+    is_shell: bool
+    command: str | None
+    work_dir: str | None
+    title: str | None
+    description: str | None
+    status: ShellStatus
+    result: Result
+    output: ShellOutput
+
+
+def view(state: ShellState) -> ShellView:
+    """The view of `state`, output bodies included (joining them costs O(output) once)."""
+    return ShellView(
+        is_shell=state.is_shell,
+        command=state.command,
+        work_dir=state.cwd,
+        title=state.title,
+        description=state.description,
+        status=state.status,
+        result=state.result,
+        output=ShellOutput(
+            exit_code=state.exit_code,
+            stdout=None if state.stdout is None else state.stdout.text,
+            stderr=None if state.stderr is None else state.stderr.text,
+            truncated=state.truncated,
+        ),
+    )

@@ -1,0 +1,146 @@
+"""Shell detection, the command shown, its directory and description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shellexec.normalize import fold_all, view
+from shellexec.normalize.commands import command_of, shell_signal, work_dir_of
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["/bin/bash", "-lc", "ls -la"], "ls -la"),
+        (["bash", "-c", "echo hi && ls"], "echo hi && ls"),
+        (["/usr/bin/zsh", "-lc", "git status"], "git status"),
+        (["/bin/sh", "-c", "make"], "make"),
+        (["dash", "-ic", "pwd"], "pwd"),
+        (["/bin/bash", "--login", "-c", "pwd"], "pwd"),
+        (["/bin/bash", "-lic", "pwd"], "pwd"),
+        (["C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe", "-NoProfile",
+          "-Command", "Get-ChildItem"], "Get-ChildItem"),
+        (["pwsh", "-c", "ls"], "ls"),
+        (["cmd.exe", "/c", "dir"], "dir"),
+        (["ls", "-la", "/tmp"], "ls -la /tmp"),
+        (["grep", "-r", "two words", "."], "grep -r 'two words' ."),
+        (["bash", "-c", "echo $0", "name"], "bash -c 'echo $0' name"),
+        (["bash", "script.sh"], "bash script.sh"),
+        (["bash", "-lc", ""], "bash -lc ''"),
+        (["python3", "-c", "print(1)"], "python3 -c 'print(1)'"),
+        (["bash", "-o", "pipefail", "-c", "x"], "bash -o pipefail -c x"),
+        (["bash", "-l", "-e"], "bash -l -e"),
+    ],
+)
+def test_argv_command_shows_the_inner_shell_script_or_a_quoted_join(
+    argv: list[str], shown: str
+) -> None:
+    assert command_of({"command": argv}) == shown
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("/bin/bash -lc 'cd src && make test'", "cd src && make test"),
+        ('bash -c "echo \\"quoted\\""', 'echo "quoted"'),
+        ("/bin/zsh -lc 'unbalanced", "/bin/zsh -lc 'unbalanced"),
+        ("make test", "make test"),
+        ("bash build.sh", "bash build.sh"),
+        ("  ls  ", "  ls  "),
+    ],
+)
+def test_string_command_is_unwrapped_only_when_it_is_a_shell_wrapper(
+    command: str, shown: str
+) -> None:
+    assert command_of({"command": command}) == shown
+
+
+@pytest.mark.parametrize(
+    "raw_input",
+    [{}, {"command": ""}, {"command": "   "}, {"command": []}, {"command": ["ls", 1]},
+     {"command": None}, {"command": {"argv": ["ls"]}}, "ls", None],
+)
+def test_missing_or_malformed_command_is_none(raw_input: object) -> None:
+    assert command_of(raw_input) is None
+
+
+@pytest.mark.parametrize("kind", ["execute", "EXECUTE", "bash", "Run", "shell", " execute "])
+def test_shell_kinds_in_any_case_are_shell(kind: str) -> None:
+    assert shell_signal({"kind": kind})
+
+
+def test_codex_read_only_command_reported_as_search_is_still_shell() -> None:
+    assert shell_signal({"kind": "search", "rawInput": {"command": ["/bin/bash", "-lc", "ls"]}})
+    assert shell_signal({"kind": "read", "rawInput": {"parsed_cmd": []}})
+
+
+def test_terminal_info_and_shell_tool_names_are_shell() -> None:
+    assert shell_signal({"kind": "other", "_meta": {"terminal_info": {"terminal_id": "t"}}})
+    assert shell_signal({"name": "exec_command"})
+    assert shell_signal({"name": "Bash"})
+
+
+@pytest.mark.parametrize(
+    "update",
+    [{"kind": "read", "rawInput": {"path": "/x"}}, {"kind": "edit"}, {"kind": 3}, {},
+     {"kind": "search", "rawInput": {"command": "rg foo"}}],
+)
+def test_other_tools_are_not_shell(update: dict[str, Any]) -> None:
+    assert not shell_signal(update)
+
+
+@pytest.mark.parametrize(
+    ("update", "work_dir"),
+    [
+        ({"rawInput": {"cwd": "/a", "workdir": "/b"}, "_meta": {"terminal_info": {"cwd": "/c"}}},
+         "/a"),
+        ({"rawInput": {"workdir": "/b"}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/b"),
+        ({"rawInput": {"cwd": ""}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/c"),
+        ({"rawInput": {"cwd": 5}}, None),
+        ({}, None),
+    ],
+)
+def test_work_dir_is_cwd_else_workdir_else_terminal_info(
+    update: dict[str, Any], work_dir: str | None
+) -> None:
+    assert work_dir_of(update) == work_dir
+
+
+def _claude(*updates: dict[str, Any]) -> list[dict[str, Any]]:
+    start = {"sessionUpdate": "tool_call", "toolCallId": "t", "kind": "execute",
+             "title": "Terminal", "status": "pending", "rawInput": {}}
+    tail = ({"sessionUpdate": "tool_call_update", "toolCallId": "t", **u} for u in updates)
+    return [start, *tail]
+
+
+def test_command_arriving_after_the_placeholder_title_wins() -> None:
+    pending = view(fold_all(_claude()))
+    assert (pending.command, pending.title) == (None, "Terminal")
+    shown = view(fold_all(_claude({"rawInput": {"command": "ls"}, "title": "ls"})))
+    assert (shown.command, shown.title) == ("ls", "ls")
+
+
+def test_command_cwd_and_description_fill_once_and_are_not_overwritten() -> None:
+    shown = view(fold_all(_claude(
+        {"rawInput": {"command": "ls", "cwd": "/a", "description": "List"}},
+        {"rawInput": {"command": "rm -rf /", "cwd": "/b", "description": "Other"}},
+    )))
+    assert (shown.command, shown.work_dir, shown.description) == ("ls", "/a", "List")
+
+
+def test_title_follows_the_latest_non_empty_title() -> None:
+    shown = view(fold_all(_claude({"title": "first"}, {"title": ""}, {"title": None})))
+    assert shown.title == "first"
+
+
+def test_newer_claude_command_description_is_the_description() -> None:
+    shown = view(fold_all(_claude({"rawInput": {"command": "ls", "command_description": "L"}})))
+    assert shown.description == "L"
+
+
+def test_codex_replay_workdir_is_the_work_dir() -> None:
+    state = fold_all([{"sessionUpdate": "tool_call", "toolCallId": "c", "status": "completed",
+                       "rawInput": {"command": ["bash", "-lc", "ls"], "workdir": "/w"}}])
+    assert (view(state).command, view(state).work_dir, view(state).is_shell) == ("ls", "/w", True)

@@ -1,0 +1,83 @@
+"""Every recorded provider sequence in tests/fixtures/acp folds to its expected view."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellexec.normalize import MAX_FIELD_BYTES, ShellView, fold_all, view
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "acp"
+NAMES = sorted(path.stem for path in FIXTURES.glob("*.jsonl"))
+V1_STATUSES = {None, "pending", "in_progress", "completed", "failed"}
+
+
+def _updates(name: str) -> list[dict[str, Any]]:
+    lines = (FIXTURES / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _expected(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((FIXTURES / "expected" / f"{name}.json").read_text())
+    return loaded
+
+
+def _record(shown: ShellView) -> dict[str, Any]:
+    """A view in the fixtures' expected format: absent output fields are left out."""
+    output: dict[str, Any] = {"truncated": shown.output.truncated}
+    for key in ("exit_code", "stdout", "stderr"):
+        value = getattr(shown.output, key)
+        if value is not None:
+            output[key] = value
+    return {
+        "command": shown.command,
+        "work_dir": shown.work_dir,
+        "status": shown.status,
+        "result": shown.result,
+        "output": output,
+    }
+
+
+def test_every_fixture_has_an_expected_view_and_every_view_a_fixture() -> None:
+    expected = sorted(path.stem for path in (FIXTURES / "expected").glob("*.json"))
+    assert expected == NAMES
+    assert len(NAMES) >= 21
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixture_folds_to_its_expected_view(name: str) -> None:
+    assert _record(view(fold_all(_updates(name)))) == _expected(name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixture_is_a_shell_command(name: str) -> None:
+    assert view(fold_all(_updates(name))).is_shell
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixture_lines_are_tool_call_updates_of_one_call(name: str) -> None:
+    updates = _updates(name)
+    assert updates[0]["sessionUpdate"] == "tool_call"
+    assert {update["sessionUpdate"] for update in updates[1:]} <= {"tool_call_update"}
+    assert len({update["toolCallId"] for update in updates}) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixture_with_v1_statuses_validates_against_the_acp_sdk(name: str) -> None:
+    schema = pytest.importorskip("acp.schema")
+    updates = _updates(name)
+    if any(update.get("status") not in V1_STATUSES for update in updates):
+        pytest.skip("uses an ACP v2 status, which the v1 SDK models do not know")
+    for update in updates:
+        schema.SessionNotification.model_validate({"sessionId": "sess_1", "update": update})
+
+
+def test_large_output_fixture_exceeds_300_kib_and_cuts_inside_a_character() -> None:
+    chunks = [update["_meta"]["terminal_output_delta"]["data"]
+              for update in _updates("codex-ts-terminal-large-output")[1:-1]]
+    data = "".join(chunks).encode()
+    assert len(data) > 300 * 1024
+    assert 0x80 <= data[len(data) - MAX_FIELD_BYTES] < 0xC0

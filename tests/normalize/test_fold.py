@@ -1,0 +1,245 @@
+"""The fold: status progress, live output forms and how they mix, late updates, cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shellexec.normalize import ShellState, cancel, fold, fold_all, new_state, view
+
+Update = dict[str, Any]
+
+
+def start(**fields: Any) -> Update:
+    return {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute", **fields}
+
+
+def update(**fields: Any) -> Update:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c", **fields}
+
+
+def delta(data: str) -> Update:
+    return update(_meta={"terminal_output_delta": {"data": data}})
+
+
+def chunk(data: str) -> Update:
+    return update(_meta={"terminal_output": {"terminal_id": "c", "data": data}})
+
+
+def snapshot(text: str) -> Update:
+    return update(content=[{"type": "content", "content": {"type": "text", "text": text}}])
+
+
+def stdout(state: ShellState) -> str | None:
+    return view(state).output.stdout
+
+
+CODEX = start(rawInput={"command": ["/bin/bash", "-lc", "pytest"], "cwd": "/r"},
+              status="in_progress")
+PLAIN = start(rawInput={"command": "pytest"}, status="pending")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, 0, 1.5, "tool_call", [], [{"sessionUpdate": "tool_call"}], True,
+     {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
+     {"sessionUpdate": "plan", "entries": []}, {"sessionUpdate": ["tool_call"]},
+     {"sessionUpdate": {"x": 1}}, {}],
+)
+def test_anything_but_a_tool_call_update_leaves_the_state_alone(value: object) -> None:
+    state = fold_all([CODEX, delta("x")])
+    assert fold(state, value) is state
+
+
+def test_new_state_is_pending_with_nothing_known() -> None:
+    shown = view(new_state())
+    assert (shown.status, shown.result, shown.command, shown.is_shell) == (
+        "pending", "running", None, False)
+    assert shown.output.stdout is None
+    assert shown.output.stderr is None
+
+
+@pytest.mark.parametrize(
+    ("acp", "status"),
+    [("pending", "pending"), ("in_progress", "running"), ("completed", "complete"),
+     ("failed", "failed"), ("cancelled", "cancelled"), ("canceled", "cancelled"),
+     ("error", "failed"), ("paused", "running"), ("IN_PROGRESS", "running"),
+     ("bogus", "pending"), (None, "pending"), (3, "pending")],
+)
+def test_acp_status_words_map_to_shell_statuses(acp: object, status: str) -> None:
+    assert view(fold(new_state(), start(status=acp))).status == status
+
+
+def test_status_never_moves_backwards() -> None:
+    state = fold_all([start(status="in_progress"), update(status="pending")])
+    assert view(state).status == "running"
+
+
+def test_first_terminal_status_stays() -> None:
+    for late in ("in_progress", "pending", "failed", "cancelled"):
+        state = fold_all([start(status="completed"), update(status=late)])
+        assert view(state).status == "complete"
+
+
+def test_statusless_output_moves_pending_to_running_but_not_a_finished_call() -> None:
+    assert view(fold_all([PLAIN, delta("x")])).status == "running"
+    finished = fold_all([PLAIN, update(status="completed"), delta("late\n")])
+    assert view(finished).status == "complete"
+
+
+def test_statusless_update_without_output_stays_pending() -> None:
+    state = fold_all([PLAIN, update(_meta={"claudeCode": {"toolResponse": {"stdout": "x"}}})])
+    assert view(state).status == "pending"
+    assert stdout(state) is None
+
+
+def test_completed_with_nonzero_exit_is_failed() -> None:
+    state = fold_all([PLAIN, update(status="completed", rawOutput={"exit_code": 2})])
+    assert (view(state).status, view(state).result) == ("failed", "failure")
+
+
+@pytest.mark.parametrize("exit_code", [None, 0])
+def test_failed_stays_failed_with_exit_zero_or_none(exit_code: int | None) -> None:
+    state = fold_all([PLAIN, update(status="failed", rawOutput={"exit_code": exit_code})])
+    assert (view(state).status, view(state).result) == ("failed", "failure")
+
+
+def test_known_exit_while_still_running_keeps_running() -> None:
+    state = fold_all([PLAIN, update(_meta={"terminal_exit": {"exit_code": 1}})])
+    assert (view(state).status, view(state).result) == ("pending", "running")
+
+
+def test_deltas_append_in_order() -> None:
+    assert stdout(fold_all([PLAIN, delta("a"), delta("b"), delta({"data": "c"}["data"])])) == "abc"
+    assert stdout(fold_all([PLAIN, update(_meta={"terminal_output_delta": "bare"})])) == "bare"
+
+
+def test_codex_terminal_output_is_chunks_even_when_a_chunk_repeats_the_text_so_far() -> None:
+    state = fold_all([CODEX, chunk("."), chunk("."), chunk(".."), chunk("\n")])
+    assert stdout(state) == "....\n"
+
+
+def test_codex_agent_hint_reads_terminal_output_as_chunks_without_a_codex_shape() -> None:
+    state = fold_all([PLAIN, chunk("y\n"), chunk("y\n")], agent="codex")
+    assert stdout(state) == "y\ny\n"
+
+
+def test_terminal_output_repeating_the_whole_text_is_a_snapshot_and_not_duplicated() -> None:
+    assert stdout(fold_all([PLAIN, chunk("all of it"), chunk("all of it")])) == "all of it"
+
+
+def test_terminal_output_extending_the_text_is_a_growing_snapshot() -> None:
+    assert stdout(fold_all([PLAIN, chunk("line 1\n"), chunk("line 1\nline 2\n")])) == (
+        "line 1\nline 2\n")
+
+
+def test_terminal_output_that_does_not_extend_the_text_is_appended() -> None:
+    assert stdout(fold_all([PLAIN, chunk("line 1\n"), chunk("line 2\n")])) == "line 1\nline 2\n"
+
+
+def test_cumulative_snapshots_replace_and_never_duplicate() -> None:
+    state = fold_all([PLAIN, snapshot("a\n"), snapshot("a\nb\n"), snapshot("a\nb\n")])
+    assert stdout(state) == "a\nb\n"
+
+
+def test_identical_snapshot_keeps_the_same_stream_object() -> None:
+    state = fold_all([PLAIN, snapshot("a\n")])
+    assert fold(state, snapshot("a\n")).stdout is state.stdout
+
+
+def test_delta_after_cumulative_content_appends_to_it() -> None:
+    assert stdout(fold_all([PLAIN, snapshot("a\n"), delta("b\n")])) == "a\nb\n"
+
+
+def test_cumulative_content_after_terminal_output_is_ignored_as_a_presentation_copy() -> None:
+    state = fold_all([PLAIN, delta("exact\n"), snapshot("```sh\nexact\n```")])
+    assert stdout(state) == "exact\n"
+
+
+def test_final_replaces_live_text_field_by_field_and_omitted_fields_keep_their_value() -> None:
+    state = fold_all([PLAIN, delta("live\n"),
+                      update(status="completed", rawOutput={"stderr": "warn\n"})])
+    assert (stdout(state), view(state).output.stderr) == ("live\n", "warn\n")
+
+
+def test_final_without_output_keeps_the_live_text() -> None:
+    state = fold_all([CODEX, chunk("out\n"),
+                      update(status="completed", _meta={"terminal_exit": {"exit_code": 0}})])
+    assert stdout(state) == "out\n"
+    assert view(state).result == "success"
+
+
+def test_final_with_empty_output_replaces_live_text() -> None:
+    state = fold_all([CODEX, chunk("noise"),
+                      update(status="completed", rawOutput={"formatted_output": ""})])
+    assert stdout(state) == ""
+
+
+def test_late_delta_after_a_final_text_is_already_part_of_it() -> None:
+    state = fold_all([CODEX, chunk("a\n"),
+                      update(status="completed", rawOutput={"formatted_output": "a\nb\n"}),
+                      chunk("b\n")])
+    assert stdout(state) == "a\nb\n"
+
+
+def test_late_delta_after_a_final_without_text_is_kept() -> None:
+    state = fold_all([CODEX, chunk("a\n"),
+                      update(status="completed", _meta={"terminal_exit": {"exit_code": 0}}),
+                      chunk("b\n")])
+    assert stdout(state) == "a\nb\n"
+
+
+def test_partial_raw_output_never_replaces_a_final_one() -> None:
+    state = fold_all([PLAIN, update(status="completed", rawOutput="final\n"),
+                      update(status="in_progress", rawOutput="partial")])
+    assert stdout(state) == "final\n"
+
+
+def test_stderr_comes_only_from_explicit_stderr_fields() -> None:
+    state = fold_all([PLAIN, delta("error: boom\n"), snapshot("error: boom\nwarning: x\n"),
+                      update(status="failed", rawOutput="error: boom\n")])
+    assert view(state).output.stderr is None
+
+
+def test_cancel_keeps_a_finished_call_as_it_is() -> None:
+    finished = fold_all([PLAIN, update(status="completed")])
+    assert cancel(finished) is finished
+
+
+def test_cancel_turns_a_running_call_cancelled_and_later_progress_does_not_reopen_it() -> None:
+    cancelled = cancel(fold_all([PLAIN, delta("a")]))
+    later = fold_all([update(status="in_progress"), delta("b")], state=cancelled)
+    assert view(later).status == "cancelled"
+    assert stdout(later) == "ab"
+
+
+def test_cancelled_call_reconciles_to_the_agents_late_failure() -> None:
+    cancelled = cancel(fold_all([PLAIN, delta("a")]))
+    late = fold(cancelled, update(status="failed",
+                                  rawOutput={"stdout": "a\nerr\n", "exit_code": 1}))
+    assert (view(late).status, view(late).result, stdout(late)) == ("failed", "failure", "a\nerr\n")
+
+
+def test_cancelled_with_nonzero_exit_is_a_failure() -> None:
+    killed = update(status="cancelled", _meta={"terminal_exit": {"exit_code": 130}})
+    state = fold_all([PLAIN, killed])
+    assert (view(state).status, view(state).result) == ("cancelled", "failure")
+
+
+def test_fold_all_continues_from_a_given_state() -> None:
+    first = fold_all([PLAIN, delta("a")])
+    assert stdout(fold_all([delta("b")], state=first)) == "ab"
+
+
+def test_fold_does_not_mutate_the_update() -> None:
+    item = chunk("x")
+    copy = {**item, "_meta": {"terminal_output": {**item["_meta"]["terminal_output"]}}}
+    fold(fold(new_state(), PLAIN), item)
+    assert item == copy
+
+
+def test_tool_call_arriving_after_its_updates_still_counts() -> None:
+    state = fold_all([update(status="in_progress", rawInput={"command": "ls"}), delta("a"),
+                      start(status="pending", title="ls")])
+    assert (view(state).status, view(state).is_shell, stdout(state)) == ("running", True, "a")

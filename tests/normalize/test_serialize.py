@@ -1,0 +1,89 @@
+"""dump_state / load_state: a stored state resumes the fold exactly."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from shellexec.normalize import (
+    MAX_FIELD_BYTES,
+    ShellState,
+    dump_state,
+    fold_all,
+    load_state,
+    new_state,
+    view,
+)
+from shellexec.normalize.exit_codes import ExitRank
+
+
+def _restored(state: ShellState) -> ShellState:
+    record = json.loads(json.dumps(dump_state(state)))
+    stdout = None if state.stdout is None else state.stdout.text
+    stderr = None if state.stderr is None else state.stderr.text
+    return load_state(record, stdout, stderr)
+
+
+def _update(**fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c", **fields}
+
+
+SEQUENCE: list[dict[str, Any]] = [
+    {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute", "title": "$ make",
+     "status": "pending", "rawInput": {"command": "make", "cwd": "/r", "description": "Build"}},
+    _update(_meta={"terminal_output_delta": {"data": "$ make"}}),
+    _update(_meta={"terminal_output_delta": {"data": "\nbuilding\n"}}),
+    _update(rawOutput={"stderr": "warning\n", "exit_code": 2}),
+    _update(_meta={"terminal_output_delta": {"data": "x" * MAX_FIELD_BYTES}}),
+    _update(_meta={"terminal_output": {"data": "tail\n"}}),
+    _update(status="completed", _meta={"terminal_exit": {"exit_code": 2}}),
+    _update(_meta={"terminal_output_delta": {"data": "late\n"}}),
+]
+
+
+@pytest.mark.parametrize("split", range(len(SEQUENCE) + 1))
+def test_restored_state_resumes_the_fold_exactly(split: int) -> None:
+    whole = fold_all(SEQUENCE)
+    resumed = fold_all(SEQUENCE[split:], state=_restored(fold_all(SEQUENCE[:split])))
+    assert view(resumed) == view(whole)
+    assert resumed == whole
+
+
+def test_record_is_json_and_has_a_version_but_no_bodies() -> None:
+    record = dump_state(fold_all(SEQUENCE))
+    assert record["version"] == 1
+    text = json.dumps(record)
+    assert "building" not in text
+    assert "warning" not in text
+
+
+def test_loading_garbage_gives_defaults() -> None:
+    record: dict[str, object] = {
+        "version": "x", "command": 5, "reported_status": "exploded", "exit_code": "2",
+        "exit_rank": 99, "is_shell": "yes", "live_source": None, "echo": [],
+        "stdout": "not an object", "stderr": {"total_bytes": True, "truncated": 1},
+    }
+    state = load_state(record, "out", "")
+    assert state == ShellState(stdout=state.stdout, stderr=state.stderr)
+    assert (view(state).output.stdout, view(state).output.stderr) == ("out", "")
+    assert load_state({}, None, None) == new_state()
+
+
+def test_exit_code_with_a_garbage_rank_keeps_the_highest_rank() -> None:
+    state = load_state({"exit_code": 3, "exit_rank": "high"}, None, None)
+    assert (state.exit_code, state.exit_rank) == (3, ExitRank.TERMINAL)
+
+
+def test_oversized_stored_body_is_bounded_again() -> None:
+    state = load_state({}, "y" * (MAX_FIELD_BYTES + 10), None)
+    assert state.stdout is not None
+    assert state.stdout.byte_count == MAX_FIELD_BYTES
+    assert state.stdout.truncated
+
+
+def test_stream_exists_exactly_when_its_body_is_given() -> None:
+    record = dump_state(fold_all(SEQUENCE))
+    assert load_state(record, None, None).stdout is None
+    assert load_state(record, "", None).stdout is not None
