@@ -88,7 +88,8 @@ class Publisher:
         def work() -> tuple[PublishResult, FeedEvent | None]:
             return self._publish(session_id, valid, sequence)
 
-        result, event = await self._database.write(work)
+        result, event = await self._database.write(
+            shell_state.forget_on_failure(self._states, work))
         if event is not None:
             self._feed.publish(session_id, event)
         return result

@@ -98,7 +98,8 @@ class Sessions:
             cancelled = tuple(e.message.id for e in events if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), events
 
-        completed, events = await self._database.write(work)
+        completed, events = await self._database.write(
+            shell_state.forget_on_failure(self._states, work))
         for event in events:
             self._feed.publish(session_id, event)
         return completed

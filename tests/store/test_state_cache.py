@@ -1,0 +1,55 @@
+"""The fold-state cache: version-checked entries, LRU bound, and forgetting after a failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shellexec import normalize
+from shellexec.service import NotFoundError, StateCache
+from shellexec.service.shell_state import forget_on_failure
+
+
+def _call() -> Any:
+    return (object(), normalize.new_state())
+
+
+def test_cache_hit_requires_the_rows_current_state_version() -> None:
+    cache = StateCache()
+    call = _call()
+    cache.put(7, 3, call)
+    assert cache.get(7, 3) is call
+    assert cache.get(7, 4) is None
+
+
+def test_cache_keeps_only_the_most_recently_used_entries() -> None:
+    cache = StateCache(capacity=2)
+    for position in (1, 2, 3):
+        cache.put(position, 1, _call())
+    assert cache.get(1, 1) is None
+    assert cache.get(3, 1) is not None
+
+
+def test_unexpected_failure_of_a_unit_of_work_clears_the_cache() -> None:
+    cache = StateCache()
+    cache.put(1, 1, _call())
+
+    def failing() -> None:
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        forget_on_failure(cache, failing)()
+    assert cache.get(1, 1) is None
+
+
+def test_service_error_keeps_the_cache_because_nothing_was_written() -> None:
+    cache = StateCache()
+    cache.put(1, 1, _call())
+
+    def missing() -> None:
+        raise NotFoundError("session", "ses_x")
+
+    with pytest.raises(NotFoundError):
+        forget_on_failure(cache, missing)()
+    assert cache.get(1, 1) is not None
