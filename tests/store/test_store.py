@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from playhouse.test_utils import count_queries
-from support.acp import codex_delta, codex_end, codex_start
 
 from shellexec.feed import FeedHub
 from shellexec.service import (
@@ -26,6 +25,8 @@ from shellexec.service import (
 from shellexec.store import Database, open_database, queries
 from shellexec.store.migrations import SCHEMA_VERSION, applied_version
 from shellexec.store.models import OutputChunk
+
+from support.acp import codex_delta, codex_end, codex_start
 
 
 class Harness:

@@ -51,7 +51,8 @@ class Statements:
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compiled[key] = _Compiled(build())
-        return self._db.execute_sql(compiled.sql, compiled.params(values))
+        return self._db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
+            compiled.sql, compiled.params(values))
 
     def session_facts(self, session_id: str) -> tuple[str, str] | None:
         """(task_id, agent) of a session, or None when it does not exist."""

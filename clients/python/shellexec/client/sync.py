@@ -36,8 +36,8 @@ class ShellExecClient:
                   ) -> pb.NormalizeShellExecResponse:
         request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
                                                agent=agent)
-        response = self._stub.NormalizeShellExec(request, timeout=self._timeout)
-        return response  # type: ignore[no-any-return]
+        return self._stub.NormalizeShellExec(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
 
     def summarize(self, output: shell_output_pb2.ShellOutput
                   ) -> shell_output_pb2.ShellOutputSummary:
@@ -63,27 +63,27 @@ class ShellExecClient:
     def publish(self, session_id: str, update: Any, sequence: int | None = None
                 ) -> pb.PublishUpdateResponse:
         request = publish_request(session_id, update, sequence)
-        response = self._stub.PublishUpdate(request, timeout=self._timeout)
-        return response  # type: ignore[no-any-return]
+        return self._stub.PublishUpdate(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
 
     def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn"
                       ) -> pb.CompleteTurnResponse:
         request = pb.CompleteTurnRequest(session_id=session_id, turn_id=turn_id,
                                          stop_reason=stop_reason)
-        response = self._stub.CompleteTurn(request, timeout=self._timeout)
-        return response  # type: ignore[no-any-return]
+        return self._stub.CompleteTurn(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
 
     def list_messages(self, session_id: str, *, limit: int = 0, before: str = "",
                       after: str = "", sort: str = "") -> pb.ListMessagesResponse:
         request = pb.ListMessagesRequest(session_id=session_id, limit=limit, before=before,
                                          after=after, sort=sort)
-        response = self._stub.ListMessages(request, timeout=self._timeout)
-        return response  # type: ignore[no-any-return]
+        return self._stub.ListMessages(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
 
     def shell_output(self, session_id: str, message_id: str) -> pb.GetShellOutputResponse:
         request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
-        response = self._stub.GetShellOutput(request, timeout=self._timeout)
-        return response  # type: ignore[no-any-return]
+        return self._stub.GetShellOutput(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
 
     def boot_state(self, task_id: str) -> pb.BootState:
         request = pb.GetBootStateRequest(task_id=task_id)
