@@ -1,0 +1,24 @@
+"""The ACP bridge: runs an ACP agent over stdio and records its session in shellexec.
+
+    shellexec bridge --prompt "fix the tests" -- npx @agentclientprotocol/claude-agent-acp
+
+Modules, one job each:
+
+- `cli`: arguments, logging, the JSON result line, exit statuses;
+- `run`: one run from agent start to completed turn, cancellation on signals;
+- `agent`: the agent process (own process group, stderr relay) and the ACP connection;
+- `handlers`: what the bridge answers the agent (permissions, files; no terminal);
+- `forwarder`: the ordered, sequenced, bounded buffer in front of PublishUpdate;
+- `service`, `retry`: service calls retried with backoff inside a bounded window;
+- `environment`, `naming`, `permissions`, `files`, `signals`, `options`, `errors`.
+
+docs/bridge.md is the user's guide; docs/adr/0030 to 0034 record the decisions.
+"""
+
+from __future__ import annotations
+
+from shellexec.bridge.cli import main
+from shellexec.bridge.options import BridgeOptions
+from shellexec.bridge.run import BridgeRun, RunResult
+
+__all__ = ["BridgeOptions", "BridgeRun", "RunResult", "main"]

@@ -1,0 +1,186 @@
+"""The agent process and the ACP client connection to it.
+
+- The agent is spawned in its own session (process group): Ctrl-C in a terminal signals the
+  whole foreground group, and an agent killed by it could not receive `session/cancel` and
+  report its running command. The bridge stops it itself (stdin EOF, then SIGTERM, SIGKILL to
+  the group, so `npx` wrappers take their children along).
+- Its stderr is relayed line by line to ours, prefixed: an unread pipe fills up (64 KiB) and
+  then blocks a chatty agent in the middle of its work.
+- `session/update` notifications are handed to `record` by a raw stream observer, which the
+  connection calls synchronously, in arrival order, with the JSON as sent, before the SDK
+  parses it (the SDK would drop update types it does not know). See docs/adr/0030.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+from acp import PROTOCOL_VERSION, connect_to_agent
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
+
+from shellexec.bridge.errors import AgentError
+from shellexec.bridge.files import FileAccess
+from shellexec.bridge.handlers import BridgeClient
+
+T = TypeVar("T")
+log = logging.getLogger("shellexec.bridge")
+
+STDERR_PREFIX = b"[agent] "
+# The ACP stream reader's line limit; the SDK reassembles longer lines, this just saves work.
+STREAM_LIMIT = 16 * 1024 * 1024
+_RELAY_CHUNK = 64 * 1024
+_TERMINATE_GRACE = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentHandle:
+    """A running agent: its ACP connection and its process."""
+
+    connection: ClientSideConnection
+    process: asyncio.subprocess.Process
+
+    def exit_note(self) -> str:
+        code = self.process.returncode
+        return "" if code is None else f" (agent exited with status {code})"
+
+
+def capabilities(files: FileAccess) -> ClientCapabilities:
+    """What the bridge offers: display-terminal output (`_meta`), no terminal, fs per flags."""
+    return ClientCapabilities(
+        terminal=False,
+        fs=FileSystemCapabilities(read_text_file=files.read_enabled,
+                                  write_text_file=files.write_enabled),
+        field_meta={"terminal_output": True, "terminal_output_delta": True},
+    )
+
+
+def _client_info() -> Implementation:
+    try:
+        version = metadata.version("shellexec")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return Implementation(name="shellexec-bridge", title="shellexec bridge", version=version)
+
+
+def _update_observer(record: Callable[[object], None]) -> Callable[[StreamEvent], None]:
+    def observe(event: StreamEvent) -> None:
+        message = event.message
+        if (event.direction is StreamDirection.INCOMING
+                and message.get("method") == "session/update" and "id" not in message):
+            params = message.get("params")
+            record(params.get("update") if isinstance(params, dict) else None)
+
+    return observe
+
+
+async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path
+                 ) -> asyncio.subprocess.Process:
+    try:
+        return await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd),
+            start_new_session=True, limit=STREAM_LIMIT)
+    except OSError as error:
+        raise AgentError("start", f"cannot run {command[0]!r}: {error.strerror or error}"
+                         ) from None
+
+
+async def _relay_stderr(stream: asyncio.StreamReader, sink: BinaryIO) -> None:
+    """Copies the agent's stderr to `sink`, one prefixed line at a time."""
+    partial = b""
+    while chunk := await stream.read(_RELAY_CHUNK):
+        *lines, partial = (partial + chunk).split(b"\n")
+        if len(partial) >= _RELAY_CHUNK:  # a line without end: show it rather than hoard it
+            lines, partial = [*lines, partial], b""
+        for line in lines:
+            sink.write(STDERR_PREFIX + line + b"\n")
+        sink.flush()
+    if partial:
+        sink.write(STDERR_PREFIX + partial + b"\n")
+        sink.flush()
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+async def _exited(process: asyncio.subprocess.Process, timeout: float) -> bool:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), timeout)
+    return process.returncode is not None
+
+
+async def _stop(process: asyncio.subprocess.Process, grace: float) -> None:
+    """EOF on stdin asks an ACP agent to exit; SIGTERM, then SIGKILL, make sure it does."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            process.stdin.close()
+    if await _exited(process, grace):
+        return
+    _signal_group(process, signal.SIGTERM)
+    if not await _exited(process, _TERMINATE_GRACE):
+        _signal_group(process, signal.SIGKILL)
+        await process.wait()
+
+
+@asynccontextmanager
+async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Path,
+                        client: BridgeClient, record: Callable[[object], None],
+                        shutdown_grace: float) -> AsyncIterator[AgentHandle]:
+    """Starts the agent; on exit closes the connection and stops the process."""
+    process = await _spawn(command, env, cwd)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    relay = asyncio.create_task(_relay_stderr(process.stderr, sys.stderr.buffer))
+    connection = connect_to_agent(client, process.stdin, process.stdout,
+                                  observers=[_update_observer(record)])
+    try:
+        yield AgentHandle(connection, process)
+    finally:
+        await connection.close()
+        await _stop(process, shutdown_grace)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(relay, _TERMINATE_GRACE)  # grandchildren may hold stderr
+
+
+async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:
+    """Awaits one ACP request, turning every way it can fail into `AgentError(stage)`."""
+    try:
+        return await call
+    except Exception as error:  # RequestError, ConnectionError, a malformed answer ...
+        raise AgentError(stage, f"{_reason(error)}{handle.exit_note()}") from error
+
+
+def _reason(error: Exception) -> str:
+    data: Any = getattr(error, "data", None)
+    text = str(error) or type(error).__name__
+    return f"{text} {data}" if data else text
+
+
+async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess) -> str:
+    """`initialize` with our capabilities, then `session/new`; returns the ACP session id."""
+    connection = handle.connection
+    started = await agent_step(handle, "initialize", connection.initialize(
+        protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(files),
+        client_info=_client_info()))
+    info = started.agent_info
+    log.info("agent %s %s speaks ACP v%s", info.name if info else "?",
+             info.version if info else "", started.protocol_version)
+    session = await agent_step(handle, "session/new",
+                               connection.new_session(cwd=str(cwd), mcp_servers=[]))
+    return session.session_id

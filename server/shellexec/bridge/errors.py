@@ -1,0 +1,88 @@
+"""The bridge's errors; each one knows how `shellexec bridge` exits because of it.
+
+    BridgeError                     base class; `exit_code` is the process exit status
+    ├── UsageError                  bad arguments, unreadable prompt file          (exit 2)
+    ├── AgentError                  the agent did not start, failed the ACP handshake
+    │                               or the prompt, or exited early                 (exit 1)
+    ├── ServiceError                the service could not record the session       (exit 3)
+    │   ├── ServiceUnavailableError unreachable for longer than the retry window
+    │   ├── ServiceRejectedError    a definite, non-retryable refusal (e.g. NOT_FOUND)
+    │   └── BufferFullError         too many updates waited for the service
+    └── SignalError                 SIGINT/SIGTERM while the bridge waited         (130/143)
+"""
+
+from __future__ import annotations
+
+EXIT_AGENT = 1
+EXIT_USAGE = 2
+EXIT_SERVICE = 3
+
+
+class BridgeError(Exception):
+    """Base class of every error the bridge reports to its user."""
+
+    exit_code = EXIT_AGENT
+
+
+class UsageError(BridgeError):
+    """The command line cannot be acted on."""
+
+    exit_code = EXIT_USAGE
+
+
+class AgentError(BridgeError):
+    """The agent failed: `stage` is what the bridge was doing (`start`, `initialize`...)."""
+
+    exit_code = EXIT_AGENT
+
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(f"agent failed during {stage}: {reason}")
+        self.stage = stage
+        self.reason = reason
+
+
+class ServiceError(BridgeError):
+    """The service could not record what the agent did."""
+
+    exit_code = EXIT_SERVICE
+
+
+class ServiceUnavailableError(ServiceError):
+    """`operation` kept failing with retryable errors for `window` seconds."""
+
+    def __init__(self, operation: str, window: float, last_error: str) -> None:
+        super().__init__(f"service unreachable for {window:g} s while trying to {operation} "
+                         f"(last error: {last_error})")
+        self.operation = operation
+        self.window = window
+        self.last_error = last_error
+
+
+class ServiceRejectedError(ServiceError):
+    """The service answered `operation` with a definite refusal (`code`)."""
+
+    def __init__(self, operation: str, code: str, details: str) -> None:
+        super().__init__(f"service refused to {operation}: {code}: {details}")
+        self.operation = operation
+        self.code = code
+        self.details = details
+
+
+class BufferFullError(ServiceError):
+    """More than `limit` updates or bytes (`what`) waited for the service."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        super().__init__(f"update buffer full ({what} limit {limit}) while the service lagged "
+                         "behind; the agent was cancelled")
+        self.what = what
+        self.limit = limit
+
+
+class SignalError(BridgeError):
+    """A signal arrived while the bridge waited for something it can give up on."""
+
+    def __init__(self, signal_name: str, exit_code: int, waiting_for: str) -> None:
+        super().__init__(f"{signal_name}: stopped waiting for {waiting_for}")
+        self.signal_name = signal_name
+        self.exit_code = exit_code
+        self.waiting_for = waiting_for

@@ -1,0 +1,128 @@
+"""The client side of ACP: what the bridge answers when the agent calls it.
+
+`session/update` notifications are NOT recorded here. The SDK runs every incoming message in
+its own task, so a handler that awaits can be overtaken, and the SDK drops update types its
+models do not know before a handler sees them. The bridge records updates from the
+connection's raw stream observer instead (`agent.py`), synchronously and in arrival order.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from acp.exceptions import RequestError
+from acp.interfaces import Agent
+from acp.schema import (
+    CreateElicitationResponse,
+    CreateTerminalResponse,
+    ElicitationMode,
+    EnvVariable,
+    KillTerminalResponse,
+    PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalOutputResponse,
+    ToolCallUpdate,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+
+from shellexec.bridge import permissions
+from shellexec.bridge.files import FileAccess
+from shellexec.bridge.permissions import PermissionAnswer
+
+log = logging.getLogger("shellexec.bridge")
+
+
+@contextmanager
+def _logged(action: str, path: str) -> Iterator[None]:
+    """Logs a file request and whether it was served (refusals matter when debugging)."""
+    try:
+        yield
+    except RequestError as error:
+        log.warning("agent asked to %s %s: refused (%s)", action, path, error)
+        raise
+    log.info("agent asked to %s %s: done", action, path)
+
+
+class _NoTerminal:
+    """`terminal/*`: not offered (`clientCapabilities.terminal: false`), so agents run
+    commands themselves and report them; a call anyway is "method not found" rather than the
+    SDK's silent `null` result."""
+
+    async def create_terminal(self, session_id: str, command: str,
+                              args: list[str] | None = None,
+                              env: list[EnvVariable] | None = None, cwd: str | None = None,
+                              output_byte_limit: int | None = None, **kwargs: Any
+                              ) -> CreateTerminalResponse:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any
+                              ) -> TerminalOutputResponse:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
+                               ) -> ReleaseTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any
+                                     ) -> WaitForTerminalExitResponse:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
+                            ) -> KillTerminalResponse | None:
+        raise RequestError.method_not_found("terminal/kill")
+
+
+class BridgeClient(_NoTerminal):
+    """Answers permission and file requests by policy; nothing here blocks on a human."""
+
+    def __init__(self, answer: PermissionAnswer, files: FileAccess,
+                 cancelling: Callable[[], bool]) -> None:
+        self._answer = answer
+        self._files = files
+        self._cancelling = cancelling
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None  # recorded by the stream observer; see the module docstring
+
+    async def request_permission(self, session_id: str, tool_call: ToolCallUpdate,
+                                 options: list[PermissionOption], **kwargs: Any
+                                 ) -> RequestPermissionResponse:
+        # ACP: once the client sent session/cancel it must answer pending requests `cancelled`.
+        response = (permissions.cancelled() if self._cancelling()
+                    else permissions.choose(self._answer, options))
+        log.info("permission asked for %r: %s", tool_call.title or tool_call.tool_call_id,
+                 permissions.describe(response))
+        return response
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None,
+                             limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
+        with _logged("read", path):
+            return ReadTextFileResponse(content=await self._files.read(path, line, limit))
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any
+                              ) -> WriteTextFileResponse | None:
+        with _logged("write", path):
+            await self._files.write(path, content)
+        return WriteTextFileResponse()
+
+    async def create_elicitation(self, message: str, mode: ElicitationMode, **kwargs: Any
+                                 ) -> CreateElicitationResponse:
+        raise RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def on_connect(self, conn: Agent) -> None:
+        return None

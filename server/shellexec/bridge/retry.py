@@ -1,0 +1,97 @@
+"""Retrying service calls: exponential backoff inside a bounded outage window.
+
+A call that fails with a retryable gRPC status is tried again after 0.1 s, 0.2 s, 0.4 s ...
+(capped at `max_delay`, with jitter so restarted bridges do not call in lockstep) until it
+succeeds or `window` seconds have passed since its first failure; then the outage is reported
+as `ServiceUnavailableError`. A definite answer (NOT_FOUND, INVALID_ARGUMENT ...) is not retried.
+Every call the bridge retries is idempotent: publishes carry their sequence number, which the
+service deduplicates. See docs/adr/0031.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import grpc
+
+from shellexec.bridge.errors import ServiceRejectedError, ServiceUnavailableError
+
+T = TypeVar("T")
+log = logging.getLogger("shellexec.bridge")
+
+# UNAVAILABLE: no server / connection lost; DEADLINE_EXCEEDED: a hung or overloaded server;
+# ABORTED, RESOURCE_EXHAUSTED: transient contention; INTERNAL: a crash mid-call. A retry of an
+# already-applied publish is harmless (sequence numbers), so erring on "retry" is safe.
+RETRYABLE = frozenset({
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.INTERNAL,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How long an outage may last (`window`, seconds) and how often to try meanwhile."""
+
+    window: float = 60.0
+    first_delay: float = 0.1
+    max_delay: float = 2.0
+    multiplier: float = 2.0
+
+    def delays(self) -> Callable[[], float]:
+        """A fresh backoff sequence: each call returns the next delay, jittered +-20 %."""
+        current = self.first_delay
+
+        def next_delay() -> float:
+            nonlocal current
+            delay = current * random.uniform(0.8, 1.2)
+            current = min(current * self.multiplier, self.max_delay)
+            return delay
+
+        return next_delay
+
+
+def _describe(error: grpc.aio.AioRpcError) -> str:
+    return f"{error.code().name}: {error.details()}"
+
+
+async def retrying(policy: RetryPolicy, operation: str, attempt: Callable[[], Awaitable[T]],
+                   on_retry: Callable[[], Awaitable[None]] | None = None) -> T:
+    """`await attempt()` until it succeeds, retrying transient failures within the window.
+
+    `on_retry` runs before each new attempt (the service link uses it to open a fresh
+    channel, so a restarted server is reached at once instead of after gRPC's own reconnect
+    backoff, which grows to minutes).
+    """
+    loop = asyncio.get_running_loop()
+    deadline: float | None = None
+    next_delay = policy.delays()
+    while True:
+        try:
+            result = await attempt()
+        except grpc.aio.AioRpcError as error:
+            if error.code() not in RETRYABLE:
+                raise ServiceRejectedError(operation, error.code().name,
+                                           error.details() or "") from None
+            if deadline is None:
+                deadline = loop.time() + policy.window
+                log.warning("service unreachable (%s); will retry for up to %g s to %s",
+                            _describe(error), policy.window, operation)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise ServiceUnavailableError(operation, policy.window,
+                                              _describe(error)) from None
+            await asyncio.sleep(min(next_delay(), remaining))
+            if on_retry is not None:
+                await on_retry()
+        else:
+            if deadline is not None:
+                log.warning("service reachable again; %s succeeded", operation)
+            return result

@@ -1,0 +1,169 @@
+"""One bridge run, start to finish.
+
+1. Start the agent; `initialize` (advertising terminal output) and `session/new`.
+2. Create the service session and start its turn (retried while the service is away).
+3. Record the prompt as a `user_message_chunk`, send `session/prompt`, and let the forwarder
+   publish every `session/update` as it arrives.
+4. When the prompt returns (or is cancelled by a signal), stop the agent, wait until every
+   update reached the service, and complete the turn with the agent's stop reason.
+
+The agent starts before the service session is created so that an agent that cannot start
+leaves no empty session behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from acp import text_block
+from acp.schema import PromptResponse
+
+from shellexec.bridge.agent import AgentHandle, open_acp_session, running_agent
+from shellexec.bridge.environment import agent_environment
+from shellexec.bridge.errors import AgentError, BridgeError, SignalError
+from shellexec.bridge.files import FileAccess
+from shellexec.bridge.forwarder import Forwarder
+from shellexec.bridge.handlers import BridgeClient
+from shellexec.bridge.options import BridgeOptions
+from shellexec.bridge.service import ServiceLink, ServiceTurn
+from shellexec.bridge.signals import Signals
+
+log = logging.getLogger("shellexec.bridge")
+
+CANCELLED = "cancelled"
+# The stop reason recorded when the prompt failed (the agent crashed or answered an error):
+# not an ACP stop reason on purpose, so it cannot be mistaken for one the agent sent.
+AGENT_FAILED = "agent_error"
+# How long an agent may take to exit once its stdin is closed, before SIGTERM.
+AGENT_EXIT_SECONDS = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A run whose turn was recorded; `error` is an agent failure that ended it early."""
+
+    turn: ServiceTurn
+    stop_reason: str
+    exit_code: int
+    error: BridgeError | None = None
+
+
+def user_message(prompt: str) -> dict[str, Any]:
+    """The update that shows the prompt in the chat, as an ACP client would echo it."""
+    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": prompt}}
+
+
+class BridgeRun:
+    """The state of one run: options, signals, the forwarder and the service link."""
+
+    def __init__(self, options: BridgeOptions, signals: Signals) -> None:
+        self._options = options
+        self._signals = signals
+        self._files = FileAccess(options.cwd, read=options.allow_fs_read,
+                                 write=options.allow_fs_write)
+        self._forwarder = Forwarder(options.limits)
+        self._link = ServiceLink(options.server, options.retry)
+        self._cancel_sent = False
+
+    async def execute(self) -> RunResult:
+        """Runs the agent and records its turn; raises what prevented recording it."""
+        try:
+            turn, stop_reason, error = await self._run_agent()
+            await self._signals.unless_signalled(
+                self._forwarder.flush(),
+                f"{self._forwarder.pending} update(s) to reach the service")
+            await self._signals.unless_signalled(
+                self._link.complete_turn(turn, stop_reason), "the service to complete the turn")
+            self._log_stats()
+            exit_code = self._signals.exit_code or (error.exit_code if error else 0)
+            return RunResult(turn, stop_reason, exit_code, error)
+        finally:
+            await self._forwarder.stop()
+            await self._link.close()
+
+    async def _run_agent(self) -> tuple[ServiceTurn, str, AgentError | None]:
+        options = self._options
+        environment = agent_environment(options.env_names, os.environ)
+        log.info("agent environment: %s", " ".join(environment.names()))
+        for name in environment.missing:
+            log.warning("--env %s: not set in this environment; not passed", name)
+        client = BridgeClient(options.permission, self._files, lambda: self._cancel_sent)
+        async with running_agent(options.command, environment.values, options.cwd, client,
+                                 self._forwarder.enqueue, AGENT_EXIT_SECONDS) as agent:
+            acp_session = await self._signals.unless_signalled(
+                open_acp_session(agent, options.cwd, self._files), "the agent to start")
+            turn = await self._signals.unless_signalled(
+                self._link.open_turn(options.task_id, options.agent),
+                "the service to open a session")
+            log.info("recording into session %s (%s)", turn.session_id,
+                     options.session_url(turn.session_id))
+            self._forwarder.start(functools.partial(self._link.publish, turn.session_id))
+            stop_reason, error = await self._prompt(agent, acp_session)
+        return turn, stop_reason, error
+
+    async def _prompt(self, agent: AgentHandle, session_id: str
+                      ) -> tuple[str, AgentError | None]:
+        self._forwarder.enqueue(user_message(self._options.prompt))
+        prompt = asyncio.ensure_future(agent.connection.prompt(
+            session_id=session_id, prompt=[text_block(self._options.prompt)]))
+        signalled = asyncio.ensure_future(self._signals.wait_beyond(0))
+        failed = asyncio.ensure_future(self._forwarder.failed.wait())
+        try:
+            await asyncio.wait({prompt, signalled, failed}, return_when=asyncio.FIRST_COMPLETED)
+            if not prompt.done():
+                await self._cancel(agent, session_id, prompt)
+        finally:
+            signalled.cancel()
+            failed.cancel()
+        if self._forwarder.failure is not None:
+            raise self._forwarder.failure
+        return await _outcome(agent, prompt, self._cancel_sent)
+
+    async def _cancel(self, agent: AgentHandle, session_id: str,
+                      prompt: asyncio.Future[PromptResponse]) -> None:
+        """`session/cancel`, then up to `cancel_grace` seconds for the prompt to return."""
+        self._cancel_sent = True
+        why = self._signals.received[0].name if self._signals.received else "service failure"
+        log.warning("%s: cancelling the agent's prompt (waiting up to %g s for it)", why,
+                    self._options.cancel_grace)
+        with contextlib.suppress(Exception):  # the agent may already be gone
+            await agent.connection.cancel(session_id=session_id)
+        with contextlib.suppress(SignalError):  # a second signal: stop waiting now
+            await self._signals.unless_signalled(
+                asyncio.wait({prompt}, timeout=self._options.cancel_grace),
+                "the agent to cancel")
+        if not prompt.done():
+            log.warning("the agent did not end its prompt; stopping it")
+            prompt.cancel()
+            await asyncio.wait({prompt})
+
+    def _log_stats(self) -> None:
+        stats = self._forwarder.stats
+        log.info("published %d update(s); %d already stored; %d refused", stats.published,
+                 stats.duplicates, stats.rejected)
+
+
+async def _outcome(agent: AgentHandle, prompt: asyncio.Future[PromptResponse],
+                   cancel_sent: bool) -> tuple[str, AgentError | None]:
+    if prompt.cancelled():
+        return CANCELLED, None
+    error = prompt.exception()
+    if error is None:
+        return str(prompt.result().stop_reason), None
+    if cancel_sent:
+        # ACP wants `stopReason: cancelled`, but some agents answer a cancelled prompt with
+        # the error their aborted model call raised; the user asked for this, it is no failure.
+        log.info("the cancelled prompt ended with an error: %s", error)
+        return CANCELLED, None
+    # A lost connection usually means the agent died: give it a moment so the message can
+    # say with which status.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(agent.process.wait(), 1.0)
+    return AGENT_FAILED, AgentError("session/prompt", f"{error or type(error).__name__}"
+                                                      f"{agent.exit_note()}")

@@ -1,0 +1,65 @@
+"""`shellexec bridge` arguments, the JSON result line and exit statuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bridge.harness import agent_command, run_bridge
+
+from shellexec.bridge.cli import main
+from shellexec.client import ShellExecClient
+
+from support.stack import Stack
+
+AGENT = ["--", "agent-acp"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--prompt", "hi"], "missing `-- AGENT_COMMAND"),
+    (["--prompt", "hi", "--"], "missing `-- AGENT_COMMAND"),
+    ([*AGENT], "one of the arguments --prompt --prompt-file is required"),
+    (["--prompt", "hi", "--prompt-file", "p.txt", *AGENT], "not allowed with argument"),
+    (["--prompt", "  ", *AGENT], "the prompt is empty"),
+    (["--prompt-file", "/nonexistent/prompt.txt", *AGENT], "cannot read --prompt-file"),
+    (["--prompt", "hi", "--env", "OPENAI_API_KEY=sk-x", *AGENT], "not NAME=VALUE"),
+    (["--prompt", "hi", "--retry-for", "0", *AGENT], "--retry-for must be positive"),
+    (["--prompt", "hi", "--cwd", "/nonexistent/dir", *AGENT], "--cwd is not a directory"),
+    (["--prompt", "hi", "--permission", "maybe", *AGENT], "invalid choice: 'maybe'"),
+])
+def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str],
+                                            argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert captured.out == ""
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "-- AGENT_COMMAND" in text
+    assert "exit status" in text
+
+
+def test_result_line_defaults_come_from_the_environment(
+        stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
+    (tmp_path / "prompt.md").write_text("Fix the flaky test.\n")
+    command = agent_command(tmp_path, [{"stop": "end_turn"}], "codex-acp")
+    finished = run_bridge(stack, tmp_path, [], "--prompt-file", str(tmp_path / "prompt.md"),
+                          "--task-id", "task-cli-1", command=command, addresses=False,
+                          env={"SHELLEXEC_GRPC_ADDRESS": stack.grpc_target,
+                               "SHELLEXEC_WEB_URL": "http://chat.example:9000/"})
+
+    assert finished.code == 0, finished.stderr
+    result = json.loads(finished.stdout)
+    assert sorted(result) == ["session_id", "stop_reason", "turn_id", "url"]
+    assert result["url"] == f"http://chat.example:9000/?session={result['session_id']}"
+    session = client.get_session(result["session_id"])
+    assert (session.task_id, session.agent, session.state) == ("task-cli-1", "codex", "idle")
+    record = json.loads((tmp_path / "codex-acp.record.json").read_text())
+    assert record["session/new"]["cwd"] == str(tmp_path)
+    assert record["session/prompt"]["prompt"][0]["text"] == "Fix the flaky test.\n"
+    [message] = client.messages(result["session_id"])
+    assert (message.author_type, message.content) == ("user", "Fix the flaky test.\n")

@@ -1,0 +1,122 @@
+"""Ordering, sequencing, buffering and retrying between the agent and the service."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from bridge.harness import Step, Update, assert_recorded, launch, run_bridge
+from bridge.provider_scripts import say, steps, unfinished
+
+from shellexec.client import ShellExecClient
+
+from support.acp import codex_delta, codex_start
+from support.stack import Stack, free_port
+
+PROMPT = "Build it."
+
+
+def _burst(call_id: str, count: int) -> list[Update]:
+    """A command announced, then `count` deltas; it ends with only an exit code, so its output
+    is exactly the concatenation of the deltas, in order."""
+    end: Update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                   "status": "completed",
+                   "_meta": {"terminal_exit": {"terminal_id": call_id, "exit_code": 0,
+                                               "signal": None}}}
+    deltas = [codex_delta(call_id, f"chunk {n:04d}\n") for n in range(count)]
+    return [codex_start(call_id, "make burst"), *deltas, end]
+
+
+def test_a_burst_of_500_deltas_is_stored_in_arrival_order(stack: Stack, client: ShellExecClient,
+                                                          tmp_path: Path) -> None:
+    updates = [*_burst("burst-1", 500), say("Interleaved text, "), say("then more.")]
+    finished = run_bridge(stack, tmp_path, steps(updates), "--agent", "codex",
+                          "--prompt", PROMPT)
+
+    assert finished.code == 0, finished.stderr
+    session_id = finished.result()["session_id"]
+    [tool] = [m for m in client.messages(session_id) if m.type == "tool_execute"]
+    output = client.shell_output(session_id, tool.id).output
+    assert output.stdout == "".join(f"chunk {n:04d}\n" for n in range(500))
+    assert "published 505 update(s); 0 already stored" in finished.stderr
+    assert_recorded(client, session_id, PROMPT, updates, "codex")
+
+
+def _paused_after_kill(before: list[Update], after: list[Step], killed: Path) -> list[Step]:
+    """The agent sends `before`, marks `streaming`, waits until the test has killed the
+    server (it creates `killed`), then plays `after`: its later updates meet the outage."""
+    return [*steps(before), {"mark": "streaming"}, {"wait_for_file": str(killed)}, *after]
+
+
+def test_service_restart_mid_stream_loses_and_duplicates_nothing(
+        own_stack: Stack, tmp_path: Path) -> None:
+    updates = _burst("outage-1", 60)
+    killed = tmp_path / "killed"
+    script = _paused_after_kill(updates[:20], steps(updates[20:], pause_every=1, pause=0.02),
+                                killed)
+    bridge = launch(own_stack, tmp_path, script, "--agent", "codex", "--prompt", PROMPT)
+    bridge.wait_for_mark("streaming")
+    own_stack.kill_server()
+    killed.touch()
+    time.sleep(0.5)  # the agent keeps streaming into the buffer meanwhile
+    own_stack.start_server()
+    finished = bridge.finish()
+
+    assert finished.code == 0, finished.stderr
+    assert "service unreachable" in finished.stderr
+    assert "service reachable again" in finished.stderr
+    session_id = finished.result()["session_id"]
+    with own_stack.client() as client:
+        [tool] = [m for m in client.messages(session_id) if m.type == "tool_execute"]
+        output = client.shell_output(session_id, tool.id).output
+        assert output.stdout == "".join(f"chunk {n:04d}\n" for n in range(60))
+        assert_recorded(client, session_id, PROMPT, updates, "codex")
+
+
+def test_service_gone_longer_than_the_window_fails_loudly_and_cancels_the_agent(
+        own_stack: Stack, tmp_path: Path) -> None:
+    killed = tmp_path / "killed"
+    script = _paused_after_kill(unfinished("codex", "gone-1", lines=2), [
+        {"update": codex_delta("gone-1", "more\n")}, {"wait_for_cancel": 30}], killed)
+    bridge = launch(own_stack, tmp_path, script, "--agent", "codex", "--retry-for", "1.5",
+                    "--prompt", PROMPT)
+    bridge.wait_for_mark("streaming")
+    own_stack.kill_server()
+    killed.touch()
+    finished = bridge.finish(timeout=30)
+
+    assert finished.code == 3
+    assert finished.stdout == ""
+    assert "service unreachable for 1.5 s while trying to publish update #" in finished.stderr
+    assert len(finished.record["session/cancel"]) == 1
+
+
+def test_service_unreachable_at_start_fails_after_the_window(stack: Stack,
+                                                             tmp_path: Path) -> None:
+    nowhere = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    finished = run_bridge(stack, tmp_path, [], "--server", nowhere, "--retry-for", "1",
+                          "--prompt", PROMPT, addresses=False)
+    assert finished.code == 3
+    assert finished.stdout == ""
+    assert "service unreachable for 1 s while trying to create the session" in finished.stderr
+    assert time.monotonic() - started < 15
+
+
+def test_buffer_limit_while_the_service_is_away_fails_loudly(own_stack: Stack,
+                                                             tmp_path: Path) -> None:
+    updates = _burst("full-1", 40)
+    killed = tmp_path / "killed"
+    script = _paused_after_kill(updates[:1], [*steps(updates[1:]), {"wait_for_cancel": 30}],
+                                killed)
+    bridge = launch(own_stack, tmp_path, script, "--agent", "codex",
+                    "--max-buffered-updates", "10", "--prompt", PROMPT)
+    bridge.wait_for_mark("streaming")
+    own_stack.kill_server()
+    killed.touch()
+    finished = bridge.finish(timeout=30)
+
+    assert finished.code == 3
+    assert finished.stdout == ""
+    assert "update buffer full (updates limit 10)" in finished.stderr
+    assert len(finished.record["session/cancel"]) == 1
