@@ -1,0 +1,177 @@
+"""ACP `params.update` objects shaped like each provider's adapter sends them (see
+shared/notes/acp-providers.md): the demo uses the real shapes, not a simplified one."""
+
+from __future__ import annotations
+
+from shellexec.demo.steps import Pause, Publish, Step, Update
+
+
+def text(author: str, message: str, chunks: int = 3) -> list[Step]:
+    """A chat message streamed in a few chunks, as agents do (`author`: user or agent)."""
+    kind = "user_message_chunk" if author == "user" else "agent_message_chunk"
+    size = max(1, -(-len(message) // chunks))
+    return [Publish({"sessionUpdate": kind, "content": {"type": "text", "text": part}})
+            for part in (message[i:i + size] for i in range(0, len(message), size))]
+
+
+# ---- Codex ------------------------------------------------------------------------------------
+
+def codex_rust_start(call: str, command: str, cwd: str) -> Update:
+    """Rust codex-acp, terminal mode: argv in rawInput, the terminal in _meta."""
+    return {"sessionUpdate": "tool_call", "toolCallId": call, "title": command,
+            "kind": "execute", "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": call}],
+            "rawInput": {"call_id": call, "process_id": "1000", "turn_id": "1",
+                         "command": ["/bin/bash", "-lc", command], "cwd": cwd,
+                         "parsed_cmd": [{"type": "unknown", "cmd": command}],
+                         "source": "unified_exec_startup"},
+            "_meta": {"terminal_info": {"terminal_id": call, "cwd": cwd}}}
+
+
+def codex_rust_end(call: str, command: str, cwd: str, output: str, exit_code: int) -> Update:
+    """Rust codex-acp end event: the whole ExecCommandEndEvent as rawOutput."""
+    raw = {"call_id": call, "process_id": "1000", "turn_id": "1",
+           "command": ["/bin/bash", "-lc", command], "cwd": cwd,
+           "source": "unified_exec_startup", "stdout": output, "stderr": "",
+           "aggregated_output": output, "exit_code": exit_code,
+           "duration": {"secs": 0, "nanos": 87_000_000}, "formatted_output": output,
+           "status": "completed" if exit_code == 0 else "failed"}
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
+            "status": "completed" if exit_code == 0 else "failed", "rawOutput": raw,
+            "_meta": {"terminal_exit": {"terminal_id": call, "exit_code": exit_code,
+                                        "signal": None}}}
+
+
+def codex_rust(call: str, command: str, cwd: str, output: str, exit_code: int) -> list[Step]:
+    steps: list[Step] = [Publish(codex_rust_start(call, command, cwd)), Pause(0.6)]
+    if output:
+        steps.append(Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
+                              "_meta": {"terminal_output": {"terminal_id": call,
+                                                            "data": output}}}))
+    steps.append(Publish(codex_rust_end(call, command, cwd, output, exit_code)))
+    return steps
+
+
+def codex_ts_start(call: str, command: str, cwd: str) -> Update:
+    """TypeScript codex-acp (on codex app-server): rawInput {command, cwd}."""
+    return {"sessionUpdate": "tool_call", "toolCallId": call, "name": "exec_command",
+            "kind": "execute", "title": command, "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": call}],
+            "rawInput": {"command": command, "cwd": cwd},
+            "_meta": {"terminal_info": {"cwd": cwd, "terminal_id": call}}}
+
+
+def codex_ts_delta(call: str, data: str) -> Update:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
+            "_meta": {"terminal_output_delta": {"data": data, "terminal_id": call}}}
+
+
+def codex_ts_exit(call: str, exit_code: int) -> Update:
+    """The end of a terminal command: no rawOutput, the exit code only in _meta."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
+            "status": "completed" if exit_code == 0 else "failed",
+            "_meta": {"terminal_exit": {"exit_code": exit_code, "signal": None,
+                                        "terminal_id": call}}}
+
+
+def codex_ts_stream(call: str, command: str, cwd: str, chunks: list[str], every: float,
+                    exit_code: int | None) -> list[Step]:
+    """A command streaming `chunks`, `every` seconds apart; `exit_code` None leaves it
+    running (the turn's end will cancel it)."""
+    steps: list[Step] = [Publish(codex_ts_start(call, command, cwd))]
+    for chunk in chunks:
+        steps += [Pause(every), Publish(codex_ts_delta(call, chunk))]
+    if exit_code is not None:
+        steps += [Pause(every), Publish(codex_ts_exit(call, exit_code))]
+    return steps
+
+
+# ---- Claude -------------------------------------------------------------------------------
+
+def claude_terminal(call: str, command: str, description: str, output: str,
+                    exit_code: int) -> list[Step]:
+    """claude-agent-acp with the terminal_output capability: the command arrives after the
+    call, the whole output in one terminal_output chunk, then terminal_exit."""
+    meta = {"claudeCode": {"toolName": "Bash"}}
+    return [
+        Publish({"_meta": {**meta, "terminal_info": {"terminal_id": call}},
+                 "toolCallId": call, "sessionUpdate": "tool_call", "name": "Bash",
+                 "rawInput": {}, "status": "pending", "title": "Terminal", "kind": "execute",
+                 "content": [{"type": "terminal", "terminalId": call}]}),
+        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": "tool_call_update",
+                 "rawInput": {"command": command}, "title": command}),
+        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": "tool_call_update",
+                 "rawInput": {"command": command, "description": description}}),
+        Pause(0.8),
+        Publish({"_meta": {"terminal_output": {"terminal_id": call, "data": output}},
+                 "toolCallId": call, "sessionUpdate": "tool_call_update"}),
+        Publish({"_meta": {**meta, "terminal_exit": {"terminal_id": call,
+                                                     "exit_code": exit_code,
+                                                     "signal": None}},
+                 "toolCallId": call, "sessionUpdate": "tool_call_update",
+                 "status": "completed" if exit_code == 0 else "failed"}),
+    ]
+
+
+# ---- OpenCode -----------------------------------------------------------------------------
+
+def opencode(call: str, command: str, cwd: str, snapshots: list[str],
+             exit_code: int) -> list[Step]:
+    """`opencode acp`: cumulative content snapshots, then `completed` whatever the exit code,
+    which is only in rawOutput.metadata.exit."""
+    running = {"sessionUpdate": "tool_call_update", "toolCallId": call,
+               "status": "in_progress", "kind": "execute", "title": command,
+               "locations": [{"path": cwd}], "rawInput": {"command": command, "cwd": cwd}}
+    steps: list[Step] = [
+        Publish({"sessionUpdate": "tool_call", "toolCallId": call, "title": "bash",
+                 "kind": "execute", "status": "pending", "locations": [{"path": cwd}],
+                 "rawInput": {"cwd": cwd}}),
+        Publish(running),
+    ]
+    for snapshot in snapshots:
+        steps += [Pause(0.5), Publish({**running, "content": [
+            {"type": "content", "content": {"type": "text", "text": snapshot}}]})]
+    final = snapshots[-1] if snapshots else ""
+    steps.append(Publish({
+        "sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed",
+        "title": command,
+        "content": [{"type": "content", "content": {"type": "text", "text": final}}],
+        "rawOutput": {"output": final, "metadata": {"output": final, "exit": exit_code,
+                                                    "truncated": False}}}))
+    return steps
+
+
+# ---- Auggie -------------------------------------------------------------------------------
+
+def auggie(call: str, command: str, cwd: str, output: str, exit_code: int) -> list[Step]:
+    """`auggie --acp`: no status until the end; the result is XML-like text in rawOutput."""
+    result = ("Here are the results from executing the command.\n"
+              f"<return-code>\n{exit_code}\n</return-code>\n<output>\n{output}\n</output>")
+    return [
+        Publish({"sessionUpdate": "tool_call", "toolCallId": call,
+                 "title": f"Run `{command}`", "kind": "execute", "content": [],
+                 "rawInput": {"command": command, "wait": True, "max_wait_seconds": 600,
+                              "cwd": cwd}}),
+        Pause(1.2),
+        Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
+                 "status": "completed" if exit_code == 0 else "failed",
+                 "rawOutput": {"output": result}}),
+    ]
+
+
+# ---- OMP (oh-my-pi) -----------------------------------------------------------------------
+
+def omp(call: str, command: str, output: str) -> list[Step]:
+    """`omp acp`: a `$ command` content block glued to the output, no exit code on success."""
+    echo = f"$ {command}"
+    return [
+        Publish({"sessionUpdate": "tool_call", "toolCallId": call, "title": echo,
+                 "kind": "execute", "status": "pending", "rawInput": {"command": command},
+                 "content": [{"type": "content", "content": {"type": "text", "text": echo}}]}),
+        Pause(0.4),
+        Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
+                 "status": "completed",
+                 "rawOutput": {"details": {"timeoutSeconds": 300, "wallTimeMs": 15.2}},
+                 "content": [{"type": "content",
+                              "content": {"type": "text", "text": echo + output}}]}),
+    ]

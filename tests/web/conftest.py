@@ -1,0 +1,54 @@
+"""Browser fixtures: one Debian Chromium for the run, a fresh context per test, at a desktop
+(1280x800) and a mobile (390x844, touch) viewport."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+from web.browser import TIMEOUT_MS, VIEWPORTS, launch, new_context
+from web.chat import Api, ChatPage
+
+from support.stack import Stack
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        try:
+            launched = launch(playwright)
+        except FileNotFoundError as error:
+            pytest.fail(str(error))
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def viewport(request: pytest.FixtureRequest) -> str:
+    """Parametrizes a test over the desktop and the mobile viewport."""
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def chat(browser: Browser, request: pytest.FixtureRequest) -> Iterator[ChatPage]:
+    """A page in a fresh context, at the test's `viewport` when it takes one, else desktop."""
+    viewport = "desktop"
+    if "viewport" in request.fixturenames:
+        viewport = request.getfixturevalue("viewport")
+    context = new_context(browser, viewport)
+    try:
+        page = ChatPage(context.new_page(), request.node.name, touch=viewport == "mobile")
+        yield page
+        assert page.errors == [], "the page logged errors"
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def api(stack: Stack) -> Api:
+    return Api(stack)

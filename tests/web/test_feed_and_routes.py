@@ -1,0 +1,152 @@
+"""The page follows the session's live feed, resumes after the server ends a stream, and opens
+from each of its addresses (issue 4 "The page")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+from web.chat import Api, ChatPage, codex_delta, generic_start, unique, user_text
+
+from support.acp import agent_text, codex_end
+from support.stack import Stack
+
+pytestmark = pytest.mark.browser
+
+STREAM_LIFETIME_SECONDS = 2
+
+
+@pytest.fixture
+def short_stream_stack(tmp_path: Path) -> Iterator[Stack]:
+    """A stack whose feed streams end after 2 s, so the page has to resume."""
+    running = Stack(tmp_path, extra_env={
+        "SHELLEXEC_STREAM_LIFETIME_SECONDS": str(STREAM_LIFETIME_SECONDS)}).start()
+    yield running
+    running.stop()
+
+
+def since_revision(url: str) -> int:
+    return int(parse_qs(urlparse(url).query)["since_revision"][0])
+
+
+def test_page_follows_the_live_feed(stack: Stack, api: Api, chat: ChatPage) -> None:
+    session = api.new_session("codex")
+    sid = session["id"]
+    turn = api.start_turn(sid)
+    api.publish(sid, user_text("Why does CI fail?"))
+
+    chat.open(f"{stack.rest_url}/?session={sid}")
+    messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(1)
+
+    api.publish(sid, agent_text("Let me run the tests."))
+    call = unique("call")
+    message_id = api.play(sid, [generic_start(call, "make test")])
+    row = chat.shell_row(message_id)
+    expect(row).to_have_attribute("data-result", "running")
+    expect(row).to_have_attribute("data-has-output", "false")
+    expect(chat.toggle(message_id)).to_have_count(0)  # nothing retained yet: nothing to open
+    api.publish(sid, codex_delta(call, "...\n"))
+    expect(row).to_have_attribute("data-has-output", "true")
+    expect(chat.toggle(message_id)).to_have_attribute("aria-expanded", "false")  # offered, shut
+    api.publish(sid, codex_end(call, "...\nFAIL: test_tz\n", 2))
+    expect(row).to_have_attribute("data-result", "failure")
+    expect(row).to_have_attribute("data-exit-code", "2")
+    api.publish(sid, agent_text("One test fails on a timezone assumption."))
+    api.complete_turn(sid, turn)
+
+    expect(messages).to_have_count(4)
+    expect(messages.nth(0)).to_have_attribute("data-author", "user")
+    expect(messages.nth(1)).to_contain_text("Let me run the tests.")
+    expect(messages.nth(2)).to_have_attribute("data-message-id", message_id)
+    expect(messages.nth(3)).to_contain_text("timezone assumption")
+    assert chat.shell_requests() == []  # following the feed never fetches output
+
+
+def test_page_resumes_after_the_stream_ends(
+        short_stream_stack: Stack, chat: ChatPage) -> None:
+    stack = short_stream_stack
+    api = Api(stack)
+    session = api.new_session("claude")
+    sid = session["id"]
+    api.start_turn(sid)
+    api.publish(sid, user_text("hello"))
+
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    api.publish(sid, agent_text("first reply"))
+    messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(2)
+
+    # The server ends the stream after 2 s; the page reconnects from the last revision.
+    for _ in range(100):
+        if len(chat.feed_urls()) >= 2:
+            break
+        chat.pump(100)
+    urls = chat.feed_urls()
+    assert len(urls) >= 2, urls
+    assert since_revision(urls[0]) == 1  # the loaded state already held the user message
+    assert since_revision(urls[-1]) >= 2  # resumes after "first reply"
+    end_events = [e for e, _ in chat.feed_events() if e.get("type") == "end_of_stream"]
+    assert end_events, "the server did not end the stream"
+
+    call = unique("call")
+    message_id = api.play(sid, [generic_start(call, "git status"),
+                                codex_end(call, "nothing to commit\n", 0)])
+    expect(chat.shell_row(message_id)).to_have_attribute("data-result", "success")
+    expect(messages).to_have_count(3)  # replays after the reconnect never duplicate a row
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+
+
+def test_page_resumes_after_the_server_restarts(own_stack: Stack, chat: ChatPage) -> None:
+    api = Api(own_stack)
+    session = api.new_session("codex")
+    sid = session["id"]
+    api.start_turn(sid)
+    chat.open(f"{own_stack.rest_url}/?session={sid}")
+    api.publish(sid, agent_text("before the crash"))
+    messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(1)
+
+    own_stack.kill_server()
+    feed_status = chat.page.get_by_test_id("feed-status")
+    expect(feed_status).to_have_attribute("data-state", "reconnecting")
+    own_stack.start_server()
+    call = unique("call")
+    message_id = api.play(sid, [generic_start(call, "make check"),
+                                codex_end(call, "all checks passed\n", 0)])
+    expect(chat.shell_row(message_id)).to_have_attribute("data-result", "success",
+                                                          timeout=15_000)
+    expect(feed_status).to_have_attribute("data-state", "live")
+    expect(messages).to_have_count(2)
+    assert since_revision(chat.feed_urls()[-1]) >= 1  # resumed after "before the crash"
+
+
+def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
+                                                  chat: ChatPage) -> None:
+    task = unique("task")
+    older = api.new_session("codex", task_id=task)
+    api.publish(older["id"], user_text("older session"))
+    latest = api.new_session("claude", task_id=task)
+    api.publish(latest["id"], user_text("latest session"))
+
+    chat.open(f"{stack.rest_url}/sessions/{older['id']}")
+    header = chat.page.get_by_test_id("session-header")
+    expect(header).to_have_attribute("data-session-id", older["id"])
+    expect(chat.page.get_by_test_id("chat-text")).to_have_text("older session")
+
+    chat.open(f"{stack.rest_url}/?session={latest['id']}")
+    expect(header).to_have_attribute("data-session-id", latest["id"])
+    expect(chat.page.get_by_test_id("session-agent")).to_have_text("claude")
+
+    chat.open(f"{stack.rest_url}/?task={task}")  # the task's latest session, by boot state
+    expect(header).to_have_attribute("data-session-id", latest["id"])
+    expect(chat.page.get_by_test_id("chat-text")).to_have_text("latest session")
+    assert any("/boot-state" in url for url, _ in chat.api_bodies())
+
+    chat.page.goto(f"{stack.rest_url}/")
+    expect(chat.page.get_by_test_id("open-form")).to_be_visible()
+    chat.page.goto(f"{stack.rest_url}/sessions/ses_does_not_exist")
+    expect(chat.page.get_by_test_id("page-error")).to_contain_text("Not found")
