@@ -50,5 +50,7 @@ function exitView(snapshot, messageStatus, messageExitCode) {
   } else {
     return null;
   }
-  return { code, text: exitLine(code), result: classifyResult(status, code) };
+  // "Exit code unavailable" is neutral even when the command failed: the row's badge already
+  // says failure, and the line only reports what is known about the exit code.
+  return { code, text: exitLine(code), result: code === null ? 'neutral' : classifyResult(status, code) };
 }

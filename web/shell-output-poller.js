@@ -184,6 +184,21 @@ export function createShellOutputPoller(options) {
       request();
     },
 
+    /**
+     * A message that was already terminal changed again (a late terminal update reconciled a
+     * command the turn had cancelled): abort any in-flight request and fetch one more final
+     * snapshot, even after `done`. Does nothing after `close()`; before open() it makes the
+     * first fetch the final one.
+     */
+    refresh() {
+      if (state === 'closed') return;
+      final = true;
+      if (state === 'idle') return;
+      abortInFlight();
+      cancelTimer();
+      request();
+    },
+
     /** Collapse or unmount: stop, abort the in-flight request, ignore anything that comes back. */
     close() {
       if (state === 'closed') return;

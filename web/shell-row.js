@@ -165,9 +165,14 @@ export function createShellRow(message, { loadSnapshot, createPoller = createShe
   return {
     el,
     update(message) {
+      const previous = current;
       current = message;
       renderHead();
-      if (disclosure && isTerminalStatus(statusOf(current))) disclosure.poller.notifyTerminal();
+      if (disclosure && isTerminalStatus(statusOf(current))) {
+        const reconciled = isTerminalStatus(statusOf(previous)) && previous.updated_at !== current.updated_at;
+        if (reconciled) disclosure.poller.refresh();
+        else disclosure.poller.notifyTerminal();
+      }
       renderBody();
     },
     destroy() {

@@ -307,11 +307,6 @@ def test_failed_request_keeps_transcript_then_recovers(
     assert settle_gaps(after)[0] <= BASE_DELAY_MS + 600, settle_gaps(after)
 
 
-@pytest.mark.xfail(reason="page bug: a disclosure whose poller is done never refetches, so a "
-                          "late terminal update that reconciles a cancelled command leaves the "
-                          "open body with the old transcript and 'Exit code unavailable' under "
-                          "a 'Failed · exit 130' badge (shell-row.js update() -> "
-                          "notifyTerminal() is a no-op once done)")
 def test_open_disclosure_follows_a_late_terminal_update(
         stack: Stack, api: Api, chat: ChatPage) -> None:
     """Spec: a terminal update after the turn settled reconciles the existing transcript."""

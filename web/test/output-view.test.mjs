@@ -46,6 +46,11 @@ describe('expanded body', () => {
     assert.deepEqual(ok.exit, { code: 0, text: 'Exit code 0', result: 'success' });
   });
 
+  test('a failed command without exit code shows a neutral Exit code unavailable line', () => {
+    const view = outputView({ snapshot: snapshot('failed', { stdout: 'boom' }), unavailable: false, messageStatus: 'failed' });
+    assert.deepEqual(view.exit, { code: null, text: 'Exit code unavailable', result: 'neutral' });
+  });
+
   test('an unknown exit shows Exit code unavailable, neutral', () => {
     const view = outputView({ snapshot: snapshot('complete', { stdout: 'x' }), unavailable: false, messageStatus: 'complete' });
     assert.deepEqual(view.exit, { code: null, text: 'Exit code unavailable', result: 'neutral' });

@@ -235,6 +235,46 @@ describe('notifyTerminal (the feed reports the command terminal while open)', ()
   });
 });
 
+describe('refresh (a terminal message changed again while open)', () => {
+  test('after done, fetches exactly one more final snapshot, then stops', async () => {
+    const { clock, fetch, events, poller } = setup();
+    poller.open();
+    fetch.last.resolve(snapshot('cancelled', { stdout: 'partial' }));
+    await flush();
+    assert.equal(poller.state, 'done');
+    poller.refresh();
+    assert.equal(fetch.count, 2, 'the late update triggers one request at once');
+    fetch.last.resolve(snapshot('failed', { stdout: 'partial\nkilled', exit_code: 130 }));
+    await flush();
+    await clock.advance(60_000);
+    assert.equal(fetch.count, 2);
+    assert.equal(poller.state, 'done');
+    assert.equal(events.snapshots.at(-1).output.exit_code, 130);
+  });
+
+  test('while the final request is in flight, aborts it and asks again', async () => {
+    const { fetch, poller } = setup();
+    poller.open();
+    poller.notifyTerminal();
+    const stale = fetch.last;
+    poller.refresh();
+    assert.equal(stale.signal.aborted, true);
+    assert.equal(fetch.count, 3, 'open, the final request, and the one refresh asked for');
+    stale.resolve(snapshot('cancelled', { stdout: 'old' }));
+    await flush();
+    assert.equal(poller.snapshot, null, 'the superseded answer is ignored');
+  });
+
+  test('after close, does nothing', async () => {
+    const { clock, fetch, poller } = setup();
+    poller.open();
+    poller.close();
+    poller.refresh();
+    await clock.advance(10_000);
+    assert.equal(fetch.count, 1);
+  });
+});
+
 describe('close (collapse or unmount)', () => {
   test('stops scheduled polling', async () => {
     const { clock, fetch, poller } = setup();
