@@ -24,7 +24,6 @@ from shellexec.service import (
     ServiceError,
     Sessions,
 )
-from shellexec.service.publishing import validate_update
 from shellexec.service.stateless import MAX_UPDATE_BYTES, normalize_updates, summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -115,13 +114,11 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             if size > MAX_UPDATE_BYTES:
                 raise InvalidArgumentError(
                     "update", f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
-            update = validate_update(convert.python_value(request.update))
             sequence = request.sequence if request.HasField("sequence") else None
-            result = await self._publisher.publish(session_id, update, sequence)
-            response = pb.PublishUpdateResponse(duplicate=result.duplicate)
-            if result.message is not None:
-                response.message.CopyFrom(convert.message(result.message))
-            return response
+            result = await self._publisher.publish(
+                session_id, convert.python_value(request.update), sequence)
+            message = None if result.message is None else convert.message(result.message)
+            return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
         return await _call(context, work())
 

@@ -25,6 +25,7 @@ from shellexec.store.models import Message
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
 MAX_TOOL_CALL_ID_CHARS = 256
+MAX_KNOWN_SESSIONS = 4096
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
@@ -78,6 +79,7 @@ class Publisher:
         self._states = states
         self._clock = clock
         self._new_id = new_id
+        self._known_sessions: dict[str, _Session] = {}
 
     async def publish(self, session_id: str, update: object,
                       sequence: int | None) -> PublishResult:
@@ -96,26 +98,37 @@ class Publisher:
 
     def _publish(self, session_id: str, update: Mapping[str, Any],
                  sequence: int | None) -> tuple[PublishResult, FeedEvent | None]:
-        facts = self._database.statements.session_facts(session_id)
-        if facts is None:
-            raise NotFoundError("session", session_id)
-        session = _Session(session_id, *facts)
+        session = self._session(session_id)
+        statements = self._database.statements
         if sequence is not None:
-            receipt = queries.find_receipt(session_id, sequence)
-            if receipt is not None:
-                return self._replayed(receipt.message_position), None
+            stored, position = statements.receipt(session_id, sequence)
+            if stored:
+                return self._replayed(position), None
         change = self._apply(session, update)
         event = None
         if change is not None:
             row, event_type = change
-            statements = self._database.statements
             revision = statements.next_revision(session_id)
             statements.insert_event(session_id, revision, event_type, int(row.position))
             event = FeedEvent(event_type, revision, project_message(row))
         if sequence is not None:
-            queries.insert_receipt(session_id, sequence,
-                                   None if change is None else int(change[0].position))
+            statements.insert_receipt(session_id, sequence,
+                                      None if change is None else int(change[0].position))
         return PublishResult(None if event is None else event.message, False), event
+
+    def _session(self, session_id: str) -> _Session:
+        """The session's facts; sessions are never deleted and their task and agent never
+        change, so a session once found is remembered (writer thread only)."""
+        known = self._known_sessions.get(session_id)
+        if known is not None:
+            return known
+        facts = self._database.statements.session_facts(session_id)
+        if facts is None:
+            raise NotFoundError("session", session_id)
+        if len(self._known_sessions) >= MAX_KNOWN_SESSIONS:
+            self._known_sessions.pop(next(iter(self._known_sessions)))
+        known = self._known_sessions[session_id] = _Session(session_id, *facts)
+        return known
 
     @staticmethod
     def _replayed(position: int | None) -> PublishResult:

@@ -4,10 +4,11 @@ peewee keeps connection state per thread, so a unit of work runs entirely on one
 
 Writes go to ONE writer thread (SQLite allows one writer at a time; writers contending for its
 lock would sleep in its busy handler instead of queueing). The writer commits in groups: it
-takes every unit of work waiting at that moment, runs each inside its own savepoint of one
-transaction, commits once, and only then reports each result. A failing unit rolls back its
-savepoint alone; a failed commit fails them all. Acknowledgement therefore still means
-durable, but concurrent publishes share one fsync.
+takes every unit of work waiting at that moment, runs them in one transaction, commits once,
+and only then reports each result. When a unit fails, the group rolls back and each unit runs
+again in a transaction of its own, so a failure costs the others nothing; units of work must
+therefore be safe to run again after a rollback (they read what they need inside their
+transaction). Acknowledgement still means durable, but concurrent publishes share one fsync.
 
 Reads run on a small pool of reader threads, each with its own connection (WAL readers never
 block the writer).
@@ -20,7 +21,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
@@ -50,7 +51,19 @@ _SQLITE_PRAGMAS = (
 # UPDATE ... RETURNING (one statement instead of two per feed revision) needs SQLite 3.35.
 MIN_SQLITE = (3, 35, 0)
 
-_Job = tuple[Callable[[], Any], "Future[Any]"]
+# A unit of work and the event-loop future its caller awaits.
+_Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
+_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
+
+
+def _deliver(outcomes: list[_Outcome]) -> None:
+    for future, value, error in outcomes:
+        if future.cancelled():  # the caller went away; the write stands all the same
+            continue
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
 
 
 class _SqliteDatabase(SqliteDatabase):
@@ -101,25 +114,37 @@ class Database:
             group.append(job)
         return group
 
-    def _run_group(self, group: list[_Job]) -> None:
-        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+    def _transaction(self) -> Any:
+        # IMMEDIATE takes the write lock up front: no lock upgrade can fail half-way.
+        return self.db.atomic(lock_type="IMMEDIATE") if self.is_sqlite else self.db.atomic()
+
+    def _commit_together(self, group: list[_Job]) -> list[_Outcome]:
+        with self._transaction():
+            return [(future, work(), None) for work, future in group]
+
+    def _commit_alone(self, job: _Job) -> _Outcome:
+        work, future = job
         try:
-            self._ensure_connected()
-            lock = {"lock_type": "IMMEDIATE"} if self.is_sqlite else {}
-            with self.db.atomic(**lock):
-                for work, future in group:
-                    try:
-                        with self.db.atomic():  # a savepoint: a failing unit undoes itself
-                            outcomes.append((future, work(), None))
-                    except Exception as unit_error:
-                        outcomes.append((future, None, unit_error))
-        except Exception as commit_error:  # nothing of the group is durable
-            outcomes = [(future, None, commit_error) for _, future in group]
-        for future, value, error in outcomes:
-            if error is None:
-                future.set_result(value)
-            else:
-                future.set_exception(error)
+            with self._transaction():
+                return future, work(), None
+        except Exception as error:
+            return future, None, error
+
+    def _run_group(self, group: list[_Job]) -> None:
+        self._ensure_connected()
+        try:
+            outcomes = self._commit_together(group)
+        except Exception:
+            # A unit (or the commit) failed and the whole transaction rolled back. Rare, so
+            # rather than pay a savepoint per unit, run each unit again in its own
+            # transaction: one failure then costs the others nothing.
+            outcomes = [self._commit_alone(job) for job in group]
+        # One wake-up of the event loop per group, not one per unit of work.
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        for outcome in outcomes:
+            by_loop.setdefault(outcome[0].get_loop(), []).append(outcome)
+        for loop, delivered in by_loop.items():
+            loop.call_soon_threadsafe(_deliver, delivered)
 
     def _write_loop(self) -> None:
         while (job := self._jobs.get()) is not None:
@@ -134,9 +159,9 @@ class Database:
 
     async def write(self, work: Callable[[], T]) -> T:
         """Runs `work` in a write transaction; returns once it is committed (durable)."""
-        future: Future[T] = Future()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._jobs.put((work, future))
-        return await asyncio.wrap_future(future)
+        return await future
 
     async def read(self, work: Callable[[], T]) -> T:
         """Runs `work` in one read transaction (a consistent snapshot)."""

@@ -16,7 +16,7 @@ from typing import Any
 from peewee import Database as PeeweeDatabase
 from peewee import Query, Value
 
-from shellexec.store.models import Event, Message, OutputChunk, Session
+from shellexec.store.models import Event, Message, OutputChunk, PublishReceipt, Session
 
 _MARK = "\x00shellexec-param:"
 
@@ -88,6 +88,21 @@ class Statements:
             session=param("session"), revision=param("revision"), type=param("type"),
             message=param("position")),
             session=session_id, revision=revision, type=event_type, position=position)
+
+    def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
+        """(whether the sequence is stored, the message position it affected)."""
+        row = self._run("receipt", lambda: (
+            PublishReceipt.select(PublishReceipt.message_position)
+            .where((PublishReceipt.session == param("session"))
+                   & (PublishReceipt.sequence == param("sequence")))),
+            session=session_id, sequence=sequence).fetchone()
+        return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
+
+    def insert_receipt(self, session_id: str, sequence: int, position: int | None) -> None:
+        self._run("insert_receipt", lambda: PublishReceipt.insert(
+            session=param("session"), sequence=param("sequence"),
+            message_position=param("position")),
+            session=session_id, sequence=sequence, position=position)
 
     def update_message(self, position: int, columns: Mapping[str, Any]) -> None:
         """Writes the named columns of a message (one compiled form per column set)."""
