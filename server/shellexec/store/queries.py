@@ -15,7 +15,6 @@ from shellexec.store.models import (
     Event,
     Message,
     OutputChunk,
-    PublishReceipt,
     Session,
     Task,
     Turn,
@@ -136,16 +135,6 @@ def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, 
             .where((Event.session == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
     return [(int(row.revision), str(row.type), cast(Message, row)) for row in rows]
-
-
-def find_receipt(session_id: str, sequence: int) -> PublishReceipt | None:
-    return PublishReceipt.get_or_none(
-        (PublishReceipt.session == session_id) & (PublishReceipt.sequence == sequence))
-
-
-def insert_receipt(session_id: str, sequence: int, position: int | None) -> None:
-    PublishReceipt.insert(session=session_id, sequence=sequence,
-                          message_position=position).execute()
 
 
 def count_messages(session_id: str) -> int:
