@@ -33,7 +33,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  database          {settings.database_url}",
         "Try:",
         f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
-        f"  grpcurl -plaintext {grpc_host}:{grpc_port} list",
+        f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",
     ))
 
 
