@@ -11,7 +11,7 @@ import pytest
 
 from shellexec.client import ShellExecClient
 
-from support.acp import codex_delta, codex_start
+from support.acp import agent_text, codex_delta, codex_start
 from support.rest import new_session, publish
 from support.stack import Stack
 
@@ -42,6 +42,7 @@ def test_feed_replays_events_after_since_revision_with_growing_revisions(stack: 
     assert [e["type"] for e in events] == [
         "session.message.added", "session.message.updated", "session.message.added"]
     assert [e["revision"] for e in events] == [1, 2, 3]
+    assert [e["message"]["type"] for e in events] == ["tool_execute"] * 3
     assert events[1]["message"]["metadata"]["normalized"]["shell_exec"]["output"][
         "stdout_bytes"] == len("FEED-BODY\n")
     assert all("FEED-BODY" not in json.dumps(e) for e in events)
@@ -56,6 +57,16 @@ def test_feed_resumes_from_last_revision_without_missing_events(stack: Stack) ->
     resumed = read_events(stack, session["id"], f"?since_revision={first[-1]['revision']}", 2)
     assert [e["revision"] for e in resumed] == [3, 4]
     assert resumed[1]["message"]["content"] == "echo 3"
+
+
+def test_replayed_events_carry_each_messages_own_type(stack: Stack) -> None:
+    session = new_session(stack)
+    publish(stack, session["id"], agent_text("hello"))
+    publish(stack, session["id"], {"sessionUpdate": "tool_call", "toolCallId": "rd",
+                                   "kind": "read", "title": "Read README.md"})
+    publish(stack, session["id"], codex_start("sh", "ls"))
+    events = read_events(stack, session["id"], "?since_revision=0", 3)
+    assert [e["message"]["type"] for e in events] == ["message", "tool_call", "tool_execute"]
 
 
 def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:

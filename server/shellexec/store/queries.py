@@ -130,11 +130,13 @@ def replace_stream(position: int, stream: str, text: str | None) -> None:
 
 def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:
     """Events with a greater revision, oldest first, each with its message's summary row."""
-    rows = (Event.select(Event.revision, Event.type, *SUMMARY_COLUMNS)
+    # The event's own columns are aliased: `type` is also a message column.
+    rows = (Event.select(Event.revision.alias("event_revision"), Event.type.alias("event_type"),
+                         *SUMMARY_COLUMNS)
             .join(Message, JOIN.INNER, on=(Event.message == Message.position))
             .where((Event.session == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
-    return [(int(row.revision), str(row.type), cast(Message, row)) for row in rows]
+    return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in rows]
 
 
 def count_messages(session_id: str) -> int:
