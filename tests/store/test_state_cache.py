@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shellexec import normalize
 from shellexec.service import NotFoundError, StateCache
-from shellexec.service.shell_state import forget_on_failure
+from shellexec.service import units
+from shellexec.store import open_database
 
 
 def _call() -> Any:
@@ -31,7 +34,8 @@ def test_cache_keeps_only_the_most_recently_used_entries() -> None:
     assert cache.get(3, 1) is not None
 
 
-def test_unexpected_failure_of_a_unit_of_work_clears_the_cache() -> None:
+def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
     cache = StateCache()
     cache.put(1, 1, _call())
 
@@ -39,11 +43,13 @@ def test_unexpected_failure_of_a_unit_of_work_clears_the_cache() -> None:
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        forget_on_failure(cache, failing)()
+        asyncio.run(units.write(database, cache, failing))
+    database.close()
     assert cache.get(1, 1) is None
 
 
-def test_service_error_keeps_the_cache_because_nothing_was_written() -> None:
+def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Path) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
     cache = StateCache()
     cache.put(1, 1, _call())
 
@@ -51,5 +57,6 @@ def test_service_error_keeps_the_cache_because_nothing_was_written() -> None:
         raise NotFoundError("session", "ses_x")
 
     with pytest.raises(NotFoundError):
-        forget_on_failure(cache, missing)()
+        asyncio.run(units.write(database, cache, missing))
+    database.close()
     assert cache.get(1, 1) is not None

@@ -5,6 +5,7 @@ work in a commit group undoes only itself."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,18 +101,53 @@ def test_appending_a_delta_inserts_one_chunk_row_and_keeps_the_others(
     assert len(after) == len(before) + 1
 
 
-def test_failing_unit_in_a_commit_group_undoes_only_itself(harness: Harness) -> None:
-    async def scenario() -> tuple[list[Any], str]:
-        session = await harness.sessions.create("task-group", "codex")
-        results = await asyncio.gather(
-            harness.publisher.publish(session.id, codex_start("ok1", "ls"), None),
-            harness.publisher.publish("ses_missing", codex_start("bad", "ls"), None),
-            harness.publisher.publish(session.id, codex_start("ok2", "pwd"), None),
-            return_exceptions=True)
-        return list(results), session.id
+def _in_one_group(harness: Harness, *publishes: Any) -> list[Any]:
+    """Runs the publishes while the writer is held, so they queue and commit as one group."""
+    release = threading.Event()
 
-    results, session_id = harness.run(scenario())
+    async def scenario() -> list[Any]:
+        held = asyncio.ensure_future(harness.database.write(release.wait))
+        await asyncio.sleep(0.05)  # the writer is now inside the holding unit
+        tasks = [asyncio.ensure_future(publish) for publish in publishes]
+        await asyncio.sleep(0.05)  # every publish is queued behind it
+        release.set()
+        await held
+        return list(await asyncio.gather(*tasks, return_exceptions=True))
+
+    return list(harness.run(scenario()))
+
+
+def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    session_id = harness.run(harness.sessions.create("task-group", "codex")).id
+    reruns: list[object] = []
+    original = harness.database._commit_alone
+    monkeypatch.setattr(harness.database, "_commit_alone",
+                        lambda job: reruns.append(job) or original(job))
+    results = _in_one_group(
+        harness,
+        harness.publisher.publish(session_id, codex_start("ok1", "ls"), None),
+        harness.publisher.publish("ses_missing", codex_start("bad", "ls"), None),
+        harness.publisher.publish(session_id, codex_start("ok2", "pwd"), None))
     assert isinstance(results[1], NotFoundError)
+    assert reruns == [], "a client error must not roll the group back"
+    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
+
+
+def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
+        harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-crash", "codex")).id
+
+    def crash() -> None:
+        raise RuntimeError("simulated storage failure")
+
+    results = _in_one_group(
+        harness,
+        harness.publisher.publish(session_id, codex_start("a", "ls"), None),
+        harness.database.write(crash),
+        harness.publisher.publish(session_id, codex_start("b", "pwd"), None))
+    assert isinstance(results[1], RuntimeError)
     page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
 

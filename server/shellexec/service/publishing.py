@@ -14,7 +14,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
 from shellexec.projection import project_message
-from shellexec.service import shell_state
+from shellexec.service import shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import PublishResult
@@ -90,8 +90,7 @@ class Publisher:
         def work() -> tuple[PublishResult, FeedEvent | None]:
             return self._publish(session_id, valid, sequence)
 
-        result, event = await self._database.write(
-            shell_state.forget_on_failure(self._states, work))
+        result, event = await units.write(self._database, self._states, work)
         if event is not None:
             self._feed.publish(session_id, event)
         return result

@@ -8,7 +8,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
 from shellexec.projection import project_message
-from shellexec.service import shell_state
+from shellexec.service import shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
@@ -62,7 +62,7 @@ class Sessions:
             return SessionRecord.of(
                 queries.insert_session(self._new_id("ses"), task_id, agent, now))
 
-        return await self._database.write(work)
+        return await units.write(self._database, self._states, work)
 
     async def get(self, session_id: str) -> SessionRecord:
         return await self._database.read(lambda: SessionRecord.of(require_session(session_id)))
@@ -78,7 +78,7 @@ class Sessions:
             queries.set_session_state(session, "running", now)
             return TurnRecord.of(turn)
 
-        return await self._database.write(work)
+        return await units.write(self._database, self._states, work)
 
     async def complete_turn(self, session_id: str, turn_id: str,
                             stop_reason: str) -> CompletedTurn:
@@ -98,8 +98,7 @@ class Sessions:
             cancelled = tuple(e.message.id for e in events if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), events
 
-        completed, events = await self._database.write(
-            shell_state.forget_on_failure(self._states, work))
+        completed, events = await units.write(self._database, self._states, work)
         for event in events:
             self._feed.publish(session_id, event)
         return completed

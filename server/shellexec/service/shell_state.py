@@ -12,16 +12,12 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TypeVar
 
 from shellexec import normalize
 from shellexec.normalize import MAX_FIELD_BYTES, Appended, OutputText, Replaced, ShellState
-from shellexec.service.errors import ServiceError
 from shellexec.store import Statements, queries
 from shellexec.store.models import Message
 
-T = TypeVar("T")
 STREAMS = ("stdout", "stderr")
 # Raw chunk bytes a stream may hold before the store rewrites it as its retained text. Twice
 # the bound keeps compaction amortized: it happens at most once per MAX_FIELD_BYTES appended.
@@ -62,23 +58,6 @@ class StateCache:
             self._entries.move_to_end(position)
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
-
-
-def forget_on_failure(cache: StateCache, work: Callable[[], T]) -> Callable[[], T]:
-    """Wraps a unit of work that writes fold states: when it fails unexpectedly its writes
-    roll back, but cached rows may hold its changes, so the cache is cleared. Service errors
-    are raised before anything is written and keep the cache."""
-
-    def guarded() -> T:
-        try:
-            return work()
-        except ServiceError:
-            raise
-        except Exception:
-            cache.clear()
-            raise
-
-    return guarded
 
 
 def _stored_stream(position: int, stream: str) -> str | None:

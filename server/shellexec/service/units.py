@@ -1,0 +1,39 @@
+"""Running a use case's unit of work on the store's writer thread.
+
+The writer commits units in groups and, when one raises, rolls the group back and runs each
+unit again alone (see `store.database`). A `ServiceError` (unknown session, bad field, turn
+already running) is always raised before the unit writes anything, so it travels back as a
+value instead: the group commits as usual and the error is raised again in the caller.
+
+An unexpected error does roll back; cached rows may then hold the unit's unsaved changes, so
+the fold-state cache is cleared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from shellexec.service.errors import ServiceError
+from shellexec.service.shell_state import StateCache
+from shellexec.store import Database
+
+T = TypeVar("T")
+
+
+async def write(database: Database, cache: StateCache, work: Callable[[], T]) -> T:
+    """Runs `work` as one durable unit of work and returns its result."""
+
+    def unit() -> tuple[T | None, ServiceError | None]:
+        try:
+            return work(), None
+        except ServiceError as error:
+            return None, error
+        except Exception:
+            cache.clear()
+            raise
+
+    value, error = await database.write(unit)
+    if error is not None:
+        raise error
+    return value  # type: ignore[return-value]  # no error: work() returned a T
