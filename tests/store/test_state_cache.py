@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from shellexec import normalize
-from shellexec.service import NotFoundError, StateCache
-from shellexec.service import units
+from shellexec.service import NotFoundError, StateCache, units
 from shellexec.store import open_database
 
 

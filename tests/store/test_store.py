@@ -122,8 +122,12 @@ def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
     session_id = harness.run(harness.sessions.create("task-group", "codex")).id
     reruns: list[object] = []
     original = harness.database._commit_alone
-    monkeypatch.setattr(harness.database, "_commit_alone",
-                        lambda job: reruns.append(job) or original(job))
+
+    def counted(job: Any) -> Any:
+        reruns.append(job)
+        return original(job)
+
+    monkeypatch.setattr(harness.database, "_commit_alone", counted)
     results = _in_one_group(
         harness,
         harness.publisher.publish(session_id, codex_start("ok1", "ls"), None),

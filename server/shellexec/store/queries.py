@@ -136,7 +136,8 @@ def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, 
             .join(Message, JOIN.INNER, on=(Event.message == Message.position))
             .where((Event.session == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
-    return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in rows]
+    return [(int(getattr(row, "event_revision")), str(getattr(row, "event_type")),  # noqa: B009
+             cast(Message, row)) for row in rows]
 
 
 def count_messages(session_id: str) -> int:
