@@ -7,7 +7,7 @@ not depend on how much output the messages hold.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import cast
+from typing import Any, cast
 
 from peewee import JOIN, fn
 
@@ -136,8 +136,8 @@ def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, 
             .join(Message, JOIN.INNER, on=(Event.message == Message.position))
             .where((Event.session == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
-    return [(int(getattr(row, "event_revision")), str(getattr(row, "event_type")),  # noqa: B009
-             cast(Message, row)) for row in rows]
+    found = [cast(Any, row) for row in rows]  # the aliases are set on the row at run time
+    return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in found]
 
 
 def count_messages(session_id: str) -> int:
