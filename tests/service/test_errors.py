@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from shellexec.client import ShellExecClient
+
 from support.acp import codex_start
 from support.rest import list_messages, new_session, publish
 from support.stack import Stack
@@ -115,3 +117,23 @@ def test_malformed_json_body_is_400_and_service_keeps_serving(stack: Stack) -> N
     assert response.status == 400
     publish(stack, session["id"], codex_start("after-bad", "ls"))
     assert list_messages(stack, session["id"])["total"] == 1
+
+
+def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
+        stack: Stack, client: ShellExecClient) -> None:
+    session = client.create_session("huge-commands")
+    huge = "echo " + "x" * 300_000
+    for index in range(9):
+        client.publish(session.id, {"sessionUpdate": "tool_call", "toolCallId": f"h{index}",
+                                    "kind": "execute", "rawInput": {"command": huge}})
+    first = stack.rest("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500")
+    assert first.status == 200
+    page = first.json()
+    assert page["has_more"] is True
+    assert 0 < len(page["messages"]) < 9
+    assert all(len(m["content"].encode()) <= 262_144 for m in page["messages"])
+    assert all(m["content"].startswith("echo xxx") for m in page["messages"])
+    rest = stack.rest("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500"
+                             f"&after={page['cursor']}").json()
+    assert len(page["messages"]) + len(rest["messages"]) == 9
+    assert stack.rest("GET", "/api/v1/tasks/huge-commands/boot-state").status == 200

@@ -120,3 +120,12 @@ def test_grpc_watch_streams_the_same_events(stack: Stack, client: ShellExecClien
     assert first.type == "session.message.added"
     assert first.revision == 1
     assert first.message.content == "make"
+
+
+def test_feed_rejects_a_since_revision_ahead_of_the_session(stack: Stack) -> None:
+    session = new_session(stack)
+    publish(stack, session["id"], codex_start("ahead", "ls"))
+    response = stack.rest(
+        "GET", f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=50")
+    assert response.status == 400
+    assert response.json()["message"].startswith("since_revision")

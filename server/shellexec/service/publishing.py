@@ -177,12 +177,14 @@ class Publisher:
         latest = queries.latest_message(session.id)
         if (latest is not None and latest.type == "message" and latest.author_type == author
                 and latest.turn_id == turn_id):
-            latest.content += text
+            latest.content = shell_state.bounded_head(latest.content + text)
             latest.updated_at = now
-            queries.save_columns(latest, ("content", "updated_at"))
+            self._database.statements.update_message(
+                int(latest.position), {"content": latest.content, "updated_at": now})
             return latest, MESSAGE_UPDATED
         row = queries.insert_message(
             id=self._new_id("msg"), session=session.id, task_id=session.task_id,
-            turn_id=turn_id, author_type=author, type="message", content=text,
+            turn_id=turn_id, author_type=author, type="message",
+            content=shell_state.bounded_head(text),
             created_at=now, updated_at=now)
         return row, MESSAGE_ADDED

@@ -17,12 +17,31 @@ from shellexec.service.records import BootState, MessagePage, SessionRecord, She
 from shellexec.service.sessions import require_session
 from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
+from shellexec.store.models import Message
 
 DEFAULT_PAGE = 100
 MAX_PAGE = 500
 BOOT_MESSAGES = 500
 REPLAY_BATCH = 500
 SORTS = ("asc", "desc")
+# A page stops growing past this many bytes of text (a gRPC message may not exceed 16 MiB);
+# the client then sees has_more and asks for the next page.
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+
+
+def _weight(row: Message) -> int:
+    """About how many bytes a message takes in a response (1 KiB for its fixed fields)."""
+    return 1024 + len(row.content) + len(row.command) + len(row.title) + len(row.work_dir)
+
+
+def _fitting(rows: list[Message]) -> list[Message]:
+    """The longest prefix of `rows` within MAX_PAGE_BYTES (never empty when rows is not)."""
+    total = 0
+    for index, row in enumerate(rows):
+        total += _weight(row)
+        if total > MAX_PAGE_BYTES and index > 0:
+            return rows[:index]
+    return rows
 
 
 def _page_size(limit: int) -> int:
@@ -65,9 +84,10 @@ class Reader:
                 session_id, size + 1, descending=sort == "desc",
                 before=_cursor_position(session_id, "before", before),
                 after=_cursor_position(session_id, "after", after))
-            page = tuple(project_message(row) for row in rows[:size])
-            return MessagePage(page, queries.count_messages(session_id), len(rows) > size,
-                               page[-1].id if page else "")
+            fitting = _fitting(rows[:size])
+            page = tuple(project_message(row) for row in fitting)
+            return MessagePage(page, queries.count_messages(session_id),
+                               len(rows) > len(fitting), page[-1].id if page else "")
 
         return await self._database.read(work)
 
@@ -88,7 +108,7 @@ class Reader:
             session = queries.latest_session_of_task(task_id)
             if session is None:
                 raise NotFoundError("task", task_id)
-            rows = queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True)
+            rows = _fitting(queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True))
             return BootState(SessionRecord.of(session),
                              tuple(project_message(row) for row in reversed(rows)))
 
@@ -103,6 +123,10 @@ class Reader:
         try:
             session = await self._database.read(lambda: SessionRecord.of(
                 require_session(session_id)))
+            if since_revision is not None and since_revision > session.revision:
+                raise InvalidArgumentError(
+                    "since_revision",
+                    f"is ahead of the session's latest revision {session.revision}")
         except BaseException:
             self._feed.unsubscribe(session_id, subscription)
             raise

@@ -120,6 +120,16 @@ def _persist_stream(statements: Statements, row: Message, stream: str,
         setattr(row, stored_column, 0 if change.text is None else len(change.text.encode()))
 
 
+def bounded_head(text: str) -> str:
+    """At most MAX_FIELD_BYTES of UTF-8, keeping the beginning: a command, title or chat message
+    reads from its start (output streams keep their end instead, see `normalize`)."""
+    if len(text) * 4 <= MAX_FIELD_BYTES:  # no character is longer than 4 bytes
+        return text
+    data = text.encode("utf-8", "replace")
+    return text if len(data) <= MAX_FIELD_BYTES else data[:MAX_FIELD_BYTES].decode(
+        "utf-8", "ignore")
+
+
 def apply_view(row: Message, state: ShellState) -> None:
     """Copies the state's browser-facing summary into the row's columns.
 
@@ -129,10 +139,10 @@ def apply_view(row: Message, state: ShellState) -> None:
     row.is_shell = state.is_shell
     row.type = "tool_execute" if state.is_shell else "tool_call"
     row.status = state.status
-    row.title = state.title or ""
-    row.command = state.command or ""
-    row.work_dir = state.cwd or ""
-    row.content = state.command or state.title or ""
+    row.title = bounded_head(state.title or "")
+    row.command = bounded_head(state.command or "")
+    row.work_dir = bounded_head(state.cwd or "")
+    row.content = row.command or row.title
     row.exit_code = summary.exit_code
     row.truncated = summary.truncated
     row.has_output = summary.has_output

@@ -85,12 +85,6 @@ def latest_message(session_id: str) -> Message | None:
                 .where(Message.session == session_id).order_by(Message.position.desc()).first())
 
 
-def save_columns(message: Message, fields: Iterable[str]) -> None:
-    """Writes the named columns of a message that is not a tool call (chat text)."""
-    Message.update({getattr(Message, name): getattr(message, name) for name in fields}).where(
-        Message.position == message.position).execute()
-
-
 def find_shell_message(session_id: str, message_id: str) -> Message | None:
     """The full row (with its fold state) of a shell message of this session, else None."""
     return Message.get_or_none(
