@@ -56,9 +56,14 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
     (package_dir / "__init__.py").write_text(docstring)
 
 
+def _generated_files(root: Path) -> set[Path]:
+    # Only what protoc writes: byte-code caches beside the stubs are not generated code.
+    return {path.relative_to(root) for path in root.rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts}
+
+
 def _same_tree(left: Path, right: Path) -> list[str]:
-    names = {p.relative_to(left) for p in left.rglob("*") if p.is_file()}
-    names |= {p.relative_to(right) for p in right.rglob("*") if p.is_file()}
+    names = _generated_files(left) | _generated_files(right)
     return sorted(
         str(n) for n in names
         if not (left / n).is_file() or not (right / n).is_file()

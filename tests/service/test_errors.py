@@ -137,3 +137,11 @@ def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
                              f"&after={page['cursor']}").json()
     assert len(page["messages"]) + len(rest["messages"]) == 9
     assert stack.rest("GET", "/api/v1/tasks/huge-commands/boot-state").status == 200
+
+
+def test_request_body_over_8_mib_is_refused_by_envoy_with_413(stack: Stack) -> None:
+    session = new_session(stack)
+    body = b'{"update": {"sessionUpdate": "plan", "blob": "' + b"x" * (9 * 1024 * 1024) + b'"}}'
+    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates", raw=body)
+    assert response.status == 413
+    assert list_messages(stack, session["id"])["total"] == 0

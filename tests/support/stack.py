@@ -77,6 +77,15 @@ class Stack:
         return f"http://127.0.0.1:{self.rest_port}"
 
     def start(self) -> Stack:
+        """Starts both processes; if either fails to come up, stops whatever did."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
         self.start_server()
         config = self.workdir / "envoy.yaml"
         config.write_bytes(subprocess.run(
@@ -88,7 +97,6 @@ class Stack:
                  "--disable-hot-restart"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
         self._wait(lambda: self._get(f"http://127.0.0.1:{self.admin_port}/ready") == 200,
                    "envoy")
-        return self
 
     def start_server(self) -> None:
         with open(self.workdir / "server.log", "ab") as log:
