@@ -41,8 +41,3 @@ def interleaved_medians(baseline: Callable[[], float], measured: Callable[[], fl
         base.append(baseline())
         other.append(measured())
     return statistics.median(base), statistics.median(other)
-
-
-def report(name: str, baseline_label: str, baseline: float, measured_label: str,
-           measured: float, unit: str) -> None:
-    print(f"{name}: {baseline_label} {baseline:.6g} {unit}, {measured_label} {measured:.6g} {unit}")

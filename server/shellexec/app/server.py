@@ -17,7 +17,6 @@ from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id
 from shellexec.store import Database, open_database
 from shellexec.v1 import shell_exec_service_pb2, shell_exec_service_pb2_grpc
 
-BENCH_ECHO_METHOD = "/shellexec.bench.Echo/Echo"
 SERVICE_NAME = shell_exec_service_pb2.DESCRIPTOR.services_by_name["ShellExecService"].full_name
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 

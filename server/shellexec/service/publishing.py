@@ -14,7 +14,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
 from shellexec.projection import project_message
-from shellexec.service import shell_state, units
+from shellexec.service import events, shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import PublishResult
@@ -107,9 +107,7 @@ class Publisher:
         event = None
         if change is not None:
             row, event_type = change
-            revision = statements.next_revision(session_id)
-            statements.insert_event(session_id, revision, event_type, int(row.position))
-            event = FeedEvent(event_type, revision, project_message(row))
+            event = events.record(statements, session_id, event_type, row)
         if sequence is not None:
             statements.insert_receipt(session_id, sequence,
                                       None if change is None else int(change[0].position))

@@ -7,8 +7,7 @@ import re
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
-from shellexec.projection import project_message
-from shellexec.service import shell_state, units
+from shellexec.service import events, shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
@@ -92,26 +91,24 @@ class Sessions:
             if turn.state == "complete":
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
-            events = self._cancel_unfinished(session_id, now)
+            recorded = self._cancel_unfinished(session_id, now)
             queries.complete_turn(turn, stop_reason, now)
             queries.set_session_state(session, "idle", now)
-            cancelled = tuple(e.message.id for e in events if e.message is not None)
-            return CompletedTurn(TurnRecord.of(turn), cancelled), events
+            cancelled = tuple(e.message.id for e in recorded if e.message is not None)
+            return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
-        completed, events = await units.write(self._database, self._states, work)
-        for event in events:
+        completed, recorded = await units.write(self._database, self._states, work)
+        for event in recorded:
             self._feed.publish(session_id, event)
         return completed
 
     def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:
         """Marks every still-running tool call cancelled, keeping its transcript."""
-        events = []
+        cancelled: list[FeedEvent] = []
         statements = self._database.statements
         for row in queries.unfinished_tool_messages(session_id):
             before = shell_state.load(row, self._states)
             shell_state.persist(statements, row, before, normalize.cancel(before), now,
                                 self._states)
-            revision = statements.next_revision(session_id)
-            statements.insert_event(session_id, revision, MESSAGE_UPDATED, int(row.position))
-            events.append(FeedEvent(MESSAGE_UPDATED, revision, project_message(row)))
-        return events
+            cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row))
+        return cancelled

@@ -60,16 +60,12 @@ class StateCache:
                 self._entries.popitem(last=False)
 
 
-def _stored_stream(position: int, stream: str) -> str | None:
-    text = queries.read_stream(position, stream)
-    return None if text is None else normalize.bound_tail(text)[0]
-
-
 def _state_of(row: Message) -> ShellState:
     record = json.loads(row.fold_state) if row.fold_state else {}
     position = int(row.position)
-    return normalize.load_state(record, _stored_stream(position, "stdout"),
-                                _stored_stream(position, "stderr"))
+    # Stored chunks may exceed the bound until compaction; load_state bounds them again.
+    return normalize.load_state(record, queries.read_stream(position, "stdout"),
+                                queries.read_stream(position, "stderr"))
 
 
 def load(row: Message, cache: StateCache) -> ShellState:
@@ -110,13 +106,13 @@ def _persist_stream(statements: Statements, row: Message, stream: str,
     if isinstance(change, Appended):
         stored = getattr(row, stored_column) + len(change.text.encode("utf-8"))
         if stored > COMPACT_AT_BYTES and new is not None:
-            queries.replace_stream(position, stream, new.text)
+            statements.replace_stream(position, stream, new.text)
             stored = new.byte_count
         else:
             statements.append_chunk(position, stream, change.text)
         setattr(row, stored_column, stored)
     elif isinstance(change, Replaced):
-        queries.replace_stream(position, stream, change.text)
+        statements.replace_stream(position, stream, change.text)
         setattr(row, stored_column, 0 if change.text is None else len(change.text.encode()))
 
 

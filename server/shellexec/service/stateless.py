@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from shellexec import normalize
 from shellexec.normalize import MAX_FIELD_BYTES, OutputSummary, ShellOutput, ShellView
 from shellexec.service.errors import InvalidArgumentError
+from shellexec.service.sessions import MAX_AGENT_CHARS
 
 MAX_UPDATES = 1000
 MAX_UPDATE_BYTES = 4 * 1024 * 1024
-MAX_AGENT_CHARS = 64
 
 
 def normalize_updates(updates: Sequence[object], sizes: Sequence[int],

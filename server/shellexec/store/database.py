@@ -93,10 +93,6 @@ class Database:
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
         self._reader_count = readers
 
-    @property
-    def is_sqlite(self) -> bool:
-        return isinstance(self.db, SqliteDatabase)
-
     def _ensure_connected(self) -> None:
         if self.db.is_closed():
             self.db.connect()
@@ -116,7 +112,7 @@ class Database:
 
     def _transaction(self) -> Any:
         # IMMEDIATE takes the write lock up front: no lock upgrade can fail half-way.
-        return self.db.atomic(lock_type="IMMEDIATE") if self.is_sqlite else self.db.atomic()
+        return self.db.atomic(lock_type="IMMEDIATE")
 
     def _commit_together(self, group: list[_Job]) -> list[_Outcome]:
         with self._transaction():

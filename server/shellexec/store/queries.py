@@ -6,7 +6,6 @@ not depend on how much output the messages hold.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, cast
 
 from peewee import JOIN, fn
@@ -108,18 +107,6 @@ def read_stream(position: int, stream: str) -> str | None:
         .where((OutputChunk.message == position) & (OutputChunk.stream == stream))
         .order_by(OutputChunk.id))]
     return "".join(chunks) if chunks else None
-
-
-def append_stream(position: int, stream: str, text: str) -> None:
-    OutputChunk.insert(message=position, stream=stream, data=text).execute()
-
-
-def replace_stream(position: int, stream: str, text: str | None) -> None:
-    OutputChunk.delete().where(
-        (OutputChunk.message == position) & (OutputChunk.stream == stream)).execute()
-    # An empty row records "reported but empty", which differs from "never reported".
-    if text is not None:
-        append_stream(position, stream, text)
 
 
 def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:

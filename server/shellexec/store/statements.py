@@ -75,6 +75,15 @@ class Statements:
             message=param("position"), stream=param("stream"), data=param("data")),
             position=position, stream=stream, data=text)
 
+    def replace_stream(self, position: int, stream: str, text: str | None) -> None:
+        """Rewrites a stream as one chunk; None removes it. An empty chunk records "reported
+        but empty", which differs from "never reported"."""
+        self._run("delete_stream", lambda: OutputChunk.delete().where(
+            (OutputChunk.message == param("position")) & (OutputChunk.stream == param("stream"))),
+            position=position, stream=stream)
+        if text is not None:
+            self.append_chunk(position, stream, text)
+
     def next_revision(self, session_id: str) -> int:
         """Increments and returns the session's feed revision."""
         row = self._run("next_revision", lambda: (
