@@ -51,8 +51,10 @@ class Statements:
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compiled[key] = _Compiled(build())
-        return self._db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
-            compiled.sql, compiled.params(values))
+        # Straight to this thread's DB-API connection (inside the unit's transaction): peewee's
+        # execute_sql adds a cursor wrapper and a log call per statement.
+        connection = self._db.connection()  # type: ignore[no-untyped-call]  # peewee is untyped
+        return connection.execute(compiled.sql, compiled.params(values))
 
     def session_facts(self, session_id: str) -> tuple[str, str] | None:
         """(task_id, agent) of a session, or None when it does not exist."""
