@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from results import record
 from support.stack import Stack
 
 
@@ -41,3 +42,10 @@ def interleaved_medians(baseline: Callable[[], float], measured: Callable[[], fl
         base.append(baseline())
         other.append(measured())
     return statistics.median(base), statistics.median(other)
+
+
+def conclude(benchmark: str, summary: str, figures: dict[str, float], ratio: float,
+             target: str, met: bool) -> None:
+    """Prints the outcome line and records it in bench/RESULTS.md."""
+    print(f"{summary}, ratio {ratio:.2f} (target {target}) {'MET' if met else 'NOT MET'}")
+    record(benchmark, {**figures, "ratio": ratio}, f"ratio {target}", met)

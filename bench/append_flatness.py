@@ -7,8 +7,7 @@ import itertools
 
 from shellexec.client import ShellExecClient
 
-from _service import interleaved_medians, running_stack, seconds_per_call
-from results import record
+from _service import conclude, interleaved_medians, running_stack, seconds_per_call
 
 KIB = 1024
 COMMANDS = 60
@@ -53,12 +52,11 @@ def main() -> None:
             lambda: publish_to(delta_small), lambda: publish_to(delta_large), ROUNDS)
     ratio = at_large / at_small
     met = ratio <= TARGET
-    print(f"append 1 KiB delta: holding 1 KiB {at_small * 1e3:.3f} ms, "
-          f"holding 250 KiB {at_large * 1e3:.3f} ms, ratio {ratio:.2f} "
-          f"(target <= {TARGET}) {'MET' if met else 'NOT MET'}")
-    record("append flatness (gRPC publish, 1 KiB delta at 250 KiB vs 1 KiB held)",
-           {"held_1k_ms": at_small * 1e3, "held_250k_ms": at_large * 1e3, "ratio": ratio},
-           f"ratio <= {TARGET}", met)
+    conclude("append flatness (gRPC publish, 1 KiB delta at 250 KiB vs 1 KiB held)",
+             f"append 1 KiB delta: holding 1 KiB {at_small * 1e3:.3f} ms, "
+             f"holding 250 KiB {at_large * 1e3:.3f} ms",
+             {"held_1k_ms": at_small * 1e3, "held_250k_ms": at_large * 1e3}, ratio,
+             f"<= {TARGET}", met)
 
 
 if __name__ == "__main__":

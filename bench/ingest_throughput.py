@@ -16,8 +16,7 @@ import grpc
 
 from shellexec.client._values import publish_request
 
-from _service import running_stack
-from results import record
+from _service import conclude, running_stack
 
 IN_FLIGHT = 32
 PREBUILT = 40_000
@@ -77,11 +76,10 @@ def main() -> None:
         echo_rate, publish_rate = asyncio.run(_measure(stack.grpc_target, session_id))
     ratio = publish_rate / echo_rate
     met = ratio >= TARGET
-    print(f"small updates: echo {echo_rate:.0f}/s, publish {publish_rate:.0f}/s, "
-          f"ratio {ratio:.2f} (target >= {TARGET}) {'MET' if met else 'NOT MET'}")
-    record("ingest throughput (publish vs raw echo, gRPC, 32 in flight)",
-           {"echo_per_s": echo_rate, "publish_per_s": publish_rate, "ratio": ratio},
-           f"ratio >= {TARGET}", met)
+    conclude("ingest throughput (publish vs raw echo, gRPC, 32 in flight)",
+             f"small updates: echo {echo_rate:.0f}/s, publish {publish_rate:.0f}/s",
+             {"echo_per_s": echo_rate, "publish_per_s": publish_rate}, ratio,
+             f">= {TARGET}", met)
 
 
 if __name__ == "__main__":

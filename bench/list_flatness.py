@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from shellexec.client import ShellExecClient
 
-from _service import interleaved_medians, running_stack, seconds_per_call
-from results import record
+from _service import conclude, interleaved_medians, running_stack, seconds_per_call
 
 KIB = 1024
 MESSAGES = 200
@@ -42,12 +41,10 @@ def main() -> None:
                                                 ROUNDS)
     ratio = at_full / at_empty
     met = ratio <= TARGET
-    print(f"list {MESSAGES} messages: empty outputs {at_empty * 1e3:.3f} ms, "
-          f"256 KiB outputs {at_full * 1e3:.3f} ms, ratio {ratio:.2f} "
-          f"(target <= {TARGET}) {'MET' if met else 'NOT MET'}")
-    record("list flatness (200 messages, 256 KiB outputs vs empty)",
-           {"empty_ms": at_empty * 1e3, "full_ms": at_full * 1e3, "ratio": ratio},
-           f"ratio <= {TARGET}", met)
+    conclude("list flatness (200 messages, 256 KiB outputs vs empty)",
+             f"list {MESSAGES} messages: empty outputs {at_empty * 1e3:.3f} ms, "
+             f"256 KiB outputs {at_full * 1e3:.3f} ms",
+             {"empty_ms": at_empty * 1e3, "full_ms": at_full * 1e3}, ratio, f"<= {TARGET}", met)
 
 
 if __name__ == "__main__":

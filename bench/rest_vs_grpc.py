@@ -9,8 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from shellexec.client import ShellExecClient
 
-from _service import interleaved_medians, running_stack
-from results import record
+from _service import conclude, interleaved_medians, running_stack
 
 MESSAGES = 20
 WORKERS = 8
@@ -65,11 +64,9 @@ def main() -> None:
         grpc_client.close()
     ratio = rest_rate / grpc_rate
     met = ratio >= TARGET
-    print(f"list {MESSAGES} messages: gRPC {grpc_rate:.0f}/s, REST via Envoy {rest_rate:.0f}/s, "
-          f"ratio {ratio:.2f} (target >= {TARGET}) {'MET' if met else 'NOT MET'}")
-    record("REST via Envoy vs direct gRPC (list call, 8 threads)",
-           {"grpc_per_s": grpc_rate, "rest_per_s": rest_rate, "ratio": ratio},
-           f"ratio >= {TARGET}", met)
+    conclude("REST via Envoy vs direct gRPC (list call, 8 threads)",
+             f"list {MESSAGES} messages: gRPC {grpc_rate:.0f}/s, REST via Envoy {rest_rate:.0f}/s",
+             {"grpc_per_s": grpc_rate, "rest_per_s": rest_rate}, ratio, f">= {TARGET}", met)
 
 
 if __name__ == "__main__":

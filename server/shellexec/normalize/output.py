@@ -38,17 +38,22 @@ class OutputSummary:
     stderr_bytes: int
 
 
-def summarize(output: ShellOutput) -> OutputSummary:
-    """The summary of `output`: exit code, truncation, and UTF-8 byte counts of the bodies."""
-    stdout_bytes = _utf8_length(output.stdout)
-    stderr_bytes = _utf8_length(output.stderr)
+def summary_of(exit_code: int | None, truncated: bool, stdout_bytes: int,
+               stderr_bytes: int) -> OutputSummary:
+    """The summary of an output whose streams hold these many UTF-8 bytes."""
     return OutputSummary(
-        exit_code=output.exit_code,
-        truncated=output.truncated,
+        exit_code=exit_code,
+        truncated=truncated,
         has_output=stdout_bytes > 0 or stderr_bytes > 0,
         stdout_bytes=stdout_bytes,
         stderr_bytes=stderr_bytes,
     )
+
+
+def summarize(output: ShellOutput) -> OutputSummary:
+    """The summary of `output`: exit code, truncation, and UTF-8 byte counts of the bodies."""
+    return summary_of(output.exit_code, output.truncated, _utf8_length(output.stdout),
+                      _utf8_length(output.stderr))
 
 
 def _utf8_length(text: str | None) -> int:

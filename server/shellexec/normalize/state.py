@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from shellexec.normalize.exit_codes import ExitRank
-from shellexec.normalize.output import OutputSummary
+from shellexec.normalize.output import OutputSummary, summary_of
 from shellexec.normalize.status import shell_result, shell_status
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import Result, ShellStatus
@@ -83,14 +83,11 @@ class ShellState:
 
     def summary(self) -> OutputSummary:
         """The body-free output summary, in O(1) (no output text is joined)."""
-        stdout_bytes = 0 if self.stdout is None else self.stdout.byte_count
-        stderr_bytes = 0 if self.stderr is None else self.stderr.byte_count
-        return OutputSummary(
-            exit_code=self.exit_code,
-            truncated=self.truncated,
-            has_output=stdout_bytes > 0 or stderr_bytes > 0,
-            stdout_bytes=stdout_bytes,
-            stderr_bytes=stderr_bytes,
+        return summary_of(
+            self.exit_code,
+            self.truncated,
+            0 if self.stdout is None else self.stdout.byte_count,
+            0 if self.stderr is None else self.stderr.byte_count,
         )
 
     def _streams(self) -> tuple[OutputText | None, OutputText | None]:
