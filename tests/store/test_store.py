@@ -154,6 +154,10 @@ def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
     assert isinstance(results[1], RuntimeError)
     page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
+    revisions = harness.run(harness.database.read(
+        lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
+    assert revisions == [1, 2], "revisions stay gapless after the group was re-run"
+    assert harness.run(harness.sessions.get(session_id)).revision == 2
 
 
 def test_migrations_record_the_schema_version(harness: Harness) -> None:

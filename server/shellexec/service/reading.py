@@ -14,7 +14,7 @@ from shellexec.projection import project_message
 from shellexec.service import shell_state
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
-from shellexec.service.sessions import require_session
+from shellexec.service.sessions import require_session, session_record
 from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
@@ -109,7 +109,8 @@ class Reader:
             if session is None:
                 raise NotFoundError("task", task_id)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True))
-            return BootState(SessionRecord.of(session),
+            record = SessionRecord.of(session, queries.latest_revision(session.id))
+            return BootState(record,
                              tuple(project_message(row) for row in reversed(rows)))
 
         return await self._database.read(work)
@@ -121,8 +122,7 @@ class Reader:
             raise InvalidArgumentError("since_revision", "must not be negative")
         subscription = self._feed.subscribe(session_id)
         try:
-            session = await self._database.read(lambda: SessionRecord.of(
-                require_session(session_id)))
+            session = await self._database.read(lambda: session_record(session_id))
             if since_revision is not None and since_revision > session.revision:
                 raise InvalidArgumentError(
                     "since_revision",

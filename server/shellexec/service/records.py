@@ -20,10 +20,10 @@ class SessionRecord:
     revision: int
 
     @classmethod
-    def of(cls, row: Session) -> SessionRecord:
+    def of(cls, row: Session, revision: int) -> SessionRecord:
         return cls(id=row.id, task_id=str(row.task_id), agent=row.agent, state=row.state,
                    created_at=int(row.created_at), updated_at=int(row.updated_at),
-                   revision=int(row.revision))
+                   revision=revision)
 
 
 @dataclass(frozen=True, slots=True)

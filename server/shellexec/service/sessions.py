@@ -27,6 +27,11 @@ def require_session(session_id: str) -> Session:
     return session
 
 
+def session_record(session_id: str) -> SessionRecord:
+    """The session with its latest feed revision (inside a unit of work)."""
+    return SessionRecord.of(require_session(session_id), queries.latest_revision(session_id))
+
+
 def _validate_task_id(task_id: str) -> None:
     if not task_id:
         raise InvalidArgumentError("task_id", "is required")
@@ -59,12 +64,12 @@ class Sessions:
             now = self._clock()
             queries.ensure_task(task_id, now)
             return SessionRecord.of(
-                queries.insert_session(self._new_id("ses"), task_id, agent, now))
+                queries.insert_session(self._new_id("ses"), task_id, agent, now), revision=0)
 
         return await units.write(self._database, self._states, work)
 
     async def get(self, session_id: str) -> SessionRecord:
-        return await self._database.read(lambda: SessionRecord.of(require_session(session_id)))
+        return await self._database.read(lambda: session_record(session_id))
 
     async def start_turn(self, session_id: str) -> TurnRecord:
         def work() -> TurnRecord:

@@ -131,6 +131,7 @@ class Database:
         try:
             outcomes = self._commit_together(group)
         except Exception:
+            self.statements.forget()
             # A unit (or the commit) failed and the whole transaction rolled back. Rare, so
             # rather than pay a savepoint per unit, run each unit again in its own
             # transaction: one failure then costs the others nothing.

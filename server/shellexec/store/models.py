@@ -46,14 +46,13 @@ class Task(BaseModel):
 
 
 class Session(BaseModel):
-    """An agent session; `revision` is the revision of its latest feed event."""
+    """An agent session. Its feed revision is the highest `Event.revision` of the session."""
 
     task_id: str  # the foreign key's raw value, set by peewee
     id = CharField(primary_key=True, max_length=40)
     task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE")
     agent = CharField(max_length=64, default="")
     state = CharField(max_length=16, default="idle")
-    revision = IntegerField(default=0)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
 

@@ -35,7 +35,7 @@ def ensure_task(task_id: str, now: int) -> None:
 
 
 def insert_session(session_id: str, task_id: str, agent: str, now: int) -> Session:
-    return Session.create(id=session_id, task=task_id, agent=agent, state="idle", revision=0,
+    return Session.create(id=session_id, task=task_id, agent=agent, state="idle",
                           created_at=now, updated_at=now)
 
 
@@ -107,6 +107,12 @@ def read_stream(position: int, stream: str) -> str | None:
         .where((OutputChunk.message == position) & (OutputChunk.stream == stream))
         .order_by(OutputChunk.id))]
     return "".join(chunks) if chunks else None
+
+
+def latest_revision(session_id: str) -> int:
+    """The revision of the session's latest feed event, 0 before any."""
+    value = Event.select(fn.MAX(Event.revision)).where(Event.session == session_id).scalar()
+    return 0 if value is None else int(value)
 
 
 def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from peewee import Database as PeeweeDatabase
-from peewee import Query, Value
+from peewee import Query, Value, fn
 
 from shellexec.store.models import Event, Message, OutputChunk, PublishReceipt, Session
 
@@ -46,6 +46,13 @@ class Statements:
     def __init__(self, db: PeeweeDatabase) -> None:
         self._db = db
         self._compiled: dict[object, _Compiled] = {}
+        # The latest feed revision of each session this writer has given out. The event
+        # table is the truth; this saves reading it back on every publish.
+        self._revisions: dict[str, int] = {}
+
+    def forget(self) -> None:
+        """Drops what is remembered from the database (after a rollback it may be ahead)."""
+        self._revisions.clear()
 
     def _run(self, key: object, build: Callable[[], Query], **values: Any) -> Any:
         compiled = self._compiled.get(key)
@@ -87,11 +94,20 @@ class Statements:
             self.append_chunk(position, stream, text)
 
     def next_revision(self, session_id: str) -> int:
-        """Increments and returns the session's feed revision."""
-        row = self._run("next_revision", lambda: (
-            Session.update(revision=Session.revision + 1).where(Session.id == param("session"))
-            .returning(Session.revision)), session=session_id).fetchone()
-        return int(row[0])
+        """The session's next feed revision: one more than its latest event's.
+
+        Another writer on the same database file would make the remembered value stale; its
+        event would then collide on the (session, revision) key, the unit of work fail and
+        re-run after `forget`, so revisions stay gapless either way.
+        """
+        latest = self._revisions.get(session_id)
+        if latest is None:
+            row = self._run("latest_revision", lambda: (
+                Event.select(fn.MAX(Event.revision)).where(Event.session == param("session"))),
+                session=session_id).fetchone()
+            latest = 0 if row[0] is None else int(row[0])
+        self._revisions[session_id] = latest + 1
+        return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
                      position: int) -> None:
