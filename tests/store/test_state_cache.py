@@ -36,13 +36,14 @@ def test_cache_keeps_only_the_most_recently_used_entries() -> None:
 def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -> None:
     database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
     cache = StateCache()
+    database.on_rollback(cache.clear)
     cache.put(1, 1, _call())
 
     def failing() -> None:
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        asyncio.run(units.write(database, cache, failing))
+        asyncio.run(units.write(database, failing))
     database.close()
     assert cache.get(1, 1) is None
 
@@ -50,12 +51,24 @@ def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -
 def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Path) -> None:
     database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
     cache = StateCache()
+    database.on_rollback(cache.clear)
     cache.put(1, 1, _call())
 
     def missing() -> None:
         raise NotFoundError("session", "ses_x")
 
     with pytest.raises(NotFoundError):
-        asyncio.run(units.write(database, cache, missing))
+        asyncio.run(units.write(database, missing))
     database.close()
     assert cache.get(1, 1) is not None
+
+
+def test_a_remembered_tool_call_is_found_without_its_version() -> None:
+    cache = StateCache()
+    call = _call()
+    cache.remember("ses_1", "call_1", 7)
+    cache.put(7, 3, call)
+    assert cache.latest("ses_1", "call_1") is call
+    assert cache.latest("ses_1", "call_2") is None
+    cache.clear()
+    assert cache.latest("ses_1", "call_1") is None

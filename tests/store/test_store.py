@@ -5,6 +5,7 @@ work in a commit group undoes only itself."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ class Harness:
     def __init__(self, database: Database) -> None:
         self.database = database
         feed, states = FeedHub(), StateCache()
+        database.on_rollback(states.clear)
         self.sessions = Sessions(database, feed, states, system_clock, random_id)
         self.publisher = Publisher(database, feed, states, system_clock, random_id)
         self.reader = Reader(database, feed, states, heartbeat_seconds=0.2,
@@ -163,3 +165,24 @@ def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
 def test_migrations_record_the_schema_version(harness: Harness) -> None:
     version = harness.run(harness.database.read(lambda: applied_version(harness.database.db)))
     assert version == SCHEMA_VERSION
+
+
+def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
+        harness: Harness, tmp_path: Path) -> None:
+    session_id = harness.run(harness.sessions.create("task-two-writers", "codex")).id
+    harness.run(harness.publisher.publish(session_id, codex_start("w", "x"), None))
+    harness.run(harness.publisher.publish(session_id, codex_delta("w", "one\n"), None))
+    # Another process appends output behind this process's cache.
+    with sqlite3.connect(tmp_path / "store.db") as other:
+        position = other.execute("SELECT position FROM message").fetchone()[0]
+        other.execute("INSERT INTO output_chunk (message_position, stream, data) "
+                      "VALUES (?, 'stdout', 'two\n')", (position,))
+        other.execute("UPDATE message SET state_version = state_version + 1")
+    harness.run(harness.publisher.publish(session_id, codex_delta("w", "three\n"), None))
+
+    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    snapshot = harness.run(harness.reader.shell_output(session_id, page.messages[0].id))
+    assert snapshot.output.stdout == "one\ntwo\nthree\n"
+    revisions = harness.run(harness.database.read(
+        lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
+    assert revisions == [1, 2, 3]

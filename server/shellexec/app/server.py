@@ -49,6 +49,7 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
 def build_servicer(settings: Settings, database: Database) -> ShellExecServicer:
     feed = FeedHub()
     states = StateCache()
+    database.on_rollback(states.clear)
     sessions = Sessions(database, feed, states, system_clock, random_id)
     publisher = Publisher(database, feed, states, system_clock, random_id)
     reader = Reader(database, feed, states, settings.heartbeat_seconds,

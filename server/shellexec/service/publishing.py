@@ -90,7 +90,7 @@ class Publisher:
         def work() -> tuple[PublishResult, FeedEvent | None]:
             return self._publish(session_id, valid, sequence)
 
-        result, event = await units.write(self._database, self._states, work)
+        result, event = await units.write(self._database, work)
         if event is not None:
             self._feed.publish(session_id, event)
         return result
@@ -147,6 +147,7 @@ class Publisher:
         call = shell_state.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
             row = self._insert_tool_message(session, tool_call_id, now)
+            self._states.remember(session.id, tool_call_id, int(row.position))
             after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
             shell_state.persist(statements, row, None, after, now, self._states)
             return row, MESSAGE_ADDED

@@ -66,7 +66,7 @@ class Sessions:
             return SessionRecord.of(
                 queries.insert_session(self._new_id("ses"), task_id, agent, now), revision=0)
 
-        return await units.write(self._database, self._states, work)
+        return await units.write(self._database, work)
 
     async def get(self, session_id: str) -> SessionRecord:
         return await self._database.read(lambda: session_record(session_id))
@@ -82,7 +82,7 @@ class Sessions:
             queries.set_session_state(session, "running", now)
             return TurnRecord.of(turn)
 
-        return await units.write(self._database, self._states, work)
+        return await units.write(self._database, work)
 
     async def complete_turn(self, session_id: str, turn_id: str,
                             stop_reason: str) -> CompletedTurn:
@@ -102,7 +102,7 @@ class Sessions:
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
-        completed, recorded = await units.write(self._database, self._states, work)
+        completed, recorded = await units.write(self._database, work)
         for event in recorded:
             self._feed.publish(session_id, event)
         return completed

@@ -29,7 +29,8 @@ Call = tuple[Message, ShellState]
 
 
 class StateCache:
-    """A small thread-safe LRU of (row, fold state) keyed by message position.
+    """A small thread-safe LRU of (row, fold state) keyed by message position, plus where
+    each recent tool call's message is.
 
     Only the writer thread mutates cached rows; readers use only the immutable states.
     """
@@ -37,7 +38,23 @@ class StateCache:
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
         self._entries: OrderedDict[int, tuple[int, Call]] = OrderedDict()
+        self._positions: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
+
+    def remember(self, session_id: str, tool_call_id: str, position: int) -> None:
+        """Notes where a tool call's message is (positions never change)."""
+        with self._lock:
+            if len(self._positions) >= 4 * self._capacity:
+                self._positions.clear()
+            self._positions[(session_id, tool_call_id)] = position
+
+    def latest(self, session_id: str, tool_call_id: str) -> Call | None:
+        """The last state this process wrote for a tool call, whatever the row's version now:
+        the writer checks the version when it saves (`Statements.update_message`)."""
+        with self._lock:
+            position = self._positions.get((session_id, tool_call_id))
+            entry = None if position is None else self._entries.get(position)
+            return None if entry is None else entry[1]
 
     def get(self, position: int, state_version: int) -> Call | None:
         with self._lock:
@@ -51,6 +68,7 @@ class StateCache:
         """Forgets everything: after a failed write, cached rows may hold unsaved changes."""
         with self._lock:
             self._entries.clear()
+            self._positions.clear()
 
     def put(self, position: int, state_version: int, call: Call) -> None:
         with self._lock:
@@ -78,12 +96,17 @@ def load_call(statements: Statements, session_id: str, tool_call_id: str,
               cache: StateCache) -> Call | None:
     """The row and fold state of a tool call, or None when the session has no such call.
 
-    The hot path of every update: one narrow query, then the cache unless another writer
-    changed the row since.
+    The hot path of every update. A call this process wrote recently comes from the cache
+    without a query; `persist` then saves only if the row is still at the cached version.
+    Otherwise one narrow query finds the row and its version.
     """
+    latest = cache.latest(session_id, tool_call_id)
+    if latest is not None:
+        return latest
     found = statements.tool_message_version(session_id, tool_call_id)
     if found is None:
         return None
+    cache.remember(session_id, tool_call_id, found[0])
     cached = cache.get(*found)
     if cached is not None:
         return cached
@@ -166,8 +189,9 @@ def persist(statements: Statements, row: Message, before: ShellState | None,
         _persist_stream(statements, row, stream, before, after)
     apply_view(row, after)
     row.updated_at = now
-    row.state_version = int(row.state_version) + 1
+    expected = int(row.state_version)
+    row.state_version = expected + 1
     changed = {c: getattr(row, c) for c in SAVED_COLUMNS if getattr(row, c) != old[c]}
     statements.update_message(int(row.position),
-                              {**changed, "state_version": row.state_version})
+                              {**changed, "state_version": row.state_version}, expected)
     cache.put(int(row.position), int(row.state_version), (row, after))

@@ -4,9 +4,6 @@ The writer commits units in groups and, when one raises, rolls the group back an
 unit again alone (see `store.database`). A `ServiceError` (unknown session, bad field, turn
 already running) is always raised before the unit writes anything, so it travels back as a
 value instead: the group commits as usual and the error is raised again in the caller.
-
-An unexpected error does roll back; cached rows may then hold the unit's unsaved changes, so
-the fold-state cache is cleared.
 """
 
 from __future__ import annotations
@@ -15,13 +12,12 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from shellexec.service.errors import ServiceError
-from shellexec.service.shell_state import StateCache
 from shellexec.store import Database
 
 T = TypeVar("T")
 
 
-async def write(database: Database, cache: StateCache, work: Callable[[], T]) -> T:
+async def write(database: Database, work: Callable[[], T]) -> T:
     """Runs `work` as one durable unit of work and returns its result."""
 
     def unit() -> tuple[T | None, ServiceError | None]:
@@ -29,9 +25,6 @@ async def write(database: Database, cache: StateCache, work: Callable[[], T]) ->
             return work(), None
         except ServiceError as error:
             return None, error
-        except Exception:
-            cache.clear()
-            raise
 
     value, error = await database.write(unit)
     if error is not None:

@@ -87,6 +87,7 @@ class Database:
         self.db = db
         # Compiled hot statements; used by units of work, which all run on the writer thread.
         self.statements = Statements(db)
+        self._rollback_listeners: list[Callable[[], None]] = [self.statements.forget]
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_loop, name="db-writer", daemon=True)
         self._writer.start()
@@ -118,12 +119,22 @@ class Database:
         with self._transaction():
             return [(future, work(), None) for work, future in group]
 
+    def on_rollback(self, listener: Callable[[], None]) -> None:
+        """Calls `listener` on the writer thread whenever writes roll back, so that caches
+        of what units of work wrote can forget it."""
+        self._rollback_listeners.append(listener)
+
+    def _rolled_back(self) -> None:
+        for listener in self._rollback_listeners:
+            listener()
+
     def _commit_alone(self, job: _Job) -> _Outcome:
         work, future = job
         try:
             with self._transaction():
                 return future, work(), None
         except Exception as error:
+            self._rolled_back()
             return future, None, error
 
     def _run_group(self, group: list[_Job]) -> None:
@@ -131,7 +142,7 @@ class Database:
         try:
             outcomes = self._commit_together(group)
         except Exception:
-            self.statements.forget()
+            self._rolled_back()
             # A unit (or the commit) failed and the whole transaction rolled back. Rare, so
             # rather than pay a savepoint per unit, run each unit again in its own
             # transaction: one failure then costs the others nothing.

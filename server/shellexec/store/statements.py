@@ -16,6 +16,7 @@ from typing import Any
 from peewee import Database as PeeweeDatabase
 from peewee import Query, Value, fn
 
+from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import Event, Message, OutputChunk, PublishReceipt, Session
 
 _MARK = "\x00shellexec-param:"
@@ -131,13 +132,31 @@ class Statements:
             message_position=param("position")),
             session=session_id, sequence=sequence, position=position)
 
-    def update_message(self, position: int, columns: Mapping[str, Any]) -> None:
-        """Writes the named columns of a message (one compiled form per column set)."""
+    def update_message(self, position: int, columns: Mapping[str, Any],
+                       expected_version: int | None = None) -> None:
+        """Writes the named columns of a message (one compiled form per column set).
+
+        With `expected_version`, the row must still be at that state version: otherwise
+        someone else wrote it since it was read, and `StaleWriteError` is raised (the unit of
+        work then rolls back and runs again on fresh data).
+        """
         names = tuple(sorted(columns))
-        self._run(("update_message", names), lambda: Message.update(
-            {getattr(Message, name): param(name) for name in names})
-            .where(Message.position == param("_position")),
-            _position=position, **{name: _db_value(name, columns[name]) for name in names})
+        checked = expected_version is not None
+
+        def build() -> Query:
+            where = Message.position == param("_position")
+            if checked:
+                where &= Message.state_version == param("_expected")
+            return Message.update(
+                {getattr(Message, name): param(name) for name in names}).where(where)
+
+        values = {name: _db_value(name, columns[name]) for name in names}
+        if checked:
+            values["_expected"] = expected_version
+        cursor = self._run(("update_message", names, checked), build, _position=position,
+                           **values)
+        if checked and cursor.rowcount != 1:
+            raise StaleWriteError(position)
 
 
 def _db_value(name: str, value: Any) -> Any:
