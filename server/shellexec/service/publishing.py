@@ -80,6 +80,8 @@ class Publisher:
         self._clock = clock
         self._new_id = new_id
         self._known_sessions: dict[str, _Session] = {}
+        # A session seen inside a group that then rolled back may never have been committed.
+        database.on_rollback(self._known_sessions.clear)
 
     async def publish(self, session_id: str, update: object,
                       sequence: int | None) -> PublishResult:
