@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from shellexec import normalize
+from shellexec.api.convert import output_from_proto
 from shellexec.client import ShellExecClient
-from shellexec.normalize import OutputSummary, ShellOutput, ShellView
+from shellexec.normalize import OutputSummary, ShellView
 from shellexec.v1 import message_pb2, shell_output_pb2
 
 from support.stack import Stack
@@ -165,14 +166,6 @@ def _summary(summary: shell_output_pb2.ShellOutputSummary) -> OutputSummary:
         stdout_bytes=summary.stdout_bytes, stderr_bytes=summary.stderr_bytes)
 
 
-def _output(output: shell_output_pb2.ShellOutput) -> ShellOutput:
-    return ShellOutput(
-        exit_code=output.exit_code if output.HasField("exit_code") else None,
-        stdout=output.stdout if output.HasField("stdout") else None,
-        stderr=output.stderr if output.HasField("stderr") else None,
-        truncated=output.truncated)
-
-
 def assert_tool_message(client: ShellExecClient, message: message_pb2.Message,
                         expected: ShellView) -> None:
     """The persisted message and its output snapshot are exactly the normalized view."""
@@ -186,7 +179,7 @@ def assert_tool_message(client: ShellExecClient, message: message_pb2.Message,
     assert _summary(shell.output) == normalize.summarize(expected.output)
     snapshot = client.shell_output(message.session_id, message.id)
     assert snapshot.status == expected.status
-    assert _output(snapshot.output) == expected.output
+    assert output_from_proto(snapshot.output) == expected.output
 
 
 def assert_recorded(client: ShellExecClient, session_id: str, prompt: str,
