@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,17 +103,10 @@ def test_appending_a_delta_inserts_one_chunk_row_and_keeps_the_others(
 
 
 def _in_one_group(harness: Harness, *publishes: Any) -> list[Any]:
-    """Runs the publishes while the writer is held, so they queue and commit as one group."""
-    release = threading.Event()
+    """Runs the writes concurrently: made in one loop iteration, they commit as one group."""
 
     async def scenario() -> list[Any]:
-        held = asyncio.ensure_future(harness.database.write(release.wait))
-        await asyncio.sleep(0.05)  # the writer is now inside the holding unit
-        tasks = [asyncio.ensure_future(publish) for publish in publishes]
-        await asyncio.sleep(0.05)  # every publish is queued behind it
-        release.set()
-        await held
-        return list(await asyncio.gather(*tasks, return_exceptions=True))
+        return list(await asyncio.gather(*publishes, return_exceptions=True))
 
     return list(harness.run(scenario()))
 
@@ -123,19 +115,28 @@ def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
         harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
     session_id = harness.run(harness.sessions.create("task-group", "codex")).id
     reruns: list[object] = []
-    original = harness.database._commit_alone
+    original = harness.database._run_alone
 
-    def counted(job: Any) -> Any:
+    async def counted(connection: Any, job: Any) -> Any:
         reruns.append(job)
-        return original(job)
+        return await original(connection, job)
 
-    monkeypatch.setattr(harness.database, "_commit_alone", counted)
+    monkeypatch.setattr(harness.database, "_run_alone", counted)
+    sizes: list[int] = []
+    run_group = harness.database._run_group
+
+    async def measured(group: list[Any]) -> Any:
+        sizes.append(len(group))
+        return await run_group(group)
+
+    monkeypatch.setattr(harness.database, "_run_group", measured)
     results = _in_one_group(
         harness,
         harness.publisher.publish(session_id, codex_start("ok1", "ls"), None),
         harness.publisher.publish("ses_missing", codex_start("bad", "ls"), None),
         harness.publisher.publish(session_id, codex_start("ok2", "pwd"), None))
     assert isinstance(results[1], NotFoundError)
+    assert sizes == [3], "the three concurrent publishes commit as one group"
     assert reruns == [], "a client error must not roll the group back"
     page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
