@@ -117,7 +117,7 @@ class Publisher:
 
     def _session(self, session_id: str) -> _Session:
         """The session's facts; sessions are never deleted and their task and agent never
-        change, so a session once found is remembered (writer thread only)."""
+        change, so a session once found is remembered (units of work only)."""
         known = self._known_sessions.get(session_id)
         if known is not None:
             return known

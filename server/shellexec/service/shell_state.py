@@ -32,7 +32,8 @@ class StateCache:
     """A small thread-safe LRU of (row, fold state) keyed by message position, plus where
     each recent tool call's message is.
 
-    Only the writer thread mutates cached rows; readers use only the immutable states.
+    Only units of work (on the event loop's thread) mutate cached rows; readers use only the
+    immutable states.
     """
 
     def __init__(self, capacity: int = 256) -> None:

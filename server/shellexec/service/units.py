@@ -1,4 +1,4 @@
-"""Running a use case's unit of work on the store's writer thread.
+"""Running a use case's unit of work as one group-committed write (see `store.database`).
 
 The writer commits units in groups and, when one raises, rolls the group back and runs each
 unit again alone (see `store.database`). A `ServiceError` (unknown session, bad field, turn

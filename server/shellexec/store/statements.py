@@ -42,7 +42,7 @@ class _Compiled:
 
 
 class Statements:
-    """Compiled hot statements for one bound database (use on the writer thread)."""
+    """Compiled hot statements for one bound database (used by units of work only)."""
 
     def __init__(self, db: PeeweeDatabase) -> None:
         self._db = db
