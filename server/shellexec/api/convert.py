@@ -26,7 +26,8 @@ def python_value(value: struct_pb2.Value) -> Any:
     """
     kind = value.WhichOneof("kind")
     if kind == "struct_value":
-        return {key: python_value(item) for key, item in value.struct_value.fields.items()}
+        fields = value.struct_value.fields  # indexing beats .items(), the abc.Mapping mixin
+        return {key: python_value(fields[key]) for key in fields}
     if kind == "list_value":
         return [python_value(item) for item in value.list_value.values]
     if kind in ("string_value", "number_value", "bool_value"):
