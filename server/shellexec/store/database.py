@@ -51,9 +51,6 @@ _SQLITE_PRAGMAS = (
     ("synchronous", "full"),
 )
 
-# UPDATE ... RETURNING (one statement instead of two per feed revision) needs SQLite 3.35.
-MIN_SQLITE = (3, 35, 0)
-
 # A unit of work and the future its caller awaits.
 _Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
 _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
@@ -66,12 +63,6 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         future.set_result(value)
     else:
         future.set_exception(error)
-
-
-class _SqliteDatabase(SqliteDatabase):
-    """SQLite with RETURNING enabled, which peewee leaves off by default."""
-
-    returning_clause = True
 
 
 def _sqlite_path(url: str) -> Path:
@@ -202,10 +193,8 @@ def open_database(url: str, readers: int = 3) -> Database:
     Only `sqlite:///PATH` is supported today; PostgreSQL is planned for more than one replica.
     """
     path = _sqlite_path(url)
-    if sqlite3.sqlite_version_info < MIN_SQLITE:
-        raise UnsupportedDatabaseError(f"sqlite {sqlite3.sqlite_version} (need 3.35 or newer)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = _SqliteDatabase(str(path), pragmas=_SQLITE_PRAGMAS, autoconnect=False,
+    db = SqliteDatabase(str(path), pragmas=_SQLITE_PRAGMAS, autoconnect=False,
                         check_same_thread=False)
     db.bind(ALL_MODELS)
     db.connect()
