@@ -17,8 +17,9 @@ from support.stack import Stack
 
 
 def read_events(stack: Stack, session_id: str, query: str, count: int,
-                stop_at_end: bool = True) -> list[dict[str, Any]]:
-    """Reads `count` SSE events (or until end_of_stream) from the REST feed."""
+                stop_at_end: bool = True, heartbeats: bool = False) -> list[dict[str, Any]]:
+    """Reads `count` SSE events (or until end_of_stream) from the REST feed; heartbeats are
+    skipped unless `heartbeats` is set."""
     url = f"{stack.rest_url}/api/v1/task-sessions/{session_id}/messages:watch{query}"
     events: list[dict[str, Any]] = []
     with urllib.request.urlopen(url, timeout=15) as response:
@@ -27,7 +28,10 @@ def read_events(stack: Stack, session_id: str, query: str, count: int,
             line = raw.decode().strip()
             if not line.startswith("data:"):
                 continue
-            events.append(json.loads(line[len("data:"):]))
+            event = json.loads(line[len("data:"):])
+            if event["type"] == "heartbeat" and not heartbeats:
+                continue
+            events.append(event)
             if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
                 break
     return events
@@ -73,7 +77,7 @@ def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:
     session = new_session(stack)
     received: list[dict[str, Any]] = []
     reader = threading.Thread(
-        target=lambda: received.extend(read_events(stack, session["id"], "", 2)))
+        target=lambda: received.extend(read_events(stack, session["id"], "", 3, heartbeats=True)))
     reader.start()
     reader.join(timeout=1.5)  # a heartbeat arrives every 0.5 s in the test stack
     publish(stack, session["id"], codex_start("live1", "top"))
@@ -114,9 +118,10 @@ def test_feed_ends_in_band_with_end_of_stream(short_lived_stack: Stack) -> None:
 def test_grpc_watch_streams_the_same_events(stack: Stack, client: ShellExecClient) -> None:
     session = client.create_session("grpc-watch-task", agent="codex")
     client.publish(session.id, codex_start("g1", "make"))
-    stream = client.watch(session.id, since_revision=0, timeout=10)
-    first = next(iter(stream))
+    stream = iter(client.watch(session.id, since_revision=0, timeout=10))
+    opening, first = next(stream), next(stream)
     stream.cancel()  # type: ignore[attr-defined]
+    assert (opening.type, opening.revision) == ("heartbeat", 0)
     assert first.type == "session.message.added"
     assert first.revision == 1
     assert first.message.content == "make"
@@ -129,3 +134,33 @@ def test_feed_rejects_a_since_revision_ahead_of_the_session(stack: Stack) -> Non
         "GET", f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=50")
     assert response.status == 400
     assert response.json()["message"].startswith("since_revision")
+
+
+@pytest.fixture
+def quiet_stack(tmp_path: Any) -> Any:
+    """A stack whose periodic heartbeat (60 s) cannot arrive within any test's wait."""
+    running = Stack(tmp_path, extra_env={"SHELLEXEC_HEARTBEAT_SECONDS": "60"}).start()
+    yield running
+    running.stop()
+
+
+def test_sse_watch_is_answered_at_once_with_the_requested_revision(quiet_stack: Stack) -> None:
+    session = new_session(quiet_stack)
+    for index in range(3):
+        publish(quiet_stack, session["id"], codex_start(f"q{index}", f"echo {index}"))
+    # Without the opening heartbeat a quiet session would answer only after 60 s: the 15 s
+    # socket timeout would fail the read.
+    opening = read_events(quiet_stack, session["id"], "?since_revision=1", 1, heartbeats=True)
+    assert opening == [{"type": "heartbeat", "revision": 1}]
+    live_only = read_events(quiet_stack, session["id"], "", 1, heartbeats=True)
+    assert live_only == [{"type": "heartbeat", "revision": 3}]
+
+
+def test_grpc_watch_of_a_quiet_session_is_answered_at_once(quiet_stack: Stack) -> None:
+    with quiet_stack.client() as client:
+        session = client.create_session("quiet-grpc-task")
+        # The deadline ends the call long before a periodic heartbeat could arrive.
+        stream = iter(client.watch(session.id, timeout=15))
+        opening = next(stream)
+        stream.cancel()  # type: ignore[attr-defined]
+    assert (opening.type, opening.revision) == ("heartbeat", 0)

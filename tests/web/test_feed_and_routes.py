@@ -28,6 +28,14 @@ def short_stream_stack(tmp_path: Path) -> Iterator[Stack]:
     running.stop()
 
 
+@pytest.fixture
+def quiet_stack(tmp_path: Path) -> Iterator[Stack]:
+    """A stack whose periodic heartbeat (60 s) comes long after any expectation's timeout."""
+    running = Stack(tmp_path, extra_env={"SHELLEXEC_HEARTBEAT_SECONDS": "60"}).start()
+    yield running
+    running.stop()
+
+
 def since_revision(url: str) -> int:
     return int(parse_qs(urlparse(url).query)["since_revision"][0])
 
@@ -150,3 +158,13 @@ def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
     expect(chat.page.get_by_test_id("open-form")).to_be_visible()
     chat.page.goto(f"{stack.rest_url}/sessions/ses_does_not_exist")
     expect(chat.page.get_by_test_id("page-error")).to_contain_text("Not found")
+
+
+def test_page_shows_live_at_once_on_a_quiet_session(quiet_stack: Stack, chat: ChatPage) -> None:
+    api = Api(quiet_stack)
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("nothing happens after this"))
+    # `open` waits (10 s at most) for the feed badge to say "live": only the stream's opening
+    # heartbeat can bring it, since nothing is published and the periodic one is 60 s away.
+    chat.open(f"{quiet_stack.rest_url}/?session={sid}")
+    assert [e.get("type") for e, _ in chat.feed_events()] == ["heartbeat"]

@@ -137,6 +137,10 @@ class Reader:
                       last: int) -> AsyncIterator[FeedEvent]:
         deadline = time.monotonic() + self._lifetime
         try:
+            # Answer at once, before any replay, so the watcher knows the stream is open; it
+            # names the revision the replay starts after, never a later one, so a client that
+            # drops mid-replay resumes from it without missing an event.
+            yield FeedEvent(HEARTBEAT, last)
             async for replayed in self._replay(session_id, last):
                 last = replayed.revision
                 yield replayed
