@@ -5,6 +5,6 @@ This is the only package that knows gRPC status codes.
 
 from __future__ import annotations
 
-from shellexec.api.servicers import ShellExecServicer
+from shellexec.api.servicers import SERVICE_NAME, ShellExecServicer
 
-__all__ = ["ShellExecServicer"]
+__all__ = ["SERVICE_NAME", "ShellExecServicer"]

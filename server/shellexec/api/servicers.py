@@ -30,6 +30,9 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 T = TypeVar("T")
 
+# The full name clients, health checks and reflection know the service by.
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ShellExecService"].full_name
+
 
 def _status_of(error: ServiceError) -> grpc.StatusCode:
     if isinstance(error, InvalidArgumentError):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shellexec.app import envoy
+from shellexec.app import envoy, ports
 from shellexec.app.server import serve, start_server
 from shellexec.app.settings import Settings
 
@@ -37,32 +37,47 @@ def _banner(settings: Settings, grpc_port: int) -> str:
     ))
 
 
+def _grpc_listener(settings: Settings) -> ports.Listener:
+    return ports.Listener("gRPC", *ports.split_address(settings.grpc_address),
+                          "SHELLEXEC_GRPC_ADDRESS")
+
+
+def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
+    return (ports.Listener("REST and web page", settings.rest_host, settings.rest_port,
+                           "SHELLEXEC_REST_PORT"),
+            ports.Listener("Envoy admin", "127.0.0.1", settings.admin_port,
+                           "SHELLEXEC_ADMIN_PORT"))
+
+
 async def _up(settings: Settings) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     running = await start_server(settings)
     RUN_DIR.mkdir(exist_ok=True)
     config = RUN_DIR / "envoy.yaml"
     config.write_text(envoy.render(settings, running.port))
-    process = subprocess.Popen(envoy.envoy_command(config))
+    node_id = envoy.new_node_id()
+    process = subprocess.Popen(envoy.envoy_command(config, node_id))
     try:
-        await asyncio.to_thread(envoy.wait_ready, settings.admin_port, process)
+        await asyncio.to_thread(envoy.wait_ready, settings.admin_port, process, node_id)
         print(_banner(settings, running.port), flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         exited = asyncio.create_task(asyncio.to_thread(process.wait))
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
         return 0 if stop.is_set() else 1
     finally:
+        # The server first, while Envoy still relays: open feeds get their end_of_stream and
+        # calls in flight their answers.
+        await running.stop(settings.shutdown_grace_seconds)
         if process.poll() is None:
             process.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
             if process.poll() is None:
                 process.kill()
-        await running.stop(settings.shutdown_grace_seconds)
         print("shellexec stopped", flush=True)
 
 
@@ -92,12 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     if args.command == "envoy-config":
         return _envoy_config(settings, args.grpc_port)
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         if args.command == "serve":
-            asyncio.run(serve(settings))
+            ports.ensure_free(_grpc_listener(settings))
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(serve(settings))
             return 0
-        return asyncio.run(_up(settings))
-    return 0
+        ports.ensure_free(_grpc_listener(settings), *_front_door_listeners(settings))
+        with contextlib.suppress(KeyboardInterrupt):
+            return asyncio.run(_up(settings))
+        return 0
+    except ports.PortInUseError as error:
+        print(f"shellexec: {error}", file=sys.stderr, flush=True)
+        return 1
 
 
 if __name__ == "__main__":

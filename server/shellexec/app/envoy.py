@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from string import Template
 
@@ -108,10 +109,16 @@ def envoy_binary() -> str:
     return found
 
 
-def envoy_command(config: Path) -> list[str]:
+def new_node_id() -> str:
+    """A name for one Envoy launch, so readiness checks can tell it from any other Envoy."""
+    return f"shellexec-{uuid.uuid4().hex}"
+
+
+def envoy_command(config: Path, node_id: str | None = None) -> list[str]:
     # --disable-hot-restart lets several Envoys (tests, a dev stack) share one machine.
-    return [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "warn",
-            "--disable-hot-restart"]
+    command = [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "warn",
+               "--disable-hot-restart"]
+    return command if node_id is None else [*command, "--service-node", node_id]
 
 
 def validate(config: Path) -> None:
@@ -120,18 +127,29 @@ def validate(config: Path) -> None:
                    capture_output=True, text=True)
 
 
-def wait_ready(admin_port: int, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    """Waits for Envoy's admin /ready; raises if Envoy exits or the time runs out."""
+def _serving_node(admin_port: int) -> str | None:
+    """The node id of the live Envoy whose admin interface answers on `admin_port`."""
+    url = f"http://127.0.0.1:{admin_port}/server_info"
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            info = json.load(response)
+    except (urllib.error.URLError, ConnectionError, ValueError):
+        return None
+    if info.get("state") != "LIVE":
+        return None
+    node_id: str | None = info.get("node", {}).get("id")
+    return node_id
+
+
+def wait_ready(admin_port: int, process: subprocess.Popen[bytes], node_id: str,
+               timeout: float = 20.0) -> None:
+    """Waits until the Envoy of `process` (launched as `node_id`) is live; raises if it exits
+    or the time runs out. Another Envoy answering on the same admin port never counts."""
     deadline = time.monotonic() + timeout
-    url = f"http://127.0.0.1:{admin_port}/ready"
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"envoy exited with status {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError):
-            pass
+        if _serving_node(admin_port) == node_id:
+            return
         time.sleep(0.05)
     raise TimeoutError(f"envoy not ready on admin port {admin_port} after {timeout} s")

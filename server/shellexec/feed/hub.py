@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -30,12 +31,22 @@ class Subscription:
     def __init__(self, capacity: int) -> None:
         self._queue: asyncio.Queue[FeedEvent] = asyncio.Queue(maxsize=capacity)
         self.lagged = False
+        # Set when the server stops: the watcher ends its stream at once (it resumes by
+        # revision elsewhere) instead of holding the shutdown until its grace runs out.
+        self.closed = False
 
     def offer(self, event: FeedEvent) -> None:
         try:
             self._queue.put_nowait(event)
         except asyncio.QueueFull:
             self.lagged = True
+
+    def close(self) -> None:
+        """Marks the subscription closed and wakes a watcher waiting for its next event."""
+        self.closed = True
+        # A full queue wakes the watcher by itself; an empty one needs something to return.
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(FeedEvent(END_OF_STREAM, -1))
 
     async def next(self, timeout: float) -> FeedEvent | None:
         """The next live event, or None when `timeout` seconds pass without one."""
@@ -51,11 +62,21 @@ class FeedHub:
     def __init__(self, capacity: int = 1024) -> None:
         self._capacity = capacity
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
+        self._closed = False
 
     def subscribe(self, session_id: str) -> Subscription:
         subscription = Subscription(self._capacity)
+        if self._closed:
+            subscription.close()
         self._subscriptions[session_id].add(subscription)
         return subscription
+
+    def close(self) -> None:
+        """Closes every subscription, now and to come: the server is stopping."""
+        self._closed = True
+        for watchers in self._subscriptions.values():
+            for subscription in watchers:
+                subscription.close()
 
     def unsubscribe(self, session_id: str, subscription: Subscription) -> None:
         watchers = self._subscriptions.get(session_id)

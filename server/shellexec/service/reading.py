@@ -141,15 +141,17 @@ class Reader:
             # names the revision the replay starts after, never a later one, so a client that
             # drops mid-replay resumes from it without missing an event.
             yield FeedEvent(HEARTBEAT, last)
-            async for replayed in self._replay(session_id, last):
+            async for replayed in self._replay(session_id, last, subscription):
                 last = replayed.revision
                 yield replayed
-            while (remaining := deadline - time.monotonic()) > 0:
+            while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
                 event = await subscription.next(min(self._heartbeat, remaining))
+                if subscription.closed:
+                    break
                 if event is None or subscription.lagged or event.revision > last + 1:
                     # A quiet period, a lagged queue or a gap: the durable log is the truth.
                     subscription.lagged = False
-                    async for missed in self._replay(session_id, last):
+                    async for missed in self._replay(session_id, last, subscription):
                         last = missed.revision
                         yield missed
                     if event is None and deadline - time.monotonic() > 0:
@@ -162,8 +164,9 @@ class Reader:
         finally:
             self._feed.unsubscribe(session_id, subscription)
 
-    async def _replay(self, session_id: str, after: int) -> AsyncIterator[FeedEvent]:
-        while True:
+    async def _replay(self, session_id: str, after: int,
+                      subscription: Subscription) -> AsyncIterator[FeedEvent]:
+        while not subscription.closed:
             rows = await self._database.read(
                 functools.partial(queries.events_after, session_id, after, REPLAY_BATCH))
             for revision, event_type, row in rows:

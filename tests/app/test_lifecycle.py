@@ -1,0 +1,261 @@
+"""Starting and stopping the service as `make run` does: exclusive ports with a clear message
+when they are taken, readiness of the processes this command started, and a prompt, quiet
+shutdown that ends open feed streams."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellexec.app import envoy
+from shellexec.app.ports import PortInUseError
+from shellexec.app.server import start_server
+from shellexec.app.settings import Settings
+from shellexec.client import ShellExecClient
+
+from support.stack import ROOT, Stack, free_port
+
+BIN = Path(sys.executable).parent
+BANNER = "shellexec is running"
+# Long enough that a stop which waited for open streams instead of ending them would show.
+GRACE_SECONDS = 30
+STOP_TIMEOUT = 10
+
+
+@dataclass
+class Up:
+    """A `shellexec up` process (what `make run` runs) with its output collected by a thread."""
+
+    workdir: Path
+    env: dict[str, str]
+    process: subprocess.Popen[str] | None = None
+    lines: queue.Queue[str] = field(default_factory=queue.Queue)
+    stdout: list[str] = field(default_factory=list)
+
+    def start(self) -> Up:
+        with open(self.workdir / "up.err", "w") as stderr:  # the child keeps its own copy
+            self.process = subprocess.Popen(
+                [BIN / "shellexec", "up"], cwd=self.workdir, env=self.env, text=True,
+                stdout=subprocess.PIPE, stderr=stderr)
+        threading.Thread(target=self._collect, daemon=True).start()
+        return self
+
+    def _collect(self) -> None:
+        assert self.process is not None
+        assert self.process.stdout is not None
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self.lines.put(line)
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        while True:
+            line = self.lines.get(timeout=timeout)
+            self.stdout.append(line)
+            if text in line:
+                return
+
+    def rest_of_stdout(self) -> str:
+        while not self.lines.empty():
+            self.stdout.append(self.lines.get())
+        return "".join(self.stdout)
+
+    @property
+    def stderr(self) -> str:
+        return (self.workdir / "up.err").read_text()
+
+    def stop(self) -> None:
+        """Stops it as Ctrl-C does, so it also stops its Envoy; harder if that fails."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=STOP_TIMEOUT * 2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def up_env(workdir: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
+        "SHELLEXEC_REST_PORT": str(free_port()),
+        "SHELLEXEC_ADMIN_PORT": str(free_port()),
+        "SHELLEXEC_DATABASE_URL": f"sqlite:///{workdir / 'shellexec.db'}",
+        **extra,
+    }
+
+
+@pytest.fixture
+def running_up(tmp_path: Path) -> Iterator[Up]:
+    service = Up(tmp_path, up_env(tmp_path, SHELLEXEC_SHUTDOWN_GRACE_SECONDS=str(GRACE_SECONDS),
+                                  SHELLEXEC_HEARTBEAT_SECONDS="60"))
+    service.start().wait_for(BANNER)
+    yield service
+    service.stop()
+
+
+def run_shellexec(args: list[str], env: dict[str, str],
+                  cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BIN / "shellexec", *args], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=60, check=False)
+
+
+def grpc_port(env: dict[str, str]) -> int:
+    return int(env["SHELLEXEC_GRPC_ADDRESS"].rsplit(":", 1)[1])
+
+
+def test_a_second_make_run_says_shellexec_is_running_and_prints_no_banner(
+        running_up: Up, tmp_path: Path) -> None:
+    second_dir = tmp_path / "second"
+    second_dir.mkdir()
+    second = run_shellexec(["up"], running_up.env, second_dir)
+    assert second.returncode != 0
+    port = grpc_port(running_up.env)
+    assert f"shellexec is already running on port {port}" in second.stderr
+    assert BANNER not in second.stdout
+    assert "cannot bind" not in second.stderr  # no raw Envoy error
+    # The first service is untouched and still answers through its own front door.
+    url = f"http://127.0.0.1:{running_up.env['SHELLEXEC_REST_PORT']}/api/v1/task-sessions"
+    request = urllib.request.Request(url, data=b'{"task_id": "still-mine"}', method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def test_serve_refuses_a_port_another_shellexec_serves(stack: Stack, tmp_path: Path) -> None:
+    env = {**stack.env, "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'other.db'}"}
+    second = run_shellexec(["serve"], env, tmp_path)
+    assert second.returncode == 1
+    assert f"shellexec is already running on port {stack.grpc_port}" in second.stderr
+    assert "Traceback" not in second.stderr
+
+
+def test_serve_names_a_port_another_program_holds(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {**os.environ, "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{port}",
+               "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+        result = run_shellexec(["serve"], env, tmp_path)
+    assert result.returncode == 1
+    assert f"port {port} (gRPC)" in result.stderr
+    assert "SHELLEXEC_GRPC_ADDRESS" in result.stderr
+
+
+def test_the_server_binds_its_port_exclusively(stack: Stack, tmp_path: Path) -> None:
+    """Past the start-up check (a race), binding itself fails instead of sharing the port."""
+    settings = Settings(grpc_address=stack.grpc_target,
+                        database_url=f"sqlite:///{tmp_path / 'race.db'}")
+    with pytest.raises(PortInUseError, match=str(stack.grpc_port)):
+        asyncio.run(start_server(settings))
+
+
+def test_a_second_envoy_cannot_share_the_rest_port(stack: Stack, tmp_path: Path) -> None:
+    config = tmp_path / "second-envoy.yaml"
+    env = {**stack.env, "SHELLEXEC_ADMIN_PORT": str(free_port())}
+    config.write_text(run_shellexec(["envoy-config", "--grpc-port", str(stack.grpc_port)],
+                                    env, ROOT).stdout)
+    second = subprocess.run(envoy.envoy_command(config), capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert second.returncode != 0
+    assert str(stack.rest_port) in second.stderr
+
+
+def test_readiness_ignores_another_envoy_on_the_admin_port(stack: Stack) -> None:
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(TimeoutError):
+            envoy.wait_ready(stack.admin_port, stand_in, envoy.new_node_id(), timeout=1.0)
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+
+
+def read_sse(url: str, events: list[dict[str, Any]], opened: threading.Event) -> None:
+    with urllib.request.urlopen(url, timeout=STOP_TIMEOUT * 3) as response:
+        for raw in response:
+            line = raw.decode().strip()
+            if line.startswith("data:"):
+                events.append(json.loads(line[len("data:"):]))
+                opened.set()
+
+
+def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
+              opened: threading.Event) -> None:
+    for event in client.watch(session_id, timeout=STOP_TIMEOUT * 3):
+        events.append(event)
+        opened.set()
+
+
+def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up) -> None:
+    env = running_up.env
+    rest = f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}/api/v1"
+    request = urllib.request.Request(f"{rest}/task-sessions", data=b'{"task_id": "stop"}',
+                                     method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        session_id = json.load(response)["session"]["id"]
+    sse_events: list[dict[str, Any]] = []
+    grpc_events: list[Any] = []
+    sse_open, grpc_open = threading.Event(), threading.Event()
+    with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
+        readers = [
+            threading.Thread(target=read_sse, args=(
+                f"{rest}/task-sessions/{session_id}/messages:watch", sse_events, sse_open)),
+            threading.Thread(target=read_grpc, args=(client, session_id, grpc_events,
+                                                     grpc_open)),
+        ]
+        for reader in readers:
+            reader.start()
+        assert sse_open.wait(STOP_TIMEOUT)
+        assert grpc_open.wait(STOP_TIMEOUT)
+
+        assert running_up.process is not None
+        running_up.process.send_signal(signal.SIGINT)
+        # Well inside the 30 s grace: only streams that were ended actively allow this.
+        assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
+        for reader in readers:
+            reader.join(timeout=STOP_TIMEOUT)
+    assert sse_events[-1]["type"] == "end_of_stream"
+    assert grpc_events[-1].type == "end_of_stream"
+    assert "shellexec stopped" in running_up.rest_of_stdout()
+    assert "Traceback" not in running_up.stderr
+    assert "CancelledError" not in running_up.stderr
+
+
+def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:
+    stack = Stack(tmp_path, extra_env={"SHELLEXEC_SHUTDOWN_GRACE_SECONDS": str(GRACE_SECONDS),
+                                       "SHELLEXEC_HEARTBEAT_SECONDS": "60"})
+    stack.start_server()
+    try:
+        events: list[Any] = []
+        opened = threading.Event()
+        with stack.client() as client:
+            session = client.create_session("serve-stop")
+            reader = threading.Thread(target=read_grpc,
+                                      args=(client, session.id, events, opened))
+            reader.start()
+            assert opened.wait(STOP_TIMEOUT)
+            assert stack.server is not None
+            stack.server.send_signal(signal.SIGTERM)
+            assert stack.server.wait(timeout=STOP_TIMEOUT) == 0
+            reader.join(timeout=STOP_TIMEOUT)
+        assert [(e.type, e.revision) for e in events] == [("heartbeat", 0),
+                                                         ("end_of_stream", 0)]
+        assert "Traceback" not in (tmp_path / "server.log").read_text()
+    finally:
+        stack.stop()
