@@ -150,3 +150,17 @@ def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
     expect(chat.page.get_by_test_id("open-form")).to_be_visible()
     chat.page.goto(f"{stack.rest_url}/sessions/ses_does_not_exist")
     expect(chat.page.get_by_test_id("page-error")).to_contain_text("Not found")
+
+
+def test_header_of_a_session_created_without_an_agent_names_no_agent(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    task = unique("task")
+    session = api.new_session(agent=None, task_id=task)  # as the README's `{"task_id": ...}`
+    header = chat.page.get_by_test_id("session-header")
+    for address in (f"/sessions/{session['id']}", f"/?task={task}"):
+        chat.open(f"{stack.rest_url}{address}")
+        expect(header).to_have_attribute("data-session-id", session["id"])
+        expect(header).to_contain_text(task)
+        expect(header).not_to_contain_text("null")
+        expect(chat.page.get_by_test_id("session-agent")).to_have_count(0)
+        assert header.inner_text().split() == ["Session", session["id"], "task", task]
