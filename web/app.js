@@ -7,6 +7,7 @@ import { createFeed } from './feed.js';
 import { createMessageList } from './message-list.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createRow } from './rows.js';
+import { sessionHeaderParts } from './session-header.js';
 
 const FEED_LABELS = {
   connecting: 'Connecting…',
@@ -84,13 +85,18 @@ function keepingBottom(change) {
   if (atBottom && result !== 'ignored') window.scrollTo(0, doc.scrollHeight);
 }
 
+const HEADER_PARTS = {
+  id: (text) => h('code', { class: 'session__id', 'data-testid': 'session-id' }, text),
+  agent: (text) => h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, text),
+  task: (text) => h('span', { class: 'session__task' }, 'task ', h('code', {}, text)),
+};
+
 function showSession(session) {
   document.title = `Session ${session.id} · shellexec`;
+  // Only parts that exist are passed: replaceChildren, unlike h(), writes null as "null".
   header.replaceChildren(
     h('span', { class: 'session__label' }, 'Session'),
-    h('code', { class: 'session__id', 'data-testid': 'session-id' }, session.id),
-    session.agent ? h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, session.agent) : null,
-    session.task_id ? h('span', { class: 'session__task' }, 'task ', h('code', {}, session.task_id)) : null,
+    ...sessionHeaderParts(session).map(({ kind, text }) => HEADER_PARTS[kind](text)),
   );
   header.dataset.sessionId = session.id;
   header.hidden = false;

@@ -196,6 +196,71 @@ def test_partial_raw_output_never_replaces_a_final_one() -> None:
     assert stdout(state) == "final\n"
 
 
+def blocks(*texts: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": text} for text in texts]
+
+
+CLAUDE = start(rawInput={"command": "ls"}, status="pending", title="ls")
+
+
+def test_plain_raw_output_in_the_same_update_as_terminal_output_does_not_replace_it() -> None:
+    final = update(status="completed", rawOutput="tool_result text\n",
+                   _meta={"terminal_output": {"data": "terminal text\n"},
+                          "terminal_exit": {"exit_code": 0}})
+    state = fold_all([CLAUDE, final])
+    assert stdout(state) == "terminal text\n"
+    assert view(state).result == "success"
+
+
+@pytest.mark.parametrize("raw", ["tool_result text\n", blocks("tool_result", "text\n")])
+@pytest.mark.parametrize("live", [chunk("terminal text\n"), delta("terminal text\n")])
+def test_final_plain_raw_output_after_terminal_output_does_not_replace_it(
+    raw: object, live: Update
+) -> None:
+    state = fold_all([CLAUDE, live, update(status="completed", rawOutput=raw)])
+    assert stdout(state) == "terminal text\n"
+
+
+def test_plain_raw_output_keeps_the_exit_code_of_terminal_exit() -> None:
+    state = fold_all([CLAUDE, chunk("Exit code 2\nls: nope\n"),
+                      update(status="failed", rawOutput="Exit code 2\nls: nope (raw)\n",
+                             _meta={"terminal_exit": {"exit_code": 2}})])
+    assert (stdout(state), view(state).output.exit_code) == ("Exit code 2\nls: nope\n", 2)
+
+
+@pytest.mark.parametrize("raw", [{"formatted_output": "final\n", "exit_code": 3},
+                                 {"output": "final\n", "metadata": {"exit": 3}},
+                                 {"stdout": "final\n", "exit_code": 3}])
+def test_structured_raw_output_still_replaces_terminal_output(raw: object) -> None:
+    state = fold_all([CLAUDE, delta("live\n"), update(status="completed", rawOutput=raw)])
+    assert (stdout(state), view(state).output.exit_code) == ("final\n", 3)
+
+
+def test_plain_raw_output_without_terminal_output_is_the_fallback() -> None:
+    state = fold_all([CLAUDE, snapshot("```console\nfenced\n```"),
+                      update(status="completed", rawOutput="raw\n")])
+    assert stdout(state) == "raw\n"
+
+
+@pytest.mark.parametrize("raw", ["tool_result text\n", blocks("tool_result text\n")])
+def test_terminal_output_arriving_after_a_final_plain_raw_output_replaces_it(raw: object) -> None:
+    state = fold_all([CLAUDE, update(status="completed", rawOutput=raw),
+                      chunk("terminal text\n")])
+    assert stdout(state) == "terminal text\n"
+
+
+def test_deltas_arriving_after_a_final_plain_raw_output_replace_it_then_append() -> None:
+    state = fold_all([CLAUDE, update(status="completed", rawOutput="(raw) a\nb\n"),
+                      delta("a\n"), delta("b\n")])
+    assert stdout(state) == "a\nb\n"
+
+
+def test_terminal_output_after_a_structured_final_is_already_part_of_it() -> None:
+    state = fold_all([CLAUDE, update(status="completed", rawOutput={"stdout": "final\n"}),
+                      chunk("live\n"), update(status="completed", rawOutput="plain\n")])
+    assert stdout(state) == "final\n"
+
+
 def test_stderr_comes_only_from_explicit_stderr_fields() -> None:
     state = fold_all([PLAIN, delta("error: boom\n"), snapshot("error: boom\nwarning: x\n"),
                       update(status="failed", rawOutput="error: boom\n")])

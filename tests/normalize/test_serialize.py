@@ -87,3 +87,32 @@ def test_stream_exists_exactly_when_its_body_is_given() -> None:
     record = dump_state(fold_all(SEQUENCE))
     assert load_state(record, None, None).stdout is None
     assert load_state(record, "", None).stdout is not None
+
+
+# Claude's plain result arriving before the terminal output it stands in for (ADR 0011).
+FALLBACK_SEQUENCE: list[dict[str, Any]] = [
+    {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute", "title": "ls",
+     "status": "pending", "rawInput": {"command": "ls"}},
+    _update(status="completed", rawOutput="raw text\n"),
+    _update(_meta={"terminal_output": {"data": "terminal text\n"}}),
+    _update(status="completed", rawOutput=[{"type": "text", "text": "raw again\n"}]),
+]
+
+
+@pytest.mark.parametrize("split", range(len(FALLBACK_SEQUENCE) + 1))
+def test_restored_plain_fallback_resumes_the_fold_exactly(split: int) -> None:
+    whole = fold_all(FALLBACK_SEQUENCE)
+    resumed = fold_all(FALLBACK_SEQUENCE[split:],
+                       state=_restored(fold_all(FALLBACK_SEQUENCE[:split])))
+    assert view(resumed).output.stdout == view(whole).output.stdout == "terminal text\n"
+    assert resumed == whole
+
+
+def test_record_from_before_the_fallback_key_loads_as_a_final_text() -> None:
+    # Records written before `stdout.fallback` existed have only `final`: the text stays final.
+    record = {"command": "ls", "live_source": "none", "echo": "done",
+              "stdout": {"truncated": False, "total_bytes": 9, "final": True}}
+    state = load_state(record, "raw text\n", None)
+    assert (state.stdout_final, state.stdout_fallback) == (True, False)
+    later = fold_all([_update(_meta={"terminal_output": {"data": "terminal text\n"}})], state)
+    assert view(later).output.stdout == "raw text\n"

@@ -47,3 +47,25 @@ def test_retry_after_restart_with_same_sequence_changes_nothing(own_stack: Stack
     retried = publish(own_stack, session["id"], codex_delta("k3", "once\n"), sequence=2)
     assert retried["duplicate"] is True
     assert snapshot(own_stack, session["id"], message["id"])["output"]["stdout"] == "once\n"
+
+
+def test_plain_final_text_restored_after_restart_still_yields_to_terminal_output(
+        own_stack: Stack) -> None:
+    session = new_session(own_stack, agent="claude")
+    start = {"sessionUpdate": "tool_call", "toolCallId": "k4", "kind": "execute",
+             "title": "ls", "status": "pending", "rawInput": {"command": "ls"}}
+    message = publish(own_stack, session["id"], start)["message"]
+    publish(own_stack, session["id"], {"sessionUpdate": "tool_call_update", "toolCallId": "k4",
+                                       "status": "completed", "rawOutput": "model copy\n"})
+    assert snapshot(own_stack, session["id"], message["id"])["output"]["stdout"] == "model copy\n"
+
+    own_stack.kill_server()
+    own_stack.start_server()
+
+    # Reordered delivery: the terminal text arrives after the plain result it outranks.
+    publish(own_stack, session["id"], {
+        "sessionUpdate": "tool_call_update", "toolCallId": "k4",
+        "_meta": {"terminal_output": {"terminal_id": "k4", "data": "terminal text\n"}}})
+    final = snapshot(own_stack, session["id"], message["id"])
+    assert final["output"]["stdout"] == "terminal text\n"
+    assert final["status"] == "complete"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 
@@ -35,6 +37,33 @@ def test_normalize_over_grpc_matches_rest(stack: Stack, client: ShellExecClient)
     assert response.result == "failure"
     assert response.output.exit_code == 4
     assert response.output.stdout == "a\nb\n"
+
+
+Update = dict[str, Any]
+
+CLAUDE_START: Update = {
+    "sessionUpdate": "tool_call", "toolCallId": "cl1", "kind": "execute", "name": "Bash",
+    "title": "cat build.log", "status": "pending", "rawInput": {"command": "cat build.log"}}
+TERMINAL_OUTPUT: Update = {"terminal_output": {"terminal_id": "cl1", "data": "terminal text\n"}}
+CLAUDE_FINAL: Update = {
+    "sessionUpdate": "tool_call_update", "toolCallId": "cl1", "status": "failed",
+    "rawOutput": "Exit code 2\nmodel copy\n",
+    "_meta": {"terminal_exit": {"terminal_id": "cl1", "exit_code": 2}}}
+
+
+@pytest.mark.parametrize("updates", [
+    [CLAUDE_START, {**CLAUDE_FINAL, "_meta": {**CLAUDE_FINAL["_meta"], **TERMINAL_OUTPUT}}],
+    [CLAUDE_START, {"sessionUpdate": "tool_call_update", "toolCallId": "cl1",
+                    "_meta": TERMINAL_OUTPUT}, CLAUDE_FINAL],
+], ids=["same-update", "earlier-update"])
+def test_normalize_keeps_terminal_output_over_a_plain_raw_output(
+        stack: Stack, updates: list[Update]) -> None:
+    response = stack.rest("POST", "/api/v1/shell-exec:normalize",
+                          {"updates": updates, "agent": "claude"})
+    assert response.status == 200, response.body
+    body = response.json()
+    assert body["output"] == {"exit_code": 2, "stdout": "terminal text\n", "truncated": False}
+    assert (body["status"], body["result"]) == ("failed", "failure")
 
 
 @pytest.mark.parametrize(("body", "field"), [

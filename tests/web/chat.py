@@ -43,10 +43,11 @@ class Api:
         result: Json = response.json()
         return result
 
-    def new_session(self, agent: str = "codex", task_id: str | None = None) -> Json:
+    def new_session(self, agent: str | None = "codex", task_id: str | None = None) -> Json:
+        """A new session; `agent=None` leaves the field out of the request."""
         task = task_id or f"web-{uuid.uuid4().hex[:10]}"
-        session: Json = self.call("POST", "/api/v1/task-sessions",
-                                  {"task_id": task, "agent": agent})["session"]
+        body = {"task_id": task} if agent is None else {"task_id": task, "agent": agent}
+        session: Json = self.call("POST", "/api/v1/task-sessions", body)["session"]
         return session
 
     def start_turn(self, session_id: str) -> str:

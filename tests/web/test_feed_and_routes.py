@@ -168,3 +168,17 @@ def test_page_shows_live_at_once_on_a_quiet_session(quiet_stack: Stack, chat: Ch
     # heartbeat can bring it, since nothing is published and the periodic one is 60 s away.
     chat.open(f"{quiet_stack.rest_url}/?session={sid}")
     assert [e.get("type") for e, _ in chat.feed_events()] == ["heartbeat"]
+
+
+def test_header_of_a_session_created_without_an_agent_names_no_agent(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    task = unique("task")
+    session = api.new_session(agent=None, task_id=task)  # as the README's `{"task_id": ...}`
+    header = chat.page.get_by_test_id("session-header")
+    for address in (f"/sessions/{session['id']}", f"/?task={task}"):
+        chat.open(f"{stack.rest_url}{address}")
+        expect(header).to_have_attribute("data-session-id", session["id"])
+        expect(header).to_contain_text(task)
+        expect(header).not_to_contain_text("null")
+        expect(chat.page.get_by_test_id("session-agent")).to_have_count(0)
+        assert header.inner_text().split() == ["Session", session["id"], "task", task]

@@ -22,6 +22,9 @@ where the full output went and why the command stopped. OMP appends `\\n\\nWall 
 seconds` and, on failure, `\\n\\nCommand exited with code N` to the text it shows the model;
 both are its own bookkeeping (the exit code is in `details.exitCode`), so they are removed.
 A field not listed for a shape is *omitted*: it leaves the accumulated value alone.
+
+The first two rows are *plain* results: bare text with no provider fields. `_meta` terminal
+output outranks them (see `streams`); every structured result keeps its meaning.
 """
 
 from __future__ import annotations
@@ -48,15 +51,17 @@ class FinalOutput:
     stderr: str | None = None
     exit_code: int | None = None
     exit_rank: ExitRank = ExitRank.NONE
+    plain: bool = False
+    """A bare string or text-block list: the fallback for agents without terminal `_meta`."""
 
 
 def read_raw_output(raw: object) -> FinalOutput:
     """What a `rawOutput` value states (see the module table)."""
     if isinstance(raw, str):
-        return FinalOutput(stdout=valid_text(raw))
+        return FinalOutput(stdout=valid_text(raw), plain=True)
     if isinstance(raw, list):
         texts = block_texts(raw)
-        return FinalOutput(stdout=join_blocks(texts)) if texts else FinalOutput()
+        return FinalOutput(stdout=join_blocks(texts), plain=True) if texts else FinalOutput()
     return _from_object(obj(raw))
 
 

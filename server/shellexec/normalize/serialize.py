@@ -8,7 +8,8 @@ view as folding the whole sequence.
 
 `load_state` trusts nothing: a missing key, a value of the wrong type or an unknown word
 takes the default of a new state, and a body is bounded again. A stream exists exactly when
-its body is given (`""` is an empty stream, None no stream).
+its body is given (`""` is an empty stream, None no stream). A key added in a later version
+(`stdout.fallback`) defaults to how earlier versions behaved, so their records still load.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def dump_state(state: ShellState) -> dict[str, object]:
         "cancelled_by_prompt": state.cancelled_by_prompt,
         "exit_code": state.exit_code,
         "exit_rank": int(state.exit_rank),
-        "stdout": _dump_stream(state.stdout, state.stdout_final),
+        "stdout": _dump_stream(state.stdout, state.stdout_final, state.stdout_fallback),
         "stderr": _dump_stream(state.stderr, state.stderr_final),
         "live_source": state.live_source,
         "echo": state.echo,
@@ -51,10 +52,13 @@ def dump_state(state: ShellState) -> dict[str, object]:
     }
 
 
-def _dump_stream(stream: OutputText | None, final: bool) -> dict[str, object] | None:
+def _dump_stream(
+    stream: OutputText | None, final: bool, fallback: bool = False
+) -> dict[str, object] | None:
     if stream is None:
         return None
-    return {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final}
+    return {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final,
+            "fallback": fallback}
 
 
 def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | None) -> ShellState:
@@ -78,6 +82,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         stderr=_load_stream(stderr, stderr_meta),
         stdout_final=stdout is not None and _flag(stdout_meta, "final"),
         stderr_final=stderr is not None and _flag(stderr_meta, "final"),
+        stdout_fallback=stdout is not None and _flag(stdout_meta, "fallback"),
         live_source=_word(record, "live_source", LIVE_SOURCES),
         echo=_word(record, "echo", ECHO_PHASES),
         terminal_chunks=_flag(record, "terminal_chunks"),

@@ -6,8 +6,11 @@ bounded output streams, and the few facts the rules below need to stay exact:
 
 - `stdout_final` / `stderr_final`: an authoritative `rawOutput` text replaced the stream on a
   terminal update, so live text arriving later is already part of it and is ignored;
-- `live_source`: which live form fed stdout first. `terminal` (the `_meta` terminal stream)
-  is exact, so cumulative `content` text, a presentation copy of it, is ignored afterwards;
+- `stdout_fallback`: stdout holds a *plain* `rawOutput` text (bare text, final or not), which
+  only stands in until `_meta` terminal output arrives: the first such output replaces it;
+- `live_source`: `terminal` once any `_meta` terminal output arrived (it is exact, so
+  cumulative `content` text, a presentation copy of it, and plain `rawOutput` text are ignored
+  afterwards), else `content` once cumulative content fed stdout;
 - `echo`: whether the `$ <command>` line may still lead a stream fed chunk by chunk;
 - `terminal_chunks`: `_meta.terminal_output` is known to carry chunks (Codex), not snapshots.
 """
@@ -62,6 +65,7 @@ class ShellState:
     stderr: OutputText | None = None
     stdout_final: bool = False
     stderr_final: bool = False
+    stdout_fallback: bool = False
     live_source: LiveSource = "none"
     echo: EchoPhase = "pending"
     terminal_chunks: bool = False

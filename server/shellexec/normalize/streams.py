@@ -10,6 +10,9 @@
   deltas arriving later still append to it.
 - `rawOutput` text: replaces each field it states. On a terminal update the field becomes
   final: live text arriving later is already part of it and is ignored.
+- plain `rawOutput` text (a bare string or text blocks) is only a fallback for agents without
+  the `_meta` terminal extension: once `_meta` terminal output arrived it is ignored, and the
+  first `_meta` terminal output arriving after it replaces it, final or not (ADR 0012).
 
 The first chunk of a stream fed chunk by chunk may begin with the `$ <command>` echo: it is
 removed there (a line break arriving in the next chunk goes with it). Snapshot and final
@@ -27,16 +30,18 @@ from shellexec.normalize.text import OutputText
 
 
 def append_chunk(state: ShellState, chunk: str) -> ShellState:
-    """`state` with a live chunk appended to stdout."""
+    """`state` with a live `_meta` terminal chunk appended to stdout."""
+    state = _terminal_heard(state)
     if state.stdout_final:
         return state
     chunk, echo = _without_echo(state, chunk)
     stream = state.stdout if state.stdout is not None else OutputText.of("")
-    return replace(state, stdout=stream.append(chunk), live_source="terminal", echo=echo)
+    return replace(state, stdout=stream.append(chunk), echo=echo)
 
 
 def apply_terminal_output(state: ShellState, data: str) -> ShellState:
     """`state` after a `_meta.terminal_output` payload (see the module rules)."""
+    state = _terminal_heard(state)
     stream = state.stdout
     if state.terminal_chunks or stream is None or stream.total_bytes == 0:
         return append_chunk(state, data)
@@ -49,19 +54,41 @@ def apply_snapshot(state: ShellState, text: str) -> ShellState:
     if state.stdout_final or state.live_source == "terminal":
         return state
     stdout = _replaced(state.stdout, text)
-    return replace(state, stdout=stdout, live_source="content", echo="done")
+    return replace(state, stdout=stdout, stdout_fallback=False, live_source="content",
+                   echo="done")
 
 
 def apply_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellState:
     """`state` after a `rawOutput` result; `terminal` when the call has finished."""
-    if final.stdout is not None and (terminal or not state.stdout_final):
+    if final.stdout is not None and _final_replaces_stdout(state, final.plain, terminal):
         line = presentation_line(state.command, state.title)
         text = strip_presentation(final.stdout, line)[0]
         stdout = _replaced(state.stdout, text)
-        state = replace(state, stdout=stdout, stdout_final=terminal, echo="done")
+        state = replace(state, stdout=stdout, stdout_final=terminal,
+                        stdout_fallback=final.plain, echo="done")
     if final.stderr is not None and (terminal or not state.stderr_final):
         state = replace(state, stderr=_replaced(state.stderr, final.stderr), stderr_final=terminal)
     return state
+
+
+def _final_replaces_stdout(state: ShellState, plain: bool, terminal: bool) -> bool:
+    if plain and state.live_source == "terminal":
+        return False  # the exact terminal stream outranks the agent's plain text copy
+    return terminal or not state.stdout_final
+
+
+def _terminal_heard(state: ShellState) -> ShellState:
+    """`state` once `_meta` terminal output arrived: it takes over from plain `rawOutput` text.
+
+    Cheap when nothing changes: it runs for every live chunk.
+    """
+    if state.stdout_fallback:
+        # Starts a fresh stream, so the echo rule applies to its first chunk as to any.
+        return replace(state, stdout=None, stdout_final=False, stdout_fallback=False,
+                       live_source="terminal", echo="pending")
+    if state.live_source == "terminal":
+        return state
+    return replace(state, live_source="terminal")
 
 
 def _replaced(old: OutputText | None, text: str) -> OutputText:
