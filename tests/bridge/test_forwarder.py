@@ -1,16 +1,19 @@
-"""Ordering, sequencing, buffering and retrying between the agent and the service."""
+"""Ordering, sequencing, buffering and retrying between the agent and the service, including
+answers lost between the service's commit and the bridge."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from bridge.harness import Step, Update, assert_recorded, launch, run_bridge
+from bridge.harness import Finished, Step, Update, assert_recorded, launch, run_bridge
 from bridge.provider_scripts import say, steps, unfinished
 
 from shellexec.client import ShellExecClient
+from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.acp import codex_delta, codex_start
+from support.lossy_proxy import LossyProxy
 from support.stack import Stack, free_port
 
 PROMPT = "Build it."
@@ -120,3 +123,56 @@ def test_buffer_limit_while_the_service_is_away_fails_loudly(own_stack: Stack,
     assert finished.stdout == ""
     assert "update buffer full (updates limit 10)" in finished.stderr
     assert len(finished.record["session/cancel"]) == 1
+
+
+def _lost_ids(proxy: LossyProxy) -> tuple[str, str]:
+    """The session and turn ids of the answers the proxy threw away."""
+    [created] = proxy.lost_answers("CreateSession")
+    [started] = proxy.lost_answers("StartTurn")
+    return (pb.CreateSessionResponse.FromString(created).session.id,
+            pb.StartTurnResponse.FromString(started).turn.id)
+
+
+def _assert_recorded_once(client: ShellExecClient, finished: Finished,
+                          session_id: str, turn_id: str) -> None:
+    result = finished.result()
+    assert (result["session_id"], result["turn_id"]) == (session_id, turn_id)
+    session = client.get_session(session_id)
+    assert (session.state, session.current_turn_id) == ("idle", "")  # the turn was completed
+    assert client.boot_state(session.task_id).session.id == session_id  # no later session
+    assert_recorded(client, session_id, PROMPT, [say("Hello.")], "codex")
+
+
+def test_lost_answers_to_create_session_and_start_turn_record_one_session_and_turn(
+        stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
+    with LossyProxy(stack.grpc_target, {"CreateSession": 1, "StartTurn": 1}) as proxy:
+        finished = run_bridge(stack, tmp_path, steps([say("Hello.")]), "--server", proxy.target,
+                              "--web-url", stack.rest_url, "--agent", "codex",
+                              "--prompt", PROMPT, addresses=False)
+        session_id, turn_id = _lost_ids(proxy)
+
+    assert finished.code == 0, finished.stderr
+    _assert_recorded_once(client, finished, session_id, turn_id)
+
+
+def _without_request_id(request: bytes) -> bytes:
+    message = pb.StartTurnRequest.FromString(request)
+    message.ClearField("request_id")
+    rewritten: bytes = message.SerializeToString()
+    return rewritten
+
+
+def test_turn_opened_by_a_lost_attempt_is_adopted_when_its_request_id_is_unknown(
+        stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
+    # The service does not see the turn's request id (as one that forgot it or predates
+    # request ids): the retry meets the open turn, and the bridge adopts it.
+    with LossyProxy(stack.grpc_target, {"CreateSession": 1, "StartTurn": 1},
+                    rewrite={"StartTurn": _without_request_id}) as proxy:
+        finished = run_bridge(stack, tmp_path, steps([say("Hello.")]), "--server", proxy.target,
+                              "--web-url", stack.rest_url, "--agent", "codex",
+                              "--prompt", PROMPT, addresses=False)
+        session_id, turn_id = _lost_ids(proxy)
+
+    assert finished.code == 0, finished.stderr
+    assert f"adopting turn {turn_id}" in finished.stderr
+    _assert_recorded_once(client, finished, session_id, turn_id)

@@ -1,5 +1,6 @@
 """Turn rules: completing a turn cancels running commands and keeps their transcript; a late
-terminal update reconciles the message without opening a turn or waking session or task."""
+terminal update reconciles the message without opening a turn or waking session or task; a
+task runs while any of its sessions does."""
 
 from __future__ import annotations
 
@@ -24,6 +25,29 @@ def test_start_turn_makes_session_running_and_complete_makes_it_idle(stack: Stac
     assert completed["turn"]["state"] == "complete"  # type: ignore[index]
     assert completed["turn"]["stop_reason"] == "end_turn"  # type: ignore[index]
     assert session_state(stack, session["id"])["state"] == "idle"
+
+
+def _task_state(stack: Stack, task_id: str) -> str:
+    response = stack.rest("GET", f"/api/v1/tasks/{task_id}/boot-state")
+    assert response.status == 200, response.body
+    return str(response.json()["initial_state"]["task_state"])
+
+
+def test_task_runs_while_any_of_its_sessions_has_a_running_turn(stack: Stack) -> None:
+    first = new_session(stack)
+    task_id = first["task_id"]
+    second = stack.rest("POST", "/api/v1/task-sessions",
+                        {"task_id": task_id, "agent": "claude"}).json()["session"]
+    assert _task_state(stack, task_id) == "idle"
+    first_turn, second_turn = start_turn(stack, first["id"]), start_turn(stack, second["id"])
+    assert _task_state(stack, task_id) == "running"
+
+    complete_turn(stack, first["id"], first_turn)
+    assert session_state(stack, first["id"])["state"] == "idle"
+    assert _task_state(stack, task_id) == "running"
+
+    complete_turn(stack, second["id"], second_turn)
+    assert _task_state(stack, task_id) == "idle"
 
 
 def test_complete_turn_cancels_running_command_keeping_transcript(stack: Stack) -> None:
@@ -76,6 +100,7 @@ def test_late_terminal_update_reconciles_without_opening_turn_or_waking_session(
     assert list_messages(stack, session["id"])["total"] == 1
     task = stack.rest("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").json()
     assert task["initial_state"]["session"]["state"] == "idle"
+    assert task["initial_state"]["task_state"] == "idle"
 
 
 def test_publish_with_same_sequence_is_idempotent(stack: Stack) -> None:

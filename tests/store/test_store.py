@@ -1,6 +1,7 @@
 """Store invariants, pinned in-process on a real SQLite file: list, boot state and feed read no
 bodies; appending a delta adds a chunk row instead of rewriting the body; a failing unit of
-work in a commit group undoes only itself."""
+work in a commit group undoes only itself; request ids are forgotten after their window; an
+older database upgrades."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peewee import SqliteDatabase
 from playhouse.test_utils import count_queries
 
 from shellexec.feed import FeedHub
 from shellexec.service import (
+    Clock,
     NotFoundError,
     Publisher,
     Reader,
@@ -23,19 +26,26 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.sessions import REQUEST_ID_WINDOW
 from shellexec.store import Database, open_database, queries
-from shellexec.store.migrations import SCHEMA_VERSION, applied_version
-from shellexec.store.models import OutputChunk
+from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
+from shellexec.store.models import (
+    ALL_MODELS,
+    OutputChunk,
+    SchemaVersion,
+    SessionRequest,
+    TurnRequest,
+)
 
 from support.acp import codex_delta, codex_end, codex_start
 
 
 class Harness:
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, clock: Clock = system_clock) -> None:
         self.database = database
         feed, states = FeedHub(), StateCache()
         database.on_rollback(states.clear)
-        self.sessions = Sessions(database, feed, states, system_clock, random_id)
+        self.sessions = Sessions(database, feed, states, clock, random_id)
         self.publisher = Publisher(database, feed, states, system_clock, random_id)
         self.reader = Reader(database, feed, states, heartbeat_seconds=0.2,
                              stream_lifetime_seconds=1)
@@ -187,3 +197,68 @@ def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
     revisions = harness.run(harness.database.read(
         lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
     assert revisions == [1, 2, 3]
+
+
+class SettableClock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def _remembered(harness: Harness) -> tuple[list[str], list[str]]:
+    """The remembered (session request ids, turn ids of remembered turn requests)."""
+    remembered: tuple[list[str], list[str]] = harness.run(harness.database.read(lambda: (
+        [str(row.request_id) for row in SessionRequest.select()],
+        [str(row.turn_id) for row in TurnRequest.select()])))
+    return remembered
+
+
+def test_request_ids_are_remembered_for_the_window_then_forgotten(tmp_path: Path) -> None:
+    clock = SettableClock(1_000_000_000_000)
+    database = open_database(f"sqlite:///{tmp_path / 'window.db'}")
+    harness = Harness(database, clock)
+    try:
+        created = harness.run(harness.sessions.create("task-window", "codex", "create-1"))
+        turn = harness.run(harness.sessions.start_turn(created.id, "start-1"))
+        harness.run(harness.sessions.complete_turn(created.id, turn.id, "end_turn"))
+
+        clock.now += REQUEST_ID_WINDOW
+        assert harness.run(harness.sessions.create("task-window", "codex", "create-1")).id == (
+            created.id)
+        assert harness.run(harness.sessions.start_turn(created.id, "start-1")).id == turn.id
+
+        clock.now += 1
+        recreated = harness.run(harness.sessions.create("task-window", "codex", "create-1"))
+        restarted = harness.run(harness.sessions.start_turn(created.id, "start-1"))
+        assert recreated.id != created.id
+        assert restarted.id != turn.id
+        # The expired rows were deleted when the new ones were written.
+        assert _remembered(harness) == (["create-1"], [restarted.id])
+    finally:
+        database.close()
+
+
+def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    old.bind(ALL_MODELS)
+    with old.atomic():  # what the first release did to a new database
+        applied_version(old)
+        STEPS[0](old)
+        SchemaVersion.create(version=1, applied_at=0)
+        queries.ensure_task("task-old", 1)
+        queries.insert_session("ses_old", "task-old", "codex", 1)
+    assert not old.table_exists("session_request")
+    old.close()
+
+    database = open_database(f"sqlite:///{path}")
+    harness = Harness(database)
+    try:
+        assert harness.run(database.read(lambda: applied_version(database.db))) == 2
+        turn = harness.run(harness.sessions.start_turn("ses_old", "start-old"))
+        assert harness.run(harness.sessions.start_turn("ses_old", "start-old")).id == turn.id
+        assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id
+    finally:
+        database.close()

@@ -88,7 +88,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
 
     async def CreateSession(self, request: pb.CreateSessionRequest,
                             context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
-        record = await _call(context, self._sessions.create(request.task_id, request.agent))
+        record = await _call(context, self._sessions.create(
+            request.task_id, request.agent, request.request_id))
         return pb.CreateSessionResponse(session=convert.session(record))
 
     async def GetSession(self, request: pb.GetSessionRequest,
@@ -102,7 +103,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def StartTurn(self, request: pb.StartTurnRequest,
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         async def work() -> pb.StartTurnResponse:
-            record = await self._sessions.start_turn(_required(request.session_id, "session_id"))
+            record = await self._sessions.start_turn(
+                _required(request.session_id, "session_id"), request.request_id)
             return pb.StartTurnResponse(turn=convert.turn(record))
 
         return await _call(context, work())
@@ -179,6 +181,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             boot = await self._reader.boot_state(_required(request.task_id, "task_id"))
             return pb.GetBootStateResponse(initial_state=pb.BootState(
                 session=convert.session(boot.session),
-                messages=[convert.message(view) for view in boot.messages]))
+                messages=[convert.message(view) for view in boot.messages],
+                task_state=boot.task_state))
 
         return await _call(context, work())

@@ -4,8 +4,9 @@ A call that fails with a retryable gRPC status is tried again after 0.1 s, 0.2 s
 (capped at `max_delay`, with jitter so restarted bridges do not call in lockstep) until it
 succeeds or `window` seconds have passed since its first failure; then the outage is reported
 as `ServiceUnavailableError`. A definite answer (NOT_FOUND, INVALID_ARGUMENT ...) is not retried.
-Every call the bridge retries is idempotent: publishes carry their sequence number, which the
-service deduplicates. See docs/adr/0031.
+Every call the bridge retries is idempotent: publishes carry their sequence number, and session
+creation and turn start a request id, which the service deduplicates. See docs/adr/0031 and
+docs/adr/0007.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ log = logging.getLogger("shellexec.bridge")
 
 # UNAVAILABLE: no server / connection lost; DEADLINE_EXCEEDED: a hung or overloaded server;
 # ABORTED, RESOURCE_EXHAUSTED: transient contention; INTERNAL: a crash mid-call. A retry of an
-# already-applied publish is harmless (sequence numbers), so erring on "retry" is safe.
+# already-applied call is harmless (sequence numbers, request ids), so erring on "retry" is safe.
 RETRYABLE = frozenset({
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DEADLINE_EXCEEDED,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,11 @@ log = logging.getLogger("shellexec.bridge")
 # A call to a live server answers in milliseconds; a server that hangs (stopped, swapping)
 # should count against the outage window instead of blocking for the client's 30 s default.
 CALL_TIMEOUT_SECONDS = 10.0
+
+
+def new_request_id() -> str:
+    """A request id for one logical CreateSession or StartTurn call and all its retries."""
+    return str(uuid.uuid4())
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,24 +54,38 @@ class ServiceLink:
         await self._client.close()
 
     async def open_turn(self, task_id: str, agent: str) -> ServiceTurn:
-        """Creates a session for `task_id` and starts its turn."""
+        """Creates a session for `task_id` and starts its turn.
+
+        Each call carries one request id on all its retries, so an answer lost on the way
+        back makes the retry return the same session or turn instead of a second one.
+        """
+        create_id = new_request_id()
+        session = await retrying(self._policy, "create the session",
+                                 lambda: self._client.create_session(task_id, agent, create_id),
+                                 self._reconnect)
+        return ServiceTurn(session_id=session.id, turn_id=await self._start_turn(session.id))
+
+    async def _start_turn(self, session_id: str) -> str:
+        start_id = new_request_id()
         try:
-            return await self._open_turn_once(task_id, agent)
+            turn = await retrying(self._policy, "start the turn",
+                                  lambda: self._client.start_turn(session_id, start_id),
+                                  self._reconnect)
+            return str(turn.id)
         except ServiceRejectedError as error:
-            # StartTurn on a brand-new session only fails this way when an earlier attempt
-            # succeeded but its answer was lost; its turn id is unknowable, so start over.
             if error.code != "FAILED_PRECONDITION":
                 raise
-            log.warning("turn already open after a lost answer; creating a new session")
-            return await self._open_turn_once(task_id, agent)
-
-    async def _open_turn_once(self, task_id: str, agent: str) -> ServiceTurn:
-        session = await retrying(self._policy, "create the session",
-                                 lambda: self._client.create_session(task_id, agent),
-                                 self._reconnect)
-        turn = await retrying(self._policy, "start the turn",
-                              lambda: self._client.start_turn(session.id), self._reconnect)
-        return ServiceTurn(session_id=session.id, turn_id=turn.id)
+            refusal = error
+        # The session is this run's own, so its open turn is too: started by an attempt whose
+        # answer was lost and whose request id the service no longer knows (it forgot it, or
+        # predates request ids). Adopt it.
+        session = await retrying(self._policy, "find the open turn",
+                                 lambda: self._client.get_session(session_id), self._reconnect)
+        if not session.current_turn_id:
+            raise refusal
+        log.warning("adopting turn %s, opened by an attempt whose answer was lost",
+                    session.current_turn_id)
+        return str(session.current_turn_id)
 
     async def publish(self, session_id: str, sequence: int, update: Mapping[str, Any]) -> bool:
         """Publishes one update; True when the service had already stored this sequence."""

@@ -109,9 +109,10 @@ class Reader:
             if session is None:
                 raise NotFoundError("task", task_id)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True))
-            record = SessionRecord.of(session, queries.latest_revision(session.id))
-            return BootState(record,
-                             tuple(project_message(row) for row in reversed(rows)))
+            record = SessionRecord.of(session, queries.latest_revision(session.id),
+                                      queries.current_turn_id(session.id))
+            return BootState(record, tuple(project_message(row) for row in reversed(rows)),
+                             queries.task_state(task_id))
 
         return await self._database.read(work)
 

@@ -18,12 +18,13 @@ class SessionRecord:
     created_at: int
     updated_at: int
     revision: int
+    current_turn_id: str
 
     @classmethod
-    def of(cls, row: Session, revision: int) -> SessionRecord:
+    def of(cls, row: Session, revision: int, current_turn_id: str) -> SessionRecord:
         return cls(id=row.id, task_id=str(row.task_id), agent=row.agent, state=row.state,
                    created_at=int(row.created_at), updated_at=int(row.updated_at),
-                   revision=revision)
+                   revision=revision, current_turn_id=current_turn_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +78,4 @@ class ShellSnapshot:
 class BootState:
     session: SessionRecord
     messages: tuple[MessageView, ...]
+    task_state: str

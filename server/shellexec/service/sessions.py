@@ -1,4 +1,9 @@
-"""Use cases that change sessions and turns: create, start turn, complete turn."""
+"""Use cases that change sessions and turns: create, start turn, complete turn.
+
+CreateSession and StartTurn take an optional client-chosen `request_id`: a retry with the same
+id returns what the first call made and writes nothing new, so an answer lost on the way back
+costs no second session or turn. Ids are remembered for `REQUEST_ID_WINDOW` (ADR 0007).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,10 @@ from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
 _TASK_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+# How long a request id is remembered, in microseconds: far longer than any client retries
+# one call, short enough that the table stays small.
+REQUEST_ID_WINDOW = 24 * 60 * 60 * 1_000_000
 MAX_AGENT_CHARS = 64
 MAX_STOP_REASON_CHARS = 64
 
@@ -29,7 +38,12 @@ def require_session(session_id: str) -> Session:
 
 def session_record(session_id: str) -> SessionRecord:
     """The session with its latest feed revision (inside a unit of work)."""
-    return SessionRecord.of(require_session(session_id), queries.latest_revision(session_id))
+    return _record(require_session(session_id))
+
+
+def _record(session: Session) -> SessionRecord:
+    return SessionRecord.of(session, queries.latest_revision(session.id),
+                            queries.current_turn_id(session.id))
 
 
 def _validate_task_id(task_id: str) -> None:
@@ -45,6 +59,22 @@ def _limit_length(field: str, value: str, limit: int) -> None:
         raise InvalidArgumentError(field, f"must be at most {limit} characters")
 
 
+def _validate_request_id(request_id: str) -> None:
+    if request_id and not _REQUEST_ID.fullmatch(request_id):
+        raise InvalidArgumentError(
+            "request_id", "must be 1 to 64 letters, digits, '_', '-', '.' or ':'")
+
+
+def _same_session_request(earlier: Session, task_id: str, agent: str) -> SessionRecord:
+    """The session an earlier call with this request id created, as it is now; a request id
+    used again for another task or agent is a client error, not a new request."""
+    if (str(earlier.task_id), earlier.agent) != (task_id, agent):
+        raise InvalidArgumentError(
+            "request_id", f"was already used to create session {earlier.id!r} for task "
+                          f"{earlier.task_id!r} and agent {earlier.agent!r}; choose a new one")
+    return _record(earlier)
+
+
 class Sessions:
     """Creates sessions, starts and completes turns."""
 
@@ -56,29 +86,49 @@ class Sessions:
         self._clock = clock
         self._new_id = new_id
 
-    async def create(self, task_id: str, agent: str) -> SessionRecord:
+    async def create(self, task_id: str, agent: str, request_id: str = "") -> SessionRecord:
         _validate_task_id(task_id)
         _limit_length("agent", agent, MAX_AGENT_CHARS)
+        _validate_request_id(request_id)
 
         def work() -> SessionRecord:
             now = self._clock()
+            if request_id:
+                earlier = queries.session_of_request(request_id, now - REQUEST_ID_WINDOW)
+                if earlier is not None:
+                    return _same_session_request(earlier, task_id, agent)
+            # Every check is done: from here on the unit writes (see `units`).
+            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
             queries.ensure_task(task_id, now)
-            return SessionRecord.of(
-                queries.insert_session(self._new_id("ses"), task_id, agent, now), revision=0)
+            session = queries.insert_session(self._new_id("ses"), task_id, agent, now)
+            if request_id:
+                queries.remember_session_request(request_id, session.id, now)
+            return SessionRecord.of(session, revision=0, current_turn_id="")
 
         return await units.write(self._database, work)
 
     async def get(self, session_id: str) -> SessionRecord:
         return await self._database.read(lambda: session_record(session_id))
 
-    async def start_turn(self, session_id: str) -> TurnRecord:
+    async def start_turn(self, session_id: str, request_id: str = "") -> TurnRecord:
+        _validate_request_id(request_id)
+
         def work() -> TurnRecord:
             session = require_session(session_id)
+            now = self._clock()
+            if request_id:
+                earlier = queries.turn_of_request(session_id, request_id,
+                                                  now - REQUEST_ID_WINDOW)
+                if earlier is not None:
+                    return TurnRecord.of(earlier)
             if queries.running_turn(session_id) is not None:
                 raise FailedPreconditionError(
                     f"session {session_id!r} already has a running turn; complete it first")
-            now = self._clock()
+            # Every check is done: from here on the unit writes (see `units`).
+            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
             turn = queries.insert_turn(self._new_id("turn"), session_id, now)
+            if request_id:
+                queries.remember_turn_request(session_id, request_id, turn.id, now)
             queries.set_session_state(session, "running", now)
             return TurnRecord.of(turn)
 

@@ -1,7 +1,9 @@
 """Schema migrations, applied in order at start-up.
 
 Each step is a function that receives the database inside a transaction. Step 1 creates the
-schema; later steps use `playhouse.migrate` operations. Never change a released step: add one.
+tables as first released (`VERSION_1_MODELS`: a new table belongs to the step that adds it, so
+a new database goes through the same steps as an old one); later steps create tables or use
+`playhouse.migrate` operations. Never change what a released step does: add one.
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ from collections.abc import Callable
 
 from peewee import Database as PeeweeDatabase
 
-from shellexec.store.models import ALL_MODELS, SchemaVersion
+from shellexec.store.models import REQUEST_MODELS, VERSION_1_MODELS, SchemaVersion
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
 
 def _create_schema(db: PeeweeDatabase) -> None:
-    db.create_tables([m for m in ALL_MODELS if m is not SchemaVersion])
+    db.create_tables([m for m in VERSION_1_MODELS if m is not SchemaVersion])
 
 
-STEPS: tuple[MigrationStep, ...] = (_create_schema,)
+def _add_request_ids(db: PeeweeDatabase) -> None:
+    """The request ids that make CreateSession and StartTurn idempotent (ADR 0007)."""
+    db.create_tables(list(REQUEST_MODELS))
+
+
+STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -158,6 +158,40 @@ class PublishReceipt(BaseModel):
         primary_key = CompositeKey("session", "sequence")
 
 
-ALL_MODELS: tuple[type[BaseModel], ...] = (
+class SessionRequest(BaseModel):
+    """A CreateSession `request_id` and the session it created, so a retry creates nothing.
+
+    Request ids are global: one used again for another task or agent is detected, not taken
+    for a new request. Rows older than the idempotency window are deleted (ADR 0007).
+    """
+
+    request_id = CharField(primary_key=True, max_length=64)
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    created_at = BigIntegerField(index=True)
+
+    class Meta:
+        table_name = "session_request"
+
+
+class TurnRequest(BaseModel):
+    """A StartTurn `request_id` of one session and the turn it started (ADR 0007)."""
+
+    turn_id: str
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    request_id = CharField(max_length=64)
+    turn = ForeignKeyField(Turn, column_name="turn_id", on_delete="CASCADE")
+    created_at = BigIntegerField(index=True)
+
+    class Meta:
+        table_name = "turn_request"
+        primary_key = CompositeKey("session", "request_id")
+
+
+# The tables as migration step 1 created them; later steps add to this schema.
+VERSION_1_MODELS: tuple[type[BaseModel], ...] = (
     SchemaVersion, Task, Session, Turn, Message, OutputChunk, Event, PublishReceipt,
 )
+# Step 2: the request ids of CreateSession and StartTurn.
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (SessionRequest, TurnRequest)
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS)

@@ -15,8 +15,10 @@ from shellexec.store.models import (
     Message,
     OutputChunk,
     Session,
+    SessionRequest,
     Task,
     Turn,
+    TurnRequest,
 )
 
 # The columns a browser-facing payload needs: everything but the fold state.
@@ -49,15 +51,63 @@ def latest_session_of_task(task_id: str) -> Session | None:
 
 
 def set_session_state(session: Session, state: str, now: int) -> None:
-    """Sets the session's state and mirrors it on its task."""
+    """Sets the session's state, and its task's: running while any of its sessions runs."""
     Session.update(state=state, updated_at=now).where(Session.id == session.id).execute()
-    Task.update(state=state, updated_at=now).where(Task.id == session.task_id).execute()
+    task_running = Session.select().where(
+        (Session.task == session.task_id) & (Session.state == "running")).exists()
+    Task.update(state="running" if task_running else "idle", updated_at=now).where(
+        Task.id == session.task_id).execute()
     session.state = state
     session.updated_at = now
 
 
+def task_state(task_id: str) -> str:
+    """The task's state, `idle` for a task that does not exist."""
+    value = Task.select(Task.state).where(Task.id == task_id).scalar()
+    return "idle" if value is None else str(value)
+
+
+def forget_requests_before(cutoff: int) -> None:
+    """Deletes the request ids remembered before `cutoff` (an index range; usually empty)."""
+    SessionRequest.delete().where(SessionRequest.created_at < cutoff).execute()
+    TurnRequest.delete().where(TurnRequest.created_at < cutoff).execute()
+
+
+def session_of_request(request_id: str, since: int) -> Session | None:
+    """The session a CreateSession with this request id created at `since` or later."""
+    return cast(Session | None, Session.select().join(
+        SessionRequest, on=(SessionRequest.session == Session.id))
+        .where((SessionRequest.request_id == request_id) & (SessionRequest.created_at >= since))
+        .first())
+
+
+def remember_session_request(request_id: str, session_id: str, now: int) -> None:
+    SessionRequest.create(request_id=request_id, session=session_id, created_at=now)
+
+
+def turn_of_request(session_id: str, request_id: str, since: int) -> Turn | None:
+    """The turn a StartTurn on this session with this request id started at `since` or
+    later."""
+    return cast(Turn | None, Turn.select().join(
+        TurnRequest, on=(TurnRequest.turn == Turn.id))
+        .where((TurnRequest.session == session_id) & (TurnRequest.request_id == request_id)
+               & (TurnRequest.created_at >= since))
+        .first())
+
+
+def remember_turn_request(session_id: str, request_id: str, turn_id: str, now: int) -> None:
+    TurnRequest.create(session=session_id, request_id=request_id, turn=turn_id, created_at=now)
+
+
 def running_turn(session_id: str) -> Turn | None:
     return Turn.get_or_none((Turn.session == session_id) & (Turn.state == "running"))
+
+
+def current_turn_id(session_id: str) -> str:
+    """The id of the session's running turn, empty when none runs."""
+    value = Turn.select(Turn.id).where(
+        (Turn.session == session_id) & (Turn.state == "running")).scalar()
+    return "" if value is None else str(value)
 
 
 def get_turn(session_id: str, turn_id: str) -> Turn | None:

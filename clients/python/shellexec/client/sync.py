@@ -45,8 +45,11 @@ class ShellExecClient:
         response = self._stub.SummarizeShellOutput(request, timeout=self._timeout)
         return response.summary  # type: ignore[no-any-return]
 
-    def create_session(self, task_id: str, agent: str = "") -> session_pb2.Session:
-        request = pb.CreateSessionRequest(task_id=task_id, agent=agent)
+    def create_session(self, task_id: str, agent: str = "", request_id: str = ""
+                         ) -> session_pb2.Session:
+        """Creates a session; pass the same `request_id` on every retry of one call so that a
+        lost answer creates no second session."""
+        request = pb.CreateSessionRequest(task_id=task_id, agent=agent, request_id=request_id)
         response = self._stub.CreateSession(request, timeout=self._timeout)
         return response.session  # type: ignore[no-any-return]
 
@@ -55,8 +58,10 @@ class ShellExecClient:
         response = self._stub.GetSession(request, timeout=self._timeout)
         return response.session  # type: ignore[no-any-return]
 
-    def start_turn(self, session_id: str) -> session_pb2.Turn:
-        request = pb.StartTurnRequest(session_id=session_id)
+    def start_turn(self, session_id: str, request_id: str = "") -> session_pb2.Turn:
+        """Starts a turn; pass the same `request_id` on every retry of one call so that a lost
+        answer starts no second turn."""
+        request = pb.StartTurnRequest(session_id=session_id, request_id=request_id)
         response = self._stub.StartTurn(request, timeout=self._timeout)
         return response.turn  # type: ignore[no-any-return]
 

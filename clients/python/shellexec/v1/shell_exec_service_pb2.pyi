@@ -48,12 +48,14 @@ class SummarizeShellOutputResponse(_message.Message):
     def __init__(self, summary: _Optional[_Union[_shell_output_pb2.ShellOutputSummary, _Mapping]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("task_id", "agent")
+    __slots__ = ("task_id", "agent", "request_id")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     agent: str
-    def __init__(self, task_id: _Optional[str] = ..., agent: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, task_id: _Optional[str] = ..., agent: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CreateSessionResponse(_message.Message):
     __slots__ = ("session",)
@@ -74,10 +76,12 @@ class GetSessionResponse(_message.Message):
     def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ...) -> None: ...
 
 class StartTurnRequest(_message.Message):
-    __slots__ = ("session_id",)
+    __slots__ = ("session_id", "request_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class StartTurnResponse(_message.Message):
     __slots__ = ("turn",)
@@ -198,9 +202,11 @@ class GetBootStateResponse(_message.Message):
     def __init__(self, initial_state: _Optional[_Union[BootState, _Mapping]] = ...) -> None: ...
 
 class BootState(_message.Message):
-    __slots__ = ("session", "messages")
+    __slots__ = ("session", "messages", "task_state")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    TASK_STATE_FIELD_NUMBER: _ClassVar[int]
     session: _session_pb2.Session
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
-    def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ...) -> None: ...
+    task_state: str
+    def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., task_state: _Optional[str] = ...) -> None: ...

@@ -133,7 +133,13 @@ class ShellExecServiceServicer:
     def CreateSession(self, request, context):
         """Creates a session for a task. The task is created on first use.
 
-        Returns INVALID_ARGUMENT when `task_id` is empty or malformed.
+        With a `request_id` the call is idempotent for 24 hours: a retry with the
+        same `request_id` returns the session the first call created, as it is
+        now, and creates nothing.
+
+        Returns INVALID_ARGUMENT when `task_id` is empty or malformed, when
+        `request_id` is malformed, or when `request_id` was already used with
+        another `task_id` or `agent`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -151,8 +157,13 @@ class ShellExecServiceServicer:
     def StartTurn(self, request, context):
         """Starts a turn: the session and its task become `running`.
 
-        Returns NOT_FOUND for an unknown session and FAILED_PRECONDITION when a
-        turn is already running.
+        With a `request_id` the call is idempotent for 24 hours: a retry with the
+        same `request_id` on the same session returns the turn the first call
+        started, as it is now (also once completed), and starts nothing.
+
+        Returns NOT_FOUND for an unknown session, INVALID_ARGUMENT for a
+        malformed `request_id` and FAILED_PRECONDITION when a turn is already
+        running (unless `request_id` names the call that started it).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -177,8 +188,9 @@ class ShellExecServiceServicer:
 
     def CompleteTurn(self, request, context):
         """Completes a turn: tool calls still running become `cancelled`, keeping
-        their output; the session and its task become `idle`. Completing a
-        completed turn again changes nothing.
+        their output; the session becomes `idle`, and its task too unless another
+        of the task's sessions has a running turn. Completing a completed turn
+        again changes nothing.
 
         Returns NOT_FOUND for an unknown session or turn.
         """
@@ -220,8 +232,8 @@ class ShellExecServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetBootState(self, request, context):
-        """Returns what a browser needs to open a task: its latest session and that
-        session's messages.
+        """Returns what a browser needs to open a task: its latest session, that
+        session's messages and the task's state.
 
         Returns NOT_FOUND for a task with no session.
         """
