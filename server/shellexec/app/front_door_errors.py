@@ -49,12 +49,11 @@ _REST_REQUESTS = {"or_filter": {"filters": [
 
 
 def _status_filter(op: str, status: int) -> dict[str, Any]:
-    return {"status_code_filter": {"comparison": {
-        "op": op, "value": {"default_value": status, "runtime_key": "front_door.local_reply_status"}}}}
+    value = {"default_value": status, "runtime_key": "front_door.local_reply_status"}
+    return {"status_code_filter": {"comparison": {"op": op, "value": value}}}
 
 
-def _mapper(status_filter: dict[str, Any], code: int,
-            message: str = _BODY) -> dict[str, Any]:
+def _mapper(status_filter: dict[str, Any], code: int, message: str = _BODY) -> dict[str, Any]:
     return {
         "filter": {"and_filter": {"filters": [status_filter, _REST_REQUESTS]}},
         "body_format_override": {
@@ -83,27 +82,28 @@ def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> li
                    if other.template.may_overlap(binding.template)})
 
 
+def _method_not_allowed_route(binding: RestBinding, allowed: list[str]) -> dict[str, Any]:
+    return {
+        "match": {"safe_regex": {"regex": binding.template.regex}, "headers": [{
+            "name": ":method", "string_match": {"safe_regex": {"regex": "|".join(allowed)}},
+            "invert_match": True}]},
+        "direct_response": {"status": 405, "body": {
+            "inline_string": f"{binding.template.text} accepts {' and '.join(allowed)}"}},
+        "response_headers_to_add": [{
+            "header": {"key": "allow", "value": ", ".join(allowed)},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        # Otherwise the transcoder would answer first, with 404 "Could not resolve".
+        "typed_per_filter_config": {_TRANSCODER: {
+            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
+            "disabled": True}},
+    }
+
+
 def method_not_allowed_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
     """One route per distinct path template answering 405 to the methods it does not serve."""
     routes: dict[str, dict[str, Any]] = {}
     for binding in bindings:
-        regex = binding.template.regex
-        if regex in routes:
-            continue
-        allowed = allowed_methods(bindings, binding)
-        routes[regex] = {
-            "match": {"safe_regex": {"regex": regex}, "headers": [{
-                "name": ":method",
-                "string_match": {"safe_regex": {"regex": "|".join(allowed)}},
-                "invert_match": True}]},
-            "direct_response": {"status": 405, "body": {
-                "inline_string": f"{binding.template.text} accepts {' and '.join(allowed)}"}},
-            "response_headers_to_add": [{
-                "header": {"key": "allow", "value": ", ".join(allowed)},
-                "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
-            # The transcoder would answer first, with 404 "Could not resolve".
-            "typed_per_filter_config": {_TRANSCODER: {
-                "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-                "disabled": True}},
-        }
+        if binding.template.regex not in routes:
+            routes[binding.template.regex] = _method_not_allowed_route(
+                binding, allowed_methods(bindings, binding))
     return list(routes.values())
