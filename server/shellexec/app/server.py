@@ -11,6 +11,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import ShellExecServicer
+from shellexec.api.reflection import enable_reflection
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
 from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id, system_clock
@@ -70,8 +71,7 @@ async def start_server(settings: Settings) -> RunningServer:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    enable_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = server.add_insecure_port(settings.grpc_address)
     await server.start()
     for name in ("", SERVICE_NAME):
