@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support.stack import Stack
 
 GRPCURL = str(Path(sys.executable).parent / "grpcurl")
@@ -30,6 +32,33 @@ def test_grpcurl_describes_the_service(stack: Stack) -> None:
     description = grpcurl(stack.grpc_target, "describe", SERVICE)
     assert "rpc PublishUpdate" in description
     assert "rpc WatchMessages" in description
+
+
+@pytest.mark.parametrize(("method", "signature"), [
+    (f"{SERVICE}.CreateSession", "rpc CreateSession ( .shellexec.v1.CreateSessionRequest ) "
+                                 "returns ( .shellexec.v1.CreateSessionResponse )"),
+    (f"{SERVICE}.WatchMessages", "rpc WatchMessages ( .shellexec.v1.WatchMessagesRequest ) "
+                                 "returns ( stream .shellexec.v1.WatchMessagesResponse )"),
+    ("grpc.health.v1.Health.Check", "rpc Check ( .grpc.health.v1.HealthCheckRequest ) "
+                                    "returns ( .grpc.health.v1.HealthCheckResponse )"),
+])
+def test_grpcurl_describes_a_method_without_proto_files(stack: Stack, method: str,
+                                                        signature: str) -> None:
+    description = grpcurl(stack.grpc_target, "describe", method)
+    assert description.startswith(f"{method} is a method:")
+    assert signature in description
+
+
+def test_grpcurl_describes_a_method_through_envoy(stack: Stack) -> None:
+    description = grpcurl(f"127.0.0.1:{stack.rest_port}", "describe", f"{SERVICE}.GetSession")
+    assert "rpc GetSession ( .shellexec.v1.GetSessionRequest )" in description
+
+
+def test_grpcurl_still_reports_an_unknown_method(stack: Stack) -> None:
+    done = subprocess.run([GRPCURL, "-plaintext", stack.grpc_target, "describe",
+                           f"{SERVICE}.NoSuchMethod"], capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert "Symbol not found" in done.stderr
 
 
 def test_grpcurl_calls_create_session_and_health(stack: Stack) -> None:

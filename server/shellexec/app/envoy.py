@@ -1,8 +1,9 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the
-descriptor set, the CORS policy and one direct-response route per file of web/ (Envoy reads
-the files when it starts, so the page needs no web server of its own).
+descriptor set, the CORS policy, one direct-response route per file of web/ (Envoy reads
+the files when it starts, so the page needs no web server of its own), and what turns Envoy's
+own errors into JSON (the 405 routes derived from the descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import uuid
 from pathlib import Path
 from string import Template
 
+from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
+from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -74,6 +77,12 @@ def web_routes(web_root: Path = WEB_ROOT) -> str:
     return "\n".join(routes)
 
 
+def api_method_routes(descriptor: Path = DESCRIPTOR) -> str:
+    """405 routes for the REST paths of the descriptor asked with a method they do not serve."""
+    return "\n".join(f"{_ROUTE_INDENT}- {json.dumps(route)}"
+                      for route in method_not_allowed_routes(read_bindings(descriptor)))
+
+
 def _cors_policy(origins: tuple[str, ...]) -> str:
     if not origins:
         return ""
@@ -97,7 +106,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         admin_port=settings.admin_port, rest_host=settings.rest_host,
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
-        web_routes=web_routes())
+        web_routes=web_routes(), api_method_routes=api_method_routes(),
+        local_reply_config=json.dumps(local_reply_config()))
 
 
 def envoy_binary() -> str:

@@ -11,6 +11,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME, ShellExecServicer
+from shellexec.api.reflection import enable_reflection
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
@@ -76,8 +77,7 @@ async def start_server(settings: Settings) -> RunningServer:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    enable_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     try:
         port = server.add_insecure_port(settings.grpc_address)
     except RuntimeError as error:  # lost a race with another process since the check

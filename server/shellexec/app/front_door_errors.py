@@ -1,0 +1,109 @@
+"""The errors Envoy answers itself, made `{"code": N, "message": "..."}` JSON like the API's.
+
+Two parts of the rendered configuration: the local reply mappers (Envoy's own replies, such as
+the transcoder's 404 and 400, the buffer filter's 413 or a 503 while the server is down, get a
+JSON body and the gRPC code matching their status) and the 405 routes (a known path asked with
+a method it does not serve). Errors the server returns through `convert_grpc_status` are not
+local replies, so they keep their own body. See ADR 0040.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from shellexec.app.rest_bindings import RestBinding
+
+# HTTP status of a local reply -> the gRPC code in its body (google.rpc.Code numbers). Other
+# statuses from 400 up get UNKNOWN (2).
+GRPC_CODE_BY_STATUS = {
+    400: 3,   # INVALID_ARGUMENT: malformed JSON, a bad or unknown query parameter
+    404: 5,   # NOT_FOUND: no such path
+    405: 12,  # UNIMPLEMENTED: the path exists, the method does not (gRPC's unknown method)
+    408: 4,   # DEADLINE_EXCEEDED
+    413: 8,   # RESOURCE_EXHAUSTED: body over the limit (gRPC's own over-size code)
+    429: 8,   # RESOURCE_EXHAUSTED
+    431: 8,   # RESOURCE_EXHAUSTED: headers too large
+    500: 13,  # INTERNAL
+    502: 14,  # UNAVAILABLE
+    503: 14,  # UNAVAILABLE: the server is down or overloaded
+    504: 4,   # DEADLINE_EXCEEDED
+}
+UNKNOWN_CODE = 2
+
+_BODY = "%LOCAL_REPLY_BODY%"
+# A 405's body is a direct response, hence static: it names what is allowed; add the method.
+_MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
+
+_TRANSCODER = "envoy.filters.http.grpc_json_transcoder"
+
+# Native gRPC and gRPC-Web calls carry their errors in grpc-status / grpc-message: leave their
+# local replies alone. A transcoded REST call also has a gRPC content type by the time it fails,
+# but the transcoder has then set x-envoy-original-path.
+_REST_REQUESTS = {"or_filter": {"filters": [
+    {"header_filter": {"header": {"name": "x-envoy-original-path", "present_match": True}}},
+    {"header_filter": {"header": {
+        "name": "content-type", "string_match": {"prefix": "application/grpc"},
+        "invert_match": True, "treat_missing_header_as_empty": True}}},
+]}}
+
+
+def _status_filter(op: str, status: int) -> dict[str, Any]:
+    value = {"default_value": status, "runtime_key": "front_door.local_reply_status"}
+    return {"status_code_filter": {"comparison": {"op": op, "value": value}}}
+
+
+def _mapper(status_filter: dict[str, Any], code: int, message: str = _BODY) -> dict[str, Any]:
+    return {
+        "filter": {"and_filter": {"filters": [status_filter, _REST_REQUESTS]}},
+        "body_format_override": {
+            "json_format": {"code": code, "message": message},
+            "content_type": "application/json",
+        },
+    }
+
+
+def local_reply_config() -> dict[str, Any]:
+    """HttpConnectionManager `local_reply_config`: every local error reply becomes JSON.
+
+    Successful local replies (the web page's direct responses) match no mapper and no default
+    body format, so they are served as they are.
+    """
+    mappers = [_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
+               for status, code in GRPC_CODE_BY_STATUS.items()]
+    mappers.append(_mapper(_status_filter("GE", 400), UNKNOWN_CODE))
+    return {"mappers": mappers}
+
+
+def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:
+    """The methods a path of `binding`'s template may be asked with: its own and those of every
+    template that could match the same path, so no 405 route shadows a served method."""
+    return sorted({other.method for other in bindings
+                   if other.template.may_overlap(binding.template)})
+
+
+def _method_not_allowed_route(binding: RestBinding, allowed: list[str]) -> dict[str, Any]:
+    return {
+        "match": {"safe_regex": {"regex": binding.template.regex}, "headers": [{
+            "name": ":method", "string_match": {"safe_regex": {"regex": "|".join(allowed)}},
+            "invert_match": True}]},
+        "direct_response": {"status": 405, "body": {
+            "inline_string": f"{binding.template.text} accepts {' and '.join(allowed)}"}},
+        "response_headers_to_add": [{
+            "header": {"key": "allow", "value": ", ".join(allowed)},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        # Otherwise the transcoder would answer first, with 404 "Could not resolve".
+        "typed_per_filter_config": {_TRANSCODER: {
+            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
+            "disabled": True}},
+    }
+
+
+def method_not_allowed_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
+    """One route per distinct path template answering 405 to the methods it does not serve."""
+    routes: dict[str, dict[str, Any]] = {}
+    for binding in bindings:
+        if binding.template.regex not in routes:
+            routes[binding.template.regex] = _method_not_allowed_route(
+                binding, allowed_methods(bindings, binding))
+    return list(routes.values())

@@ -1,0 +1,130 @@
+"""The REST bindings of the API, read from the descriptor set Envoy transcodes with.
+
+Each `google.api.http` rule (and each of its `additional_bindings`) is one HTTP method on one
+path template such as `/api/v1/task-sessions/{session_id}/turns/{turn_id}:complete`. The front
+door derives its 405 routes from these, so a route added to the proto is never refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.api import annotations_pb2, http_pb2
+from google.protobuf import descriptor_pb2
+
+_VARIABLE = re.compile(r"\{[^}=]+(?:=([^}]*))?\}")
+_STANDARD_METHODS = ("get", "put", "post", "delete", "patch")
+_REGEX_SPECIAL = frozenset(r".^$*+?()[]{}|\\")
+_ONE_SEGMENT = "[^/]+"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One path segment: `literal`, or any text without `/` ending in `suffix` (a wildcard)."""
+
+    literal: str | None = None
+    suffix: str = ""
+
+    def may_equal(self, other: Segment) -> bool:
+        """Whether some request segment could match both."""
+        if self.literal is not None and other.literal is not None:
+            return self.literal == other.literal
+        if self.literal is not None:
+            return other.accepts(self.literal)
+        if other.literal is not None:
+            return self.accepts(other.literal)
+        # Two wildcards share a value unless their suffixes (verbs) are incompatible.
+        return self.suffix.endswith(other.suffix) or other.suffix.endswith(self.suffix)
+
+    def accepts(self, text: str) -> bool:
+        return len(text) > len(self.suffix) and text.endswith(self.suffix) and "/" not in text
+
+
+@dataclass(frozen=True)
+class PathTemplate:
+    """A parsed `google.api.http` path template."""
+
+    text: str
+    segments: tuple[Segment, ...]
+    any_depth: bool  # has `**`: matches any number of segments
+
+    @classmethod
+    def parse(cls, text: str) -> PathTemplate:
+        # The verb (`:complete`) follows the last segment; a variable cannot contain `:`.
+        path, _, verb = text.rpartition(":") if ":" in text.rsplit("/", 1)[-1] else (text, "", "")
+        # A variable's own pattern (`{name=shelves/*}`) stands for its segments.
+        expanded = _VARIABLE.sub(lambda found: found.group(1) or "*", path)
+        parts = expanded.strip("/").split("/")
+        segments = [Segment(suffix="") if part in ("*", "**") else Segment(literal=part)
+                    for part in parts]
+        if verb:
+            last = segments[-1]
+            segments[-1] = (Segment(literal=f"{last.literal}:{verb}") if last.literal is not None
+                            else Segment(suffix=f":{verb}"))
+        return cls(text, tuple(segments), "**" in parts)
+
+    @property
+    def regex(self) -> str:
+        """An RE2 regex matching exactly the request paths (without query) of this template."""
+        if self.any_depth:  # `**` may only end a template (before its verb)
+            prefix = "".join(f"/{_segment_regex(s)}" for s in self.segments[:-1])
+            return f"^{prefix}/.*{_escape(self.segments[-1].suffix)}$"
+        return "^" + "".join(f"/{_segment_regex(s)}" for s in self.segments) + "$"
+
+    def may_overlap(self, other: PathTemplate) -> bool:
+        """Whether one request path could match both; errs towards yes for `**`."""
+        if self.any_depth or other.any_depth:
+            return True
+        return len(self.segments) == len(other.segments) and all(
+            mine.may_equal(theirs) for mine, theirs in zip(self.segments, other.segments,
+                                                            strict=True))
+
+
+@dataclass(frozen=True)
+class RestBinding:
+    """One HTTP method on one path template, served by `rpc`."""
+
+    method: str
+    template: PathTemplate
+    rpc: str
+
+
+def _escape(text: str) -> str:
+    return "".join(f"\\{char}" if char in _REGEX_SPECIAL else char for char in text)
+
+
+def _segment_regex(segment: Segment) -> str:
+    if segment.literal is not None:
+        return _escape(segment.literal)
+    return _ONE_SEGMENT + _escape(segment.suffix)
+
+
+def _rule_bindings(rule: http_pb2.HttpRule, rpc: str) -> Iterator[RestBinding]:
+    pattern = rule.WhichOneof("pattern")
+    if pattern == "custom":
+        yield RestBinding(rule.custom.kind.upper(), PathTemplate.parse(rule.custom.path), rpc)
+    elif pattern in _STANDARD_METHODS:
+        yield RestBinding(pattern.upper(), PathTemplate.parse(getattr(rule, pattern)), rpc)
+    for additional in rule.additional_bindings:
+        yield from _rule_bindings(additional, rpc)
+
+
+def bindings_of(files: Iterable[descriptor_pb2.FileDescriptorProto]) -> list[RestBinding]:
+    """Every REST binding of every service method in these files."""
+    found: list[RestBinding] = []
+    for file in files:
+        for service in file.service:
+            for method in service.method:
+                if method.options.HasExtension(annotations_pb2.http):
+                    rpc = f"{file.package}.{service.name}.{method.name}".lstrip(".")
+                    found += _rule_bindings(method.options.Extensions[annotations_pb2.http], rpc)
+    return found
+
+
+def read_bindings(descriptor_set: Path) -> list[RestBinding]:
+    """The REST bindings of a `protoc --descriptor_set_out` file."""
+    files = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set.read_bytes()).file
+    return bindings_of(files)
