@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
+from shellexec.rules import agent_problem, task_id_problem
 from shellexec.service import events, shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -15,8 +14,6 @@ from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
-_TASK_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-MAX_AGENT_CHARS = 64
 MAX_STOP_REASON_CHARS = 64
 
 
@@ -32,12 +29,11 @@ def session_record(session_id: str) -> SessionRecord:
     return SessionRecord.of(require_session(session_id), queries.latest_revision(session_id))
 
 
-def _validate_task_id(task_id: str) -> None:
-    if not task_id:
-        raise InvalidArgumentError("task_id", "is required")
-    if not _TASK_ID.fullmatch(task_id):
-        raise InvalidArgumentError(
-            "task_id", "must be 1 to 128 letters, digits, '_', '-', '.' or ':'")
+def _validate_session_fields(task_id: str, agent: str) -> None:
+    for field, problem in (("task_id", task_id_problem(task_id)),
+                           ("agent", agent_problem(agent))):
+        if problem is not None:
+            raise InvalidArgumentError(field, problem)
 
 
 def _limit_length(field: str, value: str, limit: int) -> None:
@@ -57,8 +53,7 @@ class Sessions:
         self._new_id = new_id
 
     async def create(self, task_id: str, agent: str) -> SessionRecord:
-        _validate_task_id(task_id)
-        _limit_length("agent", agent, MAX_AGENT_CHARS)
+        _validate_session_fields(task_id, agent)
 
         def work() -> SessionRecord:
             now = self._clock()
