@@ -1,4 +1,4 @@
-// The REST routes the page uses (shared/design/contract.md), same origin, JSON with snake_case
+// The REST routes the page uses (docs/api.md), same origin, JSON with snake_case
 // names. `fetch` is injected so the paging and error handling are unit-tested.
 
 export const MESSAGE_PAGE_LIMIT = 500;

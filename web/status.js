@@ -1,4 +1,4 @@
-// Pure helpers that read a browser-facing Message (see shared/design/contract.md) and decide
+// Pure helpers that read a browser-facing Message (see docs/api.md) and decide
 // what a row shows: the command, the working directory, the result, labels. No DOM here, so
 // `node --test web/test/` covers every rule.
 

@@ -1,4 +1,4 @@
-"""Fake-agent scripts per provider, shaped like acp-providers.md: the recorded fixtures, a long
+"""Fake-agent scripts per provider, in the providers' shapes: the recorded fixtures, a long
 streaming command, and a command still running when the prompt is cancelled."""
 
 from __future__ import annotations

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import subprocess
 from pathlib import Path
 
+import grpc
 import pytest
-from bridge.harness import agent_command, run_bridge
+from bridge.harness import SHELLEXEC, agent_command, run_bridge
 
+from shellexec.bridge import BridgeOptions, BridgeRun
 from shellexec.bridge.cli import main
+from shellexec.bridge.errors import UsageError
+from shellexec.bridge.retry import RetryPolicy
+from shellexec.bridge.signals import Signals
 from shellexec.client import ShellExecClient
 
-from support.stack import Stack
+from support.stack import Stack, free_port
 
 AGENT = ["--", "agent-acp"]
 
@@ -27,6 +34,11 @@ AGENT = ["--", "agent-acp"]
     (["--prompt", "hi", "--retry-for", "0", *AGENT], "--retry-for must be positive"),
     (["--prompt", "hi", "--cwd", "/nonexistent/dir", *AGENT], "--cwd is not a directory"),
     (["--prompt", "hi", "--permission", "maybe", *AGENT], "invalid choice: 'maybe'"),
+    (["--prompt", "hi", "--task-id", "has space", *AGENT],
+     "--task-id must be 1 to 128 letters, digits, '_', '-', '.' or ':'; got 'has space'"),
+    (["--prompt", "hi", "--task-id", "", *AGENT], "--task-id must be 1 to 128"),
+    (["--prompt", "hi", "--task-id", "t" * 129, *AGENT], "--task-id must be 1 to 128"),
+    (["--prompt", "hi", "--agent", "a" * 65, *AGENT], "--agent must be at most 64 characters"),
 ])
 def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str],
                                             argv: list[str], message: str) -> None:
@@ -63,3 +75,39 @@ def test_result_line_defaults_come_from_the_environment(
     assert record["session/prompt"]["prompt"][0]["text"] == "Fix the flaky test.\n"
     [message] = client.messages(result["session_id"])
     assert (message.author_type, message.content) == ("user", "Fix the flaky test.\n")
+
+
+def test_a_task_id_the_service_would_refuse_stops_the_bridge_before_the_agent_starts(
+        tmp_path: Path) -> None:
+    command = agent_command(tmp_path, [{"stop": "end_turn"}], "codex-acp")
+    finished = subprocess.run(
+        [str(SHELLEXEC), "bridge", "--server", f"127.0.0.1:{free_port()}", "--retry-for", "1",
+         "--cwd", str(tmp_path), "--task-id", "ticket 142", "--prompt", "hi", "--", *command],
+        capture_output=True, text=True, timeout=60, check=False)
+
+    assert finished.returncode == 2, finished.stderr
+    assert "--task-id must be 1 to 128 letters" in finished.stderr
+    assert finished.stdout == ""
+    assert not (tmp_path / "codex-acp.record.json").exists()  # the agent never ran
+
+
+def test_a_task_id_the_service_refuses_is_a_usage_error_not_a_retry(
+        stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
+    """The service is the last word on its rules: its refusal of an option the bridge passed
+    unchecked (here by building the options without the command line) is a usage error."""
+    command = agent_command(tmp_path, [{"stop": "end_turn"}], "codex-acp")
+    options = BridgeOptions(command=tuple(command), prompt="hi", server=stack.grpc_target,
+                            task_id="ticket 142", cwd=tmp_path, agent="codex",
+                            retry=RetryPolicy(window=30))
+
+    async def run() -> None:
+        await BridgeRun(options, Signals()).execute()
+
+    with pytest.raises(UsageError) as raised:
+        asyncio.run(run())
+
+    assert raised.value.exit_code == 2
+    assert str(raised.value).startswith("the service refused --task-id: must be 1 to 128")
+    with pytest.raises(grpc.RpcError) as missing:
+        client.boot_state("ticket 142")
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND

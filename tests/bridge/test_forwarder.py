@@ -103,6 +103,7 @@ def test_service_unreachable_at_start_fails_after_the_window(stack: Stack,
     assert finished.code == 3
     assert finished.stdout == ""
     assert "service unreachable for 1 s while trying to create the session" in finished.stderr
+    assert "Start it with `make run`" in finished.stderr
     assert time.monotonic() - started < 15
 
 

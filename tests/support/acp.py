@@ -1,5 +1,5 @@
 """Small builders of ACP `params.update` objects, shaped like what real agents send
-(see shared/notes/acp-providers.md), and access to the recorded fixture sequences."""
+(see docs/normalization.md, per agent), and access to the recorded fixture sequences."""
 
 from __future__ import annotations
 

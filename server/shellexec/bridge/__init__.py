@@ -12,7 +12,7 @@ Modules, one job each:
 - `service`, `retry`: service calls retried with backoff inside a bounded window;
 - `environment`, `naming`, `permissions`, `files`, `signals`, `options`, `errors`.
 
-docs/bridge.md is the user's guide; docs/adr/0030 to 0034 record the decisions.
+docs/bridge.md is the user's guide; docs/adr/0030 to 0035 record the decisions.
 """
 
 from __future__ import annotations

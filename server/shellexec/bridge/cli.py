@@ -9,7 +9,7 @@ agent's stderr, prefixed `[agent] `) goes to stderr.
 exit status:
   0        the prompt ended and the turn is recorded
   1        the agent failed: it did not start, failed the ACP handshake or the prompt, or died
-  2        usage error
+  2        usage error, including a --task-id or --agent the service refuses
   3        the service could not record the session: unreachable for longer than
            --retry-for, the update buffer filled up, or a definite refusal
   130/143  SIGINT/SIGTERM: the agent was cancelled and the turn recorded as cancelled
@@ -44,6 +44,7 @@ from shellexec.bridge.permissions import DEFAULT_ANSWER, PERMISSION_ANSWERS, Per
 from shellexec.bridge.retry import RetryPolicy
 from shellexec.bridge.run import BridgeRun, RunResult
 from shellexec.bridge.signals import Signals
+from shellexec.rules import TASK_ID_RULE, agent_problem, task_id_problem
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -133,6 +134,24 @@ def _positive(name: str, value: float) -> float:
     return value
 
 
+def _task_id(args: argparse.Namespace) -> str:
+    """--task-id, checked by the service's own rule: a refusal must come before the agent
+    starts, not after it has begun working."""
+    if args.task_id is None:
+        return f"bridge-{uuid.uuid4().hex[:12]}"
+    task_id = str(args.task_id)
+    if task_id_problem(task_id) is not None:
+        raise UsageError(f"--task-id must be {TASK_ID_RULE}; got {task_id!r}")
+    return task_id
+
+
+def _agent(args: argparse.Namespace, command: tuple[str, ...]) -> str:
+    agent = str(args.agent or "")
+    if (problem := agent_problem(agent)) is not None:
+        raise UsageError(f"--agent {problem}")
+    return agent or agent_name(command)
+
+
 def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOptions:
     cwd = Path(args.cwd).resolve()
     if not cwd.is_dir():
@@ -140,8 +159,8 @@ def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOption
     permission: PermissionAnswer = args.permission
     return BridgeOptions(
         command=command, prompt=_read_prompt(args), server=args.server,
-        task_id=args.task_id or f"bridge-{uuid.uuid4().hex[:12]}", cwd=cwd,
-        agent=args.agent or agent_name(command), web_url=args.web_url, permission=permission,
+        task_id=_task_id(args), cwd=cwd,
+        agent=_agent(args, command), web_url=args.web_url, permission=permission,
         allow_fs_read=args.allow_fs_read, allow_fs_write=args.allow_fs_write,
         env_names=validate_names(args.env),
         retry=RetryPolicy(window=_positive("--retry-for", args.retry_for)),

@@ -1,7 +1,8 @@
 """The bridge's errors; each one knows how `shellexec bridge` exits because of it.
 
     BridgeError                     base class; `exit_code` is the process exit status
-    ├── UsageError                  bad arguments, unreadable prompt file          (exit 2)
+    ├── UsageError                  bad arguments, unreadable prompt file, or a
+    │                               session the service refused for our arguments  (exit 2)
     ├── AgentError                  the agent did not start, failed the ACP handshake
     │                               or the prompt, or exited early                 (exit 1)
     ├── ServiceError                the service could not record the session       (exit 3)
@@ -16,6 +17,10 @@ from __future__ import annotations
 EXIT_AGENT = 1
 EXIT_USAGE = 2
 EXIT_SERVICE = 3
+
+# Said with every "service unreachable": the usual cause is that nothing was started yet.
+START_HINT = ("is the service running? Start it with `make run` in the shellexec checkout "
+              "(or `shellexec up`), or point --server at it")
 
 
 class BridgeError(Exception):
@@ -52,7 +57,7 @@ class ServiceUnavailableError(ServiceError):
 
     def __init__(self, operation: str, window: float, last_error: str) -> None:
         super().__init__(f"service unreachable for {window:g} s while trying to {operation} "
-                         f"(last error: {last_error})")
+                         f"(last error: {last_error}); {START_HINT}")
         self.operation = operation
         self.window = window
         self.last_error = last_error
@@ -66,6 +71,21 @@ class ServiceRejectedError(ServiceError):
         self.operation = operation
         self.code = code
         self.details = details
+
+
+# The CreateSession fields the bridge fills from its options, keyed by the field name the
+# service's INVALID_ARGUMENT message starts with.
+_OPTION_OF_FIELD = {"task_id": "--task-id", "agent": "--agent"}
+
+
+def refused_options(refusal: ServiceRejectedError) -> UsageError:
+    """The usage error for a session the service refused to create: its arguments come from
+    the command line, so retrying cannot help and the user must change an option."""
+    field, _, reason = refusal.details.partition(":")
+    option = _OPTION_OF_FIELD.get(field.strip())
+    if option is None:
+        return UsageError(f"the service refused the session: {refusal.details}")
+    return UsageError(f"the service refused {option}: {reason.strip()}")
 
 
 class BufferFullError(ServiceError):

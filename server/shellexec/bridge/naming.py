@@ -10,8 +10,9 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from shellexec.rules import MAX_AGENT_CHARS
+
 KNOWN_AGENTS = ("claude", "codex", "opencode", "auggie", "omp")
-MAX_AGENT_CHARS = 64
 
 # Programs that run another program named by their first non-option argument.
 _LAUNCHERS = frozenset({"npx", "bunx", "pnpx", "uvx", "pipx", "node", "bun", "deno", "env",

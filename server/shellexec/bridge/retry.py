@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import grpc
 
-from shellexec.bridge.errors import ServiceRejectedError, ServiceUnavailableError
+from shellexec.bridge.errors import START_HINT, ServiceRejectedError, ServiceUnavailableError
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
@@ -83,8 +83,8 @@ async def retrying(policy: RetryPolicy, operation: str, attempt: Callable[[], Aw
                                            error.details() or "") from None
             if deadline is None:
                 deadline = loop.time() + policy.window
-                log.warning("service unreachable (%s); will retry for up to %g s to %s",
-                            _describe(error), policy.window, operation)
+                log.warning("service unreachable (%s); will retry for up to %g s to %s; %s",
+                            _describe(error), policy.window, operation, START_HINT)
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise ServiceUnavailableError(operation, policy.window,

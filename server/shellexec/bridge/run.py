@@ -26,7 +26,13 @@ from acp.schema import PromptResponse
 
 from shellexec.bridge.agent import AgentHandle, open_acp_session, running_agent
 from shellexec.bridge.environment import agent_environment
-from shellexec.bridge.errors import AgentError, BridgeError, SignalError
+from shellexec.bridge.errors import (
+    AgentError,
+    BridgeError,
+    ServiceRejectedError,
+    SignalError,
+    refused_options,
+)
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.forwarder import Forwarder
 from shellexec.bridge.handlers import BridgeClient
@@ -99,13 +105,20 @@ class BridgeRun:
             acp_session = await self._signals.unless_signalled(
                 open_acp_session(agent, options.cwd, self._files), "the agent to start")
             turn = await self._signals.unless_signalled(
-                self._link.open_turn(options.task_id, options.agent),
-                "the service to open a session")
+                self._open_turn(), "the service to open a session")
             log.info("recording into session %s (%s)", turn.session_id,
                      options.session_url(turn.session_id))
             self._forwarder.start(functools.partial(self._link.publish, turn.session_id))
             stop_reason, error = await self._prompt(agent, acp_session)
         return turn, stop_reason, error
+
+    async def _open_turn(self) -> ServiceTurn:
+        try:
+            return await self._link.open_turn(self._options.task_id, self._options.agent)
+        except ServiceRejectedError as refusal:
+            if refusal.code != "INVALID_ARGUMENT":
+                raise
+            raise refused_options(refusal) from None
 
     async def _prompt(self, agent: AgentHandle, session_id: str
                       ) -> tuple[str, AgentError | None]:

@@ -1,5 +1,6 @@
-"""ACP `params.update` objects shaped like each provider's adapter sends them (see
-shared/notes/acp-providers.md): the demo uses the real shapes, not a simplified one."""
+"""ACP `params.update` objects shaped like each provider's adapter sends them (the shapes are
+described per agent in docs/normalization.md): the demo uses the real shapes, not a
+simplified one."""
 
 from __future__ import annotations
 

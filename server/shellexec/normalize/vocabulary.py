@@ -1,6 +1,6 @@
 """The words the normalized record uses: statuses, results, the output bound.
 
-These are the values of the public contract (`shared/design/contract.md`); every other module
+These are the values of the public contract (`docs/api.md`); every other module
 of the package speaks in them. ACP's own status words are translated here and nowhere else.
 """
 

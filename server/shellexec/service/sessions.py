@@ -12,6 +12,7 @@ import re
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
+from shellexec.rules import agent_problem, task_id_problem
 from shellexec.service import events, shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -20,12 +21,10 @@ from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
-_TASK_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 # How long a request id is remembered, in microseconds: far longer than any client retries
 # one call, short enough that the table stays small.
 REQUEST_ID_WINDOW = 24 * 60 * 60 * 1_000_000
-MAX_AGENT_CHARS = 64
 MAX_STOP_REASON_CHARS = 64
 
 
@@ -46,12 +45,11 @@ def _record(session: Session) -> SessionRecord:
                             queries.current_turn_id(session.id))
 
 
-def _validate_task_id(task_id: str) -> None:
-    if not task_id:
-        raise InvalidArgumentError("task_id", "is required")
-    if not _TASK_ID.fullmatch(task_id):
-        raise InvalidArgumentError(
-            "task_id", "must be 1 to 128 letters, digits, '_', '-', '.' or ':'")
+def _validate_session_fields(task_id: str, agent: str) -> None:
+    for field, problem in (("task_id", task_id_problem(task_id)),
+                           ("agent", agent_problem(agent))):
+        if problem is not None:
+            raise InvalidArgumentError(field, problem)
 
 
 def _limit_length(field: str, value: str, limit: int) -> None:
@@ -87,8 +85,7 @@ class Sessions:
         self._new_id = new_id
 
     async def create(self, task_id: str, agent: str, request_id: str = "") -> SessionRecord:
-        _validate_task_id(task_id)
-        _limit_length("agent", agent, MAX_AGENT_CHARS)
+        _validate_session_fields(task_id, agent)
         _validate_request_id(request_id)
 
         def work() -> SessionRecord:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from shellexec import normalize
 from shellexec.normalize import MAX_FIELD_BYTES, OutputSummary, ShellOutput, ShellView
+from shellexec.rules import agent_problem
 from shellexec.service.errors import InvalidArgumentError
-from shellexec.service.sessions import MAX_AGENT_CHARS
 
 MAX_UPDATES = 1000
 MAX_UPDATE_BYTES = 4 * 1024 * 1024
@@ -20,8 +20,8 @@ def normalize_updates(updates: Sequence[object], sizes: Sequence[int],
         raise InvalidArgumentError("updates", "must hold at least one ACP update")
     if len(updates) > MAX_UPDATES:
         raise InvalidArgumentError("updates", f"must hold at most {MAX_UPDATES} updates")
-    if len(agent) > MAX_AGENT_CHARS:
-        raise InvalidArgumentError("agent", f"must be at most {MAX_AGENT_CHARS} characters")
+    if (problem := agent_problem(agent)) is not None:
+        raise InvalidArgumentError("agent", problem)
     for index, (update, size) in enumerate(zip(updates, sizes, strict=True)):
         if not isinstance(update, dict):
             raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
