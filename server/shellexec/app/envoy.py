@@ -126,7 +126,7 @@ def new_node_id() -> str:
 
 def envoy_command(config: Path, node_id: str | None = None) -> list[str]:
     # --disable-hot-restart lets several Envoys (tests, a dev stack) share one machine.
-    command = [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "warn",
+    command = [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "error",
                "--disable-hot-restart"]
     return command if node_id is None else [*command, "--service-node", node_id]
 
