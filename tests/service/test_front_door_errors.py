@@ -109,25 +109,28 @@ def test_web_page_routes_still_serve_their_files(stack: Stack) -> None:
         assert response.headers["content-type"].startswith(content_type)
 
 
-def test_native_grpc_errors_from_envoy_stay_grpc(stack: Stack) -> None:
+def grpc_error_through_envoy(stack: Stack, method: str) -> grpc.RpcError:
+    """The error a native gRPC call of `method` (with an empty body) gets through Envoy."""
     with grpc.insecure_channel(f"127.0.0.1:{stack.rest_port}") as channel:
-        call = channel.unary_unary("/no.such.Service/Call")
+        call = channel.unary_unary(method)
         with pytest.raises(grpc.RpcError) as raised:
             call(b"", timeout=10)
-    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert '"code"' not in (raised.value.details() or "")
+    error = raised.value
+    assert '"code"' not in (error.details() or "")  # a gRPC status, not the REST JSON body
+    return error
+
+
+def test_native_grpc_errors_from_envoy_stay_grpc(stack: Stack) -> None:
+    error = grpc_error_through_envoy(stack, "/no.such.Service/Call")
+    assert error.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_server_down_is_503_unavailable_and_grpc_unavailable(own_stack: Stack) -> None:
     own_stack.kill_server()
     response = own_stack.rest("GET", "/api/v1/task-sessions/ses_x")
     assert_json_error(response, 503, UNAVAILABLE)
-    with grpc.insecure_channel(f"127.0.0.1:{own_stack.rest_port}") as channel:
-        call = channel.unary_unary("/shellexec.v1.ShellExecService/GetSession")
-        with pytest.raises(grpc.RpcError) as raised:
-            call(b"", timeout=10)
-    assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert '"code"' not in (raised.value.details() or "")
+    error = grpc_error_through_envoy(own_stack, "/shellexec.v1.ShellExecService/GetSession")
+    assert error.code() == grpc.StatusCode.UNAVAILABLE
 
 
 def test_cors_preflight_passes_the_405_routes(tmp_path: Path) -> None:
