@@ -3,7 +3,7 @@ and a fresh stack for tests that kill or restart the server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,3 +32,20 @@ def own_stack(tmp_path: Path) -> Iterator[Stack]:
 def client(stack: Stack) -> Iterator[ShellExecClient]:
     with stack.client() as connected:
         yield connected
+
+
+@pytest.fixture
+def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+    """Starts a stack of the test's own with extra settings (`SHELLEXEC_*=value` keywords);
+    every stack it started stops after the test."""
+    started: list[Stack] = []
+
+    def start(**settings: str) -> Stack:
+        running = Stack(tmp_path / f"stack{len(started)}", extra_env=settings)
+        running.workdir.mkdir()
+        started.append(running.start())
+        return running
+
+    yield start
+    for running in started:
+        running.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -101,10 +102,8 @@ def test_feed_rejects_negative_since_revision(stack: Stack) -> None:
 
 
 @pytest.fixture
-def short_lived_stack(tmp_path: Any) -> Any:
-    running = Stack(tmp_path, extra_env={"SHELLEXEC_STREAM_LIFETIME_SECONDS": "1"}).start()
-    yield running
-    running.stop()
+def short_lived_stack(stack_with: Callable[..., Stack]) -> Stack:
+    return stack_with(SHELLEXEC_STREAM_LIFETIME_SECONDS="1")
 
 
 def test_feed_ends_in_band_with_end_of_stream(short_lived_stack: Stack) -> None:
@@ -137,11 +136,9 @@ def test_feed_rejects_a_since_revision_ahead_of_the_session(stack: Stack) -> Non
 
 
 @pytest.fixture
-def quiet_stack(tmp_path: Any) -> Any:
+def quiet_stack(stack_with: Callable[..., Stack]) -> Stack:
     """A stack whose periodic heartbeat (60 s) cannot arrive within any test's wait."""
-    running = Stack(tmp_path, extra_env={"SHELLEXEC_HEARTBEAT_SECONDS": "60"}).start()
-    yield running
-    running.stop()
+    return stack_with(SHELLEXEC_HEARTBEAT_SECONDS="60")
 
 
 def test_sse_watch_is_answered_at_once_with_the_requested_revision(quiet_stack: Stack) -> None:

@@ -3,7 +3,7 @@ from each of its addresses (issue 4 "The page")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -29,11 +29,9 @@ def short_stream_stack(tmp_path: Path) -> Iterator[Stack]:
 
 
 @pytest.fixture
-def quiet_stack(tmp_path: Path) -> Iterator[Stack]:
+def quiet_stack(stack_with: Callable[..., Stack]) -> Stack:
     """A stack whose periodic heartbeat (60 s) comes long after any expectation's timeout."""
-    running = Stack(tmp_path, extra_env={"SHELLEXEC_HEARTBEAT_SECONDS": "60"}).start()
-    yield running
-    running.stop()
+    return stack_with(SHELLEXEC_HEARTBEAT_SECONDS="60")
 
 
 def since_revision(url: str) -> int:
