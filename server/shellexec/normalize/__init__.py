@@ -16,7 +16,7 @@ has them as tables):
 - `streams`, `content`, `echo`: live output (deltas, snapshots, the `$ cmd` echo);
 - `raw_output`, `markup`: the authoritative final result of each agent;
 - `exit_codes`: where exit codes come from and which source wins;
-- `status`: status and result;
+- `status`: status and result (`shell_result` also gives a stored row its result);
 - `text`: the 256 KiB bound and valid UTF-8;
 - `serialize`, `changes`: persisting a state and its output cheaply.
 """
@@ -28,6 +28,7 @@ from shellexec.normalize.fold import cancel, fold, fold_all
 from shellexec.normalize.output import OutputSummary, ShellOutput, summarize
 from shellexec.normalize.serialize import dump_state, load_state
 from shellexec.normalize.state import ShellState, new_state
+from shellexec.normalize.status import shell_result
 from shellexec.normalize.text import OutputText, bound_tail
 from shellexec.normalize.view import ShellView, view
 from shellexec.normalize.vocabulary import MAX_FIELD_BYTES, SHELL_STATUSES, TERMINAL_STATUSES
@@ -52,6 +53,7 @@ __all__ = [
     "fold_all",
     "load_state",
     "new_state",
+    "shell_result",
     "summarize",
     "view",
 ]

@@ -42,14 +42,14 @@ from shellexec.normalize.streams import (
     apply_terminal_output,
 )
 from shellexec.normalize.vocabulary import ShellStatus, is_terminal, parse_acp_status
+from shellexec.vocabulary import ACP_TOOL_UPDATES, STATUS_RUNNING
 
-_TOOL_UPDATES = ("tool_call", "tool_call_update")
 _IDENTITY_KEYS = ("kind", "name", "rawInput", "title")
 
 
 def fold(state: ShellState, update: object) -> ShellState:
     """The state after one ACP `params.update` object (any JSON value; never raises)."""
-    if not isinstance(update, Mapping) or update.get("sessionUpdate") not in _TOOL_UPDATES:
+    if not isinstance(update, Mapping) or update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
         return state
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)
@@ -58,7 +58,7 @@ def fold(state: ShellState, update: object) -> ShellState:
     final = is_terminal(state.reported_status) and (reported is None or is_terminal(reported))
     state, heard = _with_output(state, update, final)
     state = _with_exit(state, terminal_exit(update.get("_meta")), ExitRank.TERMINAL)
-    return _with_status(state, "running") if heard and reported is None else state
+    return _with_status(state, STATUS_RUNNING) if heard and reported is None else state
 
 
 def fold_all(

@@ -25,6 +25,7 @@ from shellexec.normalize.output import OutputSummary, summary_of
 from shellexec.normalize.status import shell_result, shell_status
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import Result, ShellStatus
+from shellexec.vocabulary import STATUS_PENDING
 
 LiveSource = Literal["none", "content", "terminal"]
 EchoPhase = Literal["pending", "separator", "done"]
@@ -54,7 +55,7 @@ class ShellState:
     title: str | None = None
     """The latest non-empty title: what a client shows when no command is known."""
     description: str | None = None
-    reported_status: ShellStatus = "pending"
+    reported_status: ShellStatus = STATUS_PENDING
     """The agent's own status, moved forward only (see `status`)."""
     cancelled_by_prompt: bool = False
     """The prompt ended while the call was not terminal (`cancel`)."""

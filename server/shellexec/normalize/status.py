@@ -25,13 +25,24 @@ from __future__ import annotations
 from typing import Final
 
 from shellexec.normalize.vocabulary import Result, ShellStatus, is_terminal
+from shellexec.vocabulary import (
+    RESULT_FAILURE,
+    RESULT_RUNNING,
+    RESULT_SUCCESS,
+    RESULT_UNKNOWN,
+    STATUS_CANCELLED,
+    STATUS_COMPLETE,
+    STATUS_FAILED,
+    STATUS_PENDING,
+    STATUS_RUNNING,
+)
 
 _PROGRESS: Final[dict[ShellStatus, int]] = {
-    "pending": 0,
-    "running": 1,
-    "complete": 2,
-    "failed": 2,
-    "cancelled": 2,
+    STATUS_PENDING: 0,
+    STATUS_RUNNING: 1,
+    STATUS_COMPLETE: 2,
+    STATUS_FAILED: 2,
+    STATUS_CANCELLED: 2,
 }
 
 
@@ -46,19 +57,19 @@ def shell_status(
     reported: ShellStatus, cancelled_by_prompt: bool, exit_code: int | None
 ) -> ShellStatus:
     """The public status of a command (first table of the module)."""
-    if reported == "complete" and exit_code not in (None, 0):
-        return "failed"
+    if reported == STATUS_COMPLETE and exit_code not in (None, 0):
+        return STATUS_FAILED
     if cancelled_by_prompt and not is_terminal(reported):
-        return "cancelled"
+        return STATUS_CANCELLED
     return reported
 
 
 def shell_result(status: ShellStatus, exit_code: int | None) -> Result:
     """The public result of a command (second table of the module)."""
     if not is_terminal(status):
-        return "running"
-    if (exit_code is not None and exit_code != 0) or status == "failed":
-        return "failure"
-    if status == "complete" and exit_code == 0:
-        return "success"
-    return "unknown"
+        return RESULT_RUNNING
+    if (exit_code is not None and exit_code != 0) or status == STATUS_FAILED:
+        return RESULT_FAILURE
+    if status == STATUS_COMPLETE and exit_code == 0:
+        return RESULT_SUCCESS
+    return RESULT_UNKNOWN

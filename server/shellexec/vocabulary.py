@@ -1,0 +1,123 @@
+"""The words of the public contract and of ACP that the service reads or writes, in one place.
+
+Every other module imports its words from here (a test fails on such a word written as a string
+literal anywhere else: tests/test_vocabulary.py). This module is a leaf: it imports nothing from
+shellexec, so any layer may use it. Each word set is a `Literal` type, one constant per word and
+a tuple of them all; docs/api.md ("Vocabulary") says what the words mean. ACP's own status
+spellings are translated to `ShellStatus` in `normalize.vocabulary`, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+# Sessions and tasks: `running` while a turn is open, else `idle`.
+SessionState = Literal["idle", "running"]
+SESSION_IDLE: Final[SessionState] = "idle"
+SESSION_RUNNING: Final[SessionState] = "running"
+SESSION_STATES: Final[tuple[SessionState, ...]] = (SESSION_IDLE, SESSION_RUNNING)
+
+TaskState = SessionState
+"""A task is `running` while any of its sessions is; the same two words."""
+TASK_IDLE: Final[TaskState] = SESSION_IDLE
+TASK_RUNNING: Final[TaskState] = SESSION_RUNNING
+
+# Turns: `running`, then `complete` once the prompt ended.
+TurnState = Literal["running", "complete"]
+TURN_RUNNING: Final[TurnState] = "running"
+TURN_COMPLETE: Final[TurnState] = "complete"
+TURN_STATES: Final[tuple[TurnState, ...]] = (TURN_RUNNING, TURN_COMPLETE)
+
+# Who wrote a message.
+AuthorType = Literal["agent", "user"]
+AUTHOR_AGENT: Final[AuthorType] = "agent"
+AUTHOR_USER: Final[AuthorType] = "user"
+AUTHOR_TYPES: Final[tuple[AuthorType, ...]] = (AUTHOR_AGENT, AUTHOR_USER)
+
+# What a message is: a shell command, another tool call, or chat text.
+MessageType = Literal["tool_execute", "tool_call", "message"]
+MESSAGE_SHELL: Final[MessageType] = "tool_execute"
+MESSAGE_TOOL: Final[MessageType] = "tool_call"
+MESSAGE_TEXT: Final[MessageType] = "message"
+MESSAGE_TYPES: Final[tuple[MessageType, ...]] = (MESSAGE_SHELL, MESSAGE_TOOL, MESSAGE_TEXT)
+
+# The kind of a message's normalized payload.
+NormalizedKind = Literal["shell_exec"]
+NORMALIZED_SHELL_EXEC: Final[NormalizedKind] = "shell_exec"
+
+# The status of a tool call, in the order a call moves through them; the last three are
+# terminal. Chat text has no status (an empty string).
+ShellStatus = Literal["pending", "running", "complete", "failed", "cancelled"]
+STATUS_PENDING: Final[ShellStatus] = "pending"
+STATUS_RUNNING: Final[ShellStatus] = "running"
+STATUS_COMPLETE: Final[ShellStatus] = "complete"
+STATUS_FAILED: Final[ShellStatus] = "failed"
+STATUS_CANCELLED: Final[ShellStatus] = "cancelled"
+SHELL_STATUSES: Final[tuple[ShellStatus, ...]] = (
+    STATUS_PENDING, STATUS_RUNNING, STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED,
+)
+"""Every status a shell tool call can have, in the order a call moves through them."""
+TERMINAL_STATUSES: Final[tuple[ShellStatus, ...]] = (
+    STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED,
+)
+"""The statuses after which a command no longer runs."""
+
+# The result of a shell command (ADR 0017); `unknown` is drawn neutral.
+Result = Literal["running", "success", "failure", "unknown"]
+RESULT_RUNNING: Final[Result] = "running"
+RESULT_SUCCESS: Final[Result] = "success"
+RESULT_FAILURE: Final[Result] = "failure"
+RESULT_UNKNOWN: Final[Result] = "unknown"
+RESULTS: Final[tuple[Result, ...]] = (
+    RESULT_RUNNING, RESULT_SUCCESS, RESULT_FAILURE, RESULT_UNKNOWN,
+)
+
+# The types of the message feed's events (ADR 0004).
+FeedEventType = Literal[
+    "session.message.added", "session.message.updated", "heartbeat", "end_of_stream",
+]
+EVENT_MESSAGE_ADDED: Final[FeedEventType] = "session.message.added"
+EVENT_MESSAGE_UPDATED: Final[FeedEventType] = "session.message.updated"
+EVENT_HEARTBEAT: Final[FeedEventType] = "heartbeat"
+EVENT_END_OF_STREAM: Final[FeedEventType] = "end_of_stream"
+FEED_EVENT_TYPES: Final[tuple[FeedEventType, ...]] = (
+    EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED, EVENT_HEARTBEAT, EVENT_END_OF_STREAM,
+)
+
+# ACP `sessionUpdate` values: a tool call's first update and its later ones...
+AcpToolUpdate = Literal["tool_call", "tool_call_update"]
+ACP_TOOL_CALL: Final[AcpToolUpdate] = "tool_call"
+ACP_TOOL_CALL_UPDATE: Final[AcpToolUpdate] = "tool_call_update"
+ACP_TOOL_UPDATES: Final[tuple[AcpToolUpdate, ...]] = (ACP_TOOL_CALL, ACP_TOOL_CALL_UPDATE)
+
+# ... and the chat text chunks, which become agent and user messages.
+AcpChatChunk = Literal["agent_message_chunk", "user_message_chunk"]
+ACP_AGENT_MESSAGE_CHUNK: Final[AcpChatChunk] = "agent_message_chunk"
+ACP_USER_MESSAGE_CHUNK: Final[AcpChatChunk] = "user_message_chunk"
+ACP_CHAT_CHUNKS: Final[tuple[AcpChatChunk, ...]] = (
+    ACP_AGENT_MESSAGE_CHUNK, ACP_USER_MESSAGE_CHUNK,
+)
+
+# ACP `ToolCallStatus` as ACP v1 spells it (what the demo sends; agents' other spellings are
+# in `normalize.vocabulary`).
+AcpToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+ACP_PENDING: Final[AcpToolStatus] = "pending"
+ACP_IN_PROGRESS: Final[AcpToolStatus] = "in_progress"
+ACP_COMPLETED: Final[AcpToolStatus] = "completed"
+ACP_FAILED: Final[AcpToolStatus] = "failed"
+
+# The ACP stop reason of a prompt the client cancelled.
+ACP_STOP_CANCELLED: Final = "cancelled"
+
+
+def is_terminal(status: ShellStatus) -> bool:
+    """Whether a command with this status has stopped running."""
+    return status in TERMINAL_STATUSES
+
+
+def as_shell_status(word: str) -> ShellStatus:
+    """`word` as a `ShellStatus` (e.g. a stored column); ValueError for any other word."""
+    for status in SHELL_STATUSES:
+        if word == status:
+            return status
+    raise ValueError(f"not a shell status: {word!r}")
