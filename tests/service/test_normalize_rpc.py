@@ -25,7 +25,8 @@ def test_normalize_route_folds_updates_into_one_record(stack: Stack) -> None:
     assert response.json() == {
         "shell_exec": {"command": "make test", "work_dir": "/home/dev/proj",
                        "output": {"exit_code": 4, "truncated": False, "has_output": True,
-                                  "stdout_bytes": 4, "stderr_bytes": 0}},
+                                  "stdout_bytes": 4, "stderr_bytes": 0},
+                       "result": "failure"},
         "output": {"exit_code": 4, "stdout": "a\nb\n", "stderr": "", "truncated": False},
         "status": "failed",
         "result": "failure",

@@ -11,6 +11,7 @@ from shellexec.normalize import OutputSummary, ShellOutput, ShellView
 from shellexec.projection import MessageView
 from shellexec.service.records import SessionRecord, TurnRecord
 from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
+from shellexec.vocabulary import NORMALIZED_SHELL_EXEC
 
 
 def timestamp(micros: int) -> timestamp_pb2.Timestamp:
@@ -75,10 +76,10 @@ def _normalized(view: MessageView) -> message_pb2.NormalizedPayload | None:
     if view.shell_exec is None:
         return None
     return message_pb2.NormalizedPayload(
-        kind="shell_exec",
+        kind=NORMALIZED_SHELL_EXEC,
         shell_exec=shell_output_pb2.ShellExecSummary(
             command=view.shell_exec.command, work_dir=view.shell_exec.work_dir,
-            output=summary(view.shell_exec.output)))
+            output=summary(view.shell_exec.output), result=view.shell_exec.result))
 
 
 def message(view: MessageView) -> message_pb2.Message:
@@ -103,5 +104,5 @@ def normalized(view: ShellView, output_summary: OutputSummary
     return shell_exec_service_pb2.NormalizeShellExecResponse(
         shell_exec=shell_output_pb2.ShellExecSummary(
             command=view.command or "", work_dir=view.work_dir or "",
-            output=summary(output_summary)),
+            output=summary(output_summary), result=view.result),
         output=output(view.output), status=view.status, result=view.result)

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shellexec.normalize import OutputSummary
+from shellexec.normalize import OutputSummary, shell_result
 from shellexec.store.models import Message
+from shellexec.vocabulary import Result, as_shell_status
 
 
 @dataclass(frozen=True, slots=True)
 class ShellExecView:
-    """A shell command as a browser sees it: command, working directory, output summary."""
+    """A shell command as a browser sees it: command, working directory, output summary, result.
+
+    `result` is computed from the stored status and exit code by the normalizer's own rule
+    (`normalize.shell_result`), the one the fold uses, so it needs no column (ADR 0009).
+    """
 
     command: str
     work_dir: str
     output: OutputSummary
+    result: Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +51,9 @@ def _shell_exec(row: Message) -> ShellExecView | None:
         stdout_bytes=int(row.stdout_bytes),
         stderr_bytes=int(row.stderr_bytes),
     )
-    return ShellExecView(command=row.command, work_dir=row.work_dir, output=summary)
+    result = shell_result(as_shell_status(row.status), summary.exit_code)
+    return ShellExecView(command=row.command, work_dir=row.work_dir, output=summary,
+                         result=result)
 
 
 def project_message(row: Message) -> MessageView:

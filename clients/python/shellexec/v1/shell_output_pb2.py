@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fshellexec/v1/shell_output.proto\x12\x0cshellexec.v1\"\x86\x01\n\x0bShellOutput\x12\x16\n\texit_code\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x06stdout\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x13\n\x06stderr\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x42\x0c\n\n_exit_codeB\t\n\x07_stdoutB\t\n\x07_stderr\"\x8d\x01\n\x12ShellOutputSummary\x12\x16\n\texit_code\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x12\n\nhas_output\x18\x03 \x01(\x08\x12\x14\n\x0cstdout_bytes\x18\x04 \x01(\x05\x12\x14\n\x0cstderr_bytes\x18\x05 \x01(\x05\x42\x0c\n\n_exit_code\"g\n\x10ShellExecSummary\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x10\n\x08work_dir\x18\x02 \x01(\t\x12\x30\n\x06output\x18\x03 \x01(\x0b\x32 .shellexec.v1.ShellOutputSummaryb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fshellexec/v1/shell_output.proto\x12\x0cshellexec.v1\"\x86\x01\n\x0bShellOutput\x12\x16\n\texit_code\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x06stdout\x18\x02 \x01(\tH\x01\x88\x01\x01\x12\x13\n\x06stderr\x18\x03 \x01(\tH\x02\x88\x01\x01\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x42\x0c\n\n_exit_codeB\t\n\x07_stdoutB\t\n\x07_stderr\"\x8d\x01\n\x12ShellOutputSummary\x12\x16\n\texit_code\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x12\n\nhas_output\x18\x03 \x01(\x08\x12\x14\n\x0cstdout_bytes\x18\x04 \x01(\x05\x12\x14\n\x0cstderr_bytes\x18\x05 \x01(\x05\x42\x0c\n\n_exit_code\"w\n\x10ShellExecSummary\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x10\n\x08work_dir\x18\x02 \x01(\t\x12\x30\n\x06output\x18\x03 \x01(\x0b\x32 .shellexec.v1.ShellOutputSummary\x12\x0e\n\x06result\x18\x04 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,5 +36,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SHELLOUTPUTSUMMARY']._serialized_start=187
   _globals['_SHELLOUTPUTSUMMARY']._serialized_end=328
   _globals['_SHELLEXECSUMMARY']._serialized_start=330
-  _globals['_SHELLEXECSUMMARY']._serialized_end=433
+  _globals['_SHELLEXECSUMMARY']._serialized_end=449
 # @@protoc_insertion_point(module_scope)

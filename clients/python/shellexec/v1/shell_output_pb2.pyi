@@ -32,11 +32,13 @@ class ShellOutputSummary(_message.Message):
     def __init__(self, exit_code: _Optional[int] = ..., truncated: _Optional[bool] = ..., has_output: _Optional[bool] = ..., stdout_bytes: _Optional[int] = ..., stderr_bytes: _Optional[int] = ...) -> None: ...
 
 class ShellExecSummary(_message.Message):
-    __slots__ = ("command", "work_dir", "output")
+    __slots__ = ("command", "work_dir", "output", "result")
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     WORK_DIR_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     command: str
     work_dir: str
     output: ShellOutputSummary
-    def __init__(self, command: _Optional[str] = ..., work_dir: _Optional[str] = ..., output: _Optional[_Union[ShellOutputSummary, _Mapping]] = ...) -> None: ...
+    result: str
+    def __init__(self, command: _Optional[str] = ..., work_dir: _Optional[str] = ..., output: _Optional[_Union[ShellOutputSummary, _Mapping]] = ..., result: _Optional[str] = ...) -> None: ...
