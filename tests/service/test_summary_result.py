@@ -53,7 +53,7 @@ def _results(messages: list[dict[str, Any]]) -> dict[str, str]:
 
 def _normalized(cancelled: bool) -> dict[str, str]:
     """What the normalizer says of each command, before or after the turn ends."""
-    results = {}
+    results: dict[str, str] = {}
     for command, (updates, _, _) in COMMANDS.items():
         state = normalize.fold_all(updates, agent="codex")
         results[command] = (normalize.cancel(state) if cancelled else state).result
