@@ -1,8 +1,8 @@
 // What the expanded output body shows, decided without DOM from the poller's state and the
 // row's message. Output text comes only from fetched snapshots: the message payload carries a
-// summary (status, exit code, byte counts) and never a body.
+// summary (status, exit code, result, byte counts) and never a body.
 
-import { classifyResult, exitLine, isTerminalStatus, knownExitCode } from './status.js';
+import { exitLine, isTerminalStatus, knownExitCode } from './status.js';
 
 /**
  * @param {object} input
@@ -10,13 +10,14 @@ import { classifyResult, exitLine, isTerminalStatus, knownExitCode } from './sta
  * @param {boolean} input.unavailable the last request failed.
  * @param {string} input.messageStatus `metadata.status` of the row's message.
  * @param {number|null} input.messageExitCode the summary's known exit code, or null.
+ * @param {string} input.messageResult the row's drawn result (`resultOf` of its message).
  * @returns {{
  *   loading: boolean, unavailable: boolean, stdout: string|null, stderr: string|null,
  *   empty: boolean, truncated: boolean,
  *   exit: null | {code: number|null, text: string, result: string}
  * }}
  */
-export function outputView({ snapshot, unavailable, messageStatus, messageExitCode = null }) {
+export function outputView({ snapshot, unavailable, messageStatus, messageExitCode = null, messageResult = 'neutral' }) {
   const output = snapshot?.output ?? {};
   const stdout = typeof output.stdout === 'string' && output.stdout !== '' ? output.stdout : null;
   const stderr = typeof output.stderr === 'string' && output.stderr !== '' ? output.stderr : null;
@@ -28,29 +29,29 @@ export function outputView({ snapshot, unavailable, messageStatus, messageExitCo
     stderr,
     empty: Boolean(snapshot) && stdout === null && stderr === null,
     truncated: output.truncated === true,
-    exit: loading ? null : exitView(snapshot, messageStatus, messageExitCode),
+    exit: loading ? null : exitView(snapshot, messageStatus, messageExitCode, messageResult),
   };
 }
 
 /**
  * The exit line, shown once the command is terminal and the first request has answered (so the
- * body appears whole): from the snapshot when it is terminal,
+ * body appears whole): its code from the snapshot when it is terminal,
  * else from the message summary when the feed already reports it terminal (the final snapshot
- * may still be on its way). Null while running.
+ * may still be on its way). Null while running. Its look is the row's result: the snapshot
+ * carries none, and the summary's is the server's (ADR 0009).
  */
-function exitView(snapshot, messageStatus, messageExitCode) {
-  let status;
+function exitView(snapshot, messageStatus, messageExitCode, messageResult) {
   let code;
   if (snapshot && isTerminalStatus(snapshot.status)) {
-    status = snapshot.status;
     code = knownExitCode(snapshot.output);
   } else if (isTerminalStatus(messageStatus)) {
-    status = messageStatus;
     code = messageExitCode ?? null;
   } else {
     return null;
   }
   // "Exit code unavailable" is neutral even when the command failed: the row's badge already
-  // says failure, and the line only reports what is known about the exit code.
-  return { code, text: exitLine(code), result: code === null ? 'neutral' : classifyResult(status, code) };
+  // says failure, and the line only reports what is known about the exit code. A summary still
+  // `running` under a terminal snapshot is neutral until the feed brings the final summary.
+  const result = code === null || messageResult === 'running' ? 'neutral' : messageResult;
+  return { code, text: exitLine(code), result };
 }

@@ -73,7 +73,7 @@ export function createShellRow(message, { loadSnapshot, createPoller = createShe
 
     command.textContent = commandOf(current);
     badge.className = `badge badge--${result}`;
-    badge.textContent = shellStatusLabel(status, exitCode);
+    badge.textContent = shellStatusLabel(result, status, exitCode);
     setData(badge, 'result', result);
 
     const dir = workDirOf(current);
@@ -138,6 +138,7 @@ export function createShellRow(message, { loadSnapshot, createPoller = createShe
       unavailable: poller.unavailable,
       messageStatus: statusOf(current),
       messageExitCode: exitCodeOf(current),
+      messageResult: resultOf(current),
     });
     setData(body, 'state', view.unavailable ? 'unavailable' : view.loading ? 'loading' : 'ready');
     const wanted = new Set();

@@ -1,12 +1,16 @@
 // Pure helpers that read a browser-facing Message (see docs/api.md) and decide
 // what a row shows: the command, the working directory, the result, labels. No DOM here, so
-// `node --test web/test/` covers every rule.
+// `node --test web/test/` covers every rule. A shell command's result is the server's
+// (`shell_exec.result`, ADR 0009): the page draws it and never classifies a command itself.
 
 /** Tool statuses after which a command no longer changes. */
 export const TERMINAL_STATUSES = Object.freeze(['complete', 'failed', 'cancelled']);
 
 /** Results a shell row can show. `neutral` is the contract's `unknown`. */
 export const RESULTS = Object.freeze(['success', 'failure', 'running', 'neutral']);
+
+/** The server's result words and how each is drawn. */
+const RESULT_LOOK = Object.freeze({ running: 'running', success: 'success', failure: 'failure', unknown: 'neutral' });
 
 export function isTerminalStatus(status) {
   return TERMINAL_STATUSES.includes(status);
@@ -55,24 +59,12 @@ export function exitCodeOf(message) {
 }
 
 /**
- * The result a status and an exit code stand for (contract "Vocabulary"):
- * - a known nonzero exit code is failure, whatever the status says;
- * - status `failed` is failure with or without an exit code;
- * - `pending` and `running` are running;
- * - `complete` with a known exit code 0 is success;
- * - everything else (no exit code, cancelled, unknown status) is neutral: never success or failure.
+ * How a shell message's result is drawn: the summary's `result` as the server computed it, with
+ * `unknown` drawn `neutral`. A missing or unexpected word is neutral too: never success or failure.
  */
-export function classifyResult(status, exitCode) {
-  const known = typeof exitCode === 'number' && Number.isInteger(exitCode);
-  if (known && exitCode !== 0) return 'failure';
-  if (status === 'failed') return 'failure';
-  if (status === 'pending' || status === 'running') return 'running';
-  if (status === 'complete' && known && exitCode === 0) return 'success';
-  return 'neutral';
-}
-
 export function resultOf(message) {
-  return classifyResult(statusOf(message), exitCodeOf(message));
+  const result = shellExecOf(message)?.result;
+  return Object.hasOwn(RESULT_LOOK, result) ? RESULT_LOOK[result] : 'neutral';
 }
 
 /** Result look of a non-shell tool call: it has no exit code, so `complete` means it worked. */
@@ -116,9 +108,8 @@ export function workDirOf(message) {
   return typeof dir === 'string' && dir !== '' ? dir : null;
 }
 
-/** Short badge text for a shell row. */
-export function shellStatusLabel(status, exitCode) {
-  const result = classifyResult(status, exitCode);
+/** Short badge text for a shell row, from its drawn result (`resultOf`), status and exit code. */
+export function shellStatusLabel(result, status, exitCode) {
   const known = exitCode !== null && exitCode !== undefined;
   switch (result) {
     case 'running':

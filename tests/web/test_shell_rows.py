@@ -108,7 +108,8 @@ def test_status_rendering_success_failure_neutral_running(
         stack: Stack, api: Api, chat: ChatPage) -> None:
     """Known exit 0 is success; a known nonzero exit is failure (OpenCode `completed` + 7
     included); ACP failed without exit is failure; unknown exit and cancelled without exit are
-    neutral; a running command is running."""
+    neutral; a running command is running, even when its process already exited 1 (the row
+    shows the server's result, ADR 0009: the page does not classify)."""
     session = api.new_session("mixed")
     turn = api.start_turn(session["id"])
     sid = session["id"]
@@ -138,6 +139,12 @@ def test_status_rendering_success_failure_neutral_running(
     api.start_turn(sid)
     call = unique("call")
     ids["running"] = api.play(sid, [generic_start(call, "tail -f /var/log/app.log")])
+    call = unique("call")
+    ids["exited_running"] = api.play(sid, [
+        codex_start(call, "make watch"),
+        {"sessionUpdate": "tool_call_update", "toolCallId": call,
+         "_meta": {"terminal_exit": {"terminal_id": call, "exit_code": 1, "signal": None}}},
+    ])
 
     chat.open(f"{stack.rest_url}/?session={sid}")
     expected = {
@@ -148,6 +155,7 @@ def test_status_rendering_success_failure_neutral_running(
         "unknown_exit": ("complete", "neutral", None, "Exit code unavailable"),
         "cancelled": ("cancelled", "neutral", None, "Exit code unavailable"),
         "running": ("running", "running", None, None),
+        "exited_running": ("running", "running", "1", None),
     }
     for name, (status, result, exit_code, exit_text) in expected.items():
         row = chat.shell_row(ids[name])
@@ -169,6 +177,8 @@ def test_status_rendering_success_failure_neutral_running(
             assert exit_line.get_attribute("data-exit-code") is None, name
         expect(body.get_by_test_id("shell-output-stdout"), name).to_be_visible()
 
+    expect(chat.shell_row(ids["exited_running"]).get_by_test_id("shell-status")).to_have_text(
+        "Running")
     # Unknown is drawn neutral, never with a success or failure look.
     for name in ("unknown_exit", "cancelled"):
         badge = chat.shell_row(ids[name]).get_by_test_id("shell-status")

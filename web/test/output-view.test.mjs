@@ -40,14 +40,24 @@ describe('expanded body', () => {
   });
 
   test('on completion shows Exit code N from the snapshot', () => {
-    const view = outputView({ snapshot: snapshot('complete', { stdout: 'x', exit_code: 4 }), unavailable: false, messageStatus: 'complete' });
+    const view = outputView({ snapshot: snapshot('complete', { stdout: 'x', exit_code: 4 }), unavailable: false, messageStatus: 'failed', messageResult: 'failure' });
     assert.deepEqual(view.exit, { code: 4, text: 'Exit code 4', result: 'failure' });
-    const ok = outputView({ snapshot: snapshot('complete', { exit_code: 0 }), unavailable: false, messageStatus: 'complete' });
+    const ok = outputView({ snapshot: snapshot('complete', { exit_code: 0 }), unavailable: false, messageStatus: 'complete', messageResult: 'success' });
     assert.deepEqual(ok.exit, { code: 0, text: 'Exit code 0', result: 'success' });
   });
 
+  test('the exit line takes its look from the row, not from its own reading of the code', () => {
+    const cancelled = outputView({ snapshot: snapshot('cancelled', { exit_code: 0 }), unavailable: false, messageStatus: 'cancelled', messageResult: 'neutral' });
+    assert.deepEqual(cancelled.exit, { code: 0, text: 'Exit code 0', result: 'neutral' });
+  });
+
+  test('a terminal snapshot under a summary still running is neutral until the final summary', () => {
+    const view = outputView({ snapshot: snapshot('complete', { exit_code: 0 }), unavailable: false, messageStatus: 'running', messageResult: 'running' });
+    assert.deepEqual(view.exit, { code: 0, text: 'Exit code 0', result: 'neutral' });
+  });
+
   test('a failed command without exit code shows a neutral Exit code unavailable line', () => {
-    const view = outputView({ snapshot: snapshot('failed', { stdout: 'boom' }), unavailable: false, messageStatus: 'failed' });
+    const view = outputView({ snapshot: snapshot('failed', { stdout: 'boom' }), unavailable: false, messageStatus: 'failed', messageResult: 'failure' });
     assert.deepEqual(view.exit, { code: null, text: 'Exit code unavailable', result: 'neutral' });
   });
 
@@ -63,7 +73,7 @@ describe('expanded body', () => {
   });
 
   test('when the feed reports terminal before the final snapshot, the exit line uses the summary', () => {
-    const view = outputView({ snapshot: snapshot('running', { stdout: 'live' }), unavailable: false, messageStatus: 'failed', messageExitCode: 2 });
+    const view = outputView({ snapshot: snapshot('running', { stdout: 'live' }), unavailable: false, messageStatus: 'failed', messageExitCode: 2, messageResult: 'failure' });
     assert.equal(view.stdout, 'live');
     assert.deepEqual(view.exit, { code: 2, text: 'Exit code 2', result: 'failure' });
   });
@@ -76,7 +86,7 @@ describe('expanded body', () => {
   });
 
   test('a failure before any snapshot shows unavailable, not loading, and no output', () => {
-    const view = outputView({ snapshot: null, unavailable: true, messageStatus: 'complete', messageExitCode: 0 });
+    const view = outputView({ snapshot: null, unavailable: true, messageStatus: 'complete', messageExitCode: 0, messageResult: 'success' });
     assert.equal(view.unavailable, true);
     assert.equal(view.loading, false);
     assert.equal(view.stdout, null);

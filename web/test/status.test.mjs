@@ -1,9 +1,8 @@
-// Unit tests of the pure row helpers: result classification, command fallback, output offer.
+// Unit tests of the pure row helpers: the server's result, command fallback, output offer.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  classifyResult,
   commandOf,
   exitCodeOf,
   exitLine,
@@ -19,7 +18,7 @@ import {
   workDirOf,
 } from '../status.js';
 
-function shellMessage({ status = 'complete', command = 'make test', workDir = '/repo', content = 'make test', output = {} } = {}) {
+function shellMessage({ status = 'complete', result, command = 'make test', workDir = '/repo', content = 'make test', output = {} } = {}) {
   return {
     id: 'msg_1',
     session_id: 'ses_1',
@@ -37,50 +36,35 @@ function shellMessage({ status = 'complete', command = 'make test', workDir = '/
           command,
           work_dir: workDir,
           output: { truncated: false, has_output: false, stdout_bytes: 0, stderr_bytes: 0, ...output },
+          ...(result === undefined ? {} : { result }),
         },
       },
     },
   };
 }
 
-describe('result classification (contract vocabulary)', () => {
-  test('a known exit code 0 with complete is success', () => {
-    assert.equal(classifyResult('complete', 0), 'success');
-    assert.equal(resultOf(shellMessage({ output: { exit_code: 0 } })), 'success');
+describe("the server's result (ADR 0009)", () => {
+  test('success, failure and running are drawn as the server says', () => {
+    assert.equal(resultOf(shellMessage({ result: 'success', output: { exit_code: 0 } })), 'success');
+    assert.equal(resultOf(shellMessage({ result: 'failure', output: { exit_code: 4 } })), 'failure');
+    assert.equal(resultOf(shellMessage({ status: 'running', result: 'running' })), 'running');
   });
 
-  test('a known nonzero exit code is failure even when the status is complete', () => {
-    assert.equal(classifyResult('complete', 7), 'failure');
-    assert.equal(resultOf(shellMessage({ output: { exit_code: 4 } })), 'failure');
+  test('the page does not classify: a running command whose process exited 1 stays running', () => {
+    const message = shellMessage({ status: 'running', result: 'running', output: { exit_code: 1 } });
+    assert.equal(resultOf(message), 'running');
   });
 
-  test('failed is failure with or without an exit code', () => {
-    assert.equal(classifyResult('failed', null), 'failure');
-    assert.equal(classifyResult('failed', 0), 'failure');
-    assert.equal(classifyResult('failed', 1), 'failure');
+  test('unknown is drawn neutral, never success or failure', () => {
+    assert.equal(resultOf(shellMessage({ status: 'complete', result: 'unknown' })), 'neutral');
+    assert.equal(resultOf(shellMessage({ status: 'cancelled', result: 'unknown', output: { exit_code: 0 } })), 'neutral');
   });
 
-  test('pending and running are running', () => {
-    assert.equal(classifyResult('pending', null), 'running');
-    assert.equal(classifyResult('running', null), 'running');
-    assert.equal(classifyResult('running', 0), 'running');
-  });
-
-  test('an unknown exit code is neutral, never success or failure', () => {
-    assert.equal(classifyResult('complete', null), 'neutral');
-    assert.equal(resultOf(shellMessage({ status: 'complete' })), 'neutral', 'absent exit_code is unknown, not 0');
-  });
-
-  test('cancelled without an exit code is neutral; cancelled with exit 0 is not success', () => {
-    assert.equal(classifyResult('cancelled', null), 'neutral');
-    assert.equal(classifyResult('cancelled', 0), 'neutral');
-    assert.equal(classifyResult('cancelled', 130), 'failure');
-  });
-
-  test('a missing or unexpected status is neutral', () => {
-    assert.equal(classifyResult('', null), 'neutral');
-    assert.equal(classifyResult(undefined, null), 'neutral');
-    assert.equal(classifyResult('weird', 0), 'neutral');
+  test('a missing or unexpected result is neutral, whatever the status and exit code say', () => {
+    assert.equal(resultOf(shellMessage({ output: { exit_code: 0 } })), 'neutral');
+    assert.equal(resultOf(shellMessage({ result: 'weird', output: { exit_code: 0 } })), 'neutral');
+    assert.equal(resultOf(shellMessage({ result: 'toString' })), 'neutral');
+    assert.equal(resultOf({ type: 'tool_execute', content: 'ls' }), 'neutral');
   });
 
   test('terminal statuses are complete, failed and cancelled', () => {
@@ -128,14 +112,17 @@ describe('exit codes', () => {
 
 describe('badge labels', () => {
   test('say what the result is', () => {
-    assert.equal(shellStatusLabel('pending', null), 'Pending');
-    assert.equal(shellStatusLabel('running', null), 'Running');
-    assert.equal(shellStatusLabel('complete', 0), 'Succeeded');
-    assert.equal(shellStatusLabel('complete', 4), 'Failed · exit 4');
-    assert.equal(shellStatusLabel('failed', null), 'Failed');
-    assert.equal(shellStatusLabel('complete', null), 'Completed · exit unknown');
-    assert.equal(shellStatusLabel('cancelled', null), 'Cancelled');
-    assert.equal(shellStatusLabel('', null), 'Unknown');
+    assert.equal(shellStatusLabel('running', 'pending', null), 'Pending');
+    assert.equal(shellStatusLabel('running', 'running', null), 'Running');
+    assert.equal(shellStatusLabel('running', 'running', 1), 'Running');
+    assert.equal(shellStatusLabel('success', 'complete', 0), 'Succeeded');
+    assert.equal(shellStatusLabel('failure', 'failed', 4), 'Failed · exit 4');
+    assert.equal(shellStatusLabel('failure', 'failed', null), 'Failed');
+    assert.equal(shellStatusLabel('failure', 'cancelled', 130), 'Failed · exit 130');
+    assert.equal(shellStatusLabel('neutral', 'complete', null), 'Completed · exit unknown');
+    assert.equal(shellStatusLabel('neutral', 'cancelled', null), 'Cancelled');
+    assert.equal(shellStatusLabel('neutral', 'cancelled', 0), 'Cancelled · exit 0');
+    assert.equal(shellStatusLabel('neutral', '', null), 'Unknown');
   });
 });
 
