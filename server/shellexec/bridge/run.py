@@ -39,10 +39,11 @@ from shellexec.bridge.handlers import BridgeClient
 from shellexec.bridge.options import BridgeOptions
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
+from shellexec.vocabulary import ACP_STOP_CANCELLED, ACP_USER_MESSAGE_CHUNK
 
 log = logging.getLogger("shellexec.bridge")
 
-CANCELLED = "cancelled"
+CANCELLED = ACP_STOP_CANCELLED
 # The stop reason recorded when the prompt failed (the agent crashed or answered an error):
 # not an ACP stop reason on purpose, so it cannot be mistaken for one the agent sent.
 AGENT_FAILED = "agent_error"
@@ -62,7 +63,7 @@ class RunResult:
 
 def user_message(prompt: str) -> dict[str, Any]:
     """The update that shows the prompt in the chat, as an ACP client would echo it."""
-    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": prompt}}
+    return {"sessionUpdate": ACP_USER_MESSAGE_CHUNK, "content": {"type": "text", "text": prompt}}
 
 
 class BridgeRun:

@@ -16,6 +16,7 @@ from shellexec.demo.shapes import (
     text,
 )
 from shellexec.demo.steps import EndTurn, Pause, StartTurn, Step
+from shellexec.vocabulary import ACP_STOP_CANCELLED, AUTHOR_AGENT, AUTHOR_USER
 
 REPO = "/home/dev/shop-api"
 LONG_COMMAND = (
@@ -87,50 +88,50 @@ def demo_script() -> list[Step]:
     """The whole session, in order."""
     return [
         StartTurn(),
-        *text("user", "CI on main has been red since this morning. Can you find out why "
+        *text(AUTHOR_USER, "CI on main has been red since this morning. Can you find out why "
                       "and fix it?"),
         Pause(0.8),
-        *text("agent", "I'll start with the state of the working tree and recent history."),
+        *text(AUTHOR_AGENT, "I'll start with the state of the working tree and recent history."),
         *codex_rust("call_Hs2mR9vB4nXq7TdK", "git status", REPO,
                     "On branch main\nYour branch is up to date with 'origin/main'.\n\n"
                     "nothing to commit, working tree clean\n", 0),
         *omp("toolu_01Gx7RkP2wQn5VbM", "git log --oneline -3", GIT_LOG),
         Pause(0.6),
-        *text("agent", "Clean tree. I'll run the unit tests exactly as CI does, in its "
+        *text(AUTHOR_AGENT, "Clean tree. I'll run the unit tests exactly as CI does, in its "
                        "container and timezone."),
         *codex_ts_stream("call_Lf4sQ8xN2mVe7RtB", LONG_COMMAND, REPO,
                          ["........................... [100%]\n", "27 passed in 2.31s\n"],
                          every=0.7, exit_code=0),
-        *text("agent", "Unit tests pass. Now the integration suite, which is what fails "
+        *text(AUTHOR_AGENT, "Unit tests pass. Now the integration suite, which is what fails "
                        "in CI."),
         *codex_ts_stream("call_Pt5yX2cN8rJv3HwQ", "pytest tests/integration -x -q", REPO,
                          PYTEST_STREAM, every=0.6, exit_code=2),
-        *text("agent", "`test_order_cutoff_uses_store_timezone` fails: the cutoff is "
+        *text(AUTHOR_AGENT, "`test_order_cutoff_uses_store_timezone` fails: the cutoff is "
                        "computed in UTC. Looking for other places that assume UTC."),
         *claude_terminal("toolu_01HnR8yQe5vJq2Zb3Kc7WmXa",
                          'grep -rn "utcnow\\|timezone.utc" src/', "Find UTC assumptions",
                          GREP_OUTPUT, 0),
         *opencode("call_7fKq2LmZ9sDx4WnB", "ruff check --select DTZ src/", REPO,
                   [RUFF_OUTPUT], exit_code=1),
-        *text("agent", "Two call sites. Applying a fix that uses the store's timezone."),
+        *text(AUTHOR_AGENT, "Two call sites. Applying a fix that uses the store's timezone."),
         *codex_rust("call_Qm3tV7kD2xYpL8wE", "git apply --index /tmp/store-timezone.patch",
                     REPO, "", 0),
         *auggie("toolu_vrtx_01Kd9XbQ2mNf7Lp3", "python -m pytest tests/integration -q", REPO,
                 "...........................                               [100%]\n"
                 "27 passed in 3.87s", 0),
-        *text("agent", "Green. The nightly job log should show whether the sync jobs hit "
+        *text(AUTHOR_AGENT, "Green. The nightly job log should show whether the sync jobs hit "
                        "the same bug."),
         *codex_ts_stream("call_Zr8pN4cW1qTs6bHe", "cat build/logs/nightly-integration.log",
                          REPO, nightly_log(), every=0.3, exit_code=0),
-        *text("agent", "No errors there. Starting the dev server so you can try checkout."),
+        *text(AUTHOR_AGENT, "No errors there. Starting the dev server so you can try checkout."),
         *codex_ts_stream("call_Wb6nT3fK8sLm1PcV", "npm run dev --prefix web", REPO,
                          DEV_SERVER, every=0.6, exit_code=None),
         Pause(1.5),
-        EndTurn("cancelled"),  # the user stopped the agent: the dev server is cancelled
+        EndTurn(ACP_STOP_CANCELLED),  # the user stopped the agent: the dev server is cancelled
         StartTurn(),
-        *text("user", "Stop there, I've seen enough. Thanks!"),
+        *text(AUTHOR_USER, "Stop there, I've seen enough. Thanks!"),
         Pause(0.5),
-        *text("agent", "Stopped. Summary: order cutoffs and daily reports now use the "
+        *text(AUTHOR_AGENT, "Stopped. Summary: order cutoffs and daily reports now use the "
                        "store's timezone; all 27 integration tests pass."),
         EndTurn(),
     ]

@@ -5,22 +5,40 @@ simplified one."""
 from __future__ import annotations
 
 from shellexec.demo.steps import Pause, Publish, Step, Update
+from shellexec.vocabulary import (
+    ACP_AGENT_MESSAGE_CHUNK,
+    ACP_COMPLETED,
+    ACP_FAILED,
+    ACP_IN_PROGRESS,
+    ACP_PENDING,
+    ACP_TOOL_CALL,
+    ACP_TOOL_CALL_UPDATE,
+    ACP_USER_MESSAGE_CHUNK,
+    AUTHOR_USER,
+    AcpToolStatus,
+    AuthorType,
+)
 
 
-def text(author: str, message: str, chunks: int = 3) -> list[Step]:
+def text(author: AuthorType, message: str, chunks: int = 3) -> list[Step]:
     """A chat message streamed in a few chunks, as agents do (`author`: user or agent)."""
-    kind = "user_message_chunk" if author == "user" else "agent_message_chunk"
+    kind = ACP_USER_MESSAGE_CHUNK if author == AUTHOR_USER else ACP_AGENT_MESSAGE_CHUNK
     size = max(1, -(-len(message) // chunks))
     return [Publish({"sessionUpdate": kind, "content": {"type": "text", "text": part}})
             for part in (message[i:i + size] for i in range(0, len(message), size))]
+
+
+def _ended(exit_code: int) -> AcpToolStatus:
+    """The status an agent reports for a command that exited with `exit_code`."""
+    return ACP_COMPLETED if exit_code == 0 else ACP_FAILED
 
 
 # ---- Codex ------------------------------------------------------------------------------------
 
 def codex_rust_start(call: str, command: str, cwd: str) -> Update:
     """Rust codex-acp, terminal mode: argv in rawInput, the terminal in _meta."""
-    return {"sessionUpdate": "tool_call", "toolCallId": call, "title": command,
-            "kind": "execute", "status": "in_progress",
+    return {"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "title": command,
+            "kind": "execute", "status": ACP_IN_PROGRESS,
             "content": [{"type": "terminal", "terminalId": call}],
             "rawInput": {"call_id": call, "process_id": "1000", "turn_id": "1",
                          "command": ["/bin/bash", "-lc", command], "cwd": cwd,
@@ -36,9 +54,9 @@ def codex_rust_end(call: str, command: str, cwd: str, output: str, exit_code: in
            "source": "unified_exec_startup", "stdout": output, "stderr": "",
            "aggregated_output": output, "exit_code": exit_code,
            "duration": {"secs": 0, "nanos": 87_000_000}, "formatted_output": output,
-           "status": "completed" if exit_code == 0 else "failed"}
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
-            "status": "completed" if exit_code == 0 else "failed", "rawOutput": raw,
+           "status": _ended(exit_code)}
+    return {"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
+            "status": _ended(exit_code), "rawOutput": raw,
             "_meta": {"terminal_exit": {"terminal_id": call, "exit_code": exit_code,
                                         "signal": None}}}
 
@@ -46,7 +64,7 @@ def codex_rust_end(call: str, command: str, cwd: str, output: str, exit_code: in
 def codex_rust(call: str, command: str, cwd: str, output: str, exit_code: int) -> list[Step]:
     steps: list[Step] = [Publish(codex_rust_start(call, command, cwd)), Pause(0.6)]
     if output:
-        steps.append(Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
+        steps.append(Publish({"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
                               "_meta": {"terminal_output": {"terminal_id": call,
                                                             "data": output}}}))
     steps.append(Publish(codex_rust_end(call, command, cwd, output, exit_code)))
@@ -55,22 +73,22 @@ def codex_rust(call: str, command: str, cwd: str, output: str, exit_code: int) -
 
 def codex_ts_start(call: str, command: str, cwd: str) -> Update:
     """TypeScript codex-acp (on codex app-server): rawInput {command, cwd}."""
-    return {"sessionUpdate": "tool_call", "toolCallId": call, "name": "exec_command",
-            "kind": "execute", "title": command, "status": "in_progress",
+    return {"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "name": "exec_command",
+            "kind": "execute", "title": command, "status": ACP_IN_PROGRESS,
             "content": [{"type": "terminal", "terminalId": call}],
             "rawInput": {"command": command, "cwd": cwd},
             "_meta": {"terminal_info": {"cwd": cwd, "terminal_id": call}}}
 
 
 def codex_ts_delta(call: str, data: str) -> Update:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
+    return {"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
             "_meta": {"terminal_output_delta": {"data": data, "terminal_id": call}}}
 
 
 def codex_ts_exit(call: str, exit_code: int) -> Update:
     """The end of a terminal command: no rawOutput, the exit code only in _meta."""
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call,
-            "status": "completed" if exit_code == 0 else "failed",
+    return {"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
+            "status": _ended(exit_code),
             "_meta": {"terminal_exit": {"exit_code": exit_code, "signal": None,
                                         "terminal_id": call}}}
 
@@ -96,21 +114,21 @@ def claude_terminal(call: str, command: str, description: str, output: str,
     meta = {"claudeCode": {"toolName": "Bash"}}
     return [
         Publish({"_meta": {**meta, "terminal_info": {"terminal_id": call}},
-                 "toolCallId": call, "sessionUpdate": "tool_call", "name": "Bash",
-                 "rawInput": {}, "status": "pending", "title": "Terminal", "kind": "execute",
+                 "toolCallId": call, "sessionUpdate": ACP_TOOL_CALL, "name": "Bash",
+                 "rawInput": {}, "status": ACP_PENDING, "title": "Terminal", "kind": "execute",
                  "content": [{"type": "terminal", "terminalId": call}]}),
-        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": "tool_call_update",
+        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": ACP_TOOL_CALL_UPDATE,
                  "rawInput": {"command": command}, "title": command}),
-        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": "tool_call_update",
+        Publish({"_meta": meta, "toolCallId": call, "sessionUpdate": ACP_TOOL_CALL_UPDATE,
                  "rawInput": {"command": command, "description": description}}),
         Pause(0.8),
         Publish({"_meta": {"terminal_output": {"terminal_id": call, "data": output}},
-                 "toolCallId": call, "sessionUpdate": "tool_call_update"}),
+                 "toolCallId": call, "sessionUpdate": ACP_TOOL_CALL_UPDATE}),
         Publish({"_meta": {**meta, "terminal_exit": {"terminal_id": call,
                                                      "exit_code": exit_code,
                                                      "signal": None}},
-                 "toolCallId": call, "sessionUpdate": "tool_call_update",
-                 "status": "completed" if exit_code == 0 else "failed"}),
+                 "toolCallId": call, "sessionUpdate": ACP_TOOL_CALL_UPDATE,
+                 "status": _ended(exit_code)}),
     ]
 
 
@@ -120,12 +138,12 @@ def opencode(call: str, command: str, cwd: str, snapshots: list[str],
              exit_code: int) -> list[Step]:
     """`opencode acp`: cumulative content snapshots, then `completed` whatever the exit code,
     which is only in rawOutput.metadata.exit."""
-    running = {"sessionUpdate": "tool_call_update", "toolCallId": call,
-               "status": "in_progress", "kind": "execute", "title": command,
+    running = {"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
+               "status": ACP_IN_PROGRESS, "kind": "execute", "title": command,
                "locations": [{"path": cwd}], "rawInput": {"command": command, "cwd": cwd}}
     steps: list[Step] = [
-        Publish({"sessionUpdate": "tool_call", "toolCallId": call, "title": "bash",
-                 "kind": "execute", "status": "pending", "locations": [{"path": cwd}],
+        Publish({"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "title": "bash",
+                 "kind": "execute", "status": ACP_PENDING, "locations": [{"path": cwd}],
                  "rawInput": {"cwd": cwd}}),
         Publish(running),
     ]
@@ -134,7 +152,7 @@ def opencode(call: str, command: str, cwd: str, snapshots: list[str],
             {"type": "content", "content": {"type": "text", "text": snapshot}}]})]
     final = snapshots[-1] if snapshots else ""
     steps.append(Publish({
-        "sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed",
+        "sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call, "status": ACP_COMPLETED,
         "title": command,
         "content": [{"type": "content", "content": {"type": "text", "text": final}}],
         "rawOutput": {"output": final, "metadata": {"output": final, "exit": exit_code,
@@ -149,13 +167,13 @@ def auggie(call: str, command: str, cwd: str, output: str, exit_code: int) -> li
     result = ("Here are the results from executing the command.\n"
               f"<return-code>\n{exit_code}\n</return-code>\n<output>\n{output}\n</output>")
     return [
-        Publish({"sessionUpdate": "tool_call", "toolCallId": call,
+        Publish({"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call,
                  "title": f"Run `{command}`", "kind": "execute", "content": [],
                  "rawInput": {"command": command, "wait": True, "max_wait_seconds": 600,
                               "cwd": cwd}}),
         Pause(1.2),
-        Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
-                 "status": "completed" if exit_code == 0 else "failed",
+        Publish({"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
+                 "status": _ended(exit_code),
                  "rawOutput": {"output": result}}),
     ]
 
@@ -166,12 +184,12 @@ def omp(call: str, command: str, output: str) -> list[Step]:
     """`omp acp`: a `$ command` content block glued to the output, no exit code on success."""
     echo = f"$ {command}"
     return [
-        Publish({"sessionUpdate": "tool_call", "toolCallId": call, "title": echo,
-                 "kind": "execute", "status": "pending", "rawInput": {"command": command},
+        Publish({"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "title": echo,
+                 "kind": "execute", "status": ACP_PENDING, "rawInput": {"command": command},
                  "content": [{"type": "content", "content": {"type": "text", "text": echo}}]}),
         Pause(0.4),
-        Publish({"sessionUpdate": "tool_call_update", "toolCallId": call,
-                 "status": "completed",
+        Publish({"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
+                 "status": ACP_COMPLETED,
                  "rawOutput": {"details": {"timeoutSeconds": 300, "wallTimeMs": 15.2}},
                  "content": [{"type": "content",
                               "content": {"type": "text", "text": echo + output}}]}),
