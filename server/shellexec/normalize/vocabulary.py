@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-MAX_FIELD_BYTES: Final = 262_144
+from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+
+MAX_FIELD_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
 """The most UTF-8 bytes one output text field (stdout or stderr) retains: 256 KiB."""
 
 ShellStatus = Literal["pending", "running", "complete", "failed", "cancelled"]
