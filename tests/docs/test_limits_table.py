@@ -52,7 +52,8 @@ _ALPHABET = re.compile(r"\bof `([^`]+)`")
 def table() -> dict[str, str]:
     """The Limits table of docs/api.md: "what" cell -> "limit" cell."""
     section = API.read_text().split("\n## Limits\n", 1)[1].split("\n## ", 1)[0]
-    rows = [match.groups() for line in section.splitlines() if (match := _ROW.match(line))]
+    rows = [(match[1], match[2]) for line in section.splitlines()
+            if (match := _ROW.match(line))]
     assert rows[:2] == [("what", "limit"), ("---", "---")], "the table's header changed"
     return dict(rows[2:])
 
