@@ -114,6 +114,6 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
     number themselves, so it is checked here."""
     assert client_values.MAX_MESSAGE_BYTES == limits.MAX_GRPC_MESSAGE_BYTES
     config = render(Settings(), grpc_port=50051)
-    body_limits = re.findall(r"max_(?:request|request_body|response_body)_(?:bytes|size): (\d+)",
-                             config)
-    assert body_limits == [str(limits.MAX_REST_BODY_BYTES)] * 3
+    found = dict(re.findall(r"(max_request_bytes|max_request_body_size): (\d+)", config))
+    assert found == {"max_request_bytes": str(limits.MAX_REST_BODY_BYTES),
+                     "max_request_body_size": str(limits.MAX_GRPC_MESSAGE_BYTES)}
