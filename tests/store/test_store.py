@@ -148,7 +148,7 @@ def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
     assert isinstance(results[1], NotFoundError)
     assert sizes == [3], "the three concurrent publishes commit as one group"
     assert reruns == [], "a client error must not roll the group back"
-    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
 
 
@@ -165,7 +165,7 @@ def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
         harness.database.write(crash),
         harness.publisher.publish(session_id, codex_start("b", "pwd"), None))
     assert isinstance(results[1], RuntimeError)
-    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
     revisions = harness.run(harness.database.read(
         lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
@@ -191,7 +191,7 @@ def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
         other.execute("UPDATE message SET state_version = state_version + 1")
     harness.run(harness.publisher.publish(session_id, codex_delta("w", "three\n"), None))
 
-    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
     snapshot = harness.run(harness.reader.shell_output(session_id, page.messages[0].id))
     assert snapshot.output.stdout == "one\ntwo\nthree\n"
     revisions = harness.run(harness.database.read(

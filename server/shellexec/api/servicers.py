@@ -1,7 +1,8 @@
-"""The ShellExecService servicer. Each method: validate, call a use case, build a response.
+"""The ShellExecService servicer. Each method: validate (`validation`), call a use case,
+build a response.
 
-Use-case errors become gRPC statuses in `_status_of`; errors in a stream surface before its
-first message so that Envoy turns them into a proper HTTP status.
+Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
+surface before its first message so that Envoy turns them into a proper HTTP status.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TypeVar
 import grpc
 
 from shellexec import normalize
-from shellexec.api import convert
+from shellexec.api import convert, validation
 from shellexec.feed import FeedEvent
 from shellexec.service import (
     FailedPreconditionError,
@@ -24,7 +25,7 @@ from shellexec.service import (
     ServiceError,
     Sessions,
 )
-from shellexec.service.stateless import MAX_UPDATE_BYTES, normalize_updates, summarize_output
+from shellexec.service.stateless import normalize_updates, summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
@@ -52,12 +53,6 @@ async def _call(context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
         raise  # abort raises; this line only satisfies the type checker
 
 
-def _required(value: str, field: str) -> str:
-    if not value:
-        raise InvalidArgumentError(field, "is required")
-    return value
-
-
 class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
@@ -69,33 +64,35 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
                                  context: grpc.aio.ServicerContext
                                  ) -> pb.NormalizeShellExecResponse:
-        updates = [convert.python_value(value) for value in request.updates]
-        sizes = [value.ByteSize() for value in request.updates]
-        view = await _call(context, asyncio.to_thread(
-            normalize_updates, updates, sizes, request.agent))
-        return convert.normalized(view, normalize.summarize(view.output))
+        async def work() -> pb.NormalizeShellExecResponse:
+            args = validation.normalize(request)
+            view = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
+            return convert.normalized(view, normalize.summarize(view.output))
+
+        return await _call(context, work())
 
     async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
                                    context: grpc.aio.ServicerContext
                                    ) -> pb.SummarizeShellOutputResponse:
         async def work() -> pb.SummarizeShellOutputResponse:
-            if not request.HasField("output"):
-                raise InvalidArgumentError("output", "is required")
-            summary = summarize_output(convert.output_from_proto(request.output))
+            summary = summarize_output(validation.summarize(request))
             return pb.SummarizeShellOutputResponse(summary=convert.summary(summary))
 
         return await _call(context, work())
 
     async def CreateSession(self, request: pb.CreateSessionRequest,
                             context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
-        record = await _call(context, self._sessions.create(
-            request.task_id, request.agent, request.request_id))
-        return pb.CreateSessionResponse(session=convert.session(record))
+        async def work() -> pb.CreateSessionResponse:
+            args = validation.create_session(request)
+            record = await self._sessions.create(args.task_id, args.agent, args.request_id)
+            return pb.CreateSessionResponse(session=convert.session(record))
+
+        return await _call(context, work())
 
     async def GetSession(self, request: pb.GetSessionRequest,
                          context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
         async def work() -> pb.GetSessionResponse:
-            record = await self._sessions.get(_required(request.session_id, "session_id"))
+            record = await self._sessions.get(validation.get_session(request))
             return pb.GetSessionResponse(session=convert.session(record))
 
         return await _call(context, work())
@@ -103,8 +100,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def StartTurn(self, request: pb.StartTurnRequest,
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         async def work() -> pb.StartTurnResponse:
-            record = await self._sessions.start_turn(
-                _required(request.session_id, "session_id"), request.request_id)
+            args = validation.start_turn(request)
+            record = await self._sessions.start_turn(args.session_id, args.request_id)
             return pb.StartTurnResponse(turn=convert.turn(record))
 
         return await _call(context, work())
@@ -112,16 +109,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def PublishUpdate(self, request: pb.PublishUpdateRequest,
                             context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
         async def work() -> pb.PublishUpdateResponse:
-            session_id = _required(request.session_id, "session_id")
-            if not request.HasField("update"):
-                raise InvalidArgumentError("update", "is required")
-            size = request.update.ByteSize()
-            if size > MAX_UPDATE_BYTES:
-                raise InvalidArgumentError(
-                    "update", f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
-            sequence = request.sequence if request.HasField("sequence") else None
-            result = await self._publisher.publish(
-                session_id, convert.python_value(request.update), sequence)
+            args = validation.publish_update(request)
+            result = await self._publisher.publish(args.session_id, args.update, args.sequence)
             message = None if result.message is None else convert.message(result.message)
             return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
@@ -130,9 +119,9 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def CompleteTurn(self, request: pb.CompleteTurnRequest,
                            context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
         async def work() -> pb.CompleteTurnResponse:
+            args = validation.complete_turn(request)
             completed = await self._sessions.complete_turn(
-                _required(request.session_id, "session_id"),
-                _required(request.turn_id, "turn_id"), request.stop_reason)
+                args.session_id, args.turn_id, args.stop_reason)
             return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
                                            cancelled_message_ids=completed.cancelled_message_ids)
 
@@ -141,9 +130,9 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def ListMessages(self, request: pb.ListMessagesRequest,
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         async def work() -> pb.ListMessagesResponse:
+            args = validation.list_messages(request)
             page = await self._reader.list_messages(
-                _required(request.session_id, "session_id"), request.limit, request.before,
-                request.after, request.sort)
+                args.session_id, args.size, args.before, args.after, args.descending)
             return pb.ListMessagesResponse(
                 messages=[convert.message(view) for view in page.messages], total=page.total,
                 has_more=page.has_more, cursor=page.cursor)
@@ -153,9 +142,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def GetShellOutput(self, request: pb.GetShellOutputRequest,
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
         async def work() -> pb.GetShellOutputResponse:
-            snapshot = await self._reader.shell_output(
-                _required(request.session_id, "session_id"),
-                _required(request.message_id, "message_id"))
+            args = validation.get_shell_output(request)
+            snapshot = await self._reader.shell_output(args.session_id, args.message_id)
             return pb.GetShellOutputResponse(
                 message_id=snapshot.message_id, status=snapshot.status,
                 updated_at=convert.timestamp(snapshot.updated_at),
@@ -166,10 +154,9 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def WatchMessages(self, request: pb.WatchMessagesRequest,
                             context: grpc.aio.ServicerContext
                             ) -> AsyncIterator[pb.WatchMessagesResponse]:
-        since = request.since_revision if request.HasField("since_revision") else None
-
         async def open_stream() -> AsyncIterator[FeedEvent]:
-            return await self._reader.watch(_required(request.session_id, "session_id"), since)
+            args = validation.watch_messages(request)
+            return await self._reader.watch(args.session_id, args.since_revision)
 
         events = await _call(context, open_stream())
         async for event in events:
@@ -178,7 +165,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def GetBootState(self, request: pb.GetBootStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
         async def work() -> pb.GetBootStateResponse:
-            boot = await self._reader.boot_state(_required(request.task_id, "task_id"))
+            boot = await self._reader.boot_state(validation.get_boot_state(request))
             return pb.GetBootStateResponse(initial_state=pb.BootState(
                 session=convert.session(boot.session),
                 messages=[convert.message(view) for view in boot.messages],

@@ -1,9 +1,10 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
-The template lives in envoy/envoy.template.yaml; this module fills in the ports, the
-descriptor set, the CORS policy, one direct-response route per file of web/ (Envoy reads
-the files when it starts, so the page needs no web server of its own), and what turns Envoy's
-own errors into JSON (the 405 routes derived from the descriptor and the local reply mappers).
+The template lives in envoy/envoy.template.yaml; this module fills in the ports, the body
+limit (`shellexec.rules.limits`), the descriptor set, the CORS policy, one direct-response
+route per file of web/ (Envoy reads the files when it starts, so the page needs no web server
+of its own), and what turns Envoy's own errors into JSON (the 405 routes derived from the
+descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from string import Template
 from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
+from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REST_BODY_BYTES
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "envoy" / "envoy.template.yaml"
@@ -106,7 +108,9 @@ def render(settings: Settings, grpc_port: int) -> str:
         admin_port=settings.admin_port, rest_host=settings.rest_host,
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
-        web_routes=web_routes(), api_method_routes=api_method_routes(),
+        max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
+        web_routes=web_routes(),
+        api_method_routes=api_method_routes(),
         local_reply_config=json.dumps(local_reply_config()))
 
 

@@ -15,11 +15,10 @@ from shellexec.api.reflection import enable_reflection
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
+from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
 from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id, system_clock
 from shellexec.store import Database, open_database
 from shellexec.v1 import shell_exec_service_pb2_grpc
-
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -66,8 +65,8 @@ async def start_server(settings: Settings) -> RunningServer:
     database = open_database(settings.database_url)
     feed = FeedHub()
     server = grpc.aio.server(options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.
         ("grpc.so_reuseport", 0),
     ])

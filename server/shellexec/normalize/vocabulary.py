@@ -38,7 +38,9 @@ __all__ = [
     "parse_acp_status",
 ]
 
-MAX_FIELD_BYTES: Final = 262_144
+from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+
+MAX_FIELD_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
 """The most UTF-8 bytes one output text field (stdout or stderr) retains: 256 KiB."""
 
 # ACP `ToolCallStatus` (v1: pending, in_progress, completed, failed; v2 adds cancelled and

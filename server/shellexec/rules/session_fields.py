@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import re
 
-_TASK_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-TASK_ID_RULE = "1 to 128 letters, digits, '_', '-', '.' or ':'"
-MAX_AGENT_CHARS = 64
+from shellexec.rules.limits import (
+    ID_CHARACTERS,
+    MAX_AGENT_CHARS,
+    MAX_TASK_ID_CHARS,
+    MIN_TASK_ID_CHARS,
+)
+
+_TASK_ID = re.compile(f"[{ID_CHARACTERS}]{{{MIN_TASK_ID_CHARS},{MAX_TASK_ID_CHARS}}}")
+TASK_ID_RULE = f"{MIN_TASK_ID_CHARS} to {MAX_TASK_ID_CHARS} letters, digits, '_', '-', '.' or ':'"
 
 
 def task_id_problem(task_id: str) -> str | None:

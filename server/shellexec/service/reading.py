@@ -11,6 +11,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub, Subscription
 from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
 from shellexec.projection import project_message
+from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
 from shellexec.service import shell_state
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
@@ -19,14 +20,7 @@ from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
-DEFAULT_PAGE = 100
-MAX_PAGE = 500
-BOOT_MESSAGES = 500
 REPLAY_BATCH = 500
-SORTS = ("asc", "desc")
-# A page stops growing past this many bytes of text (a gRPC message may not exceed 16 MiB);
-# the client then sees has_more and asks for the next page.
-MAX_PAGE_BYTES = 4 * 1024 * 1024
 
 
 def _weight(row: Message) -> int:
@@ -42,12 +36,6 @@ def _fitting(rows: list[Message]) -> list[Message]:
         if total > MAX_PAGE_BYTES and index > 0:
             return rows[:index]
     return rows
-
-
-def _page_size(limit: int) -> int:
-    if limit < 0:
-        raise InvalidArgumentError("limit", "must not be negative")
-    return min(limit or DEFAULT_PAGE, MAX_PAGE)
 
 
 def _cursor_position(session_id: str, field: str, message_id: str) -> int | None:
@@ -70,18 +58,13 @@ class Reader:
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
 
-    async def list_messages(self, session_id: str, limit: int, before: str, after: str,
-                            sort: str) -> MessagePage:
-        size = _page_size(limit)
-        if sort and sort not in SORTS:
-            raise InvalidArgumentError("sort", "must be 'asc' or 'desc'")
-        if before and after:
-            raise InvalidArgumentError("before", "cannot be combined with 'after'")
-
+    async def list_messages(self, session_id: str, size: int, before: str, after: str,
+                            descending: bool) -> MessagePage:
+        """At most `size` messages after or before a cursor (not both), in order."""
         def work() -> MessagePage:
             require_session(session_id)
             rows = queries.page_of_messages(
-                session_id, size + 1, descending=sort == "desc",
+                session_id, size + 1, descending=descending,
                 before=_cursor_position(session_id, "before", before),
                 after=_cursor_position(session_id, "after", after))
             fitting = _fitting(rows[:size])
@@ -108,7 +91,8 @@ class Reader:
             session = queries.latest_session_of_task(task_id)
             if session is None:
                 raise NotFoundError("task", task_id)
-            rows = _fitting(queries.page_of_messages(session.id, BOOT_MESSAGES, descending=True))
+            rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
+                                                     descending=True))
             record = SessionRecord.of(session, queries.latest_revision(session.id),
                                       queries.current_turn_id(session.id))
             return BootState(record, tuple(project_message(row) for row in reversed(rows)),
@@ -119,8 +103,6 @@ class Reader:
     async def watch(self, session_id: str, since_revision: int | None) -> AsyncIterator[FeedEvent]:
         """Checks the session, then returns its event stream (errors surface before the first
         event, so a browser gets a proper 404/400)."""
-        if since_revision is not None and since_revision < 0:
-            raise InvalidArgumentError("since_revision", "must not be negative")
         subscription = self._feed.subscribe(session_id)
         try:
             session = await self._database.read(lambda: session_record(session_id))

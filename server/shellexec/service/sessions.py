@@ -7,12 +7,10 @@ costs no second session or turn. Ids are remembered for `REQUEST_ID_WINDOW` (ADR
 
 from __future__ import annotations
 
-import re
-
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
-from shellexec.rules import agent_problem, task_id_problem
+from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, shell_state, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -21,11 +19,8 @@ from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
-_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
-# How long a request id is remembered, in microseconds: far longer than any client retries
-# one call, short enough that the table stays small.
-REQUEST_ID_WINDOW = 24 * 60 * 60 * 1_000_000
-MAX_STOP_REASON_CHARS = 64
+# How long a request id is remembered, in microseconds (the unit of the clock).
+REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
 
 
 def require_session(session_id: str) -> Session:
@@ -43,24 +38,6 @@ def session_record(session_id: str) -> SessionRecord:
 def _record(session: Session) -> SessionRecord:
     return SessionRecord.of(session, queries.latest_revision(session.id),
                             queries.current_turn_id(session.id))
-
-
-def _validate_session_fields(task_id: str, agent: str) -> None:
-    for field, problem in (("task_id", task_id_problem(task_id)),
-                           ("agent", agent_problem(agent))):
-        if problem is not None:
-            raise InvalidArgumentError(field, problem)
-
-
-def _limit_length(field: str, value: str, limit: int) -> None:
-    if len(value) > limit:
-        raise InvalidArgumentError(field, f"must be at most {limit} characters")
-
-
-def _validate_request_id(request_id: str) -> None:
-    if request_id and not _REQUEST_ID.fullmatch(request_id):
-        raise InvalidArgumentError(
-            "request_id", "must be 1 to 64 letters, digits, '_', '-', '.' or ':'")
 
 
 def _same_session_request(earlier: Session, task_id: str, agent: str) -> SessionRecord:
@@ -85,9 +62,6 @@ class Sessions:
         self._new_id = new_id
 
     async def create(self, task_id: str, agent: str, request_id: str = "") -> SessionRecord:
-        _validate_session_fields(task_id, agent)
-        _validate_request_id(request_id)
-
         def work() -> SessionRecord:
             now = self._clock()
             if request_id:
@@ -108,8 +82,6 @@ class Sessions:
         return await self._database.read(lambda: session_record(session_id))
 
     async def start_turn(self, session_id: str, request_id: str = "") -> TurnRecord:
-        _validate_request_id(request_id)
-
         def work() -> TurnRecord:
             session = require_session(session_id)
             now = self._clock()
@@ -133,8 +105,6 @@ class Sessions:
 
     async def complete_turn(self, session_id: str, turn_id: str,
                             stop_reason: str) -> CompletedTurn:
-        _limit_length("stop_reason", stop_reason, MAX_STOP_REASON_CHARS)
-
         def work() -> tuple[CompletedTurn, list[FeedEvent]]:
             session = require_session(session_id)
             turn = queries.get_turn(session_id, turn_id)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 from shellexec import normalize
 from shellexec.normalize import MAX_FIELD_BYTES, Appended, OutputText, Replaced, ShellState
+from shellexec.rules.limits import MAX_STORED_TEXT_BYTES
 from shellexec.store import Statements, queries
 from shellexec.store.models import Message
 
@@ -141,12 +142,12 @@ def _persist_stream(statements: Statements, row: Message, stream: str,
 
 
 def bounded_head(text: str) -> str:
-    """At most MAX_FIELD_BYTES of UTF-8, keeping the beginning: a command, title or chat message
-    reads from its start (output streams keep their end instead, see `normalize`)."""
-    if len(text) * 4 <= MAX_FIELD_BYTES:  # no character is longer than 4 bytes
+    """At most MAX_STORED_TEXT_BYTES of UTF-8, keeping the beginning: a command, title or chat
+    message reads from its start (output streams keep their end instead, see `normalize`)."""
+    if len(text) * 4 <= MAX_STORED_TEXT_BYTES:  # no character is longer than 4 bytes
         return text
     data = text.encode("utf-8", "replace")
-    return text if len(data) <= MAX_FIELD_BYTES else data[:MAX_FIELD_BYTES].decode(
+    return text if len(data) <= MAX_STORED_TEXT_BYTES else data[:MAX_STORED_TEXT_BYTES].decode(
         "utf-8", "ignore")
 
 

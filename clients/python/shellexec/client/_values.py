@@ -9,6 +9,8 @@ from google.protobuf import json_format, struct_pb2
 
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
+# The gRPC message limit of docs/api.md ("Limits"). The client installs without the server, so
+# it cannot read shellexec.rules.limits; tests/docs/test_limits_table.py holds the two equal.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

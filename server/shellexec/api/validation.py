@@ -1,0 +1,244 @@
+"""Request validation: the one layer that checks each gRPC request before a use case runs.
+
+Every check a request can fail on its own (a required field, a length, a pattern, a range, a
+size, a known word) is here, with the numbers of `shellexec.rules.limits`. What passes is
+handed to the use cases as plain, valid values, so they check only what needs the database: a
+session, turn or message that exists, a `since_revision` within the session's revision. A
+failed check raises `InvalidArgumentError` naming the field; the servicer turns it into
+INVALID_ARGUMENT like any other use-case error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+from shellexec.api import convert
+from shellexec.normalize import ShellOutput
+from shellexec.rules import agent_problem, task_id_problem
+from shellexec.rules.limits import (
+    DEFAULT_PAGE_SIZE,
+    ID_CHARACTERS,
+    MAX_NORMALIZE_UPDATES,
+    MAX_PAGE_SIZE,
+    MAX_REQUEST_ID_CHARS,
+    MAX_STOP_REASON_CHARS,
+    MAX_SUMMARIZE_FIELD_BYTES,
+    MAX_TOOL_CALL_ID_CHARS,
+    MAX_UPDATE_BYTES,
+    MIN_NORMALIZE_UPDATES,
+    MIN_REQUEST_ID_CHARS,
+    MIN_SEQUENCE,
+    MIN_SINCE_REVISION,
+)
+from shellexec.service import InvalidArgumentError
+from shellexec.service.publishing import TOOL_UPDATES
+from shellexec.v1 import shell_exec_service_pb2 as pb
+
+SORTS = ("asc", "desc")
+_REQUEST_ID = re.compile(
+    f"[{ID_CHARACTERS}]{{{MIN_REQUEST_ID_CHARS},{MAX_REQUEST_ID_CHARS}}}")
+_REQUEST_ID_RULE = (f"must be {MIN_REQUEST_ID_CHARS} to {MAX_REQUEST_ID_CHARS} letters, "
+                    "digits, '_', '-', '.' or ':'")
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizeArgs:
+    updates: tuple[Mapping[str, Any], ...]
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class CreateSessionArgs:
+    task_id: str
+    agent: str
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartTurnArgs:
+    session_id: str
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PublishArgs:
+    session_id: str
+    update: Mapping[str, Any]
+    """An object with a non-empty `sessionUpdate`; tool updates also carry a `toolCallId`."""
+    sequence: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteTurnArgs:
+    session_id: str
+    turn_id: str
+    stop_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListArgs:
+    session_id: str
+    size: int
+    """How many messages the page may hold, 1 to MAX_PAGE_SIZE."""
+    before: str
+    after: str
+    descending: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ShellOutputArgs:
+    session_id: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchArgs:
+    session_id: str
+    since_revision: int | None
+    """Not negative; None resumes from the session's latest revision."""
+
+
+def _required(value: str, field: str) -> str:
+    if not value:
+        raise InvalidArgumentError(field, "is required")
+    return value
+
+
+def _at_most_chars(value: str, field: str, limit: int) -> str:
+    if len(value) > limit:
+        raise InvalidArgumentError(field, f"must be at most {limit} characters")
+    return value
+
+
+def _request_id(value: str) -> str:
+    if value and not _REQUEST_ID.fullmatch(value):
+        raise InvalidArgumentError("request_id", _REQUEST_ID_RULE)
+    return value
+
+
+def _within_update_size(value: struct_pb2.Value, field: str) -> None:
+    size = value.ByteSize()
+    if size > MAX_UPDATE_BYTES:
+        raise InvalidArgumentError(field, f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
+
+
+def _tool_call_id(update: Mapping[str, Any]) -> None:
+    value = update.get("toolCallId")
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError("update.toolCallId", "must be a non-empty string")
+    _at_most_chars(value, "update.toolCallId", MAX_TOOL_CALL_ID_CHARS)
+
+
+def _acp_update(value: object) -> Mapping[str, Any]:
+    """The shape every published update needs; provider fields are the fold's business."""
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError("update", "must be a JSON object (an ACP params.update)")
+    kind = value.get("sessionUpdate")
+    if not isinstance(kind, str) or not kind:
+        raise InvalidArgumentError("update.sessionUpdate", "must be a non-empty string")
+    if kind in TOOL_UPDATES:
+        _tool_call_id(value)
+    return value
+
+
+def _agent(agent: str) -> str:
+    if (problem := agent_problem(agent)) is not None:
+        raise InvalidArgumentError("agent", problem)
+    return agent
+
+
+def normalize(request: pb.NormalizeShellExecRequest) -> NormalizeArgs:
+    count = len(request.updates)
+    if count < MIN_NORMALIZE_UPDATES:
+        raise InvalidArgumentError("updates", "must hold at least one ACP update")
+    if count > MAX_NORMALIZE_UPDATES:
+        raise InvalidArgumentError("updates",
+                                   f"must hold at most {MAX_NORMALIZE_UPDATES} updates")
+    agent = _agent(request.agent)
+    updates = []
+    for index, value in enumerate(request.updates):
+        update = convert.python_value(value)
+        if not isinstance(update, dict):
+            raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
+        _within_update_size(value, f"updates[{index}]")
+        updates.append(update)
+    return NormalizeArgs(tuple(updates), agent)
+
+
+def summarize(request: pb.SummarizeShellOutputRequest) -> ShellOutput:
+    if not request.HasField("output"):
+        raise InvalidArgumentError("output", "is required")
+    output = convert.output_from_proto(request.output)
+    for field, text in (("output.stdout", output.stdout), ("output.stderr", output.stderr)):
+        if (text is not None
+                and len(text.encode("utf-8", "surrogatepass")) > MAX_SUMMARIZE_FIELD_BYTES):
+            raise InvalidArgumentError(field, f"must be at most {MAX_SUMMARIZE_FIELD_BYTES} bytes")
+    return output
+
+
+def create_session(request: pb.CreateSessionRequest) -> CreateSessionArgs:
+    if (problem := task_id_problem(request.task_id)) is not None:
+        raise InvalidArgumentError("task_id", problem)
+    return CreateSessionArgs(request.task_id, _agent(request.agent),
+                             _request_id(request.request_id))
+
+
+def get_session(request: pb.GetSessionRequest) -> str:
+    return _required(request.session_id, "session_id")
+
+
+def start_turn(request: pb.StartTurnRequest) -> StartTurnArgs:
+    return StartTurnArgs(_required(request.session_id, "session_id"),
+                         _request_id(request.request_id))
+
+
+def publish_update(request: pb.PublishUpdateRequest) -> PublishArgs:
+    session_id = _required(request.session_id, "session_id")
+    if not request.HasField("update"):
+        raise InvalidArgumentError("update", "is required")
+    _within_update_size(request.update, "update")
+    update = _acp_update(convert.python_value(request.update))
+    sequence = request.sequence if request.HasField("sequence") else None
+    if sequence is not None and sequence < MIN_SEQUENCE:
+        raise InvalidArgumentError("sequence", f"must be at least {MIN_SEQUENCE} when set")
+    return PublishArgs(session_id, update, sequence)
+
+
+def complete_turn(request: pb.CompleteTurnRequest) -> CompleteTurnArgs:
+    return CompleteTurnArgs(
+        _required(request.session_id, "session_id"), _required(request.turn_id, "turn_id"),
+        _at_most_chars(request.stop_reason, "stop_reason", MAX_STOP_REASON_CHARS))
+
+
+def list_messages(request: pb.ListMessagesRequest) -> ListArgs:
+    session_id = _required(request.session_id, "session_id")
+    if request.limit < 0:
+        raise InvalidArgumentError("limit", "must not be negative")
+    if request.sort and request.sort not in SORTS:
+        raise InvalidArgumentError("sort", "must be 'asc' or 'desc'")
+    if request.before and request.after:
+        raise InvalidArgumentError("before", "cannot be combined with 'after'")
+    return ListArgs(session_id, min(request.limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+                    request.before, request.after, descending=request.sort == "desc")
+
+
+def get_shell_output(request: pb.GetShellOutputRequest) -> ShellOutputArgs:
+    return ShellOutputArgs(_required(request.session_id, "session_id"),
+                           _required(request.message_id, "message_id"))
+
+
+def watch_messages(request: pb.WatchMessagesRequest) -> WatchArgs:
+    session_id = _required(request.session_id, "session_id")
+    since = request.since_revision if request.HasField("since_revision") else None
+    if since is not None and since < MIN_SINCE_REVISION:
+        raise InvalidArgumentError("since_revision", "must not be negative")
+    return WatchArgs(session_id, since)
+
+
+def get_boot_state(request: pb.GetBootStateRequest) -> str:
+    return _required(request.task_id, "task_id")

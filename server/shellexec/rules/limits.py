@@ -1,0 +1,61 @@
+"""Every size, count, length and page cap of the public contract, in one place.
+
+This module mirrors the "Limits" table of docs/api.md row by row (tests/docs/test_limits_table.py
+holds the two together). It is a leaf: it imports nothing from shellexec, so the pure fold
+(`shellexec.normalize`), the request validation (`shellexec.api.validation`), the use cases,
+the front door's configuration and the bridge can all read it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+_MIB: Final = 1024 * 1024
+
+# One ACP update, as its protobuf encoding (a google.protobuf.Value).
+MAX_UPDATE_BYTES: Final = 4 * _MIB
+
+# A Normalize request folds one tool call's updates.
+MIN_NORMALIZE_UPDATES: Final = 1
+MAX_NORMALIZE_UPDATES: Final = 1000
+
+# Envoy refuses a larger REST body with 413; the gRPC server and clients refuse a larger
+# message. A gRPC message is larger than a REST body so that a full page always fits.
+MAX_REST_BODY_BYTES: Final = 8 * _MIB
+MAX_GRPC_MESSAGE_BYTES: Final = 16 * _MIB
+
+# Each output stream (stdout, stderr) keeps its newest bytes of UTF-8.
+MAX_OUTPUT_STREAM_BYTES: Final = 262_144
+# Summarize takes an output as the service holds one, so the same bound applies.
+MAX_SUMMARIZE_FIELD_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
+
+# ListMessages: `limit` 0 means the default; larger values are cut to the maximum.
+DEFAULT_PAGE_SIZE: Final = 100
+MAX_PAGE_SIZE: Final = 500
+BOOT_STATE_MESSAGES: Final = 500
+
+# The characters of a task id and a request id, as a regular-expression class.
+ID_CHARACTERS: Final = "A-Za-z0-9_.:-"
+MIN_TASK_ID_CHARS: Final = 1
+MAX_TASK_ID_CHARS: Final = 128
+
+MAX_AGENT_CHARS: Final = 64
+MAX_STOP_REASON_CHARS: Final = 64
+MAX_TOOL_CALL_ID_CHARS: Final = 256
+MIN_SEQUENCE: Final = 1
+
+MIN_REQUEST_ID_CHARS: Final = 1
+MAX_REQUEST_ID_CHARS: Final = 64
+# Far longer than any client retries one call, short enough that the table stays small.
+REQUEST_ID_WINDOW_SECONDS: Final = 24 * 60 * 60
+
+# A stored command, title, work dir or chat text keeps its beginning, bounded like an output
+# stream so that a page's weight stays predictable.
+MAX_STORED_TEXT_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
+
+# A list or boot-state page stops growing past about this much text (well under a gRPC
+# message); the client then sees `has_more` and asks for the next page.
+MAX_PAGE_BYTES: Final = 4 * _MIB
+
+# WatchMessages' `since_revision` is at least this, and at most the session's revision.
+MIN_SINCE_REVISION: Final = 0
