@@ -11,7 +11,8 @@ What counts as a literal, and what does not:
 - Docstrings and other bare string statements are prose: not checked.
 - Two words are also field names: `agent` (the session's agent field) and `message` (a feed
   event's or an error body's field). Where such a string names a field (a dict display key, a
-  subscript index, the first argument of `.get`, `.pop` or `.setdefault`) it is not the word.
+  subscript index, the first argument of `.get`, `.pop` or `.setdefault`, or the field an
+  `InvalidArgumentError` names) it is not the word.
   In any other position it is the word (a message type, an author type), so `"message"` as a
   compared or assigned value is flagged.
 - `ALLOWED` names the other places where the same spelling is another vocabulary (each with its
@@ -59,6 +60,8 @@ AWAITING_SWEEP: tuple[str, ...] = (
 
 FIELD_NAMES = frozenset({"agent", "message"})
 _FIELD_READERS = frozenset({"get", "pop", "setdefault"})
+# Errors whose first argument names the offending request field.
+_FIELD_ERRORS = frozenset({"InvalidArgumentError"})
 
 
 def vocabulary_words() -> frozenset[str]:
@@ -92,6 +95,8 @@ def _names_a_field(node: ast.Constant, parent: ast.AST | None) -> bool:
     if isinstance(parent, ast.Subscript):
         return parent.slice is node
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        if isinstance(parent.func, ast.Name):
+            return parent.func.id in _FIELD_ERRORS
         return isinstance(parent.func, ast.Attribute) and parent.func.attr in _FIELD_READERS
     return False
 
