@@ -26,6 +26,7 @@ from shellexec.app.ports import PortInUseError
 from shellexec.app.server import start_server
 from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
+from shellexec.demo.rest import RestApi
 
 from support.stack import ROOT, Stack, free_port
 
@@ -130,10 +131,8 @@ def test_a_second_make_run_says_shellexec_is_running_and_prints_no_banner(
     assert BANNER not in second.stdout
     assert "cannot bind" not in second.stderr  # no raw Envoy error
     # The first service is untouched and still answers through its own front door.
-    url = f"http://127.0.0.1:{running_up.env['SHELLEXEC_REST_PORT']}/api/v1/task-sessions"
-    request = urllib.request.Request(url, data=b'{"task_id": "still-mine"}', method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
+    front_door = RestApi(f"http://127.0.0.1:{running_up.env['SHELLEXEC_REST_PORT']}")
+    assert front_door.create_session("still-mine")["task_id"] == "still-mine"
 
 
 def test_serve_refuses_a_port_another_shellexec_serves(stack: Stack, tmp_path: Path) -> None:
@@ -204,18 +203,16 @@ def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
 
 def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up) -> None:
     env = running_up.env
-    rest = f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}/api/v1"
-    request = urllib.request.Request(f"{rest}/task-sessions", data=b'{"task_id": "stop"}',
-                                     method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        session_id = json.load(response)["session"]["id"]
+    front_door = f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}"
+    session_id = RestApi(front_door).create_session("stop")["id"]
     sse_events: list[dict[str, Any]] = []
     grpc_events: list[Any] = []
     sse_open, grpc_open = threading.Event(), threading.Event()
     with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
         readers = [
             threading.Thread(target=read_sse, args=(
-                f"{rest}/task-sessions/{session_id}/messages:watch", sse_events, sse_open)),
+                f"{front_door}/api/v1/task-sessions/{session_id}/messages:watch", sse_events,
+                sse_open)),
             threading.Thread(target=read_grpc, args=(client, session_id, grpc_events,
                                                      grpc_open)),
         ]

@@ -6,7 +6,6 @@ database while Envoy stays up, as a crash would look in production.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -23,6 +22,8 @@ import grpc
 
 from shellexec.client import ShellExecClient
 
+from support.rest import Api
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -31,16 +32,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@dataclass
-class RestResponse:
-    status: int
-    body: bytes
-    headers: dict[str, str]
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass
@@ -120,6 +111,11 @@ class Stack:
                 except subprocess.TimeoutExpired:
                     process.kill()
 
+    @property
+    def api(self) -> Api:
+        """The REST API through this stack's Envoy."""
+        return Api(self.rest_url)
+
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)
 
@@ -150,16 +146,3 @@ class Stack:
                 return
             time.sleep(0.05)
         raise TimeoutError(f"{what} not ready after {timeout} s")
-
-    def rest(self, method: str, path: str, body: Any = None,
-             raw: bytes | None = None, headers: dict[str, str] | None = None) -> RestResponse:
-        """One HTTP request through Envoy; never raises for an HTTP error status."""
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        request = urllib.request.Request(self.rest_url + path, data=data, method=method,
-                                         headers={"content-type": "application/json",
-                                                  **(headers or {})})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return RestResponse(response.status, response.read(), dict(response.headers))
-        except urllib.error.HTTPError as error:
-            return RestResponse(error.code, error.read(), dict(error.headers))

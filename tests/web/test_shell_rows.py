@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 from web.chat import (
-    Api,
     ChatPage,
     codex_delta,
     generic_end,
@@ -15,10 +14,10 @@ from web.chat import (
     opencode_end,
     opencode_pending,
     opencode_start,
-    unique,
 )
 
 from support.acp import codex_end, codex_start, load_fixture
+from support.rest import Api, unique
 from support.stack import Stack
 
 pytestmark = pytest.mark.browser
