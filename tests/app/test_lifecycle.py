@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.app import envoy
+from shellexec.app import envoy, processes
 from shellexec.app.ports import PortInUseError
 from shellexec.app.server import start_server
 from shellexec.app.settings import Settings
@@ -80,14 +80,8 @@ class Up:
 
     def stop(self) -> None:
         """Stops it as Ctrl-C does, so it also stops its Envoy; harder if that fails."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=STOP_TIMEOUT * 2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None:
+            processes.stop(self.process, STOP_TIMEOUT * 2, first=signal.SIGINT)
 
 
 def up_env(workdir: Path, **extra: str) -> dict[str, str]:
