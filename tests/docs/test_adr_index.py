@@ -12,7 +12,8 @@ _ROW = re.compile(r"^\| (\d{4}) \| \[[^\]]+\]\((\d{4}-[a-z0-9-]+\.md)\) \| (.+?)
 
 def index_rows() -> list[tuple[str, str, str]]:
     text = (ADR_DIR / "README.md").read_text()
-    return [match.groups() for line in text.splitlines() if (match := _ROW.match(line))]
+    return [(match[1], match[2], match[3]) for line in text.splitlines()
+            if (match := _ROW.match(line))]
 
 
 def test_every_record_is_listed_once_and_every_listed_record_exists() -> None:
