@@ -30,6 +30,8 @@ from shellexec.demo.rest import RestApi
 
 from support.stack import ROOT, Stack, free_port
 
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 BANNER = "shellexec is running"
 # Long enough that a stop which waited for open streams instead of ending them would show.

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from support.acp import codex_delta, codex_end, codex_start
 from support.stack import Stack
+
+pytestmark = pytest.mark.slow
 
 
 def test_sigkill_after_acknowledged_publish_loses_nothing(own_stack: Stack) -> None:

@@ -73,6 +73,7 @@ def test_replayed_events_carry_each_messages_own_type(stack: Stack) -> None:
     assert [e["message"]["type"] for e in events] == ["message", "tool_call", "tool_execute"]
 
 
+@pytest.mark.slow
 def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:
     session = stack.api.new_session()
     received: list[dict[str, Any]] = []
@@ -105,6 +106,7 @@ def short_lived_stack(stack_with: Callable[..., Stack]) -> Stack:
     return stack_with(SHELLEXEC_STREAM_LIFETIME_SECONDS="1")
 
 
+@pytest.mark.slow
 def test_feed_ends_in_band_with_end_of_stream(short_lived_stack: Stack) -> None:
     session = short_lived_stack.api.new_session()
     short_lived_stack.api.publish(session["id"], codex_start("end1", "ls"))

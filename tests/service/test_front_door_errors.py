@@ -127,6 +127,7 @@ def test_native_grpc_errors_from_envoy_stay_grpc(stack: Stack) -> None:
     assert error.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+@pytest.mark.slow
 def test_server_down_is_503_unavailable_and_grpc_unavailable(own_stack: Stack) -> None:
     own_stack.kill_server()
     response = own_stack.api.request("GET", "/api/v1/task-sessions/ses_x")

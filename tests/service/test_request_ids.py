@@ -130,6 +130,7 @@ def test_rest_retries_with_request_id_return_the_same_session_and_turn(stack: St
     assert (session["state"], session["current_turn_id"]) == ("running", turn["id"])
 
 
+@pytest.mark.slow
 def test_request_ids_survive_a_server_crash(own_stack: Stack) -> None:
     task, create_id, start_id = _task(), _request_id(), _request_id()
     with own_stack.client() as client:

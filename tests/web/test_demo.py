@@ -32,6 +32,7 @@ def demo_env(monkeypatch: pytest.MonkeyPatch, rest_port: int, *, grpc_port: int 
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_demo_session_renders_every_kind_of_row(
         stack: Stack, chat: ChatPage, viewport: str) -> None:
     player = Player(stack.api, pace=0)
@@ -96,6 +97,7 @@ def test_demo_command_plays_into_a_running_service(
     assert len(shells) == 10
 
 
+@pytest.mark.slow
 def test_demo_command_starts_and_stops_its_own_service(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ from support.acp import agent_text, codex_end
 from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STREAM_LIFETIME_SECONDS = 2
 

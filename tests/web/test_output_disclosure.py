@@ -18,7 +18,7 @@ from support.acp import agent_text, codex_end
 from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BASE_DELAY_MS = 1000
 MAX_DELAY_MS = 5000

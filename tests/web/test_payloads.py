@@ -12,7 +12,7 @@ from support.acp import codex_end
 from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def shell_summaries(value: object) -> list[Json]:

@@ -20,7 +20,7 @@ from support.acp import codex_end, codex_start, load_fixture
 from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # A real-looking command line far wider than either viewport, with a path token that has no
 # break opportunity at all: it must wrap anywhere and stay complete.
