@@ -5,7 +5,6 @@ shutdown that ends open feed streams."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import queue
 import signal
@@ -13,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,13 +179,11 @@ def test_readiness_ignores_another_envoy_on_the_admin_port(stack: Stack) -> None
         stand_in.wait()
 
 
-def read_sse(url: str, events: list[dict[str, Any]], opened: threading.Event) -> None:
-    with urllib.request.urlopen(url, timeout=STOP_TIMEOUT * 3) as response:
-        for raw in response:
-            line = raw.decode().strip()
-            if line.startswith("data:"):
-                events.append(json.loads(line[len("data:"):]))
-                opened.set()
+def read_sse(api: RestApi, session_id: str, events: list[dict[str, Any]],
+             opened: threading.Event) -> None:
+    for event in api.watch(session_id):
+        events.append(event)
+        opened.set()
 
 
 def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
@@ -199,16 +195,16 @@ def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
 
 def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up) -> None:
     env = running_up.env
-    front_door = f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}"
-    session_id = RestApi(front_door).create_session("stop")["id"]
+    front_door = RestApi(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}",
+                         timeout=STOP_TIMEOUT * 3)
+    session_id = front_door.create_session("stop")["id"]
     sse_events: list[dict[str, Any]] = []
     grpc_events: list[Any] = []
     sse_open, grpc_open = threading.Event(), threading.Event()
     with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
         readers = [
-            threading.Thread(target=read_sse, args=(
-                f"{front_door}/api/v1/task-sessions/{session_id}/messages:watch", sse_events,
-                sse_open)),
+            threading.Thread(target=read_sse, args=(front_door, session_id, sse_events,
+                                                    sse_open)),
             threading.Thread(target=read_grpc, args=(client, session_id, grpc_events,
                                                      grpc_open)),
         ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -20,20 +19,15 @@ def read_events(stack: Stack, session_id: str, query: str, count: int,
                 stop_at_end: bool = True, heartbeats: bool = False) -> list[dict[str, Any]]:
     """Reads `count` SSE events (or until end_of_stream) from the REST feed; heartbeats are
     skipped unless `heartbeats` is set."""
-    url = f"{stack.rest_url}/api/v1/task-sessions/{session_id}/messages:watch{query}"
     events: list[dict[str, Any]] = []
-    with urllib.request.urlopen(url, timeout=15) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for raw in response:
-            line = raw.decode().strip()
-            if not line.startswith("data:"):
-                continue
-            event = json.loads(line[len("data:"):])
-            if event["type"] == "heartbeat" and not heartbeats:
-                continue
-            events.append(event)
-            if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
-                break
+    feed = stack.api.watch(session_id, query)
+    for event in feed:
+        if event["type"] == "heartbeat" and not heartbeats:
+            continue
+        events.append(event)
+        if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
+            break
+    feed.close()
     return events
 
 

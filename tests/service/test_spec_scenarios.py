@@ -5,7 +5,6 @@ and late updates, each through Envoy's REST front door as a browser or agent wou
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
 from support.acp import codex_delta, codex_end, codex_start, load_fixture
@@ -150,11 +149,11 @@ def test_scenario_browser_payloads_carry_counts_but_no_bodies(stack: Stack) -> N
                                         codex_end("nb", body, 0)])
     listed = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages").body
     boot = stack.api.request("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").body
-    url = f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=0"
-    with urllib.request.urlopen(stack.rest_url + url, timeout=15) as feed:
-        lines = [feed.readline().decode().strip() for _ in range(4)]
-    events = [json.loads(line[len("data:"):]) for line in lines if line.startswith("data:")]
-    assert len(events) == 2
+    feed = stack.api.watch(session["id"], "?since_revision=0")
+    events = [next(feed) for _ in range(3)]
+    feed.close()
+    assert [event["type"] for event in events] == [
+        "heartbeat", "session.message.added", "session.message.updated"]
     for payload in (listed, boot, json.dumps(events).encode()):
         assert b"BODY-MUST-NOT-LEAK" not in payload
         assert b'"stdout"' not in payload

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,30 @@ class RestApi:
     def shell_output(self, session_id: str, message_id: str) -> JsonObject:
         return self.call(
             "GET", f"/api/v1/task-sessions/{session_id}/messages/{message_id}/shell-output")
+
+
+    def watch(self, session_id: str, query: str = "") -> Generator[JsonObject, None, None]:
+        """The session's live feed: the JSON of each server-sent event, heartbeats included,
+        until the stream ends; close the iterator to disconnect. `query` is the URL's query
+        string, `?` included. Raises RestError for an error answer or one that is not an event
+        stream."""
+        path = f"/api/v1/task-sessions/{session_id}/messages:watch{query}"
+        try:
+            stream = urllib.request.urlopen(self.base_url + path, timeout=self.timeout)
+        except urllib.error.HTTPError as error:
+            answer = RestResponse(error.code, error.read(), dict(error.headers))
+            raise RestError(f"GET {path}: HTTP {error.code}", answer) from error
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            raise RestError(f"GET {path}: {error}") from error
+        with stream:
+            kind = stream.headers.get("content-type", "")
+            if not kind.startswith("text/event-stream"):
+                raise RestError(f"GET {path}: answered {kind!r}, not an event stream")
+            for raw in stream:
+                line = raw.decode().strip()
+                if line.startswith("data:"):
+                    event: JsonObject = json.loads(line[len("data:"):])
+                    yield event
 
 
 def probe(base_url: str, timeout: float = 2.0) -> int | None:
