@@ -101,7 +101,6 @@ class RestApi:
         return self.call(
             "GET", f"/api/v1/task-sessions/{session_id}/messages/{message_id}/shell-output")
 
-
     def watch(self, session_id: str, query: str = "") -> Generator[JsonObject, None, None]:
         """The session's live feed: the JSON of each server-sent event, heartbeats included,
         until the stream ends; close the iterator to disconnect. `query` is the URL's query
