@@ -14,17 +14,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from results import record
+from support import stack as stacks
 from support.stack import Stack
 
 
 @contextmanager
-def running_stack(**env: str) -> Iterator[Stack]:
-    with tempfile.TemporaryDirectory(prefix="shellexec-bench-") as workdir:
-        stack = Stack(Path(workdir), extra_env=env).start()
-        try:
-            yield stack
-        finally:
-            stack.stop()
+def running_stack(**settings: str) -> Iterator[Stack]:
+    """A started stack in a temporary directory, with extra settings."""
+    with (tempfile.TemporaryDirectory(prefix="shellexec-bench-") as workdir,
+          stacks.running_stack(Path(workdir), **settings) as stack):
+        yield stack
 
 
 def seconds_per_call(call: Callable[[], object], calls: int) -> float:

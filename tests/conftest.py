@@ -3,6 +3,8 @@ and a fresh stack for tests that kill or restart the server."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,22 +12,20 @@ import pytest
 
 from shellexec.client import ShellExecClient
 
-from support.stack import Stack
+from support.stack import Stack, running_stack
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = Stack(tmp_path_factory.mktemp("stack")).start()
-    yield running
-    running.stop()
+    with running_stack(tmp_path_factory.mktemp("stack")) as running:
+        yield running
 
 
 @pytest.fixture
 def own_stack(tmp_path: Path) -> Iterator[Stack]:
     """A stack of the test's own, for tests that kill or restart the server."""
-    running = Stack(tmp_path).start()
-    yield running
-    running.stop()
+    with running_stack(tmp_path) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")
@@ -38,14 +38,12 @@ def client(stack: Stack) -> Iterator[ShellExecClient]:
 def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
     """Starts a stack of the test's own with extra settings (`SHELLEXEC_*=value` keywords);
     every stack it started stops after the test."""
-    started: list[Stack] = []
+    with contextlib.ExitStack() as started:
+        count = itertools.count()
 
-    def start(**settings: str) -> Stack:
-        running = Stack(tmp_path / f"stack{len(started)}", extra_env=settings)
-        running.workdir.mkdir()
-        started.append(running.start())
-        return running
+        def start(**settings: str) -> Stack:
+            workdir = tmp_path / f"stack{next(count)}"
+            workdir.mkdir()
+            return started.enter_context(running_stack(workdir, **settings))
 
-    yield start
-    for running in started:
-        running.stop()
+        yield start

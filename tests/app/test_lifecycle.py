@@ -5,7 +5,6 @@ shutdown that ends open feed streams."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import queue
 import signal
@@ -13,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +19,16 @@ from typing import Any
 
 import pytest
 
-from shellexec.app import envoy
+from shellexec.app import envoy, processes
 from shellexec.app.ports import PortInUseError
 from shellexec.app.server import start_server
 from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
+from shellexec.demo.rest import RestApi
 
 from support.stack import ROOT, Stack, free_port
+
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 BANNER = "shellexec is running"
@@ -79,14 +80,8 @@ class Up:
 
     def stop(self) -> None:
         """Stops it as Ctrl-C does, so it also stops its Envoy; harder if that fails."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=STOP_TIMEOUT * 2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None:
+            processes.stop(self.process, STOP_TIMEOUT * 2, first=signal.SIGINT)
 
 
 def up_env(workdir: Path, **extra: str) -> dict[str, str]:
@@ -130,10 +125,8 @@ def test_a_second_make_run_says_shellexec_is_running_and_prints_no_banner(
     assert BANNER not in second.stdout
     assert "cannot bind" not in second.stderr  # no raw Envoy error
     # The first service is untouched and still answers through its own front door.
-    url = f"http://127.0.0.1:{running_up.env['SHELLEXEC_REST_PORT']}/api/v1/task-sessions"
-    request = urllib.request.Request(url, data=b'{"task_id": "still-mine"}', method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
+    front_door = RestApi(f"http://127.0.0.1:{running_up.env['SHELLEXEC_REST_PORT']}")
+    assert front_door.create_session("still-mine")["task_id"] == "still-mine"
 
 
 def test_serve_refuses_a_port_another_shellexec_serves(stack: Stack, tmp_path: Path) -> None:
@@ -186,13 +179,11 @@ def test_readiness_ignores_another_envoy_on_the_admin_port(stack: Stack) -> None
         stand_in.wait()
 
 
-def read_sse(url: str, events: list[dict[str, Any]], opened: threading.Event) -> None:
-    with urllib.request.urlopen(url, timeout=STOP_TIMEOUT * 3) as response:
-        for raw in response:
-            line = raw.decode().strip()
-            if line.startswith("data:"):
-                events.append(json.loads(line[len("data:"):]))
-                opened.set()
+def read_sse(api: RestApi, session_id: str, events: list[dict[str, Any]],
+             opened: threading.Event) -> None:
+    for event in api.watch(session_id):
+        events.append(event)
+        opened.set()
 
 
 def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
@@ -204,18 +195,16 @@ def read_grpc(client: ShellExecClient, session_id: str, events: list[Any],
 
 def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up) -> None:
     env = running_up.env
-    rest = f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}/api/v1"
-    request = urllib.request.Request(f"{rest}/task-sessions", data=b'{"task_id": "stop"}',
-                                     method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        session_id = json.load(response)["session"]["id"]
+    front_door = RestApi(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}",
+                         timeout=STOP_TIMEOUT * 3)
+    session_id = front_door.create_session("stop")["id"]
     sse_events: list[dict[str, Any]] = []
     grpc_events: list[Any] = []
     sse_open, grpc_open = threading.Event(), threading.Event()
     with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
         readers = [
-            threading.Thread(target=read_sse, args=(
-                f"{rest}/task-sessions/{session_id}/messages:watch", sse_events, sse_open)),
+            threading.Thread(target=read_sse, args=(front_door, session_id, sse_events,
+                                                    sse_open)),
             threading.Thread(target=read_grpc, args=(client, session_id, grpc_events,
                                                      grpc_open)),
         ]

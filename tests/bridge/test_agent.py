@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from bridge.harness import Step, Update, assert_recorded, run_bridge
 from bridge.provider_scripts import say, steps
 
@@ -11,6 +12,8 @@ from shellexec.client import ShellExecClient
 
 from support.acp import codex_delta, codex_start
 from support.stack import Stack
+
+pytestmark = pytest.mark.slow
 
 PROMPT = "Look around."
 SECRET = "sk-test-7c1f0a2e9d-never-log-me"

@@ -55,6 +55,7 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "exit status" in text
 
 
+@pytest.mark.slow
 def test_result_line_defaults_come_from_the_environment(
         stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
     (tmp_path / "prompt.md").write_text("Fix the flaky test.\n")
@@ -77,6 +78,7 @@ def test_result_line_defaults_come_from_the_environment(
     assert (message.author_type, message.content) == ("user", "Fix the flaky test.\n")
 
 
+@pytest.mark.slow
 def test_a_task_id_the_service_would_refuse_stops_the_bridge_before_the_agent_starts(
         tmp_path: Path) -> None:
     command = agent_command(tmp_path, [{"stop": "end_turn"}], "codex-acp")
@@ -91,6 +93,7 @@ def test_a_task_id_the_service_would_refuse_stops_the_bridge_before_the_agent_st
     assert not (tmp_path / "codex-acp.record.json").exists()  # the agent never ran
 
 
+@pytest.mark.slow
 def test_a_task_id_the_service_refuses_is_a_usage_error_not_a_retry(
         stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
     """The service is the last word on its rules: its refusal of an option the bridge passed

@@ -7,9 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bridge.harness import Step, run_bridge
 
 from support.stack import Stack
+
+pytestmark = pytest.mark.slow
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602

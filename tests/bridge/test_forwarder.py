@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from bridge.harness import Finished, Step, Update, assert_recorded, launch, run_bridge
 from bridge.provider_scripts import say, steps, unfinished
 
@@ -15,6 +16,8 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from support.acp import codex_delta, codex_start
 from support.lossy_proxy import LossyProxy
 from support.stack import Stack, free_port
+
+pytestmark = pytest.mark.slow
 
 PROMPT = "Build it."
 

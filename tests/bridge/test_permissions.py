@@ -11,6 +11,8 @@ from bridge.harness import Step, launch, run_bridge
 
 from support.stack import Stack
 
+pytestmark = pytest.mark.slow
+
 TOOL_CALL = {"toolCallId": "perm-1", "title": "rm -rf build", "kind": "execute",
              "status": "pending", "rawInput": {"command": "rm -rf build"}}
 

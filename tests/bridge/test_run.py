@@ -15,6 +15,8 @@ from shellexec.client import ShellExecClient
 
 from support.stack import Stack
 
+pytestmark = pytest.mark.slow
+
 PROMPT = "Run the build and tell me what failed."
 
 

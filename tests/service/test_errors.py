@@ -8,7 +8,6 @@ import pytest
 from shellexec.client import ShellExecClient
 
 from support.acp import codex_start
-from support.rest import list_messages, new_session, publish
 from support.stack import Stack
 
 
@@ -19,7 +18,7 @@ from support.stack import Stack
 ])
 def test_create_session_rejects_bad_fields_naming_them(stack: Stack, body: dict[str, str],
                                                        field: str) -> None:
-    response = stack.rest("POST", "/api/v1/task-sessions", body)
+    response = stack.api.request("POST", "/api/v1/task-sessions", body)
     assert response.status == 400
     assert response.json()["message"].startswith(field)
 
@@ -35,49 +34,49 @@ def test_create_session_rejects_bad_fields_naming_them(stack: Stack, body: dict[
 ])
 def test_publish_rejects_malformed_updates_naming_the_field(stack: Stack, update: object,
                                                             field: str) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     body = {} if update is None else {"update": update}
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates", body)
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates", body)
     assert response.status == 400, response.body
     assert response.json()["message"].startswith(field)
-    assert list_messages(stack, session["id"])["total"] == 0
+    assert stack.api.list_messages(session["id"])["total"] == 0
 
 
 def test_publish_rejects_negative_sequence(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
-                          {"update": codex_start("s", "ls"), "sequence": 0})
+    session = stack.api.new_session()
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                                 {"update": codex_start("s", "ls"), "sequence": 0})
     assert response.status == 400
     assert response.json()["message"].startswith("sequence")
 
 
 def test_oversized_update_is_refused_clearly_and_nothing_is_stored(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     update = codex_start("big", "cat huge")
     update["rawInput"]["blob"] = "x" * (5 * 1024 * 1024)
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
-                          {"update": update})
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                                 {"update": update})
     assert response.status == 400
     assert "limit" in response.json()["message"]
-    assert list_messages(stack, session["id"])["total"] == 0
-    publish(stack, session["id"], codex_start("small", "ls"))
-    assert list_messages(stack, session["id"])["total"] == 1
+    assert stack.api.list_messages(session["id"])["total"] == 0
+    stack.api.publish(session["id"], codex_start("small", "ls"))
+    assert stack.api.list_messages(session["id"])["total"] == 1
 
 
 def test_unknown_session_is_404(stack: Stack) -> None:
-    response = stack.rest("POST", "/api/v1/task-sessions/ses_nope/updates",
-                          {"update": codex_start("a", "ls")})
+    response = stack.api.request("POST", "/api/v1/task-sessions/ses_nope/updates",
+                                 {"update": codex_start("a", "ls")})
     assert response.status == 404
-    assert stack.rest("GET", "/api/v1/task-sessions/ses_nope/messages").status == 404
-    assert stack.rest("GET", "/api/v1/tasks/no-such-task/boot-state").status == 404
+    assert stack.api.request("GET", "/api/v1/task-sessions/ses_nope/messages").status == 404
+    assert stack.api.request("GET", "/api/v1/tasks/no-such-task/boot-state").status == 404
 
 
 def test_unknown_turn_is_404_and_second_running_turn_is_refused(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     path = f"/api/v1/task-sessions/{session['id']}"
-    assert stack.rest("POST", f"{path}/turns/turn_nope:complete", {}).status == 404
-    assert stack.rest("POST", f"{path}/turns", {}).status == 200
-    second = stack.rest("POST", f"{path}/turns", {})
+    assert stack.api.request("POST", f"{path}/turns/turn_nope:complete", {}).status == 404
+    assert stack.api.request("POST", f"{path}/turns", {}).status == 200
+    second = stack.api.request("POST", f"{path}/turns", {})
     assert second.status == 400
     assert "running turn" in second.json()["message"]
 
@@ -88,12 +87,12 @@ def test_unknown_turn_is_404_and_second_running_turn_is_refused(stack: Stack) ->
     "/definitely/not/here",
 ])
 def test_unknown_routes_are_404_from_envoy_never_503(stack: Stack, path: str) -> None:
-    assert stack.rest("GET", path).status == 404
+    assert stack.api.request("GET", path).status == 404
 
 
 def test_unknown_query_parameter_is_400(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages?bogus=1")
+    session = stack.api.new_session()
+    response = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages?bogus=1")
     assert response.status == 400
 
 
@@ -104,19 +103,19 @@ def test_unknown_query_parameter_is_400(stack: Stack) -> None:
 ])
 def test_list_rejects_bad_query_values_naming_them(stack: Stack, query: str,
                                                    field: str) -> None:
-    session = new_session(stack)
-    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages{query}")
+    session = stack.api.new_session()
+    response = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages{query}")
     assert response.status == 400
     assert response.json()["message"].startswith(field)
 
 
 def test_malformed_json_body_is_400_and_service_keeps_serving(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
-                          raw=b'{"update": {')
+    session = stack.api.new_session()
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                                 raw=b'{"update": {')
     assert response.status == 400
-    publish(stack, session["id"], codex_start("after-bad", "ls"))
-    assert list_messages(stack, session["id"])["total"] == 1
+    stack.api.publish(session["id"], codex_start("after-bad", "ls"))
+    assert stack.api.list_messages(session["id"])["total"] == 1
 
 
 def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
@@ -126,22 +125,22 @@ def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
     for index in range(9):
         client.publish(session.id, {"sessionUpdate": "tool_call", "toolCallId": f"h{index}",
                                     "kind": "execute", "rawInput": {"command": huge}})
-    first = stack.rest("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500")
+    first = stack.api.request("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500")
     assert first.status == 200
     page = first.json()
     assert page["has_more"] is True
     assert 0 < len(page["messages"]) < 9
     assert all(len(m["content"].encode()) <= 262_144 for m in page["messages"])
     assert all(m["content"].startswith("echo xxx") for m in page["messages"])
-    rest = stack.rest("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500"
+    rest = stack.api.request("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500"
                              f"&after={page['cursor']}").json()
     assert len(page["messages"]) + len(rest["messages"]) == 9
-    assert stack.rest("GET", "/api/v1/tasks/huge-commands/boot-state").status == 200
+    assert stack.api.request("GET", "/api/v1/tasks/huge-commands/boot-state").status == 200
 
 
 def test_request_body_over_8_mib_is_refused_by_envoy_with_413(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     body = b'{"update": {"sessionUpdate": "plan", "blob": "' + b"x" * (9 * 1024 * 1024) + b'"}}'
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates", raw=body)
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates", raw=body)
     assert response.status == 413
-    assert list_messages(stack, session["id"])["total"] == 0
+    assert stack.api.list_messages(session["id"])["total"] == 0

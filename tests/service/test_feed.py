@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 from shellexec.client import ShellExecClient
 
 from support.acp import agent_text, codex_delta, codex_start
-from support.rest import new_session, publish
 from support.stack import Stack
 
 
@@ -21,28 +19,23 @@ def read_events(stack: Stack, session_id: str, query: str, count: int,
                 stop_at_end: bool = True, heartbeats: bool = False) -> list[dict[str, Any]]:
     """Reads `count` SSE events (or until end_of_stream) from the REST feed; heartbeats are
     skipped unless `heartbeats` is set."""
-    url = f"{stack.rest_url}/api/v1/task-sessions/{session_id}/messages:watch{query}"
     events: list[dict[str, Any]] = []
-    with urllib.request.urlopen(url, timeout=15) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for raw in response:
-            line = raw.decode().strip()
-            if not line.startswith("data:"):
-                continue
-            event = json.loads(line[len("data:"):])
-            if event["type"] == "heartbeat" and not heartbeats:
-                continue
-            events.append(event)
-            if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
-                break
+    feed = stack.api.watch(session_id, query)
+    for event in feed:
+        if event["type"] == "heartbeat" and not heartbeats:
+            continue
+        events.append(event)
+        if len(events) >= count or (stop_at_end and events[-1]["type"] == "end_of_stream"):
+            break
+    feed.close()
     return events
 
 
 def test_feed_replays_events_after_since_revision_with_growing_revisions(stack: Stack) -> None:
-    session = new_session(stack)
-    publish(stack, session["id"], codex_start("f1", "make"))
-    publish(stack, session["id"], codex_delta("f1", "FEED-BODY\n"))
-    publish(stack, session["id"], codex_start("f2", "ls"))
+    session = stack.api.new_session()
+    stack.api.publish(session["id"], codex_start("f1", "make"))
+    stack.api.publish(session["id"], codex_delta("f1", "FEED-BODY\n"))
+    stack.api.publish(session["id"], codex_start("f2", "ls"))
     events = read_events(stack, session["id"], "?since_revision=0", 3)
     assert [e["type"] for e in events] == [
         "session.message.added", "session.message.updated", "session.message.added"]
@@ -54,34 +47,35 @@ def test_feed_replays_events_after_since_revision_with_growing_revisions(stack: 
 
 
 def test_feed_resumes_from_last_revision_without_missing_events(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     for index in range(3):
-        publish(stack, session["id"], codex_start(f"r{index}", f"echo {index}"))
+        stack.api.publish(session["id"], codex_start(f"r{index}", f"echo {index}"))
     first = read_events(stack, session["id"], "?since_revision=0", 2)
-    publish(stack, session["id"], codex_start("r3", "echo 3"))
+    stack.api.publish(session["id"], codex_start("r3", "echo 3"))
     resumed = read_events(stack, session["id"], f"?since_revision={first[-1]['revision']}", 2)
     assert [e["revision"] for e in resumed] == [3, 4]
     assert resumed[1]["message"]["content"] == "echo 3"
 
 
 def test_replayed_events_carry_each_messages_own_type(stack: Stack) -> None:
-    session = new_session(stack)
-    publish(stack, session["id"], agent_text("hello"))
-    publish(stack, session["id"], {"sessionUpdate": "tool_call", "toolCallId": "rd",
-                                   "kind": "read", "title": "Read README.md"})
-    publish(stack, session["id"], codex_start("sh", "ls"))
+    session = stack.api.new_session()
+    stack.api.publish(session["id"], agent_text("hello"))
+    stack.api.publish(session["id"], {"sessionUpdate": "tool_call", "toolCallId": "rd",
+                                      "kind": "read", "title": "Read README.md"})
+    stack.api.publish(session["id"], codex_start("sh", "ls"))
     events = read_events(stack, session["id"], "?since_revision=0", 3)
     assert [e["message"]["type"] for e in events] == ["message", "tool_call", "tool_execute"]
 
 
+@pytest.mark.slow
 def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     received: list[dict[str, Any]] = []
     reader = threading.Thread(
         target=lambda: received.extend(read_events(stack, session["id"], "", 3, heartbeats=True)))
     reader.start()
     reader.join(timeout=1.5)  # a heartbeat arrives every 0.5 s in the test stack
-    publish(stack, session["id"], codex_start("live1", "top"))
+    stack.api.publish(session["id"], codex_start("live1", "top"))
     reader.join(timeout=10)
     kinds = [e["type"] for e in received]
     assert "heartbeat" in kinds or "session.message.added" in kinds
@@ -90,13 +84,13 @@ def test_feed_delivers_live_events_and_heartbeats(stack: Stack) -> None:
 
 
 def test_feed_for_unknown_session_is_404(stack: Stack) -> None:
-    response = stack.rest("GET", "/api/v1/task-sessions/ses_nope/messages:watch")
+    response = stack.api.request("GET", "/api/v1/task-sessions/ses_nope/messages:watch")
     assert response.status == 404
 
 
 def test_feed_rejects_negative_since_revision(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest(
+    session = stack.api.new_session()
+    response = stack.api.request(
         "GET", f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=-1")
     assert response.status == 400
 
@@ -106,9 +100,10 @@ def short_lived_stack(stack_with: Callable[..., Stack]) -> Stack:
     return stack_with(SHELLEXEC_STREAM_LIFETIME_SECONDS="1")
 
 
+@pytest.mark.slow
 def test_feed_ends_in_band_with_end_of_stream(short_lived_stack: Stack) -> None:
-    session = new_session(short_lived_stack)
-    publish(short_lived_stack, session["id"], codex_start("end1", "ls"))
+    session = short_lived_stack.api.new_session()
+    short_lived_stack.api.publish(session["id"], codex_start("end1", "ls"))
     events = read_events(short_lived_stack, session["id"], "?since_revision=0", 100)
     assert events[0]["type"] == "session.message.added"
     assert events[-1] == {"type": "end_of_stream", "revision": 1}
@@ -127,9 +122,9 @@ def test_grpc_watch_streams_the_same_events(stack: Stack, client: ShellExecClien
 
 
 def test_feed_rejects_a_since_revision_ahead_of_the_session(stack: Stack) -> None:
-    session = new_session(stack)
-    publish(stack, session["id"], codex_start("ahead", "ls"))
-    response = stack.rest(
+    session = stack.api.new_session()
+    stack.api.publish(session["id"], codex_start("ahead", "ls"))
+    response = stack.api.request(
         "GET", f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=50")
     assert response.status == 400
     assert response.json()["message"].startswith("since_revision")
@@ -142,9 +137,9 @@ def quiet_stack(stack_with: Callable[..., Stack]) -> Stack:
 
 
 def test_sse_watch_is_answered_at_once_with_the_requested_revision(quiet_stack: Stack) -> None:
-    session = new_session(quiet_stack)
+    session = quiet_stack.api.new_session()
     for index in range(3):
-        publish(quiet_stack, session["id"], codex_start(f"q{index}", f"echo {index}"))
+        quiet_stack.api.publish(session["id"], codex_start(f"q{index}", f"echo {index}"))
     # Without the opening heartbeat a quiet session would answer only after 60 s: the 15 s
     # socket timeout would fail the read.
     opening = read_events(quiet_stack, session["id"], "?since_revision=1", 1, heartbeats=True)

@@ -9,8 +9,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from support.rest import new_session
-from support.stack import RestResponse, Stack
+from shellexec.demo.rest import RestResponse
+
+from support.stack import Stack
 
 INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, UNIMPLEMENTED, UNAVAILABLE = 3, 5, 8, 12, 14
 
@@ -29,7 +30,7 @@ def assert_json_error(response: RestResponse, status: int, code: int) -> str:
 
 @pytest.mark.parametrize("path", ["/api/v1/nope", "/api/v2/task-sessions", "/not/here"])
 def test_unknown_path_is_404_not_found(stack: Stack, path: str) -> None:
-    message = assert_json_error(stack.rest("GET", path), 404, NOT_FOUND)
+    message = assert_json_error(stack.api.request("GET", path), 404, NOT_FOUND)
     assert path in message
 
 
@@ -45,56 +46,57 @@ def test_unknown_path_is_404_not_found(stack: Stack, path: str) -> None:
 ])
 def test_known_path_with_wrong_method_is_405_unimplemented_with_allow(
         stack: Stack, method: str, path: str, allow: str) -> None:
-    response = stack.rest(method, path, {} if method != "GET" else None)
+    response = stack.api.request(method, path, {} if method != "GET" else None)
     message = assert_json_error(response, 405, UNIMPLEMENTED)
     assert response.headers["allow"] == allow
     assert message.startswith(f"method {method} not allowed")
 
 
 def test_served_methods_are_not_shadowed_by_405_routes(stack: Stack) -> None:
-    session = new_session(stack)
-    assert stack.rest("GET", f"/api/v1/task-sessions/{session['id']}").status == 200
-    assert stack.rest("GET", f"/api/v1/agent-sessions/{session['id']}/messages").status == 200
-    created = stack.rest("POST", "/api/v1/task-sessions", {"task_id": "not-shadowed"})
+    session = stack.api.new_session()
+    assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 200
+    aliased = stack.api.request("GET", f"/api/v1/agent-sessions/{session['id']}/messages")
+    assert aliased.status == 200
+    created = stack.api.request("POST", "/api/v1/task-sessions", {"task_id": "not-shadowed"})
     assert created.status == 200
 
 
 def test_malformed_json_body_is_400_invalid_argument(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates",
-                          raw=b'{"update": {')
+    session = stack.api.new_session()
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates",
+                                 raw=b'{"update": {')
     assert_json_error(response, 400, INVALID_ARGUMENT)
 
 
 def test_wrongly_typed_body_field_is_400_invalid_argument(stack: Stack) -> None:
-    response = stack.rest("POST", "/api/v1/task-sessions", {"task_id": 5})
+    response = stack.api.request("POST", "/api/v1/task-sessions", {"task_id": 5})
     message = assert_json_error(response, 400, INVALID_ARGUMENT)
     assert message.startswith("task_id")
 
 
 def test_wrongly_typed_query_parameter_is_400_invalid_argument(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages?limit=abc")
+    session = stack.api.new_session()
+    response = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages?limit=abc")
     message = assert_json_error(response, 400, INVALID_ARGUMENT)
     assert message.startswith("limit")
 
 
 def test_unknown_query_parameter_is_400_invalid_argument(stack: Stack) -> None:
-    session = new_session(stack)
-    response = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages?bogus=1")
+    session = stack.api.new_session()
+    response = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages?bogus=1")
     message = assert_json_error(response, 400, INVALID_ARGUMENT)
     assert "bogus" in message
 
 
 def test_body_over_8_mib_is_413_resource_exhausted(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     body = b'{"update": {"sessionUpdate": "plan", "blob": "' + b"x" * (9 * 1024 * 1024) + b'"}}'
-    response = stack.rest("POST", f"/api/v1/task-sessions/{session['id']}/updates", raw=body)
+    response = stack.api.request("POST", f"/api/v1/task-sessions/{session['id']}/updates", raw=body)
     assert_json_error(response, 413, RESOURCE_EXHAUSTED)
 
 
 def test_server_errors_keep_their_own_json_body(stack: Stack) -> None:
-    response = stack.rest("GET", "/api/v1/task-sessions/ses_nope")
+    response = stack.api.request("GET", "/api/v1/task-sessions/ses_nope")
     assert_json_error(response, 404, NOT_FOUND)
     # `details` is written by the transcoder's convert_grpc_status, never by a local reply.
     assert response.json() == {"code": NOT_FOUND, "message": "session 'ses_nope' not found",
@@ -104,7 +106,7 @@ def test_server_errors_keep_their_own_json_body(stack: Stack) -> None:
 def test_web_page_routes_still_serve_their_files(stack: Stack) -> None:
     for path, content_type in (("/", "text/html"), ("/sessions/ses_x", "text/html"),
                                ("/app.js", "text/javascript")):
-        response = stack.rest("GET", path)
+        response = stack.api.request("GET", path)
         assert response.status == 200
         assert response.headers["content-type"].startswith(content_type)
 
@@ -125,9 +127,10 @@ def test_native_grpc_errors_from_envoy_stay_grpc(stack: Stack) -> None:
     assert error.code() == grpc.StatusCode.UNIMPLEMENTED
 
 
+@pytest.mark.slow
 def test_server_down_is_503_unavailable_and_grpc_unavailable(own_stack: Stack) -> None:
     own_stack.kill_server()
-    response = own_stack.rest("GET", "/api/v1/task-sessions/ses_x")
+    response = own_stack.api.request("GET", "/api/v1/task-sessions/ses_x")
     assert_json_error(response, 503, UNAVAILABLE)
     error = grpc_error_through_envoy(own_stack, "/shellexec.v1.ShellExecService/GetSession")
     assert error.code() == grpc.StatusCode.UNAVAILABLE
@@ -137,11 +140,11 @@ def test_cors_preflight_passes_the_405_routes(tmp_path: Path) -> None:
     origin = "http://page.example"
     stack = Stack(tmp_path, extra_env={"SHELLEXEC_CORS_ORIGINS": origin}).start()
     try:
-        preflight = stack.rest("OPTIONS", "/api/v1/task-sessions", headers={
+        preflight = stack.api.request("OPTIONS", "/api/v1/task-sessions", headers={
             "origin": origin, "access-control-request-method": "POST"})
         assert preflight.status == 200
         assert preflight.headers["access-control-allow-origin"] == origin
-        plain = stack.rest("OPTIONS", "/api/v1/task-sessions")
+        plain = stack.api.request("OPTIONS", "/api/v1/task-sessions")
         assert_json_error(plain, 405, UNIMPLEMENTED)
     finally:
         stack.stop()

@@ -69,6 +69,7 @@ def test_grpcurl_calls_create_session_and_health(stack: Stack) -> None:
     assert health == {"status": "SERVING"}
 
 
+@pytest.mark.slow
 def test_grpcurl_watches_the_feed(stack: Stack) -> None:
     created = json.loads(grpcurl("-d", '{"task_id": "grpcurl-watch"}', stack.grpc_target,
                                  f"{SERVICE}/CreateSession"))

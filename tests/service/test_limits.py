@@ -22,13 +22,13 @@ import pytest
 from google.protobuf import json_format, struct_pb2
 
 from shellexec.client import ShellExecClient
+from shellexec.demo.rest import RestResponse
 from shellexec.rules import limits
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.acp import codex_start
-from support.rest import complete_turn, list_messages, new_session, publish, start_turn
-from support.stack import RestResponse, Stack
+from support.stack import Stack
 
 PLAN = "plan"  # an update type the service accepts and ignores: nothing is stored
 
@@ -69,11 +69,11 @@ def updates_path(session: dict[str, Any]) -> str:
 # one ACP update: 4 MiB (protobuf size); larger is INVALID_ARGUMENT and nothing is stored
 
 def test_update_one_byte_over_4_mib_is_refused_and_at_4_mib_accepted(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     over = limits.MAX_UPDATE_BYTES + 1
-    response = stack.rest("POST", updates_path(session), {"update": update_of_size(over)})
+    response = stack.api.request("POST", updates_path(session), {"update": update_of_size(over)})
     assert_invalid(response, f"update: is {over} bytes; the limit is {limits.MAX_UPDATE_BYTES}")
-    at = stack.rest("POST", updates_path(session),
+    at = stack.api.request("POST", updates_path(session),
                     {"update": update_of_size(limits.MAX_UPDATE_BYTES)})
     assert at.status == 200, at.body
     assert at.json()["duplicate"] is False
@@ -82,7 +82,7 @@ def test_update_one_byte_over_4_mib_is_refused_and_at_4_mib_accepted(stack: Stac
 def test_normalize_update_one_byte_over_4_mib_is_refused_naming_its_index(
         stack: Stack) -> None:
     over = limits.MAX_UPDATE_BYTES + 1
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize",
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize",
                           {"updates": [codex_start("n", "ls"), update_of_size(over)]})
     assert_invalid(response,
                    f"updates[1]: is {over} bytes; the limit is {limits.MAX_UPDATE_BYTES}")
@@ -93,12 +93,12 @@ def test_normalize_update_one_byte_over_4_mib_is_refused_naming_its_index(
 def test_normalize_takes_1_to_1000_updates(stack: Stack) -> None:
     path = "/api/v1/shell-exec:normalize"
     running = {"sessionUpdate": "tool_call_update", "toolCallId": "n", "status": "in_progress"}
-    assert_invalid(stack.rest("POST", path, {"updates": []}),
+    assert_invalid(stack.api.request("POST", path, {"updates": []}),
                    "updates: must hold at least one ACP update")
-    assert stack.rest("POST", path, {"updates": [codex_start("n", "ls")]}).status == 200
+    assert stack.api.request("POST", path, {"updates": [codex_start("n", "ls")]}).status == 200
     most = [codex_start("n", "ls")] + [running] * (limits.MAX_NORMALIZE_UPDATES - 1)
-    assert stack.rest("POST", path, {"updates": most}).status == 200
-    assert_invalid(stack.rest("POST", path, {"updates": [*most, running]}),
+    assert stack.api.request("POST", path, {"updates": most}).status == 200
+    assert_invalid(stack.api.request("POST", path, {"updates": [*most, running]}),
                    f"updates: must hold at most {limits.MAX_NORMALIZE_UPDATES} updates")
 
 
@@ -111,23 +111,24 @@ def body_of_size(size: int) -> bytes:
 
 def test_rest_body_one_byte_over_8_mib_is_413_and_at_8_mib_reaches_the_server(
         stack: Stack) -> None:
-    session = new_session(stack)
-    over = stack.rest("POST", updates_path(session),
+    session = stack.api.new_session()
+    over = stack.api.request("POST", updates_path(session),
                       raw=body_of_size(limits.MAX_REST_BODY_BYTES + 1))
     assert over.status == 413, over.body
-    at = stack.rest("POST", updates_path(session), raw=body_of_size(limits.MAX_REST_BODY_BYTES))
+    at = stack.api.request("POST", updates_path(session),
+                           raw=body_of_size(limits.MAX_REST_BODY_BYTES))
     # Envoy lets it through; the server refuses the update inside it as too large.
     assert at.status == 400, at.body
     assert at.json()["message"].startswith("update: is ")
 
 
 def test_rest_body_whose_grpc_message_is_over_16_mib_is_413(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     # Each `1,` (2 bytes of JSON) is an 11-byte protobuf number: 4 MB of body, 22 MB of gRPC.
     count = limits.MAX_GRPC_MESSAGE_BYTES // 11 + 1
     body = b'{"update": {"sessionUpdate": "plan", "n": [' + b",".join([b"1"] * count) + b"]}}"
     assert len(body) < limits.MAX_REST_BODY_BYTES
-    response = stack.rest("POST", updates_path(session), raw=body)
+    response = stack.api.request("POST", updates_path(session), raw=body)
     assert response.status == 413, response.body
 
 
@@ -149,7 +150,7 @@ def publish_request_of_size(session_id: str, size: int) -> pb.PublishUpdateReque
 
 def test_grpc_message_one_byte_over_16_mib_is_refused_and_at_16_mib_reaches_validation(
         stack: Stack, grpc_through_envoy: pb_grpc.ShellExecServiceStub) -> None:
-    session_id = new_session(stack)["id"]
+    session_id = stack.api.new_session()["id"]
     over = publish_request_of_size(session_id, limits.MAX_GRPC_MESSAGE_BYTES + 1)
     with pytest.raises(grpc.RpcError) as refused:
         grpc_through_envoy.PublishUpdate(over, timeout=30)
@@ -168,10 +169,10 @@ def test_summarize_field_one_byte_over_the_bound_is_refused(stack: Stack, field:
     path = "/api/v1/shell-exec:summarize"
     # A two-byte character last: the bound counts bytes of UTF-8, not characters.
     at = "x" * (limits.MAX_SUMMARIZE_FIELD_BYTES - 2) + "é"
-    accepted = stack.rest("POST", path, {"output": {field: at}})
+    accepted = stack.api.request("POST", path, {"output": {field: at}})
     assert accepted.status == 200, accepted.body
     assert accepted.json()["summary"][f"{field}_bytes"] == limits.MAX_SUMMARIZE_FIELD_BYTES
-    assert_invalid(stack.rest("POST", path, {"output": {field: at + "x"}}),
+    assert_invalid(stack.api.request("POST", path, {"output": {field: at + "x"}}),
                    f"output.{field}: must be at most {limits.MAX_SUMMARIZE_FIELD_BYTES} bytes")
 
 
@@ -190,7 +191,7 @@ def long_session(client: ShellExecClient) -> tuple[str, str]:
 
 
 def page(stack: Stack, session_id: str, query: str) -> RestResponse:
-    return stack.rest("GET", f"/api/v1/task-sessions/{session_id}/messages{query}")
+    return stack.api.request("GET", f"/api/v1/task-sessions/{session_id}/messages{query}")
 
 
 def test_list_page_is_100_by_default_and_cut_to_500(stack: Stack,
@@ -208,7 +209,7 @@ def test_list_page_is_100_by_default_and_cut_to_500(stack: Stack,
 def test_boot_state_holds_the_latest_500_messages(stack: Stack,
                                                   long_session: tuple[str, str]) -> None:
     task, _ = long_session
-    boot = stack.rest("GET", f"/api/v1/tasks/{task}/boot-state")
+    boot = stack.api.request("GET", f"/api/v1/tasks/{task}/boot-state")
     assert boot.status == 200, boot.body
     contents = [m["content"] for m in boot.json()["initial_state"]["messages"]]
     assert len(contents) == limits.BOOT_STATE_MESSAGES
@@ -219,7 +220,7 @@ def test_boot_state_holds_the_latest_500_messages(stack: Stack,
 # task_id: 1-128 of A-Z a-z 0-9 _ - . :; agent, stop_reason: 64 characters
 
 def create(stack: Stack, **body: str) -> RestResponse:
-    return stack.rest("POST", "/api/v1/task-sessions", body)
+    return stack.api.request("POST", "/api/v1/task-sessions", body)
 
 
 def test_task_id_is_1_to_128_characters(stack: Stack) -> None:
@@ -238,19 +239,19 @@ def test_agent_is_at_most_64_characters(stack: Stack) -> None:
     assert created.json()["session"]["agent"] == longest
     assert_invalid(create(stack, task_id="limits-agent", agent=longest + "a"),
                    f"agent: must be at most {limits.MAX_AGENT_CHARS} characters")
-    assert_invalid(stack.rest("POST", "/api/v1/shell-exec:normalize",
+    assert_invalid(stack.api.request("POST", "/api/v1/shell-exec:normalize",
                               {"updates": [codex_start("n", "ls")], "agent": longest + "a"}),
                    f"agent: must be at most {limits.MAX_AGENT_CHARS} characters")
 
 
 def test_stop_reason_is_at_most_64_characters(stack: Stack) -> None:
-    session = new_session(stack)
-    turn_id = start_turn(stack, session["id"])
+    session = stack.api.new_session()
+    turn_id = stack.api.start_turn(session["id"])
     path = f"/api/v1/task-sessions/{session['id']}/turns/{turn_id}:complete"
     longest = "r" * limits.MAX_STOP_REASON_CHARS
-    assert_invalid(stack.rest("POST", path, {"stop_reason": longest + "r"}),
+    assert_invalid(stack.api.request("POST", path, {"stop_reason": longest + "r"}),
                    f"stop_reason: must be at most {limits.MAX_STOP_REASON_CHARS} characters")
-    turn = complete_turn(stack, session["id"], turn_id, stop_reason=longest)["turn"]
+    turn = stack.api.complete_turn(session["id"], turn_id, stop_reason=longest)["turn"]
     assert isinstance(turn, dict)
     assert turn["stop_reason"] == longest
 
@@ -259,25 +260,25 @@ def test_stop_reason_is_at_most_64_characters(stack: Stack) -> None:
 
 @pytest.mark.parametrize("kind", ["tool_call", "tool_call_update"])
 def test_tool_call_id_is_at_most_256_characters(stack: Stack, kind: str) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     longest = "i" * limits.MAX_TOOL_CALL_ID_CHARS
-    assert_invalid(stack.rest("POST", updates_path(session),
+    assert_invalid(stack.api.request("POST", updates_path(session),
                               {"update": {"sessionUpdate": kind, "toolCallId": longest + "i"}}),
                    f"update.toolCallId: must be at most {limits.MAX_TOOL_CALL_ID_CHARS} "
                    "characters")
-    published = publish(stack, session["id"], {"sessionUpdate": kind, "toolCallId": longest})
+    published = stack.api.publish(session["id"], {"sessionUpdate": kind, "toolCallId": longest})
     assert published["message"]["id"].startswith("msg_")
-    assert list_messages(stack, session["id"])["total"] == 1
+    assert stack.api.list_messages(session["id"])["total"] == 1
 
 
 def test_sequence_is_at_least_1(stack: Stack) -> None:
-    session = new_session(stack)
-    assert_invalid(stack.rest("POST", updates_path(session),
+    session = stack.api.new_session()
+    assert_invalid(stack.api.request("POST", updates_path(session),
                               {"update": {"sessionUpdate": PLAN}, "sequence": 0}),
                    "sequence: must be at least 1 when set")
-    first = publish(stack, session["id"], {"sessionUpdate": PLAN}, sequence=1)
+    first = stack.api.publish(session["id"], {"sessionUpdate": PLAN}, sequence=1)
     assert first["duplicate"] is False
-    assert publish(stack, session["id"], {"sessionUpdate": PLAN}, sequence=1)["duplicate"]
+    assert stack.api.publish(session["id"], {"sessionUpdate": PLAN}, sequence=1)["duplicate"]
 
 
 # request_id: 1-64 of A-Z a-z 0-9 _ - . :
@@ -298,11 +299,11 @@ def test_create_session_request_id_is_at_most_64_characters(stack: Stack) -> Non
 
 
 def test_start_turn_request_id_is_at_most_64_characters(stack: Stack) -> None:
-    session = new_session(stack)
+    session = stack.api.new_session()
     path = f"/api/v1/task-sessions/{session['id']}/turns"
     longest = "q" * limits.MAX_REQUEST_ID_CHARS
-    assert_invalid(stack.rest("POST", path, {"request_id": longest + "q"}), REQUEST_ID_RULE)
-    started = stack.rest("POST", path, {"request_id": longest})
+    assert_invalid(stack.api.request("POST", path, {"request_id": longest + "q"}), REQUEST_ID_RULE)
+    started = stack.api.request("POST", path, {"request_id": longest})
     assert started.status == 200, started.body
 
 
@@ -321,12 +322,12 @@ def first_feed_event(stack: Stack, session_id: str, since: int) -> dict[str, Any
 
 
 def test_since_revision_is_0_to_the_sessions_revision(stack: Stack) -> None:
-    session = new_session(stack)
-    publish(stack, session["id"], codex_start("w", "ls"))
+    session = stack.api.new_session()
+    stack.api.publish(session["id"], codex_start("w", "ls"))
     path = f"/api/v1/task-sessions/{session['id']}/messages:watch"
-    assert_invalid(stack.rest("GET", f"{path}?since_revision=-1"),
+    assert_invalid(stack.api.request("GET", f"{path}?since_revision=-1"),
                    "since_revision: must not be negative")
-    assert_invalid(stack.rest("GET", f"{path}?since_revision=2"),
+    assert_invalid(stack.api.request("GET", f"{path}?since_revision=2"),
                    "since_revision: is ahead of the session's latest revision 1")
     for since in (0, 1):
         opening = first_feed_event(stack, session["id"], since)

@@ -19,8 +19,8 @@ CODEX_EXIT_4 = [codex_start("n1", "make test"), codex_delta("n1", "a\n"),
 
 
 def test_normalize_route_folds_updates_into_one_record(stack: Stack) -> None:
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize",
-                          {"updates": CODEX_EXIT_4, "agent": "codex"})
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize",
+                                 {"updates": CODEX_EXIT_4, "agent": "codex"})
     assert response.status == 200, response.body
     assert response.json() == {
         "shell_exec": {"command": "make test", "work_dir": "/home/dev/proj",
@@ -59,8 +59,8 @@ CLAUDE_FINAL: Update = {
 ], ids=["same-update", "earlier-update"])
 def test_normalize_keeps_terminal_output_over_a_plain_raw_output(
         stack: Stack, updates: list[Update]) -> None:
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize",
-                          {"updates": updates, "agent": "claude"})
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize",
+                                 {"updates": updates, "agent": "claude"})
     assert response.status == 200, response.body
     body = response.json()
     assert body["output"] == {"exit_code": 2, "stdout": "terminal text\n", "truncated": False}
@@ -77,25 +77,25 @@ def test_normalize_keeps_terminal_output_over_a_plain_raw_output(
 ])
 def test_normalize_rejects_malformed_input_naming_the_problem(stack: Stack, body: object,
                                                               field: str) -> None:
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize", body)
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize", body)
     assert response.status == 400, response.body
     assert response.json()["message"].startswith(field)
 
 
 def test_normalize_rejects_an_oversized_update(stack: Stack) -> None:
     update = codex_delta("x", "y" * (4 * 1024 * 1024 + 10))
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize", {"updates": [update]})
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize", {"updates": [update]})
     assert response.status == 400
     assert "limit" in response.json()["message"]
 
 
 def test_normalize_rejects_a_body_that_is_not_an_object(stack: Stack) -> None:
-    response = stack.rest("POST", "/api/v1/shell-exec:normalize", raw=b"[1, 2]")
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize", raw=b"[1, 2]")
     assert response.status == 400
 
 
 def test_summarize_route_projects_a_full_output(stack: Stack) -> None:
-    response = stack.rest("POST", "/api/v1/shell-exec:summarize", {
+    response = stack.api.request("POST", "/api/v1/shell-exec:summarize", {
         "output": {"exit_code": 0, "stdout": "héllo\n", "stderr": "", "truncated": False}})
     assert response.status == 200, response.body
     assert response.json() == {"summary": {"exit_code": 0, "truncated": False,

@@ -88,10 +88,10 @@ def test_start_turn_request_ids_are_per_session(client: ShellExecClient) -> None
 def test_request_id_reused_for_another_session_is_invalid_argument(
         stack: Stack, change: dict[str, str]) -> None:
     body = {"task_id": _task(), "agent": "codex", "request_id": _request_id()}
-    first = stack.rest("POST", "/api/v1/task-sessions", body)
+    first = stack.api.request("POST", "/api/v1/task-sessions", body)
     assert first.status == 200
 
-    reused = stack.rest("POST", "/api/v1/task-sessions", {**body, **change})
+    reused = stack.api.request("POST", "/api/v1/task-sessions", {**body, **change})
 
     assert reused.status == 400
     assert reused.json()["message"].startswith("request_id: was already used")
@@ -100,36 +100,37 @@ def test_request_id_reused_for_another_session_is_invalid_argument(
 
 @pytest.mark.parametrize("request_id", ["x" * 65, "has space", "é"])
 def test_malformed_request_id_is_refused_naming_the_field(stack: Stack, request_id: str) -> None:
-    created = stack.rest("POST", "/api/v1/task-sessions",
-                         {"task_id": _task(), "request_id": request_id})
+    created = stack.api.request("POST", "/api/v1/task-sessions",
+                                {"task_id": _task(), "request_id": request_id})
     assert created.status == 400
     assert created.json()["message"].startswith("request_id:")
 
-    session_id = stack.rest("POST", "/api/v1/task-sessions",
-                            {"task_id": _task()}).json()["session"]["id"]
-    started = stack.rest("POST", f"/api/v1/task-sessions/{session_id}/turns",
-                         {"request_id": request_id})
+    session_id = stack.api.request("POST", "/api/v1/task-sessions",
+                                   {"task_id": _task()}).json()["session"]["id"]
+    started = stack.api.request("POST", f"/api/v1/task-sessions/{session_id}/turns",
+                                {"request_id": request_id})
     assert started.status == 400
     assert started.json()["message"].startswith("request_id:")
-    assert stack.rest("GET", f"/api/v1/task-sessions/{session_id}").json()["session"][
+    assert stack.api.request("GET", f"/api/v1/task-sessions/{session_id}").json()["session"][
         "current_turn_id"] == ""
 
 
 def test_rest_retries_with_request_id_return_the_same_session_and_turn(stack: Stack) -> None:
     body = {"task_id": _task(), "agent": "codex", "request_id": _request_id()}
-    first = stack.rest("POST", "/api/v1/task-sessions", body).json()["session"]
-    again = stack.rest("POST", "/api/v1/task-sessions", body).json()["session"]
+    first = stack.api.request("POST", "/api/v1/task-sessions", body).json()["session"]
+    again = stack.api.request("POST", "/api/v1/task-sessions", body).json()["session"]
     assert again["id"] == first["id"]
 
     path = f"/api/v1/task-sessions/{first['id']}"
-    assert stack.rest("GET", path).json()["session"]["current_turn_id"] == ""
+    assert stack.api.request("GET", path).json()["session"]["current_turn_id"] == ""
     turn_body = {"request_id": _request_id()}
-    turn = stack.rest("POST", f"{path}/turns", turn_body).json()["turn"]
-    assert stack.rest("POST", f"{path}/turns", turn_body).json()["turn"]["id"] == turn["id"]
-    session = stack.rest("GET", path).json()["session"]
+    turn = stack.api.request("POST", f"{path}/turns", turn_body).json()["turn"]
+    assert stack.api.request("POST", f"{path}/turns", turn_body).json()["turn"]["id"] == turn["id"]
+    session = stack.api.request("GET", path).json()["session"]
     assert (session["state"], session["current_turn_id"]) == ("running", turn["id"])
 
 
+@pytest.mark.slow
 def test_request_ids_survive_a_server_crash(own_stack: Stack) -> None:
     task, create_id, start_id = _task(), _request_id(), _request_id()
     with own_stack.client() as client:

@@ -5,53 +5,43 @@ and late updates, each through Envoy's REST front door as a browser or agent wou
 from __future__ import annotations
 
 import json
-import urllib.request
 from typing import Any
 
 from support.acp import codex_delta, codex_end, codex_start, load_fixture
-from support.rest import (
-    complete_turn,
-    list_messages,
-    new_session,
-    publish,
-    session_state,
-    snapshot,
-    start_turn,
-)
 from support.stack import Stack
 
 
 def _publish_all(stack: Stack, session_id: str, updates: list[dict[str, Any]]) -> str:
     message_id = ""
     for sequence, update in enumerate(updates, start=1):
-        message_id = publish(stack, session_id, update, sequence=sequence)["message"]["id"]
+        message_id = stack.api.publish(session_id, update, sequence=sequence)["message"]["id"]
     return message_id
 
 
 def _summary(stack: Stack, session_id: str, message_id: str) -> dict[str, Any]:
-    messages = {m["id"]: m for m in list_messages(stack, session_id)["messages"]}
+    messages = {m["id"]: m for m in stack.api.list_messages(session_id)["messages"]}
     message: dict[str, Any] = messages[message_id]
     return message
 
 
 def test_scenario_codex_deltas_then_formatted_output_and_exit_4(stack: Stack) -> None:
-    session = new_session(stack, agent="codex")
-    start_turn(stack, session["id"])
+    session = stack.api.new_session(agent="codex")
+    stack.api.start_turn(session["id"])
     message_id = _publish_all(stack, session["id"], [
         codex_start("sc1", "make test"), codex_delta("sc1", "line one\n")])
-    assert snapshot(stack, session["id"], message_id)["output"]["stdout"] == "line one\n"
-    publish(stack, session["id"], codex_delta("sc1", "line two\n"))
-    publish(stack, session["id"], codex_end("sc1", "line one\nline two\n", 4))
-    final = snapshot(stack, session["id"], message_id)
+    assert stack.api.shell_output(session["id"], message_id)["output"]["stdout"] == "line one\n"
+    stack.api.publish(session["id"], codex_delta("sc1", "line two\n"))
+    stack.api.publish(session["id"], codex_end("sc1", "line one\nline two\n", 4))
+    final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"] == "line one\nline two\n"
     assert final["output"]["exit_code"] == 4
     assert final["status"] == "failed"
 
 
 def test_scenario_claude_terminal_output_then_terminal_exit(stack: Stack) -> None:
-    session = new_session(stack, agent="claude")
+    session = stack.api.new_session(agent="claude")
     message_id = _publish_all(stack, session["id"], load_fixture("claude-terminal-failure"))
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     assert "No such file or directory" in final["output"]["stdout"]
     assert final["output"]["exit_code"] == 2
     summary = _summary(stack, session["id"], message_id)
@@ -60,7 +50,7 @@ def test_scenario_claude_terminal_output_then_terminal_exit(stack: Stack) -> Non
 
 def test_scenario_opencode_cumulative_content_then_exit_7_while_completed(
         stack: Stack) -> None:
-    session = new_session(stack, agent="opencode")
+    session = stack.api.new_session(agent="opencode")
     running = {"sessionUpdate": "tool_call_update", "toolCallId": "oc7",
                "status": "in_progress", "kind": "execute", "title": "npm test",
                "rawInput": {"command": "npm test", "cwd": "/proj"}}
@@ -75,16 +65,16 @@ def test_scenario_opencode_cumulative_content_then_exit_7_while_completed(
          "rawOutput": {"output": "1 passing\n1 failing\n",
                        "metadata": {"output": "1 passing\n1 failing\n", "exit": 7}}},
     ])
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"] == "1 passing\n1 failing\n"
     assert final["output"]["exit_code"] == 7
     assert final["status"] == "failed"
 
 
 def test_scenario_auggie_return_code_0_is_success(stack: Stack) -> None:
-    session = new_session(stack, agent="auggie")
+    session = stack.api.new_session(agent="auggie")
     message_id = _publish_all(stack, session["id"], load_fixture("auggie-success"))
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["exit_code"] == 0
     assert final["output"]["stdout"].startswith("total 8\n")
     assert final["status"] == "complete"
@@ -92,19 +82,19 @@ def test_scenario_auggie_return_code_0_is_success(stack: Stack) -> None:
 
 def test_scenario_omp_glued_echo_keeps_command_once_and_real_output_first(
         stack: Stack) -> None:
-    session = new_session(stack, agent="omp")
+    session = stack.api.new_session(agent="omp")
     message_id = _publish_all(stack, session["id"], load_fixture("omp-glued-echo"))
     summary = _summary(stack, session["id"], message_id)
     assert summary["metadata"]["normalized"]["shell_exec"]["command"] == "git log --oneline -3"
-    stdout = snapshot(stack, session["id"], message_id)["output"]["stdout"]
+    stdout = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
     assert stdout.startswith("4f2a9c1 fix: bound output")
     assert "$ git log" not in stdout
 
 
 def test_scenario_plain_output_without_exit_status_is_unknown(stack: Stack) -> None:
-    session = new_session(stack, agent="claude")
+    session = stack.api.new_session(agent="claude")
     message_id = _publish_all(stack, session["id"], load_fixture("claude-plain-success"))
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"].startswith("total 8")
     assert "exit_code" not in final["output"]
     summary = _summary(stack, session["id"], message_id)
@@ -112,9 +102,9 @@ def test_scenario_plain_output_without_exit_status_is_unknown(stack: Stack) -> N
 
 
 def test_scenario_cancelled_without_exit_code_keeps_the_transcript(stack: Stack) -> None:
-    session = new_session(stack, agent="claude")
+    session = stack.api.new_session(agent="claude")
     message_id = _publish_all(stack, session["id"], load_fixture("claude-terminal-cancelled"))
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     assert final["status"] == "cancelled"
     assert final["output"]["stdout"] == "tick 1\ntick 2\n"
     assert "exit_code" not in final["output"]
@@ -123,25 +113,25 @@ def test_scenario_cancelled_without_exit_code_keeps_the_transcript(stack: Stack)
 
 
 def test_scenario_late_terminal_update_after_turn_settled(stack: Stack) -> None:
-    session = new_session(stack, agent="codex")
-    turn = start_turn(stack, session["id"])
+    session = stack.api.new_session(agent="codex")
+    turn = stack.api.start_turn(session["id"])
     message_id = _publish_all(stack, session["id"], [
         codex_start("late", "cargo build"), codex_delta("late", "Compiling\n")])
-    complete_turn(stack, session["id"], turn)
-    idle = session_state(stack, session["id"])
-    publish(stack, session["id"], codex_end("late", "Compiling\nFinished\n", 0))
-    assert snapshot(stack, session["id"], message_id)["output"]["stdout"] == (
+    stack.api.complete_turn(session["id"], turn)
+    idle = stack.api.session(session["id"])
+    stack.api.publish(session["id"], codex_end("late", "Compiling\nFinished\n", 0))
+    assert stack.api.shell_output(session["id"], message_id)["output"]["stdout"] == (
         "Compiling\nFinished\n")
-    after = session_state(stack, session["id"])
+    after = stack.api.session(session["id"])
     assert (after["state"], after["updated_at"]) == (idle["state"], idle["updated_at"])
-    assert list_messages(stack, session["id"])["total"] == 1
+    assert stack.api.list_messages(session["id"])["total"] == 1
 
 
 def test_scenario_output_over_256_kib_is_bounded_newest_and_truncated(stack: Stack) -> None:
-    session = new_session(stack, agent="codex")
+    session = stack.api.new_session(agent="codex")
     updates = load_fixture("codex-ts-terminal-large-output")
     message_id = _publish_all(stack, session["id"], updates)
-    final = snapshot(stack, session["id"], message_id)
+    final = stack.api.shell_output(session["id"], message_id)
     stored = final["output"]["stdout"].encode("utf-8")
     assert len(stored) <= 262_144
     assert final["output"]["truncated"] is True
@@ -153,17 +143,17 @@ def test_scenario_output_over_256_kib_is_bounded_newest_and_truncated(stack: Sta
 
 
 def test_scenario_browser_payloads_carry_counts_but_no_bodies(stack: Stack) -> None:
-    session = new_session(stack, agent="codex")
+    session = stack.api.new_session(agent="codex")
     body = "BODY-MUST-NOT-LEAK\n"
     _publish_all(stack, session["id"], [codex_start("nb", "cat notes"),
                                         codex_end("nb", body, 0)])
-    listed = stack.rest("GET", f"/api/v1/task-sessions/{session['id']}/messages").body
-    boot = stack.rest("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").body
-    url = f"/api/v1/task-sessions/{session['id']}/messages:watch?since_revision=0"
-    with urllib.request.urlopen(stack.rest_url + url, timeout=15) as feed:
-        lines = [feed.readline().decode().strip() for _ in range(4)]
-    events = [json.loads(line[len("data:"):]) for line in lines if line.startswith("data:")]
-    assert len(events) == 2
+    listed = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages").body
+    boot = stack.api.request("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").body
+    feed = stack.api.watch(session["id"], "?since_revision=0")
+    events = [next(feed) for _ in range(3)]
+    feed.close()
+    assert [event["type"] for event in events] == [
+        "heartbeat", "session.message.added", "session.message.updated"]
     for payload in (listed, boot, json.dumps(events).encode()):
         assert b"BODY-MUST-NOT-LEAK" not in payload
         assert b'"stdout"' not in payload

@@ -6,14 +6,11 @@ the result the normalizer computes, whatever route a browser reads it from.
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from typing import Any
 
 from shellexec import normalize
 
 from support.acp import codex_delta, codex_end, codex_start
-from support.rest import complete_turn, list_messages, new_session, publish, start_turn
 from support.stack import Stack
 
 Update = dict[str, Any]
@@ -62,23 +59,23 @@ def _normalized(cancelled: bool) -> dict[str, str]:
 
 def _every_payload(stack: Stack, session: dict[str, Any]) -> list[dict[str, str]]:
     """The results of the list, the boot state and the feed's replay."""
-    boot = stack.rest("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").json()
-    return [_results(list_messages(stack, session["id"])["messages"]),
+    boot = stack.api.request("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").json()
+    return [_results(stack.api.list_messages(session["id"])["messages"]),
             _results(boot["initial_state"]["messages"]),
             _results(_replayed_messages(stack, session["id"]))]
 
 
 def test_list_boot_state_and_feed_carry_the_normalizers_result(stack: Stack) -> None:
-    session = new_session(stack)
-    turn_id = start_turn(stack, session["id"])
+    session = stack.api.new_session()
+    turn_id = stack.api.start_turn(session["id"])
     for updates, _, _ in COMMANDS.values():
         for update in updates:
-            publish(stack, session["id"], update)
+            stack.api.publish(session["id"], update)
     running = {command: during for command, (_, during, _) in COMMANDS.items()}
     assert _normalized(cancelled=False) == running
     assert _every_payload(stack, session) == [running] * 3
 
-    complete_turn(stack, session["id"], turn_id, stop_reason="cancelled")
+    stack.api.complete_turn(session["id"], turn_id, stop_reason="cancelled")
     ended = {command: after for command, (_, _, after) in COMMANDS.items()}
     assert _normalized(cancelled=True) == ended
     assert _every_payload(stack, session) == [ended] * 3
@@ -86,18 +83,15 @@ def test_list_boot_state_and_feed_carry_the_normalizers_result(stack: Stack) -> 
 
 def _replayed_messages(stack: Stack, session_id: str) -> list[dict[str, Any]]:
     """Each message as the feed's replay from revision 0 last shows it."""
-    revision = int(stack.rest("GET", f"/api/v1/task-sessions/{session_id}").json()[
-        "session"]["revision"])
-    url = f"{stack.rest_url}/api/v1/task-sessions/{session_id}/messages:watch?since_revision=0"
+    revision = int(stack.api.session(session_id)["revision"])
     latest: dict[str, dict[str, Any]] = {}
-    with urllib.request.urlopen(url, timeout=15) as response:
-        for raw in response:
-            line = raw.decode().strip()
-            if not line.startswith("data:"):
-                continue
-            event = json.loads(line[len("data:"):])
+    events = stack.api.watch(session_id, "?since_revision=0")
+    try:
+        for event in events:
             if "message" in event:
                 latest[event["message"]["id"]] = event["message"]
             if event["revision"] >= revision and event["type"] != "heartbeat":
                 break
+    finally:
+        events.close()
     return list(latest.values())

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from shellexec import normalize
+from shellexec.app.composition import compose
+from shellexec.app.settings import Settings
 from shellexec.service import NotFoundError, StateCache, units
-from shellexec.store import open_database
 
 
 def _call() -> Any:
@@ -34,9 +35,8 @@ def test_cache_keeps_only_the_most_recently_used_entries() -> None:
 
 
 def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -> None:
-    database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
-    cache = StateCache()
-    database.on_rollback(cache.clear)
+    app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
+    database, cache = app.database, app.states
     cache.put(1, 1, _call())
 
     def failing() -> None:
@@ -49,9 +49,8 @@ def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -
 
 
 def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Path) -> None:
-    database = open_database(f"sqlite:///{tmp_path / 'units.db'}")
-    cache = StateCache()
-    database.on_rollback(cache.clear)
+    app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
+    database, cache = app.database, app.states
     cache.put(1, 1, _call())
 
     def missing() -> None:

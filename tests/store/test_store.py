@@ -15,19 +15,11 @@ import pytest
 from peewee import SqliteDatabase
 from playhouse.test_utils import count_queries
 
-from shellexec.feed import FeedHub
-from shellexec.service import (
-    Clock,
-    NotFoundError,
-    Publisher,
-    Reader,
-    Sessions,
-    StateCache,
-    random_id,
-    system_clock,
-)
+from shellexec.app.composition import compose
+from shellexec.app.settings import Settings
+from shellexec.service import Clock, NotFoundError, system_clock
 from shellexec.service.sessions import REQUEST_ID_WINDOW
-from shellexec.store import Database, open_database, queries
+from shellexec.store import queries
 from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
 from shellexec.store.models import (
     ALL_MODELS,
@@ -41,14 +33,15 @@ from support.acp import codex_delta, codex_end, codex_start
 
 
 class Harness:
-    def __init__(self, database: Database, clock: Clock = system_clock) -> None:
-        self.database = database
-        feed, states = FeedHub(), StateCache()
-        database.on_rollback(states.clear)
-        self.sessions = Sessions(database, feed, states, clock, random_id)
-        self.publisher = Publisher(database, feed, states, system_clock, random_id)
-        self.reader = Reader(database, feed, states, heartbeat_seconds=0.2,
-                             stream_lifetime_seconds=1)
+    """The use cases over the database at `path`, wired as the server wires them."""
+
+    def __init__(self, path: Path, clock: Clock = system_clock) -> None:
+        app = compose(Settings(database_url=f"sqlite:///{path}", heartbeat_seconds=0.2,
+                               stream_lifetime_seconds=1), clock)
+        self.database = app.database
+        self.sessions = app.sessions
+        self.publisher = app.publisher
+        self.reader = app.reader
 
     def run(self, coroutine: Any) -> Any:
         return asyncio.run(coroutine)
@@ -56,9 +49,9 @@ class Harness:
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    database = open_database(f"sqlite:///{tmp_path / 'store.db'}")
-    yield Harness(database)
-    database.close()
+    opened = Harness(tmp_path / "store.db")
+    yield opened
+    opened.database.close()
 
 
 def _session_with_outputs(harness: Harness, count: int, output_bytes: int) -> str:
@@ -217,8 +210,7 @@ def _remembered(harness: Harness) -> tuple[list[str], list[str]]:
 
 def test_request_ids_are_remembered_for_the_window_then_forgotten(tmp_path: Path) -> None:
     clock = SettableClock(1_000_000_000_000)
-    database = open_database(f"sqlite:///{tmp_path / 'window.db'}")
-    harness = Harness(database, clock)
+    harness = Harness(tmp_path / "window.db", clock)
     try:
         created = harness.run(harness.sessions.create("task-window", "codex", "create-1"))
         turn = harness.run(harness.sessions.start_turn(created.id, "start-1"))
@@ -237,7 +229,7 @@ def test_request_ids_are_remembered_for_the_window_then_forgotten(tmp_path: Path
         # The expired rows were deleted when the new ones were written.
         assert _remembered(harness) == (["create-1"], [restarted.id])
     finally:
-        database.close()
+        harness.database.close()
 
 
 def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) -> None:
@@ -253,8 +245,8 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
     assert not old.table_exists("session_request")
     old.close()
 
-    database = open_database(f"sqlite:///{path}")
-    harness = Harness(database)
+    harness = Harness(path)
+    database = harness.database
     try:
         assert harness.run(database.read(lambda: applied_version(database.db))) == 2
         turn = harness.run(harness.sessions.start_turn("ses_old", "start-old"))

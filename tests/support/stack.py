@@ -6,22 +6,24 @@ database while Envoy stays up, as a crash would look in production.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import grpc
 
+from shellexec.app import envoy, processes
+from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
+
+from support.rest import Api
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -31,16 +33,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-@dataclass
-class RestResponse:
-    status: int
-    body: bytes
-    headers: dict[str, str]
-
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 @dataclass
@@ -88,22 +80,16 @@ class Stack:
     def _start(self) -> None:
         self.start_server()
         config = self.workdir / "envoy.yaml"
-        config.write_bytes(subprocess.run(
-            [BIN / "shellexec", "envoy-config", "--grpc-port", str(self.grpc_port)],
-            env=self.env, check=True, capture_output=True).stdout)
+        config.write_text(envoy.render(Settings.from_env(self.env), self.grpc_port))
         with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
-            self.envoy = subprocess.Popen(
-                [BIN / "envoy", "-c", str(config), "--concurrency", "1", "--log-level", "error",
-                 "--disable-hot-restart"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
-        self._wait(lambda: self._get(f"http://127.0.0.1:{self.admin_port}/ready") == 200,
-                   "envoy")
+            self.envoy = envoy.launch(config, self.admin_port, log, timeout=30)
 
     def start_server(self) -> None:
         with open(self.workdir / "server.log", "ab") as log:
             self.server = subprocess.Popen(
                 [BIN / "shellexec", "serve"], cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL,
                 stderr=log)
-        self._wait(self._server_serving, "server")
+        self._wait_for_server()
 
     def kill_server(self) -> None:
         """SIGKILL: no graceful shutdown, no flush, like a crash."""
@@ -113,53 +99,37 @@ class Stack:
 
     def stop(self) -> None:
         for process in (self.envoy, self.server):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            if process is not None:
+                processes.stop(process)
+
+    @property
+    def api(self) -> Api:
+        """The REST API through this stack's Envoy."""
+        return Api(self.rest_url)
 
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)
 
-    def _server_serving(self) -> bool:
-        if self.server is not None and self.server.poll() is not None:
-            log = (self.workdir / "server.log").read_text()[-3000:]
-            raise RuntimeError(f"server exited: {log}")
-        with grpc.insecure_channel(self.grpc_target) as channel:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=0.2)
-            except grpc.FutureTimeoutError:
-                return False
-        return True
-
-    @staticmethod
-    def _get(url: str) -> int:
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                return int(response.status)
-        except (urllib.error.URLError, ConnectionError):
-            return 0
-
-    @staticmethod
-    def _wait(ready: Any, what: str, timeout: float = 30.0) -> None:
+    def _wait_for_server(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if ready():
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"{what} not ready after {timeout} s")
+            if self.server is not None and self.server.poll() is not None:
+                log = (self.workdir / "server.log").read_text()[-3000:]
+                raise RuntimeError(f"server exited: {log}")
+            with grpc.insecure_channel(self.grpc_target) as channel:
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=0.2)
+                    return
+                except grpc.FutureTimeoutError:
+                    pass
+        raise TimeoutError(f"server not ready after {timeout} s")
 
-    def rest(self, method: str, path: str, body: Any = None,
-             raw: bytes | None = None, headers: dict[str, str] | None = None) -> RestResponse:
-        """One HTTP request through Envoy; never raises for an HTTP error status."""
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        request = urllib.request.Request(self.rest_url + path, data=data, method=method,
-                                         headers={"content-type": "application/json",
-                                                  **(headers or {})})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return RestResponse(response.status, response.read(), dict(response.headers))
-        except urllib.error.HTTPError as error:
-            return RestResponse(error.code, error.read(), dict(error.headers))
+
+@contextmanager
+def running_stack(workdir: Path, **settings: str) -> Iterator[Stack]:
+    """A started stack with extra settings (`SHELLEXEC_*=value` keywords), stopped after."""
+    stack = Stack(workdir, extra_env=settings).start()
+    try:
+        yield stack
+    finally:
+        stack.stop()

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import ConsoleMessage, Error, Locator, Page, Request, expect
-
-from support.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -29,54 +26,6 @@ TERMINAL = ("complete", "failed", "cancelled")
 
 Update = dict[str, Any]
 Json = dict[str, Any]
-
-
-@dataclass
-class Api:
-    """The public REST API through Envoy, asserting success."""
-
-    stack: Stack
-
-    def call(self, method: str, path: str, body: Any = None) -> Json:
-        response = self.stack.rest(method, path, body)
-        assert response.status == 200, (path, response.status, response.body[:500])
-        result: Json = response.json()
-        return result
-
-    def new_session(self, agent: str | None = "codex", task_id: str | None = None) -> Json:
-        """A new session; `agent=None` leaves the field out of the request."""
-        task = task_id or f"web-{uuid.uuid4().hex[:10]}"
-        body = {"task_id": task} if agent is None else {"task_id": task, "agent": agent}
-        session: Json = self.call("POST", "/api/v1/task-sessions", body)["session"]
-        return session
-
-    def start_turn(self, session_id: str) -> str:
-        return str(self.call("POST", f"/api/v1/task-sessions/{session_id}/turns", {})
-                   ["turn"]["id"])
-
-    def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn") -> None:
-        self.call("POST", f"/api/v1/task-sessions/{session_id}/turns/{turn_id}:complete",
-                  {"stop_reason": stop_reason})
-
-    def publish(self, session_id: str, update: Update) -> Json:
-        """Publishes one ACP update; returns the affected (projected) message."""
-        result = self.call("POST", f"/api/v1/task-sessions/{session_id}/updates",
-                           {"update": update})
-        message: Json = result.get("message") or {}
-        return message
-
-    def play(self, session_id: str, updates: list[Update]) -> str:
-        """Publishes a tool call's updates in order; returns its message id."""
-        message_id = ""
-        for update in updates:
-            message_id = str(self.publish(session_id, update).get("id") or message_id)
-        assert message_id, "no message for these updates"
-        return message_id
-
-    def messages(self, session_id: str) -> list[Json]:
-        found: list[Json] = self.call(
-            "GET", f"/api/v1/task-sessions/{session_id}/messages?limit=500")["messages"]
-        return found
 
 
 # ---- ACP updates the builders in support.acp do not cover ---------------------------------
@@ -127,9 +76,6 @@ def opencode_end(call_id: str, command: str, output: str, exit_code: int) -> Upd
             "rawOutput": {"output": output, "metadata": {"output": output, "exit": exit_code,
                                                          "truncated": False}}}
 
-
-def unique(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
 # ---- the page ------------------------------------------------------------------------------

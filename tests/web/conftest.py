@@ -9,8 +9,9 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect, sync_playwright
 from web.browser import TIMEOUT_MS, VIEWPORTS, launch, new_context
-from web.chat import Api, ChatPage
+from web.chat import ChatPage
 
+from support.rest import Api
 from support.stack import Stack
 
 
@@ -51,4 +52,4 @@ def chat(browser: Browser, request: pytest.FixtureRequest) -> Iterator[ChatPage]
 
 @pytest.fixture
 def api(stack: Stack) -> Api:
-    return Api(stack)
+    return stack.api

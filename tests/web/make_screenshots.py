@@ -19,7 +19,6 @@ from web.browser import launch, new_context
 from web.chat import ChatPage
 
 from shellexec.demo.player import Player
-from shellexec.demo.rest import RestApi
 from shellexec.demo.script import demo_script
 
 from support.stack import Stack
@@ -29,7 +28,7 @@ EXPANDED_COMMAND = "pytest tests/integration -x -q"
 
 
 def play_demo(stack: Stack) -> str:
-    player = Player(RestApi(stack.rest_url), pace=0)
+    player = Player(stack.api, pace=0)
     session_id = player.create("demo", "demo")
     player.play(session_id, demo_script())
     return session_id

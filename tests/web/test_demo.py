@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from web.chat import Api, ChatPage, unique
+from web.chat import ChatPage
 
 from shellexec.demo import cli, rest
 from shellexec.demo.player import Player
-from shellexec.demo.rest import RestApi
 from shellexec.demo.script import LONG_COMMAND, demo_script
 
+from support.rest import unique
 from support.stack import Stack, free_port
 
 
@@ -32,9 +32,10 @@ def demo_env(monkeypatch: pytest.MonkeyPatch, rest_port: int, *, grpc_port: int 
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_demo_session_renders_every_kind_of_row(
         stack: Stack, chat: ChatPage, viewport: str) -> None:
-    player = Player(RestApi(stack.rest_url), pace=0)
+    player = Player(stack.api, pace=0)
     session_id = player.create(unique("demo"), "demo")
     player.play(session_id, demo_script())
     chat.open(f"{stack.rest_url}/?session={session_id}")
@@ -90,12 +91,13 @@ def test_demo_command_plays_into_a_running_service(
     printed = capsys.readouterr().out
     assert "Using the service that is already running." in printed
     assert f"{stack.rest_url}/?session=ses_" in printed
-    boot = Api(stack).call("GET", f"/api/v1/tasks/{task}/boot-state")["initial_state"]
+    boot = stack.api.call("GET", f"/api/v1/tasks/{task}/boot-state")["initial_state"]
     assert f"{stack.rest_url}/?session={boot['session']['id']}" in printed
     shells = [m for m in boot["messages"] if m["type"] == "tool_execute"]
     assert len(shells) == 10
 
 
+@pytest.mark.slow
 def test_demo_command_starts_and_stops_its_own_service(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,12 +9,13 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
-from web.chat import Api, ChatPage, codex_delta, generic_start, unique, user_text
+from web.chat import ChatPage, codex_delta, generic_start, user_text
 
 from support.acp import agent_text, codex_end
+from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STREAM_LIFETIME_SECONDS = 2
 
@@ -75,7 +76,7 @@ def test_page_follows_the_live_feed(stack: Stack, api: Api, chat: ChatPage) -> N
 def test_page_resumes_after_the_stream_ends(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack
-    api = Api(stack)
+    api = stack.api
     session = api.new_session("claude")
     sid = session["id"]
     api.start_turn(sid)
@@ -107,7 +108,7 @@ def test_page_resumes_after_the_stream_ends(
 
 
 def test_page_resumes_after_the_server_restarts(own_stack: Stack, chat: ChatPage) -> None:
-    api = Api(own_stack)
+    api = own_stack.api
     session = api.new_session("codex")
     sid = session["id"]
     api.start_turn(sid)
@@ -159,7 +160,7 @@ def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
 
 
 def test_page_shows_live_at_once_on_a_quiet_session(quiet_stack: Stack, chat: ChatPage) -> None:
-    api = Api(quiet_stack)
+    api = quiet_stack.api
     sid = api.new_session("codex")["id"]
     api.publish(sid, agent_text("nothing happens after this"))
     # `open` waits (10 s at most) for the feed badge to say "live": only the stream's opening

@@ -12,12 +12,13 @@ import json
 
 import pytest
 from playwright.sync_api import Route, expect
-from web.chat import TERMINAL, Api, ChatPage, ShellFetch, codex_delta, generic_start, unique
+from web.chat import TERMINAL, ChatPage, ShellFetch, codex_delta, generic_start
 
 from support.acp import agent_text, codex_end
+from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BASE_DELAY_MS = 1000
 MAX_DELAY_MS = 5000

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-from web.chat import Api, ChatPage, Json, codex_delta, generic_start, unique, walk_keys
+from web.chat import ChatPage, Json, codex_delta, generic_start, walk_keys
 
 from support.acp import codex_end
+from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def shell_summaries(value: object) -> list[Json]:

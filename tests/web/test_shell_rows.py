@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 from web.chat import (
-    Api,
     ChatPage,
     codex_delta,
     generic_end,
@@ -15,13 +14,13 @@ from web.chat import (
     opencode_end,
     opencode_pending,
     opencode_start,
-    unique,
 )
 
 from support.acp import codex_end, codex_start, load_fixture
+from support.rest import Api, unique
 from support.stack import Stack
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # A real-looking command line far wider than either viewport, with a path token that has no
 # break opportunity at all: it must wrap anywhere and stay complete.

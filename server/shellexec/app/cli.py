@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shellexec.app import envoy, ports
+from shellexec.app import envoy, ports, processes
 from shellexec.app.server import serve, start_server
 from shellexec.app.settings import Settings
 
@@ -58,10 +58,9 @@ async def _up(settings: Settings) -> int:
     RUN_DIR.mkdir(exist_ok=True)
     config = RUN_DIR / "envoy.yaml"
     config.write_text(envoy.render(settings, running.port))
-    node_id = envoy.new_node_id()
-    process = subprocess.Popen(envoy.envoy_command(config, node_id))
+    process: subprocess.Popen[bytes] | None = None
     try:
-        await asyncio.to_thread(envoy.wait_ready, settings.admin_port, process, node_id)
+        process = await asyncio.to_thread(envoy.launch, config, settings.admin_port)
         print(_banner(settings, running.port), flush=True)
         exited = asyncio.create_task(asyncio.to_thread(process.wait))
         stopped = asyncio.create_task(stop.wait())
@@ -72,12 +71,8 @@ async def _up(settings: Settings) -> int:
         # The server first, while Envoy still relays: open feeds get their end_of_stream and
         # calls in flight their answers.
         await running.stop(settings.shutdown_grace_seconds)
-        if process.poll() is None:
-            process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=5)
-            if process.poll() is None:
-                process.kill()
+        if process is not None:
+            processes.stop(process, timeout=5)
         print("shellexec stopped", flush=True)
 
 

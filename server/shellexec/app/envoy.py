@@ -19,7 +19,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 from string import Template
+from typing import IO
 
+from shellexec.app import processes
 from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
@@ -167,3 +169,17 @@ def wait_ready(admin_port: int, process: subprocess.Popen[bytes], node_id: str,
             return
         time.sleep(0.05)
     raise TimeoutError(f"envoy not ready on admin port {admin_port} after {timeout} s")
+
+
+def launch(config: Path, admin_port: int, log: IO[bytes] | None = None,
+           timeout: float = 20.0) -> subprocess.Popen[bytes]:
+    """Starts Envoy on `config`, its output going to `log` (None: ours), and waits until it is
+    live; stops it again if it never is."""
+    node_id = new_node_id()
+    process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)
+    try:
+        wait_ready(admin_port, process, node_id, timeout)
+    except BaseException:
+        processes.stop(process, timeout=5)
+        raise
+    return process

@@ -1,4 +1,4 @@
-"""Building and running the gRPC server: the one place that wires the object graph."""
+"""Building and running the gRPC server around the object graph of `composition`."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from shellexec.api import SERVICE_NAME, ShellExecServicer
+from shellexec.api import SERVICE_NAME
 from shellexec.api.reflection import enable_reflection
+from shellexec.app.composition import Composition, compose
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
-from shellexec.feed import FeedHub
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
-from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id, system_clock
-from shellexec.store import Database, open_database
 from shellexec.v1 import shell_exec_service_pb2_grpc
 
 
@@ -28,16 +26,15 @@ class RunningServer:
     server: grpc.aio.Server
     port: int
     health: health.aio.HealthServicer
-    feed: FeedHub
-    database: Database
+    app: Composition
 
     async def stop(self, grace: float) -> None:
         """Ends every open feed stream at once (watchers resume by revision), then gives the
         other calls `grace` seconds to finish."""
         await self.health.enter_graceful_shutdown()
-        self.feed.close()
+        self.app.feed.close()
         await self.server.stop(grace)
-        self.database.close()
+        self.app.database.close()
 
 
 async def _echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
@@ -50,28 +47,16 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
         "shellexec.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(_echo)})
 
 
-def build_servicer(settings: Settings, database: Database, feed: FeedHub) -> ShellExecServicer:
-    states = StateCache()
-    database.on_rollback(states.clear)
-    sessions = Sessions(database, feed, states, system_clock, random_id)
-    publisher = Publisher(database, feed, states, system_clock, random_id)
-    reader = Reader(database, feed, states, settings.heartbeat_seconds,
-                    settings.stream_lifetime_seconds)
-    return ShellExecServicer(sessions, publisher, reader)
-
-
 async def start_server(settings: Settings) -> RunningServer:
     """Opens the database, builds the graph, binds and starts the server."""
-    database = open_database(settings.database_url)
-    feed = FeedHub()
+    app = compose(settings)
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.
         ("grpc.so_reuseport", 0),
     ])
-    shell_exec_service_pb2_grpc.add_ShellExecServiceServicer_to_server(
-        build_servicer(settings, database, feed), server)
+    shell_exec_service_pb2_grpc.add_ShellExecServiceServicer_to_server(app.servicer, server)
     if settings.bench_echo:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = health.aio.HealthServicer()
@@ -80,13 +65,13 @@ async def start_server(settings: Settings) -> RunningServer:
     try:
         port = server.add_insecure_port(settings.grpc_address)
     except RuntimeError as error:  # lost a race with another process since the check
-        database.close()
+        app.database.close()
         raise PortInUseError(f"cannot listen on {settings.grpc_address}: the port is in use "
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, port, health_servicer, feed, database)
+    return RunningServer(server, port, health_servicer, app)
 
 
 async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:

@@ -21,7 +21,7 @@ class Player:
     _turn: str | None = field(default=None, init=False)
 
     def create(self, task_id: str, agent: str) -> str:
-        return self.api.create_session(task_id, agent)
+        return str(self.api.create_session(task_id, agent)["id"])
 
     def play(self, session_id: str, steps: Sequence[Step]) -> None:
         for step in steps:

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shellexec.app import processes
 from shellexec.app.settings import Settings
 from shellexec.demo.rest import probe
 
@@ -44,19 +45,8 @@ class Service:
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stops a service the demo started, the way Ctrl-C would (SIGINT), then harder."""
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if self.process is not None:
+            processes.stop(self.process, timeout, first=signal.SIGINT)
 
 
 def ensure(settings: Settings, timeout: float = 60.0) -> Service:

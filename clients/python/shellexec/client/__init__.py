@@ -6,6 +6,9 @@
         client.publish(session.id, {"sessionUpdate": "tool_call", ...}, sequence=1)
         client.complete_turn(session.id, turn.id, "end_turn")
 
+`AsyncShellExecClient` has the same methods with the same parameters, awaited (and `watch`
+iterated with `async for`).
+
 Updates are plain JSON values (the `params.update` object of an ACP `session/update`); the
 generated messages are returned as they are (`shellexec.v1.*_pb2`).
 """

@@ -1,14 +1,16 @@
-"""The asyncio client (grpc.aio), for bridges and services on an event loop."""
+"""The asyncio client (grpc.aio), for bridges and services on an event loop: the methods of
+the blocking client, with the same parameters, awaited."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Iterable
 from types import TracebackType
 from typing import Any
 
 import grpc
 
-from shellexec.client._values import CHANNEL_OPTIONS, publish_request
-from shellexec.v1 import session_pb2
+from shellexec.client._values import CHANNEL_OPTIONS, publish_request, to_value, watch_request
+from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
@@ -31,8 +33,22 @@ class AsyncShellExecClient:
     async def close(self) -> None:
         await self._channel.close()
 
+    async def normalize(self, updates: Iterable[Any], agent: str = ""
+                        ) -> pb.NormalizeShellExecResponse:
+        request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
+                                               agent=agent)
+        response: pb.NormalizeShellExecResponse = await self._stub.NormalizeShellExec(
+            request, timeout=self._timeout)
+        return response
+
+    async def summarize(self, output: shell_output_pb2.ShellOutput
+                        ) -> shell_output_pb2.ShellOutputSummary:
+        request = pb.SummarizeShellOutputRequest(output=output)
+        response = await self._stub.SummarizeShellOutput(request, timeout=self._timeout)
+        return response.summary  # type: ignore[no-any-return]
+
     async def create_session(self, task_id: str, agent: str = "", request_id: str = ""
-                               ) -> session_pb2.Session:
+                             ) -> session_pb2.Session:
         """Creates a session; pass the same `request_id` on every retry of one call so that a
         lost answer creates no second session."""
         request = pb.CreateSessionRequest(task_id=task_id, agent=agent, request_id=request_id)
@@ -66,9 +82,46 @@ class AsyncShellExecClient:
             request, timeout=self._timeout)
         return response
 
-    async def list_messages(self, session_id: str, *, limit: int = 0, after: str = ""
-                            ) -> pb.ListMessagesResponse:
-        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, after=after)
+    async def list_messages(self, session_id: str, *, limit: int = 0, before: str = "",
+                            after: str = "", sort: str = "") -> pb.ListMessagesResponse:
+        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, before=before,
+                                         after=after, sort=sort)
         response: pb.ListMessagesResponse = await self._stub.ListMessages(
             request, timeout=self._timeout)
         return response
+
+    async def shell_output(self, session_id: str, message_id: str
+                           ) -> pb.GetShellOutputResponse:
+        request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
+        response: pb.GetShellOutputResponse = await self._stub.GetShellOutput(
+            request, timeout=self._timeout)
+        return response
+
+    async def boot_state(self, task_id: str) -> pb.BootState:
+        request = pb.GetBootStateRequest(task_id=task_id)
+        response = await self._stub.GetBootState(request, timeout=self._timeout)
+        return response.initial_state  # type: ignore[no-any-return]
+
+    async def watch(self, session_id: str, since_revision: int | None = None,
+                    timeout: float | None = None
+                    ) -> AsyncGenerator[pb.WatchMessagesResponse, None]:
+        """The session's feed; iterate it with `async for`, and cancel it by closing the
+        iterator (`aclose()`)."""
+        call = self._stub.WatchMessages(watch_request(session_id, since_revision),
+                                        timeout=timeout)
+        try:
+            async for event in call:
+                yield event
+        finally:
+            call.cancel()
+
+    async def messages(self, session_id: str) -> list[message_pb2.Message]:
+        """Every message of the session, oldest first (follows the pages)."""
+        found: list[message_pb2.Message] = []
+        cursor = ""
+        while True:
+            page = await self.list_messages(session_id, limit=500, after=cursor)
+            found.extend(page.messages)
+            if not page.has_more:
+                return found
+            cursor = page.cursor

@@ -1,0 +1,49 @@
+"""The server's object graph, built in one place: the app and the store tests both use it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shellexec.api import ShellExecServicer
+from shellexec.app.settings import Settings
+from shellexec.feed import FeedHub
+from shellexec.service import (
+    Clock,
+    IdFactory,
+    Publisher,
+    Reader,
+    Sessions,
+    StateCache,
+    random_id,
+    system_clock,
+)
+from shellexec.store import Database, open_database
+
+
+@dataclass(frozen=True)
+class Composition:
+    """The opened database, the feed hub and the use cases over them, and their servicer."""
+
+    database: Database
+    feed: FeedHub
+    states: StateCache
+    sessions: Sessions
+    publisher: Publisher
+    reader: Reader
+    servicer: ShellExecServicer
+
+
+def compose(settings: Settings, clock: Clock = system_clock,
+            ids: IdFactory = random_id) -> Composition:
+    """Opens the database of `settings` and builds everything that serves it."""
+    database = open_database(settings.database_url)
+    feed = FeedHub()
+    states = StateCache()
+    # A rolled-back write may have left states in the cache that the database never kept.
+    database.on_rollback(states.clear)
+    sessions = Sessions(database, feed, states, clock, ids)
+    publisher = Publisher(database, feed, states, clock, ids)
+    reader = Reader(database, feed, states, settings.heartbeat_seconds,
+                    settings.stream_lifetime_seconds)
+    return Composition(database, feed, states, sessions, publisher, reader,
+                       ShellExecServicer(sessions, publisher, reader))

@@ -1,0 +1,113 @@
+"""The asyncio client against the real server: each of its reads answers what the blocking
+client answers for the same session."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from shellexec.client import AsyncShellExecClient, ShellExecClient
+from shellexec.v1 import shell_output_pb2
+
+from support.acp import codex_delta, codex_end, codex_start
+from support.stack import Stack
+
+T = TypeVar("T")
+
+
+def run(stack: Stack, call: Callable[[AsyncShellExecClient], Awaitable[T]]) -> T:
+    async def connected() -> T:
+        async with AsyncShellExecClient(stack.grpc_target, timeout=10) as aio:
+            return await call(aio)
+
+    return asyncio.run(connected())
+
+
+def session_with_commands(client: ShellExecClient, count: int) -> tuple[str, str]:
+    """A new session (and its task) with `count` finished commands."""
+    task = f"aio-{uuid.uuid4().hex[:12]}"
+    session = client.create_session(task, agent="codex")
+    for index in range(count):
+        call = f"c{index}"
+        client.publish(session.id, codex_start(call, f"echo {index}"))
+        client.publish(session.id, codex_delta(call, f"{index}\n"))
+        client.publish(session.id, codex_end(call, f"{index}\n", 0))
+    return session.id, task
+
+
+def test_normalize_and_summarize_answer_as_the_blocking_client(
+        stack: Stack, client: ShellExecClient) -> None:
+    updates: list[Any] = [codex_start("n", "make"), codex_delta("n", "built\n"),
+                          codex_end("n", "built\n", 2)]
+    output = shell_output_pb2.ShellOutput(exit_code=1, stdout="héllo\n", stderr="no\n")
+
+    async def both(aio: AsyncShellExecClient) -> tuple[Any, Any]:
+        return await aio.normalize(updates, agent="codex"), await aio.summarize(output)
+
+    normalized, summary = run(stack, both)
+    assert normalized.output.exit_code == 2
+    assert normalized == client.normalize(updates, agent="codex")
+    assert summary.stdout_bytes == 7
+    assert summary == client.summarize(output)
+
+
+def test_reads_page_and_fetch_as_the_blocking_client(
+        stack: Stack, client: ShellExecClient) -> None:
+    session_id, task = session_with_commands(client, 3)
+    newest = client.list_messages(session_id, limit=1, sort="desc")
+
+    async def reads(aio: AsyncShellExecClient) -> list[Any]:
+        return [
+            await aio.list_messages(session_id, limit=1, sort="desc"),
+            await aio.list_messages(session_id, limit=5, before=newest.cursor, sort="desc"),
+            await aio.list_messages(session_id, limit=1, after=newest.cursor),
+            await aio.shell_output(session_id, newest.messages[0].id),
+            await aio.boot_state(task),
+            await aio.messages(session_id),
+        ]
+
+    pages = run(stack, reads)
+    assert pages == [
+        newest,
+        client.list_messages(session_id, limit=5, before=newest.cursor, sort="desc"),
+        client.list_messages(session_id, limit=1, after=newest.cursor),
+        client.shell_output(session_id, newest.messages[0].id),
+        client.boot_state(task),
+        client.messages(session_id),
+    ]
+    assert len(pages[1].messages) == 2  # the two older ones, newest first
+    assert pages[3].output.stdout == "2\n"
+    assert [m.id for m in pages[5]] == [m.id for m in reversed(
+        client.list_messages(session_id, limit=5, sort="desc").messages)]
+
+
+def test_watch_replays_the_feed_as_the_blocking_client(
+        stack: Stack, client: ShellExecClient) -> None:
+    session_id, _ = session_with_commands(client, 1)
+    revision = client.get_session(session_id).revision
+
+    async def replay(aio: AsyncShellExecClient) -> list[Any]:
+        events = []
+        stream = aio.watch(session_id, since_revision=0, timeout=10)
+        async for event in stream:
+            events.append(event)
+            if event.type != "heartbeat" and event.revision == revision:
+                break
+        await stream.aclose()  # cancels the call
+        return events
+
+    events = run(stack, replay)
+    assert (events[0].type, events[0].revision) == ("heartbeat", 0)
+    changes = [e for e in events if e.type != "heartbeat"]
+    assert [e.revision for e in changes] == list(range(1, revision + 1))
+    blocking = []
+    stream = client.watch(session_id, since_revision=0, timeout=10)
+    for event in stream:
+        if event.type != "heartbeat":
+            blocking.append(event)
+        if len(blocking) == len(changes):
+            break
+    stream.cancel()  # type: ignore[attr-defined]
+    assert changes == blocking

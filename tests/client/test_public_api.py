@@ -1,0 +1,41 @@
+"""The public surface of shellexec.client, pinned: the blocking and the asyncio client offer
+the same methods with the same parameters."""
+
+from __future__ import annotations
+
+import inspect
+
+import shellexec.client as client_package
+from shellexec.client import AsyncShellExecClient, ShellExecClient
+
+METHODS = {
+    "boot_state", "close", "complete_turn", "create_session", "get_session", "list_messages",
+    "messages", "normalize", "publish", "shell_output", "start_turn", "summarize", "watch",
+}
+
+
+def public_methods(cls: type) -> set[str]:
+    return {name for name, _ in inspect.getmembers(cls, inspect.isfunction)
+            if not name.startswith("_")}
+
+
+def test_exported_names_are_the_two_clients() -> None:
+    assert sorted(client_package.__all__) == ["AsyncShellExecClient", "ShellExecClient"]
+
+
+def test_both_clients_offer_exactly_the_documented_methods() -> None:
+    assert public_methods(ShellExecClient) == METHODS
+    assert public_methods(AsyncShellExecClient) == METHODS
+
+
+def test_every_method_takes_the_same_parameters_in_both_clients() -> None:
+    for name in sorted(METHODS):
+        blocking = inspect.signature(getattr(ShellExecClient, name)).parameters
+        awaited = inspect.signature(getattr(AsyncShellExecClient, name)).parameters
+        assert list(blocking.values()) == list(awaited.values()), name
+
+
+def test_every_async_method_is_awaited_or_iterated_asynchronously() -> None:
+    for name in sorted(METHODS):
+        method = getattr(AsyncShellExecClient, name)
+        assert inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(method), name
