@@ -16,7 +16,7 @@ from shellexec.service.errors import (
 from shellexec.service.publishing import Publisher
 from shellexec.service.reading import Reader
 from shellexec.service.sessions import Sessions
-from shellexec.service.shell_state import StateCache
+from shellexec.service.state_cache import StateCache
 
 __all__ = [
     "Clock",

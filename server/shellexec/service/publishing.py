@@ -13,12 +13,13 @@ from typing import Any
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
+from shellexec.normalize import bounded_head
 from shellexec.projection import project_message
-from shellexec.service import events, shell_state, units
+from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import PublishResult
-from shellexec.service.shell_state import StateCache
+from shellexec.service.state_cache import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
@@ -146,17 +147,17 @@ class Publisher:
         tool_call_id = _tool_call_id(update)
         now = self._clock()
         statements = self._database.statements
-        call = shell_state.load_call(statements, session.id, tool_call_id, self._states)
+        call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
             row = self._insert_tool_message(session, tool_call_id, now)
             self._states.remember(session.id, tool_call_id, int(row.position))
             after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
-            shell_state.persist(statements, row, None, after, now, self._states)
+            tool_calls.save(statements, row, None, after, now, self._states)
             return row, MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
-        shell_state.persist(statements, row, before, normalize.fold(before, update), now,
+        tool_calls.save(statements, row, before, normalize.fold(before, update), now,
                             self._states)
         return row, MESSAGE_UPDATED
 
@@ -178,7 +179,7 @@ class Publisher:
         latest = queries.latest_message(session.id)
         if (latest is not None and latest.type == "message" and latest.author_type == author
                 and latest.turn_id == turn_id):
-            latest.content = shell_state.bounded_head(latest.content + text)
+            latest.content = bounded_head(latest.content + text)
             latest.updated_at = now
             self._database.statements.update_message(
                 int(latest.position), {"content": latest.content, "updated_at": now})
@@ -186,6 +187,6 @@ class Publisher:
         row = queries.insert_message(
             id=self._new_id("msg"), session=session.id, task_id=session.task_id,
             turn_id=turn_id, author_type=author, type="message",
-            content=shell_state.bounded_head(text),
+            content=bounded_head(text),
             created_at=now, updated_at=now)
         return row, MESSAGE_ADDED

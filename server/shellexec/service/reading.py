@@ -11,11 +11,11 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub, Subscription
 from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
 from shellexec.projection import project_message
-from shellexec.service import shell_state
+from shellexec.service import tool_calls
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
 from shellexec.service.sessions import require_session, session_record
-from shellexec.service.shell_state import StateCache
+from shellexec.service.state_cache import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
@@ -97,7 +97,7 @@ class Reader:
             # One answer for missing, other-session and non-shell messages alike.
             if row is None:
                 raise NotFoundError("shell message", message_id)
-            state = shell_state.load(row, self._states)
+            state = tool_calls.load(row, self._states)
             return ShellSnapshot(row.id, row.status, int(row.updated_at),
                                  normalize.view(state).output)
 

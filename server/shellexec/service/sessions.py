@@ -13,11 +13,11 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
 from shellexec.rules import agent_problem, task_id_problem
-from shellexec.service import events, shell_state, units
+from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
-from shellexec.service.shell_state import StateCache
+from shellexec.service.state_cache import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
@@ -159,8 +159,8 @@ class Sessions:
         cancelled: list[FeedEvent] = []
         statements = self._database.statements
         for row in queries.unfinished_tool_messages(session_id):
-            before = shell_state.load(row, self._states)
-            shell_state.persist(statements, row, before, normalize.cancel(before), now,
+            before = tool_calls.load(row, self._states)
+            tool_calls.save(statements, row, before, normalize.cancel(before), now,
                                 self._states)
             cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row))
         return cancelled

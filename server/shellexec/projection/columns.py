@@ -1,0 +1,41 @@
+"""What a tool call's fold state puts in the columns of its message row.
+
+The columns are what list, boot-state and feed payloads read (see `message`), so they are
+computed when the state is saved, from the state's O(1) accessors: `normalize.view` would
+join the output bodies.
+"""
+
+from __future__ import annotations
+
+import json
+
+from shellexec import normalize
+from shellexec.normalize import ShellState, bounded_head
+
+# The columns `state_columns` gives a value, in its order.
+STATE_COLUMNS = (
+    "is_shell", "type", "status", "title", "command", "work_dir", "content", "exit_code",
+    "truncated", "has_output", "stdout_bytes", "stderr_bytes", "fold_state",
+)
+
+
+def state_columns(state: ShellState) -> dict[str, object]:
+    """The message row's column values for `state`, named as the `Message` fields."""
+    summary = state.summary()
+    title = bounded_head(state.title or "")
+    command = bounded_head(state.command or "")
+    return {
+        "is_shell": state.is_shell,
+        "type": "tool_execute" if state.is_shell else "tool_call",
+        "status": state.status,
+        "title": title,
+        "command": command,
+        "work_dir": bounded_head(state.cwd or ""),
+        "content": command or title,
+        "exit_code": summary.exit_code,
+        "truncated": summary.truncated,
+        "has_output": summary.has_output,
+        "stdout_bytes": summary.stdout_bytes,
+        "stderr_bytes": summary.stderr_bytes,
+        "fold_state": json.dumps(normalize.dump_state(state), separators=(",", ":")),
+    }
