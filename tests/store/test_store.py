@@ -22,7 +22,7 @@ from shellexec.service import (
     Publisher,
     Reader,
     Sessions,
-    StateCache,
+    UnitCaches,
     random_id,
     system_clock,
 )
@@ -43,11 +43,10 @@ from support.acp import codex_delta, codex_end, codex_start
 class Harness:
     def __init__(self, database: Database, clock: Clock = system_clock) -> None:
         self.database = database
-        feed, states = FeedHub(), StateCache()
-        database.on_rollback(states.clear)
-        self.sessions = Sessions(database, feed, states, clock, random_id)
-        self.publisher = Publisher(database, feed, states, system_clock, random_id)
-        self.reader = Reader(database, feed, states, heartbeat_seconds=0.2,
+        feed, caches = FeedHub(), UnitCaches(database)
+        self.sessions = Sessions(database, feed, caches, clock, random_id)
+        self.publisher = Publisher(database, feed, caches, system_clock, random_id)
+        self.reader = Reader(database, feed, caches.states, heartbeat_seconds=0.2,
                              stream_lifetime_seconds=1)
 
     def run(self, coroutine: Any) -> Any:

@@ -15,7 +15,7 @@ from shellexec.api.reflection import enable_reflection
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
-from shellexec.service import Publisher, Reader, Sessions, StateCache, random_id, system_clock
+from shellexec.service import Publisher, Reader, Sessions, UnitCaches, random_id, system_clock
 from shellexec.store import Database, open_database
 from shellexec.v1 import shell_exec_service_pb2_grpc
 
@@ -52,11 +52,10 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
 
 
 def build_servicer(settings: Settings, database: Database, feed: FeedHub) -> ShellExecServicer:
-    states = StateCache()
-    database.on_rollback(states.clear)
-    sessions = Sessions(database, feed, states, system_clock, random_id)
-    publisher = Publisher(database, feed, states, system_clock, random_id)
-    reader = Reader(database, feed, states, settings.heartbeat_seconds,
+    caches = UnitCaches(database)
+    sessions = Sessions(database, feed, caches, system_clock, random_id)
+    publisher = Publisher(database, feed, caches, system_clock, random_id)
+    reader = Reader(database, feed, caches.states, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds)
     return ShellExecServicer(sessions, publisher, reader)
 

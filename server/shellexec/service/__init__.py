@@ -17,6 +17,7 @@ from shellexec.service.publishing import Publisher
 from shellexec.service.reading import Reader
 from shellexec.service.sessions import Sessions
 from shellexec.service.state_cache import StateCache
+from shellexec.service.unit_caches import UnitCaches
 
 __all__ = [
     "Clock",
@@ -29,6 +30,7 @@ __all__ = [
     "ServiceError",
     "Sessions",
     "StateCache",
+    "UnitCaches",
     "random_id",
     "system_clock",
 ]

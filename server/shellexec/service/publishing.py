@@ -7,7 +7,6 @@ a watcher never sees what a crash could still undo.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from shellexec import normalize
@@ -18,27 +17,18 @@ from shellexec.projection import project_message
 from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
+from shellexec.service.known_sessions import SessionFacts
 from shellexec.service.records import PublishResult
-from shellexec.service.state_cache import StateCache
+from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
 MAX_TOOL_CALL_ID_CHARS = 256
-MAX_KNOWN_SESSIONS = 4096
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Session:
-    """What a publish needs to know about its session."""
-
-    id: str
-    task_id: str
-    agent: str
 
 
 def _tool_call_id(update: Mapping[str, Any]) -> str:
@@ -73,16 +63,14 @@ def validate_update(update: object) -> Mapping[str, Any]:
 class Publisher:
     """Stores ACP updates into messages."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+    def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
                  new_id: IdFactory) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
+        self._states = caches.states
+        self._known_sessions = caches.sessions
         self._clock = clock
         self._new_id = new_id
-        self._known_sessions: dict[str, _Session] = {}
-        # A session seen inside a group that then rolled back may never have been committed.
-        database.on_rollback(self._known_sessions.clear)
 
     async def publish(self, session_id: str, update: object,
                       sequence: int | None) -> PublishResult:
@@ -116,18 +104,16 @@ class Publisher:
                                       None if change is None else int(change[0].position))
         return PublishResult(None if event is None else event.message, False), event
 
-    def _session(self, session_id: str) -> _Session:
-        """The session's facts; sessions are never deleted and their task and agent never
-        change, so a session once found is remembered (units of work only)."""
+    def _session(self, session_id: str) -> SessionFacts:
+        """The session's facts, remembered once found (see `KnownSessions`)."""
         known = self._known_sessions.get(session_id)
         if known is not None:
             return known
         facts = self._database.statements.session_facts(session_id)
         if facts is None:
             raise NotFoundError("session", session_id)
-        if len(self._known_sessions) >= MAX_KNOWN_SESSIONS:
-            self._known_sessions.pop(next(iter(self._known_sessions)))
-        known = self._known_sessions[session_id] = _Session(session_id, *facts)
+        known = SessionFacts(session_id, *facts)
+        self._known_sessions.put(known)
         return known
 
     @staticmethod
@@ -135,7 +121,7 @@ class Publisher:
         row = None if position is None else queries.get_message_by_position(position)
         return PublishResult(None if row is None else project_message(row), True)
 
-    def _apply(self, session: _Session, update: Mapping[str, Any]) -> _Change:
+    def _apply(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         kind = update["sessionUpdate"]
         if kind in TOOL_UPDATES:
             return self._fold_tool_update(session, update)
@@ -143,7 +129,7 @@ class Publisher:
             return self._append_text(session, TEXT_UPDATES[kind], _chunk_text(update))
         return None
 
-    def _fold_tool_update(self, session: _Session, update: Mapping[str, Any]) -> _Change:
+    def _fold_tool_update(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         tool_call_id = _tool_call_id(update)
         now = self._clock()
         statements = self._database.statements
@@ -161,14 +147,14 @@ class Publisher:
                             self._states)
         return row, MESSAGE_UPDATED
 
-    def _insert_tool_message(self, session: _Session, tool_call_id: str, now: int) -> Message:
+    def _insert_tool_message(self, session: SessionFacts, tool_call_id: str, now: int) -> Message:
         turn = queries.running_turn(session.id)
         return queries.insert_message(
             id=self._new_id("msg"), session=session.id, task_id=session.task_id,
             turn_id="" if turn is None else turn.id, author_type="agent", type="tool_call",
             tool_call_id=tool_call_id, created_at=now, updated_at=now)
 
-    def _append_text(self, session: _Session, author: str, text: str) -> _Change:
+    def _append_text(self, session: SessionFacts, author: str, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,
         so a streamed reply reads as one message."""
         if not text:

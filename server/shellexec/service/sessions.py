@@ -17,7 +17,7 @@ from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
-from shellexec.service.state_cache import StateCache
+from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
@@ -76,11 +76,11 @@ def _same_session_request(earlier: Session, task_id: str, agent: str) -> Session
 class Sessions:
     """Creates sessions, starts and completes turns."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+    def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
                  new_id: IdFactory) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
+        self._states = caches.states
         self._clock = clock
         self._new_id = new_id
 
