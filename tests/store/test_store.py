@@ -27,7 +27,7 @@ from shellexec.service import (
     system_clock,
 )
 from shellexec.service.sessions import REQUEST_ID_WINDOW
-from shellexec.store import Database, open_database, queries
+from shellexec.store import Database, Statements, open_database, queries
 from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
 from shellexec.store.models import (
     ALL_MODELS,
@@ -37,7 +37,7 @@ from shellexec.store.models import (
     TurnRequest,
 )
 
-from support.acp import codex_delta, codex_end, codex_start
+from support.acp import agent_text, codex_delta, codex_end, codex_start
 
 
 class Harness:
@@ -247,8 +247,9 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         applied_version(old)
         STEPS[0](old)
         SchemaVersion.create(version=1, applied_at=0)
-        queries.ensure_task("task-old", 1)
-        queries.insert_session("ses_old", "task-old", "codex", 1)
+        statements = Statements(old)
+        statements.ensure_task("task-old", 1)
+        statements.insert_session("ses_old", "task-old", "codex", 1)
     assert not old.table_exists("session_request")
     old.close()
 
@@ -261,3 +262,48 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id
     finally:
         database.close()
+
+
+def _traced_writes(harness: Harness, statements: list[str]) -> None:
+    """Records every statement the write connection runs from now on."""
+    harness.run(harness.database.write(
+        lambda: harness.database.db.connection().set_trace_callback(statements.append)))
+
+
+def test_the_first_update_of_a_tool_call_inserts_its_row_once_with_every_column(
+        harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-insert", "codex")).id
+    start = codex_start("i", "ls")
+    start["_meta"] = {**start["_meta"], "terminal_output": {"terminal_id": "i", "data": "a\n"}}
+    executed: list[str] = []
+    _traced_writes(harness, executed)
+    published = harness.run(harness.publisher.publish(session_id, start, None)).message
+
+    writes = [sql.split("(")[0].strip() for sql in executed
+              if sql.startswith(("INSERT", "UPDATE", "DELETE"))]
+    assert writes == ['INSERT INTO "message"', 'INSERT INTO "output_chunk"',
+                      'INSERT INTO "event"']
+    page = harness.run(harness.reader.list_messages(session_id, 0, "", "", "asc"))
+    assert page.messages == (published,)
+    assert published.type == "tool_execute"
+    assert published.shell_exec is not None
+    assert published.shell_exec.command == "ls"
+    assert published.shell_exec.output.stdout_bytes == 2
+
+
+def test_units_of_work_write_only_through_the_compiled_statements(harness: Harness) -> None:
+    async def scenario() -> None:
+        session = await harness.sessions.create("task-one-path", "codex", "create-once")
+        turn = await harness.sessions.start_turn(session.id, "start-once")
+        await harness.publisher.publish(session.id, agent_text("Running it."), 1)
+        await harness.publisher.publish(session.id, agent_text(" Now."), 2)
+        await harness.publisher.publish(session.id, codex_start("p", "make"), 3)
+        await harness.publisher.publish(session.id, codex_delta("p", "cc\n"), 4)
+        await harness.sessions.complete_turn(session.id, turn.id, "cancelled")
+
+    # count_queries sees what peewee's models execute; Statements run on the connection.
+    with count_queries() as counter:
+        harness.run(scenario())
+    orm_writes = [str(record.msg[0]) for record in counter.get_queries()
+                  if not str(record.msg[0]).startswith("SELECT")]
+    assert orm_writes == []

@@ -135,24 +135,20 @@ class Publisher:
         statements = self._database.statements
         call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
-            row = self._insert_tool_message(session, tool_call_id, now)
-            self._states.remember(session.id, tool_call_id, int(row.position))
+            # Fold first, so that the row is inserted once with all its columns.
             after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
-            tool_calls.save(statements, row, None, after, now, self._states)
+            turn = queries.running_turn(session.id)
+            identity = {"id": self._new_id("msg"), "session": session.id,
+                        "task_id": session.task_id, "turn_id": "" if turn is None else turn.id,
+                        "author_type": "agent", "tool_call_id": tool_call_id}
+            row = tool_calls.insert(statements, identity, after, now, self._states)
             return row, MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
         tool_calls.save(statements, row, before, normalize.fold(before, update), now,
-                            self._states)
+                        self._states)
         return row, MESSAGE_UPDATED
-
-    def _insert_tool_message(self, session: SessionFacts, tool_call_id: str, now: int) -> Message:
-        turn = queries.running_turn(session.id)
-        return queries.insert_message(
-            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
-            turn_id="" if turn is None else turn.id, author_type="agent", type="tool_call",
-            tool_call_id=tool_call_id, created_at=now, updated_at=now)
 
     def _append_text(self, session: SessionFacts, author: str, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,
@@ -170,9 +166,8 @@ class Publisher:
             self._database.statements.update_message(
                 int(latest.position), {"content": latest.content, "updated_at": now})
             return latest, MESSAGE_UPDATED
-        row = queries.insert_message(
-            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
-            turn_id=turn_id, author_type=author, type="message",
-            content=bounded_head(text),
-            created_at=now, updated_at=now)
+        row = self._database.statements.insert_message({
+            "id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
+            "turn_id": turn_id, "author_type": author, "type": "message",
+            "content": bounded_head(text), "created_at": now, "updated_at": now})
         return row, MESSAGE_ADDED

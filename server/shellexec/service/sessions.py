@@ -95,11 +95,12 @@ class Sessions:
                 if earlier is not None:
                     return _same_session_request(earlier, task_id, agent)
             # Every check is done: from here on the unit writes (see `units`).
-            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
-            queries.ensure_task(task_id, now)
-            session = queries.insert_session(self._new_id("ses"), task_id, agent, now)
+            statements = self._database.statements
+            statements.forget_requests_before(now - REQUEST_ID_WINDOW)
+            statements.ensure_task(task_id, now)
+            session = statements.insert_session(self._new_id("ses"), task_id, agent, now)
             if request_id:
-                queries.remember_session_request(request_id, session.id, now)
+                statements.remember_session_request(request_id, session.id, now)
             return SessionRecord.of(session, revision=0, current_turn_id="")
 
         return await units.write(self._database, work)
@@ -122,11 +123,12 @@ class Sessions:
                 raise FailedPreconditionError(
                     f"session {session_id!r} already has a running turn; complete it first")
             # Every check is done: from here on the unit writes (see `units`).
-            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
-            turn = queries.insert_turn(self._new_id("turn"), session_id, now)
+            statements = self._database.statements
+            statements.forget_requests_before(now - REQUEST_ID_WINDOW)
+            turn = statements.insert_turn(self._new_id("turn"), session_id, now)
             if request_id:
-                queries.remember_turn_request(session_id, request_id, turn.id, now)
-            queries.set_session_state(session, "running", now)
+                statements.remember_turn_request(session_id, request_id, turn.id, now)
+            statements.set_session_state(session, "running", now)
             return TurnRecord.of(turn)
 
         return await units.write(self._database, work)
@@ -144,8 +146,8 @@ class Sessions:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
             recorded = self._cancel_unfinished(session_id, now)
-            queries.complete_turn(turn, stop_reason, now)
-            queries.set_session_state(session, "idle", now)
+            self._database.statements.complete_turn(turn, stop_reason, now)
+            self._database.statements.set_session_state(session, "idle", now)
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 

@@ -7,6 +7,7 @@ The fold state (without bodies) is a column of the row and the bodies are `Outpu
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from shellexec import normalize
 from shellexec.normalize import Appended, OutputText, Replaced, ShellState
@@ -79,6 +80,25 @@ def _save_stream(statements: Statements, row: Message, stream: str,
         statements.replace_stream(position, stream, change.text)
         return 0 if change.text is None else len(change.text.encode())
     return stored
+
+
+def insert(statements: Statements, identity: Mapping[str, object], state: ShellState,
+           now: int, cache: StateCache) -> Message:
+    """Inserts the message row of a new tool call, with every column `state` gives it, and
+    its output chunks. `identity` names the row (id, session, task, turn, author, call)."""
+    streams = {stream: _stream_of(state, stream) for stream in STREAMS}
+    row = statements.insert_message({
+        **identity, **state_columns(state),
+        **{f"{stream}_stored_bytes": 0 if text is None else text.byte_count
+           for stream, text in streams.items()},
+        "state_version": 1, "created_at": now, "updated_at": now})
+    position = int(row.position)
+    for stream, text in streams.items():
+        if text is not None:  # an empty chunk records "reported but empty"
+            statements.append_chunk(position, stream, text.text)
+    cache.remember(str(identity["session"]), str(identity["tool_call_id"]), position)
+    cache.put(position, 1, (row, state))
+    return row
 
 
 def save(statements: Statements, row: Message, before: ShellState | None,
