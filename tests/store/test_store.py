@@ -15,7 +15,9 @@ import pytest
 from peewee import SqliteDatabase
 from playhouse.test_utils import count_queries
 
+from shellexec import normalize
 from shellexec.feed import FeedHub
+from shellexec.normalize import MAX_FIELD_BYTES
 from shellexec.service import (
     Clock,
     NotFoundError,
@@ -27,7 +29,9 @@ from shellexec.service import (
     system_clock,
 )
 from shellexec.service.sessions import REQUEST_ID_WINDOW
+from shellexec.service.stateless import normalize_updates
 from shellexec.store import Database, Statements, open_database, queries
+from shellexec.store.compaction import COMPACT_AT_BYTES
 from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
 from shellexec.store.models import (
     ALL_MODELS,
@@ -46,7 +50,7 @@ class Harness:
         feed, caches = FeedHub(), UnitCaches(database)
         self.sessions = Sessions(database, feed, caches, clock, random_id)
         self.publisher = Publisher(database, feed, caches, system_clock, random_id)
-        self.reader = Reader(database, feed, caches.states, heartbeat_seconds=0.2,
+        self.reader = Reader(database, feed, heartbeat_seconds=0.2,
                              stream_lifetime_seconds=1)
 
     def run(self, coroutine: Any) -> Any:
@@ -267,7 +271,8 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
 def _traced_writes(harness: Harness, statements: list[str]) -> None:
     """Records every statement the write connection runs from now on."""
     harness.run(harness.database.write(
-        lambda: harness.database.db.connection().set_trace_callback(statements.append)))
+        lambda: harness.database.db.connection()  # type: ignore[no-untyped-call]
+        .set_trace_callback(statements.append)))
 
 
 def test_the_first_update_of_a_tool_call_inserts_its_row_once_with_every_column(
@@ -307,3 +312,25 @@ def test_units_of_work_write_only_through_the_compiled_statements(harness: Harne
     orm_writes = [str(record.msg[0]) for record in counter.get_queries()
                   if not str(record.msg[0]).startswith("SELECT")]
     assert orm_writes == []
+
+
+def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps_it(
+        harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-bound", "codex")).id
+    # 8 deltas of about 40 KB of 2-, 3- and 4-byte characters: past the 256 KiB bound, below
+    # the compaction threshold, with the cut falling inside a character.
+    updates = [codex_start("b", "cat big.log"),
+               *(codex_delta("b", f"{index}:" + "é€😀" * 4_400 + "\n") for index in range(8))]
+    for update in updates:
+        published = harness.run(harness.publisher.publish(session_id, update, None)).message
+    assert published is not None and published.shell_exec is not None
+    stored = harness.run(harness.database.read(
+        lambda: queries.get_message_row(int(queries.message_position(
+            session_id, published.id) or 0)).stdout_stored_bytes))
+    assert MAX_FIELD_BYTES < stored <= COMPACT_AT_BYTES, "the chunks are not compacted yet"
+
+    snapshot = harness.run(harness.reader.shell_output(session_id, published.id))
+    expected = normalize_updates(updates, [0] * len(updates), "codex").output
+    assert snapshot.output == expected
+    assert expected.truncated
+    assert normalize.summarize(snapshot.output) == published.shell_exec.output

@@ -55,7 +55,7 @@ def build_servicer(settings: Settings, database: Database, feed: FeedHub) -> She
     caches = UnitCaches(database)
     sessions = Sessions(database, feed, caches, system_clock, random_id)
     publisher = Publisher(database, feed, caches, system_clock, random_id)
-    reader = Reader(database, feed, caches.states, settings.heartbeat_seconds,
+    reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds)
     return ShellExecServicer(sessions, publisher, reader)
 

@@ -10,12 +10,11 @@ from collections.abc import AsyncIterator
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub, Subscription
 from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
+from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
-from shellexec.service import tool_calls
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
 from shellexec.service.sessions import require_session, session_record
-from shellexec.service.state_cache import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
@@ -59,14 +58,28 @@ def _cursor_position(session_id: str, field: str, message_id: str) -> int | None
     return position
 
 
+def _retained(position: int, stream: str) -> str | None:
+    """A stream's retained text: its stored chunks hold more than the bound until they are
+    compacted, and the text the fold kept is the newest bytes of them all (ADR 0019)."""
+    stored = queries.read_stream(position, stream)
+    return None if stored is None else normalize.bound_tail(stored)[0]
+
+
+def _stored_output(row: Message) -> ShellOutput:
+    """A shell message's output from its summary columns and stored chunks, without
+    rebuilding its fold state."""
+    position = int(row.position)
+    return ShellOutput(exit_code=row.exit_code, stdout=_retained(position, "stdout"),
+                       stderr=_retained(position, "stderr"), truncated=bool(row.truncated))
+
+
 class Reader:
     """Serves stored messages and the live feed."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache,
-                 heartbeat_seconds: float, stream_lifetime_seconds: float) -> None:
+    def __init__(self, database: Database, feed: FeedHub, heartbeat_seconds: float,
+                 stream_lifetime_seconds: float) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
 
@@ -97,9 +110,7 @@ class Reader:
             # One answer for missing, other-session and non-shell messages alike.
             if row is None:
                 raise NotFoundError("shell message", message_id)
-            state = tool_calls.load(row, self._states)
-            return ShellSnapshot(row.id, row.status, int(row.updated_at),
-                                 normalize.view(state).output)
+            return ShellSnapshot(row.id, row.status, int(row.updated_at), _stored_output(row))
 
         return await self._database.read(work)
 

@@ -91,10 +91,10 @@ def latest_message(session_id: str) -> Message | None:
 
 
 def find_shell_message(session_id: str, message_id: str) -> Message | None:
-    """The full row (with its fold state) of a shell message of this session, else None."""
-    return Message.get_or_none(
+    """The summary row of a shell message of this session, else None."""
+    return cast(Message | None, Message.select(*SUMMARY_COLUMNS).where(
         (Message.session == session_id) & (Message.id == message_id)
-        & (Message.is_shell == True))  # noqa: E712 (a peewee expression, not a comparison)
+        & (Message.is_shell == True)).first())  # noqa: E712 (a peewee expression)
 
 
 def get_message_by_position(position: int) -> Message | None:
