@@ -323,7 +323,8 @@ def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps
                *(codex_delta("b", f"{index}:" + "é€😀" * 4_400 + "\n") for index in range(8))]
     for update in updates:
         published = harness.run(harness.publisher.publish(session_id, update, None)).message
-    assert published is not None and published.shell_exec is not None
+    assert published is not None
+    assert published.shell_exec is not None
     stored = harness.run(harness.database.read(
         lambda: queries.get_message_row(int(queries.message_position(
             session_id, published.id) or 0)).stdout_stored_bytes))

@@ -83,7 +83,7 @@ class Publisher:
 
         result, event = await units.write(self._database, work)
         if event is not None:
-            self._feed.publish(session_id, event)
+            self._feed.broadcast(session_id, event)
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any],

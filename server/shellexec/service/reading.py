@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import time
 from collections.abc import AsyncIterator
 
 from shellexec import normalize
-from shellexec.feed import FeedEvent, FeedHub, Subscription
-from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
+from shellexec.feed import FeedEvent, FeedHub
+from shellexec.feed.stream import follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
@@ -21,7 +19,6 @@ from shellexec.store.models import Message
 DEFAULT_PAGE = 100
 MAX_PAGE = 500
 BOOT_MESSAGES = 500
-REPLAY_BATCH = 500
 SORTS = ("asc", "desc")
 # A page stops growing past this many bytes of text (a gRPC message may not exceed 16 MiB);
 # the client then sees has_more and asks for the next page.
@@ -143,48 +140,12 @@ class Reader:
             self._feed.unsubscribe(session_id, subscription)
             raise
         start = session.revision if since_revision is None else since_revision
-        return self._stream(session_id, subscription, start)
 
-    async def _stream(self, session_id: str, subscription: Subscription,
-                      last: int) -> AsyncIterator[FeedEvent]:
-        deadline = time.monotonic() + self._lifetime
-        try:
-            # Answer at once, before any replay, so the watcher knows the stream is open; it
-            # names the revision the replay starts after, never a later one, so a client that
-            # drops mid-replay resumes from it without missing an event.
-            yield FeedEvent(HEARTBEAT, last)
-            async for replayed in self._replay(session_id, last, subscription):
-                last = replayed.revision
-                yield replayed
-            while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
-                event = await subscription.next(min(self._heartbeat, remaining))
-                if subscription.closed:
-                    break
-                if event is None or subscription.lagged or event.revision > last + 1:
-                    # A quiet period, a lagged queue or a gap: the durable log is the truth.
-                    subscription.lagged = False
-                    async for missed in self._replay(session_id, last, subscription):
-                        last = missed.revision
-                        yield missed
-                    if event is None and deadline - time.monotonic() > 0:
-                        yield FeedEvent(HEARTBEAT, last)
-                    continue
-                if event.revision == last + 1:
-                    last = event.revision
-                    yield event
-            yield FeedEvent(END_OF_STREAM, last)
-        finally:
-            self._feed.unsubscribe(session_id, subscription)
-
-    async def _replay(self, session_id: str, after: int,
-                      subscription: Subscription) -> AsyncIterator[FeedEvent]:
-        while not subscription.closed:
+        async def read_events(after: int, limit: int) -> list[FeedEvent]:
             rows = await self._database.read(
-                functools.partial(queries.events_after, session_id, after, REPLAY_BATCH))
-            for revision, event_type, row in rows:
-                after = revision
-                yield FeedEvent(event_type, revision, project_message(row))
-            if len(rows) < REPLAY_BATCH:
-                return
-            await asyncio.sleep(0)
+                functools.partial(queries.events_after, session_id, after, limit))
+            return [FeedEvent(event_type, revision, project_message(row))
+                    for revision, event_type, row in rows]
 
+        return follow(self._feed, session_id, subscription, start, read_events,
+                      heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

@@ -153,7 +153,7 @@ class Sessions:
 
         completed, recorded = await units.write(self._database, work)
         for event in recorded:
-            self._feed.publish(session_id, event)
+            self._feed.broadcast(session_id, event)
         return completed
 
     def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:
