@@ -135,20 +135,23 @@ class Publisher:
         statements = self._database.statements
         call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
-            # Fold first, so that the row is inserted once with all its columns.
-            after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
-            turn = queries.running_turn(session.id)
-            identity = {"id": self._new_id("msg"), "session": session.id,
-                        "task_id": session.task_id, "turn_id": "" if turn is None else turn.id,
-                        "author_type": "agent", "tool_call_id": tool_call_id}
-            row = tool_calls.insert(statements, identity, after, now, self._states)
-            return row, MESSAGE_ADDED
+            return self._insert_tool_call(session, tool_call_id, update, now), MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
         tool_calls.save(statements, row, before, normalize.fold(before, update), now,
                         self._states)
         return row, MESSAGE_UPDATED
+
+    def _insert_tool_call(self, session: SessionFacts, tool_call_id: str,
+                          update: Mapping[str, Any], now: int) -> Message:
+        """Folds a tool call's first update, then inserts its row once with every column."""
+        state = normalize.fold(normalize.new_state(agent=session.agent or None), update)
+        turn = queries.running_turn(session.id)
+        identity = {"id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
+                    "turn_id": "" if turn is None else turn.id, "author_type": "agent",
+                    "tool_call_id": tool_call_id}
+        return tool_calls.insert(self._database.statements, identity, state, now, self._states)
 
     def _append_text(self, session: SessionFacts, author: str, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,

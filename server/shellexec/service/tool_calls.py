@@ -61,11 +61,10 @@ def _stream_of(state: ShellState, stream: str) -> OutputText | None:
     return text
 
 
-def _save_stream(statements: Statements, row: Message, stream: str,
-                 before: ShellState | None, after: ShellState) -> int:
+def _save_stream(statements: Statements, row: Message, stream: str, before: ShellState,
+                 after: ShellState) -> int:
     """Writes the stream's change; returns the bytes its chunk rows hold now."""
-    change = normalize.body_change(None if before is None else _stream_of(before, stream),
-                                   _stream_of(after, stream))
+    change = normalize.body_change(_stream_of(before, stream), _stream_of(after, stream))
     position = int(row.position)
     stored: int = getattr(row, f"{stream}_stored_bytes")
     if isinstance(change, Appended):
@@ -101,8 +100,8 @@ def insert(statements: Statements, identity: Mapping[str, object], state: ShellS
     return row
 
 
-def save(statements: Statements, row: Message, before: ShellState | None,
-         after: ShellState, now: int, cache: StateCache) -> None:
+def save(statements: Statements, row: Message, before: ShellState, after: ShellState,
+         now: int, cache: StateCache) -> None:
     """Writes `after` for a row already inserted; `before` is what the row held.
 
     Only the columns that changed are written (a delta usually changes five or six), and the
