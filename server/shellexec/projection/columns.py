@@ -12,12 +12,6 @@ import json
 from shellexec import normalize
 from shellexec.normalize import ShellState, bounded_head
 
-# The columns `state_columns` gives a value, in its order.
-STATE_COLUMNS = (
-    "is_shell", "type", "status", "title", "command", "work_dir", "content", "exit_code",
-    "truncated", "has_output", "stdout_bytes", "stderr_bytes", "fold_state",
-)
-
 
 def state_columns(state: ShellState) -> dict[str, object]:
     """The message row's column values for `state`, named as the `Message` fields."""

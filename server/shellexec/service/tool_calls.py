@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from shellexec import normalize
 from shellexec.normalize import Appended, OutputText, Replaced, ShellState
-from shellexec.projection.columns import state_columns
+from shellexec.projection import state_columns
 from shellexec.service.state_cache import Call, StateCache
 from shellexec.store import Statements, queries
 from shellexec.store.compaction import needs_compaction
