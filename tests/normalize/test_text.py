@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellexec.normalize import MAX_FIELD_BYTES, OutputText, bound_tail
+from shellexec.normalize import MAX_FIELD_BYTES, OutputText, bound_tail, bounded_head
 from shellexec.normalize.text import to_utf8
 
 
@@ -17,6 +17,24 @@ def test_bound_tail_keeps_the_newest_bytes() -> None:
     kept, truncated = bound_tail("old" + "n" * MAX_FIELD_BYTES)
     assert truncated
     assert kept == "n" * MAX_FIELD_BYTES
+
+
+def test_bounded_head_keeps_text_within_the_bound_untouched() -> None:
+    text = "é" * (MAX_FIELD_BYTES // 2)
+    assert bounded_head(text) is text
+
+
+def test_bounded_head_keeps_the_oldest_bytes() -> None:
+    assert bounded_head("old" + "n" * MAX_FIELD_BYTES) == "old" + "n" * (MAX_FIELD_BYTES - 3)
+
+
+@pytest.mark.parametrize("char", ["é", "€", "😀"])
+def test_bounded_head_cuts_on_a_character_boundary_inside_a_multibyte_character(
+        char: str) -> None:
+    width = len(char.encode())
+    kept = bounded_head("a" + char * (MAX_FIELD_BYTES // width))
+    assert set(kept[1:]) == {char}
+    assert MAX_FIELD_BYTES - width < len(kept.encode()) <= MAX_FIELD_BYTES
 
 
 @pytest.mark.parametrize("char", ["é", "€", "😀"])

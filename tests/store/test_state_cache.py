@@ -1,4 +1,5 @@
-"""The fold-state cache: version-checked entries, LRU bound, and forgetting after a failure."""
+"""The caches of units of work: version-checked fold states, LRU bound, and forgetting them
+all after a failure."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from shellexec import normalize
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.service import NotFoundError, StateCache, units
+from shellexec.service.known_sessions import SessionFacts
 
 
 def _call() -> Any:
@@ -34,24 +36,30 @@ def test_cache_keeps_only_the_most_recently_used_entries() -> None:
     assert cache.get(3, 1) is not None
 
 
-def test_unexpected_failure_of_a_unit_of_work_clears_the_cache(tmp_path: Path) -> None:
+def test_unexpected_failure_of_a_unit_of_work_clears_every_cache(tmp_path: Path) -> None:
     app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
-    database, cache = app.database, app.states
-    cache.put(1, 1, _call())
+    database, caches = app.database, app.caches
+    caches.states.put(1, 1, _call())
+    caches.sessions.put(SessionFacts("ses_1", "task-1", "codex"))
+    revision = asyncio.run(database.write(lambda: database.statements.next_revision("ses_1")))
 
     def failing() -> None:
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
         asyncio.run(units.write(database, failing))
+    assert caches.states.get(1, 1) is None
+    assert caches.sessions.get("ses_1") is None
+    # The revision handed out was rolled back: the next one is read from the table again.
+    assert asyncio.run(database.write(
+        lambda: database.statements.next_revision("ses_1"))) == revision
     database.close()
-    assert cache.get(1, 1) is None
 
 
 def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Path) -> None:
     app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
-    database, cache = app.database, app.states
-    cache.put(1, 1, _call())
+    database, caches = app.database, app.caches
+    caches.states.put(1, 1, _call())
 
     def missing() -> None:
         raise NotFoundError("session", "ses_x")
@@ -59,7 +67,7 @@ def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Pat
     with pytest.raises(NotFoundError):
         asyncio.run(units.write(database, missing))
     database.close()
-    assert cache.get(1, 1) is not None
+    assert caches.states.get(1, 1) is not None
 
 
 def test_a_remembered_tool_call_is_found_without_its_version() -> None:

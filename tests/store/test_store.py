@@ -15,11 +15,15 @@ import pytest
 from peewee import SqliteDatabase
 from playhouse.test_utils import count_queries
 
+from shellexec import normalize
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
+from shellexec.normalize import MAX_FIELD_BYTES
 from shellexec.service import Clock, NotFoundError, system_clock
 from shellexec.service.sessions import REQUEST_ID_WINDOW
-from shellexec.store import queries
+from shellexec.service.stateless import normalize_updates
+from shellexec.store import Statements, queries
+from shellexec.store.compaction import COMPACT_AT_BYTES
 from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
 from shellexec.store.models import (
     ALL_MODELS,
@@ -29,7 +33,7 @@ from shellexec.store.models import (
     TurnRequest,
 )
 
-from support.acp import codex_delta, codex_end, codex_start
+from support.acp import agent_text, codex_delta, codex_end, codex_start
 
 
 class Harness:
@@ -240,8 +244,9 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         applied_version(old)
         STEPS[0](old)
         SchemaVersion.create(version=1, applied_at=0)
-        queries.ensure_task("task-old", 1)
-        queries.insert_session("ses_old", "task-old", "codex", 1)
+        statements = Statements(old)
+        statements.ensure_task("task-old", 1)
+        statements.insert_session("ses_old", "task-old", "codex", 1)
     assert not old.table_exists("session_request")
     old.close()
 
@@ -254,3 +259,72 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id
     finally:
         database.close()
+
+
+def _traced_writes(harness: Harness, statements: list[str]) -> None:
+    """Records every statement the write connection runs from now on."""
+    harness.run(harness.database.write(
+        lambda: harness.database.db.connection()  # type: ignore[no-untyped-call]
+        .set_trace_callback(statements.append)))
+
+
+def test_the_first_update_of_a_tool_call_inserts_its_row_once_with_every_column(
+        harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-insert", "codex")).id
+    start = codex_start("i", "ls")
+    start["_meta"] = {**start["_meta"], "terminal_output": {"terminal_id": "i", "data": "a\n"}}
+    executed: list[str] = []
+    _traced_writes(harness, executed)
+    published = harness.run(harness.publisher.publish(session_id, start, None)).message
+
+    writes = [sql.split("(")[0].strip() for sql in executed
+              if sql.startswith(("INSERT", "UPDATE", "DELETE"))]
+    assert writes == ['INSERT INTO "message"', 'INSERT INTO "output_chunk"',
+                      'INSERT INTO "event"']
+    page = harness.run(harness.reader.list_messages(session_id, 100, "", "", descending=False))
+    assert page.messages == (published,)
+    assert published.type == "tool_execute"
+    assert published.shell_exec is not None
+    assert published.shell_exec.command == "ls"
+    assert published.shell_exec.output.stdout_bytes == 2
+
+
+def test_units_of_work_write_only_through_the_compiled_statements(harness: Harness) -> None:
+    async def scenario() -> None:
+        session = await harness.sessions.create("task-one-path", "codex", "create-once")
+        turn = await harness.sessions.start_turn(session.id, "start-once")
+        await harness.publisher.publish(session.id, agent_text("Running it."), 1)
+        await harness.publisher.publish(session.id, agent_text(" Now."), 2)
+        await harness.publisher.publish(session.id, codex_start("p", "make"), 3)
+        await harness.publisher.publish(session.id, codex_delta("p", "cc\n"), 4)
+        await harness.sessions.complete_turn(session.id, turn.id, "cancelled")
+
+    # count_queries sees what peewee's models execute; Statements run on the connection.
+    with count_queries() as counter:
+        harness.run(scenario())
+    orm_writes = [str(record.msg[0]) for record in counter.get_queries()
+                  if not str(record.msg[0]).startswith("SELECT")]
+    assert orm_writes == []
+
+
+def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps_it(
+        harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-bound", "codex")).id
+    # 8 deltas of about 40 KB of 2-, 3- and 4-byte characters: past the 256 KiB bound, below
+    # the compaction threshold, with the cut falling inside a character.
+    updates = [codex_start("b", "cat big.log"),
+               *(codex_delta("b", f"{index}:" + "é€😀" * 4_400 + "\n") for index in range(8))]
+    for update in updates:
+        published = harness.run(harness.publisher.publish(session_id, update, None)).message
+    assert published is not None
+    assert published.shell_exec is not None
+    stored = harness.run(harness.database.read(
+        lambda: queries.get_message_row(int(queries.message_position(
+            session_id, published.id) or 0)).stdout_stored_bytes))
+    assert MAX_FIELD_BYTES < stored <= COMPACT_AT_BYTES, "the chunks are not compacted yet"
+
+    snapshot = harness.run(harness.reader.shell_output(session_id, published.id))
+    expected = normalize_updates(updates, "codex").output
+    assert snapshot.output == expected
+    assert expected.truncated
+    assert normalize.summarize(snapshot.output) == published.shell_exec.output

@@ -13,7 +13,7 @@ from shellexec.service import (
     Publisher,
     Reader,
     Sessions,
-    StateCache,
+    UnitCaches,
     random_id,
     system_clock,
 )
@@ -26,7 +26,7 @@ class Composition:
 
     database: Database
     feed: FeedHub
-    states: StateCache
+    caches: UnitCaches
     sessions: Sessions
     publisher: Publisher
     reader: Reader
@@ -38,12 +38,10 @@ def compose(settings: Settings, clock: Clock = system_clock,
     """Opens the database of `settings` and builds everything that serves it."""
     database = open_database(settings.database_url)
     feed = FeedHub()
-    states = StateCache()
-    # A rolled-back write may have left states in the cache that the database never kept.
-    database.on_rollback(states.clear)
-    sessions = Sessions(database, feed, states, clock, ids)
-    publisher = Publisher(database, feed, states, clock, ids)
-    reader = Reader(database, feed, states, settings.heartbeat_seconds,
+    caches = UnitCaches(database)  # cleared when a commit group rolls back
+    sessions = Sessions(database, feed, caches, clock, ids)
+    publisher = Publisher(database, feed, caches, clock, ids)
+    reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds)
-    return Composition(database, feed, states, sessions, publisher, reader,
+    return Composition(database, feed, caches, sessions, publisher, reader,
                        ShellExecServicer(sessions, publisher, reader))

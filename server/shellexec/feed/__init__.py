@@ -1,7 +1,8 @@
-"""Per-session feed events and their in-process fan-out.
+"""Per-session feed events, their in-process fan-out, and a watcher's stream.
 
 The durable log is the `event` table (see `store`); `FeedHub` only wakes watchers of this
-process. A watcher that sees a gap in revisions, or that lagged, replays from the table.
+process. A watcher that sees a gap in revisions, or that lagged, replays from the table
+(`stream.follow`).
 """
 
 from __future__ import annotations

@@ -86,6 +86,7 @@ class FeedHub:
         if not watchers:
             del self._subscriptions[session_id]
 
-    def publish(self, session_id: str, event: FeedEvent) -> None:
+    def broadcast(self, session_id: str, event: FeedEvent) -> None:
+        """Offers a committed event to every watcher of its session."""
         for subscription in tuple(self._subscriptions.get(session_id, ())):
             subscription.offer(event)

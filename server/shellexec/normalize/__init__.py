@@ -17,7 +17,8 @@ has them as tables):
 - `raw_output`, `markup`: the authoritative final result of each agent;
 - `exit_codes`: where exit codes come from and which source wins;
 - `status`: status and result (`shell_result` also gives a stored row its result);
-- `text`: the 256 KiB bound and valid UTF-8;
+- `text`: the 256 KiB bound (newest bytes of an output, first bytes of other text) and
+  valid UTF-8;
 - `serialize`, `changes`: persisting a state and its output cheaply.
 """
 
@@ -29,7 +30,7 @@ from shellexec.normalize.output import OutputSummary, ShellOutput, summarize
 from shellexec.normalize.serialize import dump_state, load_state
 from shellexec.normalize.state import ShellState, new_state
 from shellexec.normalize.status import shell_result
-from shellexec.normalize.text import OutputText, bound_tail
+from shellexec.normalize.text import OutputText, bound_tail, bounded_head
 from shellexec.normalize.view import ShellView, view
 from shellexec.normalize.vocabulary import MAX_FIELD_BYTES, SHELL_STATUSES, TERMINAL_STATUSES
 
@@ -47,6 +48,7 @@ __all__ = [
     "Unchanged",
     "body_change",
     "bound_tail",
+    "bounded_head",
     "cancel",
     "dump_state",
     "fold",

@@ -1,7 +1,8 @@
 """Bounded, valid UTF-8 output text: the one place where size and encoding are enforced.
 
 Every output field keeps at most `MAX_FIELD_BYTES` bytes of UTF-8, the *newest* ones, cut on a
-character boundary (the ACP terminal rule: drop from the beginning). Text that cannot be UTF-8
+character boundary (the ACP terminal rule: drop from the beginning); `bounded_head` keeps the
+*oldest* ones instead, for a command, title or chat message. Text that cannot be UTF-8
 (lone surrogates that `json.loads` lets through) becomes U+FFFD instead of failing later.
 
 `OutputText` is the immutable buffer of one stream. Appending a delta costs time in proportion
@@ -16,6 +17,7 @@ from bisect import bisect_right
 from typing import Final
 
 from shellexec.normalize.vocabulary import MAX_FIELD_BYTES
+from shellexec.rules.limits import MAX_STORED_TEXT_BYTES
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _REPLACEMENT: Final = "\ufffd"
@@ -69,6 +71,17 @@ def bound_tail(text: str) -> tuple[str, bool]:
     if len(data) <= MAX_FIELD_BYTES:
         return clean, False
     return _tail_bytes(data).decode("utf-8"), True
+
+
+def bounded_head(text: str) -> str:
+    """At most `MAX_STORED_TEXT_BYTES` of UTF-8, keeping the beginning: a command, title or chat
+    message reads from its start (output streams keep their end instead, `bound_tail`)."""
+    if len(text) * 4 <= MAX_STORED_TEXT_BYTES:  # no character is longer than 4 bytes
+        return text
+    data = text.encode("utf-8", "replace")
+    if len(data) <= MAX_STORED_TEXT_BYTES:
+        return text
+    return data[:MAX_STORED_TEXT_BYTES].decode("utf-8", "ignore")
 
 
 def _chunk_end(chunk: _Chunk) -> int:

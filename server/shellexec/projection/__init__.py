@@ -1,12 +1,14 @@
-"""Persisted message -> browser-facing message.
+"""Persisted message -> browser-facing message, and fold state -> the row's summary columns.
 
 The browser view's output type is `normalize.OutputSummary`, which has no body fields, so a
 list, boot-state or feed payload cannot carry stdout or stderr by accident. Projection reads
-only summary columns and never writes.
+only summary columns and never writes; `state_columns` gives the values a writer stores in
+them.
 """
 
 from __future__ import annotations
 
+from shellexec.projection.columns import state_columns
 from shellexec.projection.message import MessageView, ShellExecView, project_message
 
-__all__ = ["MessageView", "ShellExecView", "project_message"]
+__all__ = ["MessageView", "ShellExecView", "project_message", "state_columns"]

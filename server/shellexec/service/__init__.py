@@ -16,7 +16,8 @@ from shellexec.service.errors import (
 from shellexec.service.publishing import Publisher
 from shellexec.service.reading import Reader
 from shellexec.service.sessions import Sessions
-from shellexec.service.shell_state import StateCache
+from shellexec.service.state_cache import StateCache
+from shellexec.service.unit_caches import UnitCaches
 
 __all__ = [
     "Clock",
@@ -29,6 +30,7 @@ __all__ = [
     "ServiceError",
     "Sessions",
     "StateCache",
+    "UnitCaches",
     "random_id",
     "system_clock",
 ]

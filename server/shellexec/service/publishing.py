@@ -7,36 +7,27 @@ a watcher never sees what a crash could still undo.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
+from shellexec.normalize import bounded_head
 from shellexec.projection import project_message
-from shellexec.service import events, shell_state, units
+from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import NotFoundError
+from shellexec.service.known_sessions import SessionFacts
 from shellexec.service.records import PublishResult
-from shellexec.service.shell_state import StateCache
+from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 
 TOOL_UPDATES = ("tool_call", "tool_call_update")
 TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
-MAX_KNOWN_SESSIONS = 4096
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Session:
-    """What a publish needs to know about its session."""
-
-    id: str
-    task_id: str
-    agent: str
 
 
 def _chunk_text(update: Mapping[str, Any]) -> str:
@@ -49,16 +40,14 @@ def _chunk_text(update: Mapping[str, Any]) -> str:
 class Publisher:
     """Stores ACP updates into messages."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+    def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
                  new_id: IdFactory) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
+        self._states = caches.states
+        self._known_sessions = caches.sessions
         self._clock = clock
         self._new_id = new_id
-        self._known_sessions: dict[str, _Session] = {}
-        # A session seen inside a group that then rolled back may never have been committed.
-        database.on_rollback(self._known_sessions.clear)
 
     async def publish(self, session_id: str, update: Mapping[str, Any],
                       sequence: int | None) -> PublishResult:
@@ -67,7 +56,7 @@ class Publisher:
 
         result, event = await units.write(self._database, work)
         if event is not None:
-            self._feed.publish(session_id, event)
+            self._feed.broadcast(session_id, event)
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any],
@@ -88,18 +77,16 @@ class Publisher:
                                       None if change is None else int(change[0].position))
         return PublishResult(None if event is None else event.message, False), event
 
-    def _session(self, session_id: str) -> _Session:
-        """The session's facts; sessions are never deleted and their task and agent never
-        change, so a session once found is remembered (units of work only)."""
+    def _session(self, session_id: str) -> SessionFacts:
+        """The session's facts, remembered once found (see `KnownSessions`)."""
         known = self._known_sessions.get(session_id)
         if known is not None:
             return known
         facts = self._database.statements.session_facts(session_id)
         if facts is None:
             raise NotFoundError("session", session_id)
-        if len(self._known_sessions) >= MAX_KNOWN_SESSIONS:
-            self._known_sessions.pop(next(iter(self._known_sessions)))
-        known = self._known_sessions[session_id] = _Session(session_id, *facts)
+        known = SessionFacts(session_id, *facts)
+        self._known_sessions.put(known)
         return known
 
     @staticmethod
@@ -107,7 +94,7 @@ class Publisher:
         row = None if position is None else queries.get_message_by_position(position)
         return PublishResult(None if row is None else project_message(row), True)
 
-    def _apply(self, session: _Session, update: Mapping[str, Any]) -> _Change:
+    def _apply(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         kind = update["sessionUpdate"]
         if kind in TOOL_UPDATES:
             return self._fold_tool_update(session, update)
@@ -115,32 +102,31 @@ class Publisher:
             return self._append_text(session, TEXT_UPDATES[kind], _chunk_text(update))
         return None
 
-    def _fold_tool_update(self, session: _Session, update: Mapping[str, Any]) -> _Change:
+    def _fold_tool_update(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         tool_call_id = str(update["toolCallId"])
         now = self._clock()
         statements = self._database.statements
-        call = shell_state.load_call(statements, session.id, tool_call_id, self._states)
+        call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
-            row = self._insert_tool_message(session, tool_call_id, now)
-            self._states.remember(session.id, tool_call_id, int(row.position))
-            after = normalize.fold(normalize.new_state(agent=session.agent or None), update)
-            shell_state.persist(statements, row, None, after, now, self._states)
-            return row, MESSAGE_ADDED
+            return self._insert_tool_call(session, tool_call_id, update, now), MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
-        shell_state.persist(statements, row, before, normalize.fold(before, update), now,
-                            self._states)
+        tool_calls.save(statements, row, before, normalize.fold(before, update), now,
+                        self._states)
         return row, MESSAGE_UPDATED
 
-    def _insert_tool_message(self, session: _Session, tool_call_id: str, now: int) -> Message:
+    def _insert_tool_call(self, session: SessionFacts, tool_call_id: str,
+                          update: Mapping[str, Any], now: int) -> Message:
+        """Folds a tool call's first update, then inserts its row once with every column."""
+        state = normalize.fold(normalize.new_state(agent=session.agent or None), update)
         turn = queries.running_turn(session.id)
-        return queries.insert_message(
-            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
-            turn_id="" if turn is None else turn.id, author_type="agent", type="tool_call",
-            tool_call_id=tool_call_id, created_at=now, updated_at=now)
+        identity = {"id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
+                    "turn_id": "" if turn is None else turn.id, "author_type": "agent",
+                    "tool_call_id": tool_call_id}
+        return tool_calls.insert(self._database.statements, identity, state, now, self._states)
 
-    def _append_text(self, session: _Session, author: str, text: str) -> _Change:
+    def _append_text(self, session: SessionFacts, author: str, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,
         so a streamed reply reads as one message."""
         if not text:
@@ -151,14 +137,13 @@ class Publisher:
         latest = queries.latest_message(session.id)
         if (latest is not None and latest.type == "message" and latest.author_type == author
                 and latest.turn_id == turn_id):
-            latest.content = shell_state.bounded_head(latest.content + text)
+            latest.content = bounded_head(latest.content + text)
             latest.updated_at = now
             self._database.statements.update_message(
                 int(latest.position), {"content": latest.content, "updated_at": now})
             return latest, MESSAGE_UPDATED
-        row = queries.insert_message(
-            id=self._new_id("msg"), session=session.id, task_id=session.task_id,
-            turn_id=turn_id, author_type=author, type="message",
-            content=shell_state.bounded_head(text),
-            created_at=now, updated_at=now)
+        row = self._database.statements.insert_message({
+            "id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
+            "turn_id": turn_id, "author_type": author, "type": "message",
+            "content": bounded_head(text), "created_at": now, "updated_at": now})
         return row, MESSAGE_ADDED

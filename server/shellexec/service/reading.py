@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import time
 from collections.abc import AsyncIterator
 
 from shellexec import normalize
-from shellexec.feed import FeedEvent, FeedHub, Subscription
-from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT
+from shellexec.feed import FeedEvent, FeedHub
+from shellexec.feed.stream import follow
+from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
-from shellexec.service import shell_state
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
 from shellexec.service.sessions import require_session, session_record
-from shellexec.service.shell_state import StateCache
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
-
-REPLAY_BATCH = 500
 
 
 def _weight(row: Message) -> int:
@@ -47,14 +42,28 @@ def _cursor_position(session_id: str, field: str, message_id: str) -> int | None
     return position
 
 
+def _retained(position: int, stream: str) -> str | None:
+    """A stream's retained text: its stored chunks hold more than the bound until they are
+    compacted, and the text the fold kept is the newest bytes of them all (ADR 0019)."""
+    stored = queries.read_stream(position, stream)
+    return None if stored is None else normalize.bound_tail(stored)[0]
+
+
+def _stored_output(row: Message) -> ShellOutput:
+    """A shell message's output from its summary columns and stored chunks, without
+    rebuilding its fold state."""
+    position = int(row.position)
+    return ShellOutput(exit_code=row.exit_code, stdout=_retained(position, "stdout"),
+                       stderr=_retained(position, "stderr"), truncated=bool(row.truncated))
+
+
 class Reader:
     """Serves stored messages and the live feed."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache,
-                 heartbeat_seconds: float, stream_lifetime_seconds: float) -> None:
+    def __init__(self, database: Database, feed: FeedHub, heartbeat_seconds: float,
+                 stream_lifetime_seconds: float) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
 
@@ -80,9 +89,7 @@ class Reader:
             # One answer for missing, other-session and non-shell messages alike.
             if row is None:
                 raise NotFoundError("shell message", message_id)
-            state = shell_state.load(row, self._states)
-            return ShellSnapshot(row.id, row.status, int(row.updated_at),
-                                 normalize.view(state).output)
+            return ShellSnapshot(row.id, row.status, int(row.updated_at), _stored_output(row))
 
         return await self._database.read(work)
 
@@ -114,48 +121,12 @@ class Reader:
             self._feed.unsubscribe(session_id, subscription)
             raise
         start = session.revision if since_revision is None else since_revision
-        return self._stream(session_id, subscription, start)
 
-    async def _stream(self, session_id: str, subscription: Subscription,
-                      last: int) -> AsyncIterator[FeedEvent]:
-        deadline = time.monotonic() + self._lifetime
-        try:
-            # Answer at once, before any replay, so the watcher knows the stream is open; it
-            # names the revision the replay starts after, never a later one, so a client that
-            # drops mid-replay resumes from it without missing an event.
-            yield FeedEvent(HEARTBEAT, last)
-            async for replayed in self._replay(session_id, last, subscription):
-                last = replayed.revision
-                yield replayed
-            while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
-                event = await subscription.next(min(self._heartbeat, remaining))
-                if subscription.closed:
-                    break
-                if event is None or subscription.lagged or event.revision > last + 1:
-                    # A quiet period, a lagged queue or a gap: the durable log is the truth.
-                    subscription.lagged = False
-                    async for missed in self._replay(session_id, last, subscription):
-                        last = missed.revision
-                        yield missed
-                    if event is None and deadline - time.monotonic() > 0:
-                        yield FeedEvent(HEARTBEAT, last)
-                    continue
-                if event.revision == last + 1:
-                    last = event.revision
-                    yield event
-            yield FeedEvent(END_OF_STREAM, last)
-        finally:
-            self._feed.unsubscribe(session_id, subscription)
-
-    async def _replay(self, session_id: str, after: int,
-                      subscription: Subscription) -> AsyncIterator[FeedEvent]:
-        while not subscription.closed:
+        async def read_events(after: int, limit: int) -> list[FeedEvent]:
             rows = await self._database.read(
-                functools.partial(queries.events_after, session_id, after, REPLAY_BATCH))
-            for revision, event_type, row in rows:
-                after = revision
-                yield FeedEvent(event_type, revision, project_message(row))
-            if len(rows) < REPLAY_BATCH:
-                return
-            await asyncio.sleep(0)
+                functools.partial(queries.events_after, session_id, after, limit))
+            return [FeedEvent(event_type, revision, project_message(row))
+                    for revision, event_type, row in rows]
 
+        return follow(self._feed, session_id, subscription, start, read_events,
+                      heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

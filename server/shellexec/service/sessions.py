@@ -11,11 +11,11 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
-from shellexec.service import events, shell_state, units
+from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
-from shellexec.service.shell_state import StateCache
+from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 
@@ -53,11 +53,11 @@ def _same_session_request(earlier: Session, task_id: str, agent: str) -> Session
 class Sessions:
     """Creates sessions, starts and completes turns."""
 
-    def __init__(self, database: Database, feed: FeedHub, states: StateCache, clock: Clock,
+    def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
                  new_id: IdFactory) -> None:
         self._database = database
         self._feed = feed
-        self._states = states
+        self._states = caches.states
         self._clock = clock
         self._new_id = new_id
 
@@ -69,11 +69,12 @@ class Sessions:
                 if earlier is not None:
                     return _same_session_request(earlier, task_id, agent)
             # Every check is done: from here on the unit writes (see `units`).
-            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
-            queries.ensure_task(task_id, now)
-            session = queries.insert_session(self._new_id("ses"), task_id, agent, now)
+            statements = self._database.statements
+            statements.forget_requests_before(now - REQUEST_ID_WINDOW)
+            statements.ensure_task(task_id, now)
+            session = statements.insert_session(self._new_id("ses"), task_id, agent, now)
             if request_id:
-                queries.remember_session_request(request_id, session.id, now)
+                statements.remember_session_request(request_id, session.id, now)
             return SessionRecord.of(session, revision=0, current_turn_id="")
 
         return await units.write(self._database, work)
@@ -94,11 +95,12 @@ class Sessions:
                 raise FailedPreconditionError(
                     f"session {session_id!r} already has a running turn; complete it first")
             # Every check is done: from here on the unit writes (see `units`).
-            queries.forget_requests_before(now - REQUEST_ID_WINDOW)
-            turn = queries.insert_turn(self._new_id("turn"), session_id, now)
+            statements = self._database.statements
+            statements.forget_requests_before(now - REQUEST_ID_WINDOW)
+            turn = statements.insert_turn(self._new_id("turn"), session_id, now)
             if request_id:
-                queries.remember_turn_request(session_id, request_id, turn.id, now)
-            queries.set_session_state(session, "running", now)
+                statements.remember_turn_request(session_id, request_id, turn.id, now)
+            statements.set_session_state(session, "running", now)
             return TurnRecord.of(turn)
 
         return await units.write(self._database, work)
@@ -114,14 +116,14 @@ class Sessions:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
             recorded = self._cancel_unfinished(session_id, now)
-            queries.complete_turn(turn, stop_reason, now)
-            queries.set_session_state(session, "idle", now)
+            self._database.statements.complete_turn(turn, stop_reason, now)
+            self._database.statements.set_session_state(session, "idle", now)
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
         completed, recorded = await units.write(self._database, work)
         for event in recorded:
-            self._feed.publish(session_id, event)
+            self._feed.broadcast(session_id, event)
         return completed
 
     def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:
@@ -129,8 +131,8 @@ class Sessions:
         cancelled: list[FeedEvent] = []
         statements = self._database.statements
         for row in queries.unfinished_tool_messages(session_id):
-            before = shell_state.load(row, self._states)
-            shell_state.persist(statements, row, before, normalize.cancel(before), now,
+            before = tool_calls.load(row, self._states)
+            tool_calls.save(statements, row, before, normalize.cancel(before), now,
                                 self._states)
             cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row))
         return cancelled

@@ -80,7 +80,7 @@ class Database:
         self.db = db
         # Compiled hot statements; used by units of work, which all run on the loop's thread.
         self.statements = Statements(db)
-        self._rollback_listeners: list[Callable[[], None]] = [self.statements.forget]
+        self._rollback_listeners: list[Callable[[], None]] = []
         self._pending: list[_Job] = []
         self._leader: asyncio.Task[None] | None = None
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-commit")
@@ -89,7 +89,8 @@ class Database:
 
     def on_rollback(self, listener: Callable[[], None]) -> None:
         """Calls `listener` whenever writes roll back, so that caches of what units of work
-        wrote can forget it."""
+        wrote (`Statements`' revisions among them) can forget it: `service.UnitCaches`
+        registers the one listener that clears them all."""
         self._rollback_listeners.append(listener)
 
     def _ensure_connected(self) -> None:

@@ -1,4 +1,5 @@
-"""The queries the service runs. Each runs inside a unit of work opened by `Database`.
+"""The reads the service runs. Each runs inside a unit of work or a read opened by
+`Database`; units of work write through `Statements` only (ADR 0020).
 
 Every list and feed query names its columns and never selects `OutputChunk`, so its cost does
 not depend on how much output the messages hold.
@@ -31,16 +32,6 @@ SUMMARY_COLUMNS = (
 )
 
 
-def ensure_task(task_id: str, now: int) -> None:
-    Task.insert(id=task_id, state="idle", created_at=now, updated_at=now).on_conflict_ignore(
-    ).execute()
-
-
-def insert_session(session_id: str, task_id: str, agent: str, now: int) -> Session:
-    return Session.create(id=session_id, task=task_id, agent=agent, state="idle",
-                          created_at=now, updated_at=now)
-
-
 def get_session(session_id: str) -> Session | None:
     return Session.get_or_none(Session.id == session_id)
 
@@ -50,27 +41,10 @@ def latest_session_of_task(task_id: str) -> Session | None:
                 .order_by(Session.created_at.desc(), Session.id.desc()).first())
 
 
-def set_session_state(session: Session, state: str, now: int) -> None:
-    """Sets the session's state, and its task's: running while any of its sessions runs."""
-    Session.update(state=state, updated_at=now).where(Session.id == session.id).execute()
-    task_running = Session.select().where(
-        (Session.task == session.task_id) & (Session.state == "running")).exists()
-    Task.update(state="running" if task_running else "idle", updated_at=now).where(
-        Task.id == session.task_id).execute()
-    session.state = state
-    session.updated_at = now
-
-
 def task_state(task_id: str) -> str:
     """The task's state, `idle` for a task that does not exist."""
     value = Task.select(Task.state).where(Task.id == task_id).scalar()
     return "idle" if value is None else str(value)
-
-
-def forget_requests_before(cutoff: int) -> None:
-    """Deletes the request ids remembered before `cutoff` (an index range; usually empty)."""
-    SessionRequest.delete().where(SessionRequest.created_at < cutoff).execute()
-    TurnRequest.delete().where(TurnRequest.created_at < cutoff).execute()
 
 
 def session_of_request(request_id: str, since: int) -> Session | None:
@@ -81,10 +55,6 @@ def session_of_request(request_id: str, since: int) -> Session | None:
         .first())
 
 
-def remember_session_request(request_id: str, session_id: str, now: int) -> None:
-    SessionRequest.create(request_id=request_id, session=session_id, created_at=now)
-
-
 def turn_of_request(session_id: str, request_id: str, since: int) -> Turn | None:
     """The turn a StartTurn on this session with this request id started at `since` or
     later."""
@@ -93,10 +63,6 @@ def turn_of_request(session_id: str, request_id: str, since: int) -> Turn | None
         .where((TurnRequest.session == session_id) & (TurnRequest.request_id == request_id)
                & (TurnRequest.created_at >= since))
         .first())
-
-
-def remember_turn_request(session_id: str, request_id: str, turn_id: str, now: int) -> None:
-    TurnRequest.create(session=session_id, request_id=request_id, turn=turn_id, created_at=now)
 
 
 def running_turn(session_id: str) -> Turn | None:
@@ -114,16 +80,6 @@ def get_turn(session_id: str, turn_id: str) -> Turn | None:
     return Turn.get_or_none((Turn.session == session_id) & (Turn.id == turn_id))
 
 
-def insert_turn(turn_id: str, session_id: str, now: int) -> Turn:
-    return Turn.create(id=turn_id, session=session_id, state="running", started_at=now)
-
-
-def complete_turn(turn: Turn, stop_reason: str, now: int) -> None:
-    Turn.update(state="complete", stop_reason=stop_reason, completed_at=now).where(
-        Turn.id == turn.id).execute()
-    turn.state, turn.stop_reason, turn.completed_at = "complete", stop_reason, now
-
-
 def get_message_row(position: int) -> Message:
     """The full row (with its fold state) of a message that exists."""
     return Message.get(Message.position == position)
@@ -135,19 +91,15 @@ def latest_message(session_id: str) -> Message | None:
 
 
 def find_shell_message(session_id: str, message_id: str) -> Message | None:
-    """The full row (with its fold state) of a shell message of this session, else None."""
-    return Message.get_or_none(
+    """The summary row of a shell message of this session, else None."""
+    return cast(Message | None, Message.select(*SUMMARY_COLUMNS).where(
         (Message.session == session_id) & (Message.id == message_id)
-        & (Message.is_shell == True))  # noqa: E712 (a peewee expression, not a comparison)
+        & (Message.is_shell == True)).first())  # noqa: E712 (a peewee expression)
 
 
 def get_message_by_position(position: int) -> Message | None:
     return cast(Message | None,
                 Message.select(*SUMMARY_COLUMNS).where(Message.position == position).first())
-
-
-def insert_message(**fields: object) -> Message:
-    return Message.create(**fields)
 
 
 def read_stream(position: int, stream: str) -> str | None:

@@ -1,11 +1,16 @@
-"""The publish path's statements, compiled once from peewee queries.
+"""Every write of a unit of work, and the publish path's hot reads, compiled once from peewee
+queries.
 
 peewee builds the SQL text anew from the query tree on every execution; for the small
 statements of a publish that costs several times what SQLite takes to run them (measured:
-about 60 % of a publish's time). `Statements` builds each hot query once with named markers
-in place of its values, keeps the SQL text and the positions of the markers, and afterwards
-only fills in the values. The queries are still written with the models, so the schema lives
-in one place; nothing here is hand-written SQL.
+about 60 % of a publish's time). `Statements` builds each query once with named markers in
+place of its values, keeps the SQL text and the positions of the markers, and afterwards only
+fills in the values. The queries are still written with the models, so the schema lives in
+one place; nothing here is hand-written SQL.
+
+Units of work write through `Statements` only, never through the models' own methods
+(`create`, `save`, `Model.update().execute()`), so a transaction has one write path (ADR
+0020); reads that are not hot stay in `queries`.
 """
 
 from __future__ import annotations
@@ -14,10 +19,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from peewee import Database as PeeweeDatabase
-from peewee import Query, Value, fn
+from peewee import Model, Query, Value, fn
 
 from shellexec.store.errors import StaleWriteError
-from shellexec.store.models import Event, Message, OutputChunk, PublishReceipt, Session
+from shellexec.store.models import (
+    Event,
+    Message,
+    OutputChunk,
+    PublishReceipt,
+    Session,
+    SessionRequest,
+    Task,
+    Turn,
+    TurnRequest,
+)
 
 _MARK = "\x00shellexec-param:"
 
@@ -42,7 +57,7 @@ class _Compiled:
 
 
 class Statements:
-    """Compiled hot statements for one bound database (used by units of work only)."""
+    """Compiled statements for one bound database (used by units of work only)."""
 
     def __init__(self, db: PeeweeDatabase) -> None:
         self._db = db
@@ -55,7 +70,7 @@ class Statements:
         """Drops what is remembered from the database (after a rollback it may be ahead)."""
         self._revisions.clear()
 
-    def _run(self, key: object, build: Callable[[], Query], **values: Any) -> Any:
+    def _run(self, key: object, build: Callable[[], Query], /, **values: Any) -> Any:
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compiled[key] = _Compiled(build())
@@ -63,6 +78,73 @@ class Statements:
         # execute_sql adds a cursor wrapper and a log call per statement.
         connection = self._db.connection()  # type: ignore[no-untyped-call]  # peewee is untyped
         return connection.execute(compiled.sql, compiled.params(values))
+
+    def _insert(self, model: type[Model], columns: Mapping[str, Any]) -> Any:
+        """Inserts one row with these column values (one compiled form per column set)."""
+        names = tuple(columns)
+        return self._run(("insert", model, names), lambda: model.insert(
+            {getattr(model, name): param(name) for name in names}),
+            **{name: _db_value(model, name, columns[name]) for name in names})
+
+    def ensure_task(self, task_id: str, now: int) -> None:
+        self._run("ensure_task", lambda: Task.insert(
+            id=param("task"), state="idle", created_at=param("now"), updated_at=param("now"),
+        ).on_conflict_ignore(), task=task_id, now=now)
+
+    def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
+        columns = {"id": session_id, "task": task_id, "agent": agent, "state": "idle",
+                   "created_at": now, "updated_at": now}
+        self._insert(Session, columns)
+        return Session(**columns)
+
+    def set_session_state(self, session: Session, state: str, now: int) -> None:
+        """Sets the session's state, and its task's: running while any of its sessions runs."""
+        self._run("session_state", lambda: Session.update(
+            state=param("state"), updated_at=param("now")).where(Session.id == param("session")),
+            state=state, now=now, session=session.id)
+        running = self._run("task_running", lambda: Session.select(Session.id).where(
+            (Session.task == param("task")) & (Session.state == "running")).limit(1),
+            task=session.task_id).fetchone() is not None
+        self._run("task_state", lambda: Task.update(
+            state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
+            state="running" if running else "idle", now=now, task=session.task_id)
+        session.state = state
+        session.updated_at = now
+
+    def forget_requests_before(self, cutoff: int) -> None:
+        """Deletes the request ids remembered before `cutoff` (an index range; usually
+        empty)."""
+        self._run("forget_session_requests", lambda: SessionRequest.delete().where(
+            SessionRequest.created_at < param("cutoff")), cutoff=cutoff)
+        self._run("forget_turn_requests", lambda: TurnRequest.delete().where(
+            TurnRequest.created_at < param("cutoff")), cutoff=cutoff)
+
+    def remember_session_request(self, request_id: str, session_id: str, now: int) -> None:
+        self._insert(SessionRequest,
+                     {"request_id": request_id, "session": session_id, "created_at": now})
+
+    def remember_turn_request(self, session_id: str, request_id: str, turn_id: str,
+                              now: int) -> None:
+        self._insert(TurnRequest, {"session": session_id, "request_id": request_id,
+                                   "turn": turn_id, "created_at": now})
+
+    def insert_turn(self, turn_id: str, session_id: str, now: int) -> Turn:
+        columns = {"id": turn_id, "session": session_id, "state": "running",
+                   "stop_reason": "", "started_at": now, "completed_at": None}
+        self._insert(Turn, columns)
+        return Turn(**columns)
+
+    def complete_turn(self, turn: Turn, stop_reason: str, now: int) -> None:
+        self._run("complete_turn", lambda: Turn.update(
+            state="complete", stop_reason=param("stop_reason"), completed_at=param("now"),
+        ).where(Turn.id == param("turn")), stop_reason=stop_reason, now=now, turn=turn.id)
+        turn.state, turn.stop_reason, turn.completed_at = "complete", stop_reason, now
+
+    def insert_message(self, columns: Mapping[str, Any]) -> Message:
+        """Inserts a message row with all its columns at once; returns it with its
+        position."""
+        position = int(self._insert(Message, columns).lastrowid)
+        return Message(position=position, **columns)
 
     def session_facts(self, session_id: str) -> tuple[str, str] | None:
         """(task_id, agent) of a session, or None when it does not exist."""
@@ -150,7 +232,7 @@ class Statements:
             return Message.update(
                 {getattr(Message, name): param(name) for name in names}).where(where)
 
-        values = {name: _db_value(name, columns[name]) for name in names}
+        values = {name: _db_value(Message, name, columns[name]) for name in names}
         if checked:
             values["_expected"] = expected_version
         cursor = self._run(("update_message", names, checked), build, _position=position,
@@ -159,6 +241,6 @@ class Statements:
             raise StaleWriteError(position)
 
 
-def _db_value(name: str, value: Any) -> Any:
+def _db_value(model: type[Model], name: str, value: Any) -> Any:
     # The markers bypass peewee's field conversion, so convert here.
-    return getattr(Message, name).db_value(value)
+    return getattr(model, name).db_value(value)

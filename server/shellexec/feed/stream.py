@@ -1,0 +1,68 @@
+"""A watcher's stream: the durable log replayed, then live events, with heartbeats.
+
+The stream opens with a heartbeat naming the revision the replay starts after, replays the
+log from there, then follows the hub. A quiet period, a lagged queue or a gap in revisions
+sends it back to the log, which is the truth; the hub only wakes it (ADR 0004). It ends with
+`end_of_stream` when its lifetime runs out or the hub closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT, FeedEvent, FeedHub, Subscription
+
+# How many logged events one read returns at most.
+REPLAY_BATCH = 500
+
+# Up to `limit` logged events of the session after a revision, oldest first.
+ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
+
+
+async def _replay(read_events: ReadEvents, after: int,
+                  subscription: Subscription) -> AsyncIterator[FeedEvent]:
+    while not subscription.closed:
+        events = await read_events(after, REPLAY_BATCH)
+        for event in events:
+            after = event.revision
+            yield event
+        if len(events) < REPLAY_BATCH:
+            return
+        await asyncio.sleep(0)
+
+
+async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last: int,
+                 read_events: ReadEvents, *, heartbeat_seconds: float,
+                 lifetime_seconds: float) -> AsyncIterator[FeedEvent]:
+    """The session's events after revision `last`, from `subscription` (already subscribed,
+    so nothing committed meanwhile is missed); unsubscribes when the stream ends."""
+    deadline = time.monotonic() + lifetime_seconds
+    try:
+        # Answer at once, before any replay, so the watcher knows the stream is open; it
+        # names the revision the replay starts after, never a later one, so a client that
+        # drops mid-replay resumes from it without missing an event.
+        yield FeedEvent(HEARTBEAT, last)
+        async for replayed in _replay(read_events, last, subscription):
+            last = replayed.revision
+            yield replayed
+        while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
+            event = await subscription.next(min(heartbeat_seconds, remaining))
+            if subscription.closed:
+                break
+            if event is None or subscription.lagged or event.revision > last + 1:
+                # A quiet period, a lagged queue or a gap: the durable log is the truth.
+                subscription.lagged = False
+                async for missed in _replay(read_events, last, subscription):
+                    last = missed.revision
+                    yield missed
+                if event is None and deadline - time.monotonic() > 0:
+                    yield FeedEvent(HEARTBEAT, last)
+                continue
+            if event.revision == last + 1:
+                last = event.revision
+                yield event
+        yield FeedEvent(END_OF_STREAM, last)
+    finally:
+        hub.unsubscribe(session_id, subscription)

@@ -1,0 +1,70 @@
+"""Recently folded tool-call states, kept in memory between units of work.
+
+The database is the source of truth: the fold state (without bodies) is a column of the
+message row and the bodies are `OutputChunk` rows. `StateCache` keeps recently folded states
+so a delta does not re-read the whole body; an entry is used only while its `state_version`
+matches the row's, so a write by anyone else (another replica, a restart) falls back to the
+database.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from shellexec.normalize import ShellState
+from shellexec.store.models import Message
+
+# A tool call's message row and fold state, as last written.
+Call = tuple[Message, ShellState]
+
+
+class StateCache:
+    """A small thread-safe LRU of (row, fold state) keyed by message position, plus where
+    each recent tool call's message is.
+
+    Only units of work (on the event loop's thread) mutate cached rows; readers use only the
+    immutable states.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[int, tuple[int, Call]] = OrderedDict()
+        self._positions: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, session_id: str, tool_call_id: str, position: int) -> None:
+        """Notes where a tool call's message is (positions never change)."""
+        with self._lock:
+            if len(self._positions) >= 4 * self._capacity:
+                self._positions.clear()
+            self._positions[(session_id, tool_call_id)] = position
+
+    def latest(self, session_id: str, tool_call_id: str) -> Call | None:
+        """The last state this process wrote for a tool call, whatever the row's version now:
+        the writer checks the version when it saves (`Statements.update_message`)."""
+        with self._lock:
+            position = self._positions.get((session_id, tool_call_id))
+            entry = None if position is None else self._entries.get(position)
+            return None if entry is None else entry[1]
+
+    def get(self, position: int, state_version: int) -> Call | None:
+        with self._lock:
+            entry = self._entries.get(position)
+            if entry is None or entry[0] != state_version:
+                return None
+            self._entries.move_to_end(position)
+            return entry[1]
+
+    def clear(self) -> None:
+        """Forgets everything: after a failed write, cached rows may hold unsaved changes."""
+        with self._lock:
+            self._entries.clear()
+            self._positions.clear()
+
+    def put(self, position: int, state_version: int, call: Call) -> None:
+        with self._lock:
+            self._entries[position] = (state_version, call)
+            self._entries.move_to_end(position)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
