@@ -116,3 +116,25 @@ def test_record_from_before_the_fallback_key_loads_as_a_final_text() -> None:
     assert (state.stdout_final, state.stdout_fallback) == (True, False)
     later = fold_all([_update(_meta={"terminal_output": {"data": "terminal text\n"}})], state)
     assert view(later).output.stdout == "raw text\n"
+
+
+# A record exactly as the release before `work_dir` wrote it: the directory under `cwd`.
+RECORD_WITH_THE_OLD_CWD_KEY = (
+    '{"version": 1, "agent": null, "tool_call_id": "c", "kind": "execute", "is_shell": true,'
+    ' "command": "make", "cwd": "/r", "title": "$ make", "description": "Build",'
+    ' "reported_status": "pending", "cancelled_by_prompt": false, "exit_code": null,'
+    ' "exit_rank": 0, "stdout": null, "stderr": null, "live_source": "none",'
+    ' "echo": "pending", "terminal_chunks": false}'
+)
+
+
+def test_record_with_the_old_cwd_key_loads_its_work_dir() -> None:
+    state = load_state(json.loads(RECORD_WITH_THE_OLD_CWD_KEY), None, None)
+    assert state == fold_all(SEQUENCE[:1])
+    assert view(state).work_dir == "/r"
+
+
+def test_record_is_written_with_the_work_dir_key() -> None:
+    record = dump_state(fold_all(SEQUENCE[:1]))
+    assert record["work_dir"] == "/r"
+    assert "cwd" not in record

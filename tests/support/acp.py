@@ -21,14 +21,14 @@ def load_fixture(name: str) -> list[Update]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def codex_start(call_id: str, command: str, cwd: str = "/home/dev/proj") -> Update:
+def codex_start(call_id: str, command: str, work_dir: str = "/home/dev/proj") -> Update:
     return {
         "sessionUpdate": "tool_call", "toolCallId": call_id, "title": command,
         "kind": "execute", "status": "in_progress",
         "content": [{"type": "terminal", "terminalId": call_id}],
-        "rawInput": {"call_id": call_id, "command": ["/bin/bash", "-lc", command], "cwd": cwd,
+        "rawInput": {"call_id": call_id, "command": ["/bin/bash", "-lc", command], "cwd": work_dir,
                      "parsed_cmd": [{"type": "unknown", "cmd": command}]},
-        "_meta": {"terminal_info": {"terminal_id": call_id, "cwd": cwd}},
+        "_meta": {"terminal_info": {"terminal_id": call_id, "cwd": work_dir}},
     }
 
 

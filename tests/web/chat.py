@@ -34,10 +34,10 @@ def user_text(text: str) -> Update:
     return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
 
 
-def generic_start(call_id: str, command: str, cwd: str | None = "/home/dev/proj") -> Update:
+def generic_start(call_id: str, command: str, work_dir: str | None = "/home/dev/proj") -> Update:
     raw: Json = {"command": command}
-    if cwd is not None:
-        raw["cwd"] = cwd
+    if work_dir is not None:
+        raw["cwd"] = work_dir
     return {"sessionUpdate": "tool_call", "toolCallId": call_id, "kind": "execute",
             "title": command, "status": "in_progress", "rawInput": raw}
 

@@ -41,7 +41,7 @@ def test_long_command_wraps_completely_with_disclosure_collapsed(
     api.start_turn(session["id"])
     call = unique("call")
     message_id = api.play(session["id"], [
-        codex_start(call, LONG_COMMAND, cwd="/home/dev/proj"),
+        codex_start(call, LONG_COMMAND, work_dir="/home/dev/proj"),
         codex_end(call, "1 passed in 0.42s\n", 0),
     ])
 
@@ -75,7 +75,7 @@ def test_no_retained_output_shows_command_workdir_and_status_without_disclosure(
     api.start_turn(session["id"])
     call = unique("call")
     message_id = api.play(session["id"], [
-        codex_start(call, "mkdir -p build/reports", cwd="/home/dev/proj"),
+        codex_start(call, "mkdir -p build/reports", work_dir="/home/dev/proj"),
         codex_end(call, "", 0),
     ])
     summary = api.messages(session["id"])[0]["metadata"]["normalized"]["shell_exec"]["output"]

@@ -35,22 +35,22 @@ def _ended(exit_code: int) -> AcpToolStatus:
 
 # ---- Codex ------------------------------------------------------------------------------------
 
-def codex_rust_start(call: str, command: str, cwd: str) -> Update:
+def codex_rust_start(call: str, command: str, work_dir: str) -> Update:
     """Rust codex-acp, terminal mode: argv in rawInput, the terminal in _meta."""
     return {"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "title": command,
             "kind": "execute", "status": ACP_IN_PROGRESS,
             "content": [{"type": "terminal", "terminalId": call}],
             "rawInput": {"call_id": call, "process_id": "1000", "turn_id": "1",
-                         "command": ["/bin/bash", "-lc", command], "cwd": cwd,
+                         "command": ["/bin/bash", "-lc", command], "cwd": work_dir,
                          "parsed_cmd": [{"type": "unknown", "cmd": command}],
                          "source": "unified_exec_startup"},
-            "_meta": {"terminal_info": {"terminal_id": call, "cwd": cwd}}}
+            "_meta": {"terminal_info": {"terminal_id": call, "cwd": work_dir}}}
 
 
-def codex_rust_end(call: str, command: str, cwd: str, output: str, exit_code: int) -> Update:
+def codex_rust_end(call: str, command: str, work_dir: str, output: str, exit_code: int) -> Update:
     """Rust codex-acp end event: the whole ExecCommandEndEvent as rawOutput."""
     raw = {"call_id": call, "process_id": "1000", "turn_id": "1",
-           "command": ["/bin/bash", "-lc", command], "cwd": cwd,
+           "command": ["/bin/bash", "-lc", command], "cwd": work_dir,
            "source": "unified_exec_startup", "stdout": output, "stderr": "",
            "aggregated_output": output, "exit_code": exit_code,
            "duration": {"secs": 0, "nanos": 87_000_000}, "formatted_output": output,
@@ -61,23 +61,23 @@ def codex_rust_end(call: str, command: str, cwd: str, output: str, exit_code: in
                                         "signal": None}}}
 
 
-def codex_rust(call: str, command: str, cwd: str, output: str, exit_code: int) -> list[Step]:
-    steps: list[Step] = [Publish(codex_rust_start(call, command, cwd)), Pause(0.6)]
+def codex_rust(call: str, command: str, work_dir: str, output: str, exit_code: int) -> list[Step]:
+    steps: list[Step] = [Publish(codex_rust_start(call, command, work_dir)), Pause(0.6)]
     if output:
         steps.append(Publish({"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
                               "_meta": {"terminal_output": {"terminal_id": call,
                                                             "data": output}}}))
-    steps.append(Publish(codex_rust_end(call, command, cwd, output, exit_code)))
+    steps.append(Publish(codex_rust_end(call, command, work_dir, output, exit_code)))
     return steps
 
 
-def codex_ts_start(call: str, command: str, cwd: str) -> Update:
+def codex_ts_start(call: str, command: str, work_dir: str) -> Update:
     """TypeScript codex-acp (on codex app-server): rawInput {command, cwd}."""
     return {"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "name": "exec_command",
             "kind": "execute", "title": command, "status": ACP_IN_PROGRESS,
             "content": [{"type": "terminal", "terminalId": call}],
-            "rawInput": {"command": command, "cwd": cwd},
-            "_meta": {"terminal_info": {"cwd": cwd, "terminal_id": call}}}
+            "rawInput": {"command": command, "cwd": work_dir},
+            "_meta": {"terminal_info": {"cwd": work_dir, "terminal_id": call}}}
 
 
 def codex_ts_delta(call: str, data: str) -> Update:
@@ -93,11 +93,11 @@ def codex_ts_exit(call: str, exit_code: int) -> Update:
                                         "terminal_id": call}}}
 
 
-def codex_ts_stream(call: str, command: str, cwd: str, chunks: list[str], every: float,
+def codex_ts_stream(call: str, command: str, work_dir: str, chunks: list[str], every: float,
                     exit_code: int | None) -> list[Step]:
     """A command streaming `chunks`, `every` seconds apart; `exit_code` None leaves it
     running (the turn's end will cancel it)."""
-    steps: list[Step] = [Publish(codex_ts_start(call, command, cwd))]
+    steps: list[Step] = [Publish(codex_ts_start(call, command, work_dir))]
     for chunk in chunks:
         steps += [Pause(every), Publish(codex_ts_delta(call, chunk))]
     if exit_code is not None:
@@ -134,17 +134,17 @@ def claude_terminal(call: str, command: str, description: str, output: str,
 
 # ---- OpenCode -----------------------------------------------------------------------------
 
-def opencode(call: str, command: str, cwd: str, snapshots: list[str],
+def opencode(call: str, command: str, work_dir: str, snapshots: list[str],
              exit_code: int) -> list[Step]:
     """`opencode acp`: cumulative content snapshots, then `completed` whatever the exit code,
     which is only in rawOutput.metadata.exit."""
     running = {"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
                "status": ACP_IN_PROGRESS, "kind": "execute", "title": command,
-               "locations": [{"path": cwd}], "rawInput": {"command": command, "cwd": cwd}}
+               "locations": [{"path": work_dir}], "rawInput": {"command": command, "cwd": work_dir}}
     steps: list[Step] = [
         Publish({"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call, "title": "bash",
-                 "kind": "execute", "status": ACP_PENDING, "locations": [{"path": cwd}],
-                 "rawInput": {"cwd": cwd}}),
+                 "kind": "execute", "status": ACP_PENDING, "locations": [{"path": work_dir}],
+                 "rawInput": {"cwd": work_dir}}),
         Publish(running),
     ]
     for snapshot in snapshots:
@@ -162,7 +162,7 @@ def opencode(call: str, command: str, cwd: str, snapshots: list[str],
 
 # ---- Auggie -------------------------------------------------------------------------------
 
-def auggie(call: str, command: str, cwd: str, output: str, exit_code: int) -> list[Step]:
+def auggie(call: str, command: str, work_dir: str, output: str, exit_code: int) -> list[Step]:
     """`auggie --acp`: no status until the end; the result is XML-like text in rawOutput."""
     result = ("Here are the results from executing the command.\n"
               f"<return-code>\n{exit_code}\n</return-code>\n<output>\n{output}\n</output>")
@@ -170,7 +170,7 @@ def auggie(call: str, command: str, cwd: str, output: str, exit_code: int) -> li
         Publish({"sessionUpdate": ACP_TOOL_CALL, "toolCallId": call,
                  "title": f"Run `{command}`", "kind": "execute", "content": [],
                  "rawInput": {"command": command, "wait": True, "max_wait_seconds": 600,
-                              "cwd": cwd}}),
+                              "cwd": work_dir}}),
         Pause(1.2),
         Publish({"sessionUpdate": ACP_TOOL_CALL_UPDATE, "toolCallId": call,
                  "status": _ended(exit_code),

@@ -93,7 +93,7 @@ def _identified(state: ShellState, update: JsonObject) -> ShellState:
         kind=nonblank_at(update, "kind") or state.kind,
         is_shell=state.is_shell or shell_signal(update),
         command=state.command or command_of(raw_input),
-        cwd=state.cwd or work_dir_of(update),
+        work_dir=state.work_dir or work_dir_of(update),
         title=nonblank_at(update, "title") or state.title,
         description=state.description or description_of(raw_input),
         terminal_chunks=state.terminal_chunks or codex_signal(update),

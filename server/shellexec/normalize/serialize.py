@@ -9,7 +9,8 @@ view as folding the whole sequence.
 `load_state` trusts nothing: a missing key, a value of the wrong type or an unknown word
 takes the default of a new state, and a body is bounded again. A stream exists exactly when
 its body is given (`""` is an empty stream, None no stream). A key added in a later version
-(`stdout.fallback`) defaults to how earlier versions behaved, so their records still load.
+(`stdout.fallback`) defaults to how earlier versions behaved, and a renamed key (`work_dir`,
+once `cwd`) is also read under its old name, so their records still load.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def dump_state(state: ShellState) -> dict[str, object]:
         "kind": state.kind,
         "is_shell": state.is_shell,
         "command": state.command,
-        "cwd": state.cwd,
+        "work_dir": state.work_dir,
         "title": state.title,
         "description": state.description,
         "reported_status": state.reported_status,
@@ -71,7 +72,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         kind=_text(record, "kind"),
         is_shell=_flag(record, "is_shell"),
         command=_text(record, "command"),
-        cwd=_text(record, "cwd"),
+        work_dir=_text(record, "work_dir") or _text(record, "cwd"),
         title=_text(record, "title"),
         description=_text(record, "description"),
         reported_status=_word(record, "reported_status", SHELL_STATUSES),

@@ -51,7 +51,8 @@ class ShellState:
     """Whether any update said this call runs a shell command (see `commands`)."""
     command: str | None = None
     """The command as a person would type it; None until an update names one."""
-    cwd: str | None = None
+    work_dir: str | None = None
+    """The command's directory (ACP's `cwd`); None until an update reports one."""
     title: str | None = None
     """The latest non-empty title: what a client shows when no command is known."""
     description: str | None = None

@@ -32,7 +32,7 @@ def view(state: ShellState) -> ShellView:
     return ShellView(
         is_shell=state.is_shell,
         command=state.command,
-        work_dir=state.cwd,
+        work_dir=state.work_dir,
         title=state.title,
         description=state.description,
         status=state.status,

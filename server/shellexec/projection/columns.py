@@ -25,7 +25,7 @@ def state_columns(state: ShellState) -> dict[str, object]:
         "status": state.status,
         "title": title,
         "command": command,
-        "work_dir": bounded_head(state.cwd or ""),
+        "work_dir": bounded_head(state.work_dir or ""),
         "content": command or title,
         "exit_code": summary.exit_code,
         "truncated": summary.truncated,
