@@ -95,7 +95,7 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis) 
       return { session: initial.session ?? null, messages: Array.isArray(initial.messages) ? initial.messages : [] };
     },
 
-    /** The full output snapshot `{message_id, status, updated_at, output}` of one shell message. */
+    /** The shell output `{message_id, status, updated_at, output}` of one shell message. */
     getShellOutput(sessionId, messageId, signal) {
       return getJson(shellOutputPath(sessionId, messageId), signal);
     },

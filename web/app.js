@@ -36,7 +36,7 @@ async function start() {
   main.replaceChildren(list);
   const rows = createMessageList(list, {
     createRow: (message) =>
-      createRow(message, { loadSnapshot: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+      createRow(message, { loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
   });
   for (const message of messages) rows.upsert(message);
   list.dataset.loaded = 'true';

@@ -7,7 +7,7 @@ import { capitalize, rowKind, statusOf, toolCallResult } from './status.js';
 
 /**
  * @param {object} message
- * @param {{loadSnapshot: (messageId: string, signal: AbortSignal) => Promise<object>}} deps
+ * @param {{loadShellOutput: (messageId: string, signal: AbortSignal) => Promise<object>}} deps
  */
 export function createRow(message, deps) {
   const kind = rowKind(message);

@@ -3,20 +3,20 @@
 // unit-tested on fake timers in web/test/shell-output-poller.test.mjs.
 //
 // Rules:
-// - open() fetches a snapshot immediately, once.
-// - A running snapshot schedules the next request `baseDelayMs` (1 s) after the previous request
+// - open() fetches a shell output immediately, once.
+// - A running shell output schedules the next request `baseDelayMs` (1 s) after the previous request
 //   settled; there is never more than one request in flight.
 // - Consecutive failures back off 1, 2, 4, 5, 5 ... s (doubling, capped at `maxDelayMs`); a
-//   success returns to 1 s. A failure keeps the last good snapshot and reports "unavailable";
+//   success returns to 1 s. A failure keeps the last good shell output and reports "unavailable";
 //   the next success clears it.
-// - A terminal snapshot (complete, failed, cancelled) stops polling.
+// - A terminal shell output (complete, failed, cancelled) stops polling.
 // - notifyTerminal() (the feed says the message became terminal while open) aborts the in-flight
-//   request, fetches one final snapshot and stops once that snapshot arrives, whatever its status.
+//   request, fetches one final shell output and stops once that shell output arrives, whatever its status.
 //   If the final request fails, it is retried on the same capped backoff until one succeeds.
 //   Called before open(), it makes the first fetch the final one.
 // - close() (collapse, unmount) stops polling and aborts the in-flight request; no final fetch.
 // - A response that arrives after close() or after a newer request started is ignored.
-// - Output comes only from the fetched snapshots, never from the message payload.
+// - Output comes only from the fetched shell outputs, never from the message payload.
 
 export const BASE_DELAY_MS = 1000;
 export const MAX_DELAY_MS = 5000;
@@ -32,8 +32,8 @@ export function backoffDelay(failures, baseDelayMs = BASE_DELAY_MS, maxDelayMs =
   return Math.min(baseDelayMs * 2 ** (failures - 1), maxDelayMs);
 }
 
-export function isTerminalSnapshot(snapshot) {
-  return TERMINAL.has(snapshot?.status);
+export function isTerminalShellOutput(shellOutput) {
+  return TERMINAL.has(shellOutput?.status);
 }
 
 /**
@@ -42,7 +42,7 @@ export function isTerminalSnapshot(snapshot) {
  * - `fetching`: a request is in flight;
  * - `finalizing`: the final request (after notifyTerminal) is in flight;
  * - `waiting`: the next request is scheduled;
- * - `done`: a terminal or final snapshot arrived; no more requests;
+ * - `done`: a terminal or final shell output arrived; no more requests;
  * - `closed`: close() was called; no more requests or callbacks.
  */
 export const POLLER_STATES = Object.freeze(['idle', 'fetching', 'finalizing', 'waiting', 'done', 'closed']);
@@ -51,12 +51,12 @@ export const POLLER_STATES = Object.freeze(['idle', 'fetching', 'finalizing', 'w
  * Create a poller for one opened disclosure.
  *
  * @param {object} options
- * @param {(signal: AbortSignal) => Promise<object>} options.fetchSnapshot
- *   fetches `GET .../messages/{id}/shell-output`; resolves with the snapshot
+ * @param {(signal: AbortSignal) => Promise<object>} options.fetchShellOutput
+ *   fetches `GET .../messages/{id}/shell-output`; resolves with the shell output
  *   `{message_id, status, updated_at, output}`, rejects on any failure.
- * @param {(snapshot: object) => void} [options.onSnapshot] a newer snapshot arrived.
+ * @param {(shellOutput: object) => void} [options.onShellOutput] a newer shell output arrived.
  * @param {(unavailable: boolean, error: unknown) => void} [options.onUnavailable]
- *   `true` after a failed request (the last snapshot stays valid), `false` when a later one succeeds.
+ *   `true` after a failed request (the last shell output stays valid), `false` when a later one succeeds.
  * @param {(state: string) => void} [options.onState] one of POLLER_STATES, on every change.
  * @param {typeof setTimeout} [options.setTimeout]
  * @param {typeof clearTimeout} [options.clearTimeout]
@@ -65,8 +65,8 @@ export const POLLER_STATES = Object.freeze(['idle', 'fetching', 'finalizing', 'w
  */
 export function createShellOutputPoller(options) {
   const {
-    fetchSnapshot,
-    onSnapshot = () => {},
+    fetchShellOutput,
+    onShellOutput = () => {},
     onUnavailable = () => {},
     onState = () => {},
     setTimeout: schedule = globalThis.setTimeout.bind(globalThis),
@@ -74,7 +74,7 @@ export function createShellOutputPoller(options) {
     baseDelayMs = BASE_DELAY_MS,
     maxDelayMs = MAX_DELAY_MS,
   } = options;
-  if (typeof fetchSnapshot !== 'function') throw new TypeError('fetchSnapshot must be a function');
+  if (typeof fetchShellOutput !== 'function') throw new TypeError('fetchShellOutput must be a function');
 
   let state = 'idle';
   let final = false; // notifyTerminal() was called: the next success is the last request
@@ -82,7 +82,7 @@ export function createShellOutputPoller(options) {
   let lastRequestId = 0;
   let timer = null;
   let failures = 0;
-  let snapshot = null;
+  let shellOutput = null;
   let unavailable = false;
 
   function setState(next) {
@@ -114,7 +114,7 @@ export function createShellOutputPoller(options) {
     setState(final ? 'finalizing' : 'fetching');
     let pending;
     try {
-      pending = Promise.resolve(fetchSnapshot(controller.signal));
+      pending = Promise.resolve(fetchShellOutput(controller.signal));
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -137,14 +137,14 @@ export function createShellOutputPoller(options) {
 
   function succeeded(value) {
     failures = 0;
-    snapshot = value;
+    shellOutput = value;
     if (unavailable) {
       unavailable = false;
       onUnavailable(false, null);
     }
-    onSnapshot(value);
+    onShellOutput(value);
     if (state === 'closed') return; // a callback closed us
-    if (final || isTerminalSnapshot(value)) setState('done');
+    if (final || isTerminalShellOutput(value)) setState('done');
     else wait(baseDelayMs);
   }
 
@@ -172,7 +172,7 @@ export function createShellOutputPoller(options) {
     },
 
     /**
-     * The message became terminal: abort the in-flight request, fetch one final snapshot, stop.
+     * The message became terminal: abort the in-flight request, fetch one final shell output, stop.
      * Does nothing after `done`, after `close()`, or when already finalizing.
      */
     notifyTerminal() {
@@ -187,7 +187,7 @@ export function createShellOutputPoller(options) {
     /**
      * A message that was already terminal changed again (a late terminal update reconciled a
      * command the turn had cancelled): abort any in-flight request and fetch one more final
-     * snapshot, even after `done`. Does nothing after `close()`; before open() it makes the
+     * shell output, even after `done`. Does nothing after `close()`; before open() it makes the
      * first fetch the final one.
      */
     refresh() {
@@ -210,9 +210,9 @@ export function createShellOutputPoller(options) {
     get state() {
       return state;
     },
-    /** The last successful snapshot, or null. */
-    get snapshot() {
-      return snapshot;
+    /** The last successful shell output, or null. */
+    get shellOutput() {
+      return shellOutput;
     },
     /** True after a failed request until the next success. */
     get unavailable() {

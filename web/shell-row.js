@@ -23,11 +23,11 @@ let nextBodyId = 1;
 /**
  * @param {object} message a `tool_execute` Message.
  * @param {object} deps
- * @param {(messageId: string, signal: AbortSignal) => Promise<object>} deps.loadSnapshot
+ * @param {(messageId: string, signal: AbortSignal) => Promise<object>} deps.loadShellOutput
  * @param {typeof createShellOutputPoller} [deps.createPoller]
  * @returns {{el: HTMLElement, update(message: object): void, destroy(): void}}
  */
-export function createShellRow(message, { loadSnapshot, createPoller = createShellOutputPoller }) {
+export function createShellRow(message, { loadShellOutput, createPoller = createShellOutputPoller }) {
   let current = message;
   let disclosure = null; // {poller, body, parts} while open
 
@@ -108,8 +108,8 @@ export function createShellRow(message, { loadSnapshot, createPoller = createShe
       'data-testid': 'shell-output-body',
     });
     const poller = createPoller({
-      fetchSnapshot: (signal) => loadSnapshot(current.id, signal),
-      onSnapshot: () => renderBody(),
+      fetchShellOutput: (signal) => loadShellOutput(current.id, signal),
+      onShellOutput: () => renderBody(),
       onUnavailable: () => renderBody(),
       onState: (state) => setData(body, 'pollState', state),
     });
@@ -134,7 +134,7 @@ export function createShellRow(message, { loadSnapshot, createPoller = createShe
     if (!disclosure) return;
     const { poller, body, parts } = disclosure;
     const view = outputView({
-      snapshot: poller.snapshot,
+      shellOutput: poller.shellOutput,
       unavailable: poller.unavailable,
       messageStatus: statusOf(current),
       messageExitCode: exitCodeOf(current),

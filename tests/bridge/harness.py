@@ -168,7 +168,7 @@ def _summary(summary: shell_output_pb2.ShellOutputSummary) -> OutputSummary:
 
 def assert_tool_message(client: ShellExecClient, message: message_pb2.Message,
                         expected: ShellView) -> None:
-    """The persisted message and its output snapshot are exactly the normalized view."""
+    """The persisted message and its shell output are exactly the normalized view."""
     assert message.metadata.status == expected.status
     assert message.type == ("tool_execute" if expected.is_shell else "tool_call")
     if not expected.is_shell:
@@ -177,9 +177,9 @@ def assert_tool_message(client: ShellExecClient, message: message_pb2.Message,
     assert (shell.command, shell.work_dir) == (expected.command or "", expected.work_dir or "")
     assert message.content == (expected.command or expected.title or "")
     assert _summary(shell.output) == normalize.summarize(expected.output)
-    snapshot = client.shell_output(message.session_id, message.id)
-    assert snapshot.status == expected.status
-    assert output_from_proto(snapshot.output) == expected.output
+    shell_output = client.shell_output(message.session_id, message.id)
+    assert shell_output.status == expected.status
+    assert output_from_proto(shell_output.output) == expected.output
 
 
 def assert_recorded(client: ShellExecClient, session_id: str, prompt: str,

@@ -48,7 +48,7 @@ def test_message_list_never_carries_stdout_or_stderr(stack: Stack) -> None:
         "has_output"] is True
 
 
-def test_snapshot_returns_full_output_and_exit_code(stack: Stack) -> None:
+def test_shell_output_returns_full_output_and_exit_code(stack: Stack) -> None:
     session = stack.api.new_session()
     stack.api.publish(session["id"], codex_start("call_c", "git status"))
     message = stack.api.publish(session["id"], codex_end("call_c", "clean\n", 0))["message"]
@@ -60,7 +60,7 @@ def test_snapshot_returns_full_output_and_exit_code(stack: Stack) -> None:
     assert body["updated_at"].endswith("Z")
 
 
-def test_snapshot_before_any_output_is_200_with_empty_output(stack: Stack) -> None:
+def test_shell_output_before_any_output_is_200_with_empty_output(stack: Stack) -> None:
     session = stack.api.new_session()
     message = stack.api.publish(session["id"], codex_start("call_d", "sleep 5"))["message"]
     body = stack.api.shell_output(session["id"], message["id"])
@@ -68,7 +68,7 @@ def test_snapshot_before_any_output_is_200_with_empty_output(stack: Stack) -> No
     assert body["output"] == {"truncated": False}
 
 
-def test_snapshot_is_404_alike_for_missing_cross_session_and_non_shell(stack: Stack) -> None:
+def test_shell_output_is_404_alike_for_missing_cross_session_and_non_shell(stack: Stack) -> None:
     first, second = stack.api.new_session(), stack.api.new_session()
     shell = stack.api.publish(first["id"], codex_start("call_e", "ls"))["message"]
     text = stack.api.publish(first["id"], agent_text("hello"))["message"]

@@ -1,4 +1,4 @@
-"""The specification's scenarios that concern persistence, projection, the snapshot endpoint
+"""The specification's scenarios that concern persistence, projection, the shell-output endpoint
 and late updates, each through Envoy's REST front door as a browser or agent would call it.
 (The rendering scenarios are in tests/web; the pure normalization rules in tests/normalize.)"""
 

@@ -189,8 +189,8 @@ def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
     harness.run(harness.publisher.publish(session_id, codex_delta("w", "three\n"), None))
 
     page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
-    snapshot = harness.run(harness.reader.shell_output(session_id, page.messages[0].id))
-    assert snapshot.output.stdout == "one\ntwo\nthree\n"
+    shell_output = harness.run(harness.reader.shell_output(session_id, page.messages[0].id))
+    assert shell_output.output.stdout == "one\ntwo\nthree\n"
     revisions = harness.run(harness.database.read(
         lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
     assert revisions == [1, 2, 3]
@@ -323,8 +323,8 @@ def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps
             session_id, published.id) or 0)).stdout_stored_bytes))
     assert MAX_FIELD_BYTES < stored <= COMPACT_AT_BYTES, "the chunks are not compacted yet"
 
-    snapshot = harness.run(harness.reader.shell_output(session_id, published.id))
+    shell_output = harness.run(harness.reader.shell_output(session_id, published.id))
     expected = normalize_updates(updates, "codex").output
-    assert snapshot.output == expected
+    assert shell_output.output == expected
     assert expected.truncated
-    assert normalize.summarize(snapshot.output) == published.shell_exec.output
+    assert normalize.summarize(shell_output.output) == published.shell_exec.output

@@ -86,7 +86,7 @@ class ShellFetch:
     start: float  # page time, ms
     end: float | None
     outcome: str | None  # the HTTP status, or the error name (AbortError, TypeError...)
-    snapshot_status: str | None  # the `status` of the snapshot it returned
+    shell_output_status: str | None  # the `status` of the shell output it returned
 
 
 @dataclass
@@ -165,7 +165,7 @@ class ChatPage:
     def shell_fetches(self, message_id: str | None = None) -> list[ShellFetch]:
         """Shell-output fetches as the page made them, with page-time start and settle."""
         raw: list[Json] = self.page.evaluate("window.__shellexecTest.shellFetches")
-        fetches = [ShellFetch(f["url"], f["start"], f["end"], f["outcome"], f["snapshotStatus"])
+        fetches = [ShellFetch(f["url"], f["start"], f["end"], f["outcome"], f["shellOutputStatus"])
                    for f in raw]
         return [f for f in fetches if is_shell_output(f.url, message_id)]
 

@@ -3,7 +3,7 @@
 // request timing, concurrency and payloads exactly as the page saw them.
 (() => {
   const log = {
-    shellFetches: [], // {url, start, end, outcome, snapshotStatus} per shell-output fetch
+    shellFetches: [], // {url, start, end, outcome, shellOutputStatus} per shell-output fetch
     inFlight: 0,
     maxInFlight: 0,
     apiBodies: [], // {url, text} of every other /api/ response the page read
@@ -25,7 +25,7 @@
         return response;
       });
     }
-    const entry = { url, start: performance.now(), end: null, outcome: null, snapshotStatus: null };
+    const entry = { url, start: performance.now(), end: null, outcome: null, shellOutputStatus: null };
     log.shellFetches.push(entry);
     log.inFlight += 1;
     log.maxInFlight = Math.max(log.maxInFlight, log.inFlight);
@@ -41,7 +41,7 @@
         response
           .clone()
           .json()
-          .then((body) => (entry.snapshotStatus = body && body.status), () => {});
+          .then((body) => (entry.shellOutputStatus = body && body.status), () => {});
         return response;
       },
       (error) => {

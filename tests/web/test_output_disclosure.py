@@ -1,4 +1,4 @@
-"""The output disclosure in real Chromium against the real service: one snapshot for a
+"""The output disclosure in real Chromium against the real service: one shell output for a
 finished command, bounded non-overlapping polling for a running one, stopping on terminal,
 collapse and navigation, and surviving failed requests (issue 4 "The disclosure's
 behaviour"; spec scenarios "a persisted completed shell message", "a running shell message
@@ -59,7 +59,7 @@ def running_command(api: Api, session_id: str, command: str,
     return call, message_id
 
 
-def test_expanding_completed_command_fetches_exactly_one_snapshot(
+def test_expanding_completed_command_fetches_exactly_one_shell_output(
         stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
     session = api.new_session("codex")
     sid = session["id"]
@@ -111,7 +111,7 @@ def test_expanding_completed_command_fetches_exactly_one_snapshot(
     chat.screenshot("expanded-truncated")
 
 
-def test_running_command_polls_boundedly_and_stops_after_terminal_snapshot(
+def test_running_command_polls_boundedly_and_stops_after_terminal_shell_output(
         stack: Stack, api: Api, chat: ChatPage) -> None:
     session = api.new_session("codex")
     sid = session["id"]
@@ -149,9 +149,9 @@ def test_running_command_polls_boundedly_and_stops_after_terminal_snapshot(
     assert chat.max_in_flight() == 1
     for gap in settle_gaps(fetches):
         assert gap >= BASE_DELAY_MS - SLACK_MS, settle_gaps(fetches)
-    assert all(f.snapshot_status == "running" for f in fetches if f.outcome == "200")
+    assert all(f.shell_output_status == "running" for f in fetches if f.outcome == "200")
 
-    # The command finishes: the feed makes it terminal, one final snapshot, then no more.
+    # The command finishes: the feed makes it terminal, one final shell output, then no more.
     final_text = ("collecting ... collected 3 items\n"
                   "tests/integration/test_api.py::test_list PASSED\n"
                   "tests/integration/test_api.py::test_tz FAILED\n"
@@ -166,11 +166,11 @@ def test_running_command_polls_boundedly_and_stops_after_terminal_snapshot(
     fetches = chat.shell_fetches(message_id)
     before = [f for f in fetches if f.start < terminal_at]
     after = [f for f in fetches if f.start >= terminal_at]
-    if before[-1].snapshot_status in TERMINAL:
-        assert after == []  # a regular poll already brought the terminal snapshot
+    if before[-1].shell_output_status in TERMINAL:
+        assert after == []  # a regular poll already brought the terminal shell output
     else:
         assert len(after) == 1, after  # exactly one final fetch ...
-        assert after[0].snapshot_status == "failed"
+        assert after[0].shell_output_status == "failed"
         in_flight = before[-1].end is None or before[-1].end > terminal_at
         if in_flight:  # ... and the poll still in flight was aborted
             assert before[-1].outcome == "AbortError", before[-1]

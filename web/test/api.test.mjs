@@ -84,7 +84,7 @@ describe('api', () => {
     await assert.rejects(api.getSession('s'), (error) => error instanceof ApiError && error.status === 503);
   });
 
-  test('the snapshot request passes the abort signal through', async () => {
+  test('the shell output request passes the abort signal through', async () => {
     const controller = new AbortController();
     const fetch = fakeFetch({ [shellOutputPath('s', 'm')]: jsonResponse(200, { message_id: 'm', status: 'running', output: {} }) });
     const api = createApi({ fetch: fetch.fn });

@@ -96,6 +96,6 @@ export function controllableFetch() {
   return fake;
 }
 
-export function snapshot(status, output = {}) {
+export function shellOutput(status, output = {}) {
   return { message_id: 'msg_1', status, updated_at: '2026-07-16T12:00:00Z', output: { truncated: false, ...output } };
 }

@@ -4,15 +4,15 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { backoffDelay, createShellOutputPoller } from '../shell-output-poller.js';
-import { FakeClock, controllableFetch, flush, snapshot } from './fakes.mjs';
+import { FakeClock, controllableFetch, flush, shellOutput } from './fakes.mjs';
 
 function setup(extra = {}) {
   const clock = new FakeClock();
   const fetch = controllableFetch();
-  const events = { snapshots: [], unavailable: [], states: [] };
+  const events = { shellOutputs: [], unavailable: [], states: [] };
   const poller = createShellOutputPoller({
-    fetchSnapshot: fetch.fn,
-    onSnapshot: (s) => events.snapshots.push(s),
+    fetchShellOutput: fetch.fn,
+    onShellOutput: (s) => events.shellOutputs.push(s),
     onUnavailable: (flag) => events.unavailable.push(flag),
     onState: (s) => events.states.push(s),
     setTimeout: clock.setTimeout,
@@ -22,9 +22,9 @@ function setup(extra = {}) {
   return { clock, fetch, events, poller };
 }
 
-/** Answer the last request with a running snapshot and let it settle. */
+/** Answer the last request with a running shell output and let it settle. */
 async function answerRunning(fetch, stdout = 'partial') {
-  fetch.last.resolve(snapshot('running', { stdout }));
+  fetch.last.resolve(shellOutput('running', { stdout }));
   await flush();
 }
 
@@ -41,7 +41,7 @@ describe('opening', () => {
     assert.equal(poller.state, 'idle');
   });
 
-  test('opening fetches the snapshot immediately, once', async () => {
+  test('opening fetches the shell output immediately, once', async () => {
     const { clock, fetch, poller } = setup();
     poller.open();
     assert.equal(fetch.count, 1, 'the first request starts synchronously on open');
@@ -54,13 +54,13 @@ describe('opening', () => {
   test('a completed command is fetched exactly once', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
-    fetch.last.resolve(snapshot('complete', { stdout: 'ok\n', exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { stdout: 'ok\n', exit_code: 0 }));
     await flush();
     await clock.advance(60_000);
     assert.equal(fetch.count, 1);
     assert.equal(poller.state, 'done');
-    assert.equal(events.snapshots.length, 1);
-    assert.equal(events.snapshots[0].output.stdout, 'ok\n');
+    assert.equal(events.shellOutputs.length, 1);
+    assert.equal(events.shellOutputs[0].output.stdout, 'ok\n');
   });
 
   test('the fetch function receives an AbortSignal', () => {
@@ -111,29 +111,29 @@ describe('polling a running command', () => {
     assert.ok(fetch.count >= 10);
   });
 
-  test('each running snapshot is reported in order', async () => {
+  test('each running shell output is reported in order', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
     await answerRunning(fetch, 'a');
     await clock.advance(1_000);
     await answerRunning(fetch, 'a\nb');
     assert.deepEqual(
-      events.snapshots.map((s) => s.output.stdout),
+      events.shellOutputs.map((s) => s.output.stdout),
       ['a', 'a\nb'],
     );
-    assert.equal(poller.snapshot.output.stdout, 'a\nb');
+    assert.equal(poller.shellOutput.output.stdout, 'a\nb');
   });
 });
 
-describe('terminal snapshots', () => {
+describe('terminal shell outputs', () => {
   for (const status of ['complete', 'failed', 'cancelled']) {
-    test(`a ${status} snapshot stops polling`, async () => {
+    test(`a ${status} shell output stops polling`, async () => {
       const { clock, fetch, poller } = setup();
       poller.open();
       await answerRunning(fetch);
       await clock.advance(1_000);
       assert.equal(fetch.count, 2);
-      fetch.last.resolve(snapshot(status, { stdout: 'done' }));
+      fetch.last.resolve(shellOutput(status, { stdout: 'done' }));
       await flush();
       assert.equal(poller.state, 'done');
       assert.deepEqual(clock.pendingDelays(), [], 'nothing scheduled');
@@ -144,7 +144,7 @@ describe('terminal snapshots', () => {
 });
 
 describe('notifyTerminal (the feed reports the command terminal while open)', () => {
-  test('aborts the in-flight request, fetches one final snapshot, then stops', async () => {
+  test('aborts the in-flight request, fetches one final shell output, then stops', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
     await answerRunning(fetch);
@@ -156,47 +156,47 @@ describe('notifyTerminal (the feed reports the command terminal while open)', ()
     assert.equal(fetch.count, 3, 'the final request starts at once');
     assert.equal(poller.state, 'finalizing');
     assert.equal(fetch.maxInFlight, 1, 'the aborted request does not count as in flight');
-    // Even if the final snapshot still says running (a lagging read), polling stops.
-    fetch.last.resolve(snapshot('running', { stdout: 'final' }));
+    // Even if the final shell output still says running (a lagging read), polling stops.
+    fetch.last.resolve(shellOutput('running', { stdout: 'final' }));
     await flush();
     assert.equal(poller.state, 'done');
     await clock.advance(60_000);
     assert.equal(fetch.count, 3, 'exactly one final fetch');
-    assert.equal(events.snapshots.at(-1).output.stdout, 'final');
+    assert.equal(events.shellOutputs.at(-1).output.stdout, 'final');
   });
 
-  test('while waiting between polls cancels the timer and fetches the final snapshot at once', async () => {
+  test('while waiting between polls cancels the timer and fetches the final shell output at once', async () => {
     const { clock, fetch, poller } = setup();
     poller.open();
     await answerRunning(fetch);
     await clock.advance(400);
     poller.notifyTerminal();
     assert.equal(fetch.count, 2);
-    fetch.last.resolve(snapshot('complete', { exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { exit_code: 0 }));
     await flush();
     await clock.advance(60_000);
     assert.equal(fetch.count, 2, 'the cancelled timer never fires');
     assert.equal(poller.state, 'done');
   });
 
-  test('called repeatedly, still fetches exactly one final snapshot', async () => {
+  test('called repeatedly, still fetches exactly one final shell output', async () => {
     const { clock, fetch, poller } = setup();
     poller.open();
     await answerRunning(fetch);
     poller.notifyTerminal();
     poller.notifyTerminal();
     assert.equal(fetch.count, 2);
-    fetch.last.resolve(snapshot('failed', { exit_code: 2 }));
+    fetch.last.resolve(shellOutput('failed', { exit_code: 2 }));
     await flush();
     poller.notifyTerminal();
     await clock.advance(60_000);
     assert.equal(fetch.count, 2);
   });
 
-  test('after a terminal snapshot already stopped polling, does nothing', async () => {
+  test('after a terminal shell output already stopped polling, does nothing', async () => {
     const { clock, fetch, poller } = setup();
     poller.open();
-    fetch.last.resolve(snapshot('complete', { exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { exit_code: 0 }));
     await flush();
     poller.notifyTerminal();
     await clock.advance(10_000);
@@ -209,7 +209,7 @@ describe('notifyTerminal (the feed reports the command terminal while open)', ()
     assert.equal(fetch.count, 0, 'nothing is fetched until the disclosure opens');
     poller.open();
     assert.equal(fetch.count, 1);
-    fetch.last.resolve(snapshot('running'));
+    fetch.last.resolve(shellOutput('running'));
     await flush();
     await clock.advance(60_000);
     assert.equal(fetch.count, 1);
@@ -223,10 +223,10 @@ describe('notifyTerminal (the feed reports the command terminal while open)', ()
     poller.notifyTerminal();
     await failLast(fetch);
     assert.equal(poller.unavailable, true);
-    assert.equal(poller.snapshot.output.stdout, 'before', 'the last good snapshot is kept');
+    assert.equal(poller.shellOutput.output.stdout, 'before', 'the last good shell output is kept');
     await clock.advance(1_000);
     assert.equal(fetch.count, 3);
-    fetch.last.resolve(snapshot('complete', { stdout: 'after', exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { stdout: 'after', exit_code: 0 }));
     await flush();
     assert.equal(poller.state, 'done');
     assert.deepEqual(events.unavailable, [true, false]);
@@ -236,20 +236,20 @@ describe('notifyTerminal (the feed reports the command terminal while open)', ()
 });
 
 describe('refresh (a terminal message changed again while open)', () => {
-  test('after done, fetches exactly one more final snapshot, then stops', async () => {
+  test('after done, fetches exactly one more final shell output, then stops', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
-    fetch.last.resolve(snapshot('cancelled', { stdout: 'partial' }));
+    fetch.last.resolve(shellOutput('cancelled', { stdout: 'partial' }));
     await flush();
     assert.equal(poller.state, 'done');
     poller.refresh();
     assert.equal(fetch.count, 2, 'the late update triggers one request at once');
-    fetch.last.resolve(snapshot('failed', { stdout: 'partial\nkilled', exit_code: 130 }));
+    fetch.last.resolve(shellOutput('failed', { stdout: 'partial\nkilled', exit_code: 130 }));
     await flush();
     await clock.advance(60_000);
     assert.equal(fetch.count, 2);
     assert.equal(poller.state, 'done');
-    assert.equal(events.snapshots.at(-1).output.exit_code, 130);
+    assert.equal(events.shellOutputs.at(-1).output.exit_code, 130);
   });
 
   test('while the final request is in flight, aborts it and asks again', async () => {
@@ -260,9 +260,9 @@ describe('refresh (a terminal message changed again while open)', () => {
     poller.refresh();
     assert.equal(stale.signal.aborted, true);
     assert.equal(fetch.count, 3, 'open, the final request, and the one refresh asked for');
-    stale.resolve(snapshot('cancelled', { stdout: 'old' }));
+    stale.resolve(shellOutput('cancelled', { stdout: 'old' }));
     await flush();
-    assert.equal(poller.snapshot, null, 'the superseded answer is ignored');
+    assert.equal(poller.shellOutput, null, 'the superseded answer is ignored');
   });
 
   test('after close, does nothing', async () => {
@@ -305,10 +305,10 @@ describe('close (collapse or unmount)', () => {
     const { fetch, events, poller } = setup();
     poller.open();
     poller.close();
-    fetch.last.resolve(snapshot('running', { stdout: 'late' }));
+    fetch.last.resolve(shellOutput('running', { stdout: 'late' }));
     await flush();
-    assert.deepEqual(events.snapshots, []);
-    assert.equal(poller.snapshot, null);
+    assert.deepEqual(events.shellOutputs, []);
+    assert.equal(poller.shellOutput, null);
     assert.deepEqual(events.states, ['fetching', 'closed']);
   });
 
@@ -322,7 +322,7 @@ describe('close (collapse or unmount)', () => {
     assert.equal(fetch.count, 1);
   });
 
-  test('the final snapshot arriving after close is ignored', async () => {
+  test('the final shell output arriving after close is ignored', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
     await answerRunning(fetch, 'live');
@@ -330,11 +330,11 @@ describe('close (collapse or unmount)', () => {
     const finalRequest = fetch.last;
     poller.close();
     assert.equal(finalRequest.signal.aborted, true);
-    finalRequest.resolve(snapshot('complete', { stdout: 'final', exit_code: 0 }));
+    finalRequest.resolve(shellOutput('complete', { stdout: 'final', exit_code: 0 }));
     await flush();
     await clock.advance(60_000);
     assert.deepEqual(
-      events.snapshots.map((s) => s.output.stdout),
+      events.shellOutputs.map((s) => s.output.stdout),
       ['live'],
     );
     assert.equal(fetch.count, 2);
@@ -359,16 +359,16 @@ describe('stale responses', () => {
     poller.notifyTerminal();
     const finalRequest = fetch.last;
     // The server ignores the abort and answers the old request after the final one started.
-    superseded.resolve(snapshot('running', { stdout: 'stale' }));
+    superseded.resolve(shellOutput('running', { stdout: 'stale' }));
     await flush();
     assert.deepEqual(
-      events.snapshots.map((s) => s.output.stdout),
+      events.shellOutputs.map((s) => s.output.stdout),
       ['one'],
     );
     assert.equal(poller.state, 'finalizing', 'the stale answer neither stops nor reschedules');
-    finalRequest.resolve(snapshot('complete', { stdout: 'final', exit_code: 0 }));
+    finalRequest.resolve(shellOutput('complete', { stdout: 'final', exit_code: 0 }));
     await flush();
-    assert.equal(poller.snapshot.output.stdout, 'final');
+    assert.equal(poller.shellOutput.output.stdout, 'final');
   });
 
   test('a superseded request failing late does not mark the output unavailable', async () => {
@@ -426,16 +426,16 @@ describe('failures and backoff', () => {
     assert.deepEqual(clock.pendingDelays(), [1000], 'the backoff restarts at 1 s');
   });
 
-  test('a failure keeps the last good snapshot and reports unavailable', async () => {
+  test('a failure keeps the last good shell output and reports unavailable', async () => {
     const { clock, fetch, events, poller } = setup();
     poller.open();
     await answerRunning(fetch, 'good');
     await clock.advance(1_000);
     await failLast(fetch);
     assert.equal(poller.unavailable, true);
-    assert.equal(poller.snapshot.output.stdout, 'good');
+    assert.equal(poller.shellOutput.output.stdout, 'good');
     assert.deepEqual(events.unavailable, [true]);
-    assert.equal(events.snapshots.length, 1, 'no snapshot is reported for a failure');
+    assert.equal(events.shellOutputs.length, 1, 'no shell output is reported for a failure');
     assert.equal(poller.state, 'waiting', 'the disclosure keeps polling');
   });
 
@@ -447,18 +447,18 @@ describe('failures and backoff', () => {
     await failLast(fetch);
     assert.deepEqual(events.unavailable, [true, true]);
     await clock.advance(2_000);
-    fetch.last.resolve(snapshot('running', { stdout: 'recovered' }));
+    fetch.last.resolve(shellOutput('running', { stdout: 'recovered' }));
     await flush();
     assert.equal(poller.unavailable, false);
     assert.deepEqual(events.unavailable, [true, true, false]);
-    assert.equal(poller.snapshot.output.stdout, 'recovered');
+    assert.equal(poller.shellOutput.output.stdout, 'recovered');
   });
 
   test('a fetch function that throws synchronously counts as a failed request', async () => {
     const clock = new FakeClock();
     let calls = 0;
     const poller = createShellOutputPoller({
-      fetchSnapshot: () => {
+      fetchShellOutput: () => {
         calls += 1;
         throw new Error('boom');
       },
@@ -475,13 +475,13 @@ describe('failures and backoff', () => {
 });
 
 describe('output source', () => {
-  test('snapshots come only from the fetch function; the poller takes no message payload', async () => {
+  test('shell outputs come only from the fetch function; the poller takes no message payload', async () => {
     const { fetch, events, poller } = setup();
-    assert.equal(poller.snapshot, null, 'nothing to show before the first fetch answers');
+    assert.equal(poller.shellOutput, null, 'nothing to show before the first fetch answers');
     poller.open();
-    fetch.last.resolve(snapshot('complete', { stdout: 'from the endpoint', exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { stdout: 'from the endpoint', exit_code: 0 }));
     await flush();
-    assert.deepEqual(events.snapshots, [snapshot('complete', { stdout: 'from the endpoint', exit_code: 0 })]);
+    assert.deepEqual(events.shellOutputs, [shellOutput('complete', { stdout: 'from the endpoint', exit_code: 0 })]);
   });
 
   test('requires a fetch function', () => {
@@ -495,7 +495,7 @@ describe('state reporting', () => {
     poller.open();
     await answerRunning(fetch);
     await clock.advance(1_000);
-    fetch.last.resolve(snapshot('complete', { exit_code: 0 }));
+    fetch.last.resolve(shellOutput('complete', { exit_code: 0 }));
     await flush();
     assert.deepEqual(events.states, ['fetching', 'waiting', 'fetching', 'done']);
   });
@@ -504,13 +504,13 @@ describe('state reporting', () => {
     const clock = new FakeClock();
     const fetch = controllableFetch();
     const poller = createShellOutputPoller({
-      fetchSnapshot: fetch.fn,
-      onSnapshot: () => poller.close(),
+      fetchShellOutput: fetch.fn,
+      onShellOutput: () => poller.close(),
       setTimeout: clock.setTimeout,
       clearTimeout: clock.clearTimeout,
     });
     poller.open();
-    fetch.last.resolve(snapshot('running'));
+    fetch.last.resolve(shellOutput('running'));
     await flush();
     await clock.advance(60_000);
     assert.equal(poller.state, 'closed');

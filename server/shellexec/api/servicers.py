@@ -143,11 +143,11 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
         async def work() -> pb.GetShellOutputResponse:
             args = validation.get_shell_output(request)
-            snapshot = await self._reader.shell_output(args.session_id, args.message_id)
+            shell_output = await self._reader.shell_output(args.session_id, args.message_id)
             return pb.GetShellOutputResponse(
-                message_id=snapshot.message_id, status=snapshot.status,
-                updated_at=convert.timestamp(snapshot.updated_at),
-                output=convert.output(snapshot.output))
+                message_id=shell_output.message_id, status=shell_output.status,
+                updated_at=convert.timestamp(shell_output.updated_at),
+                output=convert.output(shell_output.output))
 
         return await _call(context, work())
 

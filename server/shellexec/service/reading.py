@@ -1,4 +1,4 @@
-"""Use cases that only read: list, shell-output snapshot, boot state, and the feed."""
+"""Use cases that only read: list, shell output, boot state, and the feed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
-from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
+from shellexec.service.records import BootStateRecord, MessagePage, SessionRecord, ShellOutputRecord
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
@@ -83,18 +83,18 @@ class Reader:
 
         return await self._database.read(work)
 
-    async def shell_output(self, session_id: str, message_id: str) -> ShellSnapshot:
-        def work() -> ShellSnapshot:
+    async def shell_output(self, session_id: str, message_id: str) -> ShellOutputRecord:
+        def work() -> ShellOutputRecord:
             row = queries.find_shell_message(session_id, message_id)
             # One answer for missing, other-session and non-shell messages alike.
             if row is None:
                 raise NotFoundError("shell message", message_id)
-            return ShellSnapshot(row.id, row.status, int(row.updated_at), _stored_output(row))
+            return ShellOutputRecord(row.id, row.status, int(row.updated_at), _stored_output(row))
 
         return await self._database.read(work)
 
-    async def boot_state(self, task_id: str) -> BootState:
-        def work() -> BootState:
+    async def boot_state(self, task_id: str) -> BootStateRecord:
+        def work() -> BootStateRecord:
             session = queries.latest_session_of_task(task_id)
             if session is None:
                 raise NotFoundError("task", task_id)
@@ -102,7 +102,7 @@ class Reader:
                                                      descending=True))
             record = SessionRecord.of(session, queries.latest_revision(session.id),
                                       queries.current_turn_id(session.id))
-            return BootState(record, tuple(project_message(row) for row in reversed(rows)),
+            return BootStateRecord(record, tuple(project_message(row) for row in reversed(rows)),
                              queries.task_state(task_id))
 
         return await self._database.read(work)

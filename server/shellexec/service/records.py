@@ -67,7 +67,7 @@ class MessagePage:
 
 
 @dataclass(frozen=True, slots=True)
-class ShellSnapshot:
+class ShellOutputRecord:
     message_id: str
     status: str
     updated_at: int
@@ -75,7 +75,7 @@ class ShellSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class BootState:
+class BootStateRecord:
     session: SessionRecord
     messages: tuple[MessageView, ...]
     task_state: str
