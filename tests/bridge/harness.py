@@ -17,7 +17,7 @@ from typing import Any
 from shellexec import normalize
 from shellexec.api.convert import output_from_proto
 from shellexec.client import ShellExecClient
-from shellexec.normalize import OutputSummary, ShellView
+from shellexec.normalize import OutputSummary, ShellRecord
 from shellexec.v1 import message_pb2, shell_output_pb2
 
 from support.stack import Stack
@@ -134,9 +134,9 @@ def tool_groups(updates: Iterable[Update]) -> dict[str, list[Update]]:
     return groups
 
 
-def expected_view(updates: Sequence[Update], agent: str) -> ShellView:
+def expected_record(updates: Sequence[Update], agent: str) -> ShellRecord:
     """The record of one tool call after its turn completed (running calls are cancelled)."""
-    return normalize.view(normalize.cancel(normalize.fold_all(updates, agent=agent)))
+    return normalize.shell_record(normalize.cancel(normalize.fold_all(updates, agent=agent)))
 
 
 def expected_chat(prompt: str, updates: Iterable[Update]) -> list[tuple[str, str]]:
@@ -167,8 +167,8 @@ def _summary(summary: shell_output_pb2.ShellOutputSummary) -> OutputSummary:
 
 
 def assert_tool_message(client: ShellExecClient, message: message_pb2.Message,
-                        expected: ShellView) -> None:
-    """The persisted message and its shell output are exactly the normalized view."""
+                        expected: ShellRecord) -> None:
+    """The persisted message and its shell output are exactly the normalized record."""
     assert message.metadata.status == expected.status
     assert message.type == ("tool_execute" if expected.is_shell else "tool_call")
     if not expected.is_shell:
@@ -195,4 +195,4 @@ def assert_recorded(client: ShellExecClient, session_id: str, prompt: str,
     groups = tool_groups(updates)
     tools = [m for m in messages if m.type in ("tool_execute", "tool_call")]
     for message, group in zip(tools, groups.values(), strict=True):
-        assert_tool_message(client, message, expected_view(group, agent))
+        assert_tool_message(client, message, expected_record(group, agent))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import fold_all, view
+from shellexec.normalize import fold_all, shell_record
 from shellexec.normalize.commands import command_of, shell_signal, work_dir_of
 
 
@@ -116,14 +116,14 @@ def _claude(*updates: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_command_arriving_after_the_placeholder_title_wins() -> None:
-    pending = view(fold_all(_claude()))
+    pending = shell_record(fold_all(_claude()))
     assert (pending.command, pending.title) == (None, "Terminal")
-    shown = view(fold_all(_claude({"rawInput": {"command": "ls"}, "title": "ls"})))
+    shown = shell_record(fold_all(_claude({"rawInput": {"command": "ls"}, "title": "ls"})))
     assert (shown.command, shown.title) == ("ls", "ls")
 
 
 def test_command_cwd_and_description_fill_once_and_are_not_overwritten() -> None:
-    shown = view(fold_all(_claude(
+    shown = shell_record(fold_all(_claude(
         {"rawInput": {"command": "ls", "cwd": "/a", "description": "List"}},
         {"rawInput": {"command": "rm -rf /", "cwd": "/b", "description": "Other"}},
     )))
@@ -131,16 +131,18 @@ def test_command_cwd_and_description_fill_once_and_are_not_overwritten() -> None
 
 
 def test_title_follows_the_latest_non_empty_title() -> None:
-    shown = view(fold_all(_claude({"title": "first"}, {"title": ""}, {"title": None})))
+    shown = shell_record(fold_all(_claude({"title": "first"}, {"title": ""}, {"title": None})))
     assert shown.title == "first"
 
 
 def test_newer_claude_command_description_is_the_description() -> None:
-    shown = view(fold_all(_claude({"rawInput": {"command": "ls", "command_description": "L"}})))
+    updates = _claude({"rawInput": {"command": "ls", "command_description": "L"}})
+    shown = shell_record(fold_all(updates))
     assert shown.description == "L"
 
 
 def test_codex_replay_workdir_is_the_work_dir() -> None:
     state = fold_all([{"sessionUpdate": "tool_call", "toolCallId": "c", "status": "completed",
                        "rawInput": {"command": ["bash", "-lc", "ls"], "workdir": "/w"}}])
-    assert (view(state).command, view(state).work_dir, view(state).is_shell) == ("ls", "/w", True)
+    shown = shell_record(state)
+    assert (shown.command, shown.work_dir, shown.is_shell) == ("ls", "/w", True)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import fold, fold_all, load_state, view
+from shellexec.normalize import fold, fold_all, load_state, shell_record
 from shellexec.normalize.echo import presentation_line, strip_presentation
 
 LINE = "$ ls -la"
@@ -46,7 +46,7 @@ def test_echo_is_not_looked_for_in_a_chunk_appended_to_restored_text() -> None:
     restored = load_state({"command": "ls -la", "echo": "pending"}, "earlier\n", None)
     state = fold(restored, {"sessionUpdate": "tool_call_update",
                             "_meta": {"terminal_output_delta": "$ ls -la\n"}})
-    assert view(state).output.stdout == "earlier\n$ ls -la\n"
+    assert shell_record(state).output.stdout == "earlier\n$ ls -la\n"
 
 
 def test_presentation_line_comes_from_the_command_else_a_dollar_title() -> None:
@@ -69,18 +69,18 @@ def _text(value: str) -> dict[str, Any]:
 
 
 def test_echo_block_alone_is_not_output() -> None:
-    assert view(fold_all(_omp())).output.stdout is None
+    assert shell_record(fold_all(_omp())).output.stdout is None
 
 
 def test_glued_echo_in_cumulative_content_is_removed() -> None:
     state = fold_all(_omp({"status": "in_progress", "content": [_text("$ ls -latotal 8\n")]}))
-    assert view(state).output.stdout == "total 8\n"
+    assert shell_record(state).output.stdout == "total 8\n"
 
 
 def test_real_output_repeating_the_echo_is_kept_after_the_single_strip() -> None:
     state = fold_all(_omp({"status": "completed",
                            "content": [_text("$ ls -la"), _text("$ ls -la is what ran\n")]}))
-    assert view(state).output.stdout == "$ ls -la is what ran\n"
+    assert shell_record(state).output.stdout == "$ ls -la is what ran\n"
 
 
 def test_structured_final_without_stdout_field_keeps_the_stripped_content() -> None:
@@ -89,12 +89,12 @@ def test_structured_final_without_stdout_field_keeps_the_stripped_content() -> N
         {"status": "completed", "content": [_text("$ ls -la"), _text("total 8\n")],
          "rawOutput": {"details": {"wallTimeMs": 1.0}, "isError": False}},
     ))
-    assert view(state).output.stdout == "total 8\n"
+    assert shell_record(state).output.stdout == "total 8\n"
 
 
 def test_final_raw_output_text_starting_with_the_echo_is_stripped_too() -> None:
     state = fold_all(_omp({"status": "completed", "rawOutput": "$ ls -la\ntotal 8\n"}))
-    assert view(state).output.stdout == "total 8\n"
+    assert shell_record(state).output.stdout == "total 8\n"
 
 
 def test_echo_in_the_first_chunk_of_a_terminal_stream_is_removed_once() -> None:
@@ -102,7 +102,7 @@ def test_echo_in_the_first_chunk_of_a_terminal_stream_is_removed_once() -> None:
         {"_meta": {"terminal_output_delta": "$ ls -la\r\ntotal 8\r\n"}},
         {"_meta": {"terminal_output_delta": "$ ls -la\r\n"}},
     ))
-    assert view(state).output.stdout == "total 8\r\n$ ls -la\r\n"
+    assert shell_record(state).output.stdout == "total 8\r\n$ ls -la\r\n"
 
 
 def test_echo_chunk_followed_by_its_line_break_in_the_next_chunk() -> None:
@@ -111,9 +111,9 @@ def test_echo_chunk_followed_by_its_line_break_in_the_next_chunk() -> None:
         {"_meta": {"terminal_output_delta": "\ntotal 8\n"}},
         {"_meta": {"terminal_output_delta": "\nmore\n"}},
     ))
-    assert view(state).output.stdout == "total 8\n\nmore\n"
+    assert shell_record(state).output.stdout == "total 8\n\nmore\n"
 
 
 def test_output_that_merely_starts_with_the_command_text_is_kept() -> None:
     state = fold_all(_omp({"status": "completed", "rawOutput": "ls -la: listing\n"}))
-    assert view(state).output.stdout == "ls -la: listing\n"
+    assert shell_record(state).output.stdout == "ls -la: listing\n"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import fold_all, view
+from shellexec.normalize import fold_all, shell_record
 from shellexec.normalize.exit_codes import native_exit, parse_exit_code, terminal_exit
 
 
@@ -80,43 +80,43 @@ def test_terminal_exit_wins_over_native_and_markup_whatever_the_order() -> None:
                            {"rawOutput": {"exit_code": 2}}, {"rawOutput": AUGGIE_3}))
     last = fold_all(_call({"rawOutput": AUGGIE_3}, {"rawOutput": {"exit_code": 2}},
                           {"_meta": {"terminal_exit": {"exit_code": 1}}}))
-    assert view(first).output.exit_code == view(last).output.exit_code == 1
+    assert shell_record(first).output.exit_code == shell_record(last).output.exit_code == 1
 
 
 def test_native_exit_wins_over_auggie_return_code() -> None:
     state = fold_all(_call({"rawOutput": {"exit_code": 2}}, {"rawOutput": AUGGIE_3}))
-    assert view(state).output.exit_code == 2
+    assert shell_record(state).output.exit_code == 2
 
 
 def test_later_source_of_the_same_rank_corrects_the_exit_code() -> None:
     state = fold_all(_call({"rawOutput": {"exit_code": 2}}, {"rawOutput": {"exit_code": 5}}))
-    assert view(state).output.exit_code == 5
+    assert shell_record(state).output.exit_code == 5
 
 
 def test_invalid_exit_value_leaves_a_known_exit_code_alone() -> None:
     state = fold_all(_call({"rawOutput": {"exit_code": 2}},
                            {"_meta": {"terminal_exit": {"exit_code": None}}},
                            {"rawOutput": {"exit_code": "oops"}}))
-    assert view(state).output.exit_code == 2
+    assert shell_record(state).output.exit_code == 2
 
 
 @pytest.mark.parametrize("value", [None, True, "", "abc", 1.5, float("nan"), 2**40, [0]])
 def test_absent_or_invalid_exit_never_becomes_zero(value: object) -> None:
     state = fold_all(_call({"status": "completed", "rawOutput": {"exit_code": value},
                             "_meta": {"terminal_exit": {"exit_code": value}}}))
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.exit_code is None
     assert shown.result == "unknown"
 
 
 def test_exit_code_as_string_counts() -> None:
     state = fold_all(_call({"status": "completed", "rawOutput": {"exit_code": "0"}}))
-    assert view(state).output.exit_code == 0
-    assert view(state).result == "success"
+    assert shell_record(state).output.exit_code == 0
+    assert shell_record(state).result == "success"
 
 
 def test_negative_exit_code_is_known_and_a_failure() -> None:
     state = fold_all(_call({"status": "completed", "rawOutput": {"exit_code": -1}}))
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.exit_code == -1
     assert (shown.status, shown.result) == ("failed", "failure")

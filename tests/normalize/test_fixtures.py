@@ -1,4 +1,4 @@
-"""Every recorded provider sequence in tests/fixtures/acp folds to its expected view."""
+"""Every recorded provider sequence in tests/fixtures/acp folds to its expected record."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import MAX_FIELD_BYTES, ShellView, fold_all, view
+from shellexec.normalize import MAX_FIELD_BYTES, ShellRecord, fold_all, shell_record
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "acp"
 NAMES = sorted(path.stem for path in FIXTURES.glob("*.jsonl"))
@@ -25,8 +25,8 @@ def _expected(name: str) -> dict[str, Any]:
     return loaded
 
 
-def _record(shown: ShellView) -> dict[str, Any]:
-    """A view in the fixtures' expected format: absent output fields are left out."""
+def _record(shown: ShellRecord) -> dict[str, Any]:
+    """A record in the fixtures' expected format: absent output fields are left out."""
     output: dict[str, Any] = {"truncated": shown.output.truncated}
     for key in ("exit_code", "stdout", "stderr"):
         value = getattr(shown.output, key)
@@ -49,12 +49,12 @@ def test_every_fixture_has_an_expected_view_and_every_view_a_fixture() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fixture_folds_to_its_expected_view(name: str) -> None:
-    assert _record(view(fold_all(_updates(name)))) == _expected(name)
+    assert _record(shell_record(fold_all(_updates(name)))) == _expected(name)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fixture_is_a_shell_command(name: str) -> None:
-    assert view(fold_all(_updates(name))).is_shell
+    assert shell_record(fold_all(_updates(name))).is_shell
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import ShellState, cancel, fold, fold_all, new_state, view
+from shellexec.normalize import ShellState, cancel, fold, fold_all, new_state, shell_record
 
 Update = dict[str, Any]
 
@@ -32,7 +32,7 @@ def snapshot(text: str) -> Update:
 
 
 def stdout(state: ShellState) -> str | None:
-    return view(state).output.stdout
+    return shell_record(state).output.stdout
 
 
 CODEX = start(rawInput={"command": ["/bin/bash", "-lc", "pytest"], "cwd": "/r"},
@@ -53,7 +53,7 @@ def test_anything_but_a_tool_call_update_leaves_the_state_alone(value: object) -
 
 
 def test_new_state_is_pending_with_nothing_known() -> None:
-    shown = view(new_state())
+    shown = shell_record(new_state())
     assert (shown.status, shown.result, shown.command, shown.is_shell) == (
         "pending", "running", None, False)
     assert shown.output.stdout is None
@@ -68,46 +68,46 @@ def test_new_state_is_pending_with_nothing_known() -> None:
      ("bogus", "pending"), (None, "pending"), (3, "pending")],
 )
 def test_acp_status_words_map_to_shell_statuses(acp: object, status: str) -> None:
-    assert view(fold(new_state(), start(status=acp))).status == status
+    assert shell_record(fold(new_state(), start(status=acp))).status == status
 
 
 def test_status_never_moves_backwards() -> None:
     state = fold_all([start(status="in_progress"), update(status="pending")])
-    assert view(state).status == "running"
+    assert shell_record(state).status == "running"
 
 
 def test_first_terminal_status_stays() -> None:
     for late in ("in_progress", "pending", "failed", "cancelled"):
         state = fold_all([start(status="completed"), update(status=late)])
-        assert view(state).status == "complete"
+        assert shell_record(state).status == "complete"
 
 
 def test_statusless_output_moves_pending_to_running_but_not_a_finished_call() -> None:
-    assert view(fold_all([PLAIN, delta("x")])).status == "running"
+    assert shell_record(fold_all([PLAIN, delta("x")])).status == "running"
     finished = fold_all([PLAIN, update(status="completed"), delta("late\n")])
-    assert view(finished).status == "complete"
+    assert shell_record(finished).status == "complete"
 
 
 def test_statusless_update_without_output_stays_pending() -> None:
     state = fold_all([PLAIN, update(_meta={"claudeCode": {"toolResponse": {"stdout": "x"}}})])
-    assert view(state).status == "pending"
+    assert shell_record(state).status == "pending"
     assert stdout(state) is None
 
 
 def test_completed_with_nonzero_exit_is_failed() -> None:
     state = fold_all([PLAIN, update(status="completed", rawOutput={"exit_code": 2})])
-    assert (view(state).status, view(state).result) == ("failed", "failure")
+    assert (shell_record(state).status, shell_record(state).result) == ("failed", "failure")
 
 
 @pytest.mark.parametrize("exit_code", [None, 0])
 def test_failed_stays_failed_with_exit_zero_or_none(exit_code: int | None) -> None:
     state = fold_all([PLAIN, update(status="failed", rawOutput={"exit_code": exit_code})])
-    assert (view(state).status, view(state).result) == ("failed", "failure")
+    assert (shell_record(state).status, shell_record(state).result) == ("failed", "failure")
 
 
 def test_known_exit_while_still_running_keeps_running() -> None:
     state = fold_all([PLAIN, update(_meta={"terminal_exit": {"exit_code": 1}})])
-    assert (view(state).status, view(state).result) == ("pending", "running")
+    assert (shell_record(state).status, shell_record(state).result) == ("pending", "running")
 
 
 def test_deltas_append_in_order() -> None:
@@ -160,14 +160,14 @@ def test_cumulative_content_after_terminal_output_is_ignored_as_a_presentation_c
 def test_final_replaces_live_text_field_by_field_and_omitted_fields_keep_their_value() -> None:
     state = fold_all([PLAIN, delta("live\n"),
                       update(status="completed", rawOutput={"stderr": "warn\n"})])
-    assert (stdout(state), view(state).output.stderr) == ("live\n", "warn\n")
+    assert (stdout(state), shell_record(state).output.stderr) == ("live\n", "warn\n")
 
 
 def test_final_without_output_keeps_the_live_text() -> None:
     state = fold_all([CODEX, chunk("out\n"),
                       update(status="completed", _meta={"terminal_exit": {"exit_code": 0}})])
     assert stdout(state) == "out\n"
-    assert view(state).result == "success"
+    assert shell_record(state).result == "success"
 
 
 def test_final_with_empty_output_replaces_live_text() -> None:
@@ -209,7 +209,7 @@ def test_plain_raw_output_in_the_same_update_as_terminal_output_does_not_replace
                           "terminal_exit": {"exit_code": 0}})
     state = fold_all([CLAUDE, final])
     assert stdout(state) == "terminal text\n"
-    assert view(state).result == "success"
+    assert shell_record(state).result == "success"
 
 
 @pytest.mark.parametrize("raw", ["tool_result text\n", blocks("tool_result", "text\n")])
@@ -225,7 +225,7 @@ def test_plain_raw_output_keeps_the_exit_code_of_terminal_exit() -> None:
     state = fold_all([CLAUDE, chunk("Exit code 2\nls: nope\n"),
                       update(status="failed", rawOutput="Exit code 2\nls: nope (raw)\n",
                              _meta={"terminal_exit": {"exit_code": 2}})])
-    assert (stdout(state), view(state).output.exit_code) == ("Exit code 2\nls: nope\n", 2)
+    assert (stdout(state), shell_record(state).output.exit_code) == ("Exit code 2\nls: nope\n", 2)
 
 
 @pytest.mark.parametrize("raw", [{"formatted_output": "final\n", "exit_code": 3},
@@ -233,7 +233,7 @@ def test_plain_raw_output_keeps_the_exit_code_of_terminal_exit() -> None:
                                  {"stdout": "final\n", "exit_code": 3}])
 def test_structured_raw_output_still_replaces_terminal_output(raw: object) -> None:
     state = fold_all([CLAUDE, delta("live\n"), update(status="completed", rawOutput=raw)])
-    assert (stdout(state), view(state).output.exit_code) == ("final\n", 3)
+    assert (stdout(state), shell_record(state).output.exit_code) == ("final\n", 3)
 
 
 def test_plain_raw_output_without_terminal_output_is_the_fallback() -> None:
@@ -264,7 +264,7 @@ def test_terminal_output_after_a_structured_final_is_already_part_of_it() -> Non
 def test_stderr_comes_only_from_explicit_stderr_fields() -> None:
     state = fold_all([PLAIN, delta("error: boom\n"), snapshot("error: boom\nwarning: x\n"),
                       update(status="failed", rawOutput="error: boom\n")])
-    assert view(state).output.stderr is None
+    assert shell_record(state).output.stderr is None
 
 
 def test_cancel_keeps_a_finished_call_as_it_is() -> None:
@@ -275,7 +275,7 @@ def test_cancel_keeps_a_finished_call_as_it_is() -> None:
 def test_cancel_turns_a_running_call_cancelled_and_later_progress_does_not_reopen_it() -> None:
     cancelled = cancel(fold_all([PLAIN, delta("a")]))
     later = fold_all([update(status="in_progress"), delta("b")], state=cancelled)
-    assert view(later).status == "cancelled"
+    assert shell_record(later).status == "cancelled"
     assert stdout(later) == "ab"
 
 
@@ -283,13 +283,14 @@ def test_cancelled_call_reconciles_to_the_agents_late_failure() -> None:
     cancelled = cancel(fold_all([PLAIN, delta("a")]))
     late = fold(cancelled, update(status="failed",
                                   rawOutput={"stdout": "a\nerr\n", "exit_code": 1}))
-    assert (view(late).status, view(late).result, stdout(late)) == ("failed", "failure", "a\nerr\n")
+    shown = shell_record(late)
+    assert (shown.status, shown.result, stdout(late)) == ("failed", "failure", "a\nerr\n")
 
 
 def test_cancelled_with_nonzero_exit_is_a_failure() -> None:
     killed = update(status="cancelled", _meta={"terminal_exit": {"exit_code": 130}})
     state = fold_all([PLAIN, killed])
-    assert (view(state).status, view(state).result) == ("cancelled", "failure")
+    assert (shell_record(state).status, shell_record(state).result) == ("cancelled", "failure")
 
 
 def test_fold_all_continues_from_a_given_state() -> None:
@@ -307,4 +308,5 @@ def test_fold_does_not_mutate_the_update() -> None:
 def test_tool_call_arriving_after_its_updates_still_counts() -> None:
     state = fold_all([update(status="in_progress", rawInput={"command": "ls"}), delta("a"),
                       start(status="pending", title="ls")])
-    assert (view(state).status, view(state).is_shell, stdout(state)) == ("running", True, "a")
+    shown = shell_record(state)
+    assert (shown.status, shown.is_shell, stdout(state)) == ("running", True, "a")

@@ -23,8 +23,8 @@ from shellexec.normalize import (
     fold,
     fold_all,
     load_state,
+    shell_record,
     summarize,
-    view,
 )
 from shellexec.normalize.text import to_utf8
 
@@ -132,7 +132,7 @@ def _restored(state: ShellState) -> ShellState:
 @SETTINGS
 @given(st.lists(JSON, max_size=6), AGENTS)
 def test_fold_never_raises_on_arbitrary_json(values: list[Any], agent: str | None) -> None:
-    assert view(fold_all(values, agent=agent)).status in SHELL_STATUSES
+    assert shell_record(fold_all(values, agent=agent)).status in SHELL_STATUSES
 
 
 @SETTINGS
@@ -141,7 +141,7 @@ def test_fields_are_valid_utf8_within_the_bound_and_the_view_is_consistent(
     sequence: list[Any], agent: str | None
 ) -> None:
     state = fold_all(sequence, agent=agent)
-    shown = view(state)
+    shown = shell_record(state)
     assert _utf8_within_bound(shown.output.stdout)
     assert _utf8_within_bound(shown.output.stderr)
     for text in (shown.command, shown.work_dir, shown.title, shown.description):
@@ -154,7 +154,7 @@ def test_fields_are_valid_utf8_within_the_bound_and_the_view_is_consistent(
 @SETTINGS
 @given(st.lists(updates(texts(PIECES), INVALID_EXITS), max_size=8))
 def test_absent_or_invalid_exit_is_never_zero(sequence: list[Any]) -> None:
-    shown = view(fold_all(sequence))
+    shown = shell_record(fold_all(sequence))
     assert shown.output.exit_code is None
     assert shown.result != "success"
 
@@ -166,7 +166,7 @@ def test_fold_is_deterministic(sequence: list[Any], agent: str | None) -> None:
     second = fold_all(json.loads(json.dumps(sequence)), agent=agent) if _json_safe(
         sequence) else fold_all(sequence, agent=agent)
     assert first == second
-    assert view(first) == view(second)
+    assert shell_record(first) == shell_record(second)
 
 
 def _json_safe(value: Any) -> bool:
@@ -195,7 +195,7 @@ def test_restored_state_resumes_the_fold_identically(
 ) -> None:
     whole = fold_all(first + second, agent=agent)
     resumed = fold_all(second, state=_restored(fold_all(first, agent=agent)))
-    assert view(resumed) == view(whole)
+    assert shell_record(resumed) == shell_record(whole)
     assert resumed == whole
 
 

@@ -12,7 +12,7 @@ def test_exported_names_are_exactly_the_documented_api() -> None:
     assert sorted(normalize.__all__) == sorted([
         "MAX_FIELD_BYTES", "SHELL_STATUSES", "TERMINAL_STATUSES", "ShellState", "new_state",
         "fold", "fold_all", "cancel", "OutputText", "ShellOutput", "OutputSummary",
-        "ShellView", "view", "summarize", "dump_state", "load_state", "Unchanged",
+        "ShellRecord", "shell_record", "summarize", "dump_state", "load_state", "Unchanged",
         "Appended", "Replaced", "body_change", "bound_tail", "bounded_head", "shell_result",
     ])
     assert all(hasattr(normalize, name) for name in normalize.__all__)

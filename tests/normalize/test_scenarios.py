@@ -13,8 +13,8 @@ from shellexec.normalize import (
     fold,
     fold_all,
     new_state,
+    shell_record,
     summarize,
-    view,
 )
 
 Update = dict[str, Any]
@@ -46,16 +46,16 @@ CODEX_STATE = fold(new_state(), CODEX_START)
 def test_scenario_codex_deltas_then_formatted_output_and_exit_4() -> None:
     state = fold(new_state(), CODEX_START)
     state = fold(state, update(_meta={"terminal_output_delta": {"data": "line 1\n"}}))
-    assert view(state).output.stdout == "line 1\n"
-    assert view(state).status == "running"
+    assert shell_record(state).output.stdout == "line 1\n"
+    assert shell_record(state).status == "running"
     state = fold(state, update(_meta={"terminal_output_delta": {"data": "line 2\n"}}))
-    assert view(state).output.stdout == "line 1\nline 2\n"
+    assert shell_record(state).output.stdout == "line 1\nline 2\n"
     state = fold(state, update(
         status="failed",
         rawOutput={"formatted_output": "line 1\nline 2\n", "exit_code": 4},
         _meta={"terminal_exit": {"exit_code": 4, "signal": None}},
     ))
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.stdout == "line 1\nline 2\n"
     assert shown.output.exit_code == 4
     assert (shown.status, shown.result) == ("failed", "failure")
@@ -69,7 +69,7 @@ def test_scenario_claude_terminal_output_then_terminal_exit_shows_exact_exit_cod
         update(_meta={"terminal_output": {"terminal_id": "t", "data": "Exit code 3\n1 failed"}}),
         update(status="failed", _meta={"terminal_exit": {"terminal_id": "t", "exit_code": 3}}),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.command == "pytest"
     assert shown.output.stdout == "Exit code 3\n1 failed"
     assert shown.output.exit_code == 3
@@ -87,7 +87,7 @@ def test_scenario_opencode_cumulative_content_then_exit_7_while_completed_is_fai
                rawOutput={"output": "checking\nfound 3 issues\n",
                           "metadata": {"output": "checking\nfound 3 issues\n", "exit": 7}}),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.stdout == "checking\nfound 3 issues\n"
     assert shown.output.exit_code == 7
     assert (shown.status, shown.result) == ("failed", "failure")
@@ -101,7 +101,7 @@ def test_scenario_auggie_return_code_0_is_success() -> None:
               rawInput={"command": "echo hello", "wait": True, "cwd": "/repo"}),
         update(status="completed", rawOutput={"output": tool_text}),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.stdout == "hello\n"
     assert shown.output.exit_code == 0
     assert (shown.status, shown.result) == ("complete", "success")
@@ -114,7 +114,7 @@ def test_scenario_omp_glued_echo_with_structured_final_without_stdout_field() ->
         update(status="completed", content=[text("$ lsREADME.md\nsrc\n")],
                rawOutput={"details": {"wallTimeMs": 3.1}}),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.command == "ls"
     assert shown.output.stdout == "README.md\nsrc\n"
 
@@ -125,7 +125,7 @@ def test_scenario_plain_output_without_exit_status_is_unknown_and_neutral() -> N
         update(rawInput={"command": "date"}, title="date"),
         update(status="completed", rawOutput="Sat Nov 29 09:14:00 UTC 2026\n"),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.stdout == "Sat Nov 29 09:14:00 UTC 2026\n"
     assert shown.output.exit_code is None
     assert (shown.status, shown.result) == ("complete", "unknown")
@@ -134,7 +134,7 @@ def test_scenario_plain_output_without_exit_status_is_unknown_and_neutral() -> N
 def test_scenario_cancelled_without_exit_code_keeps_transcript() -> None:
     running = fold_all([CODEX_START, update(_meta={"terminal_output": {"data": "partial\n"}})])
     for cancelled in (cancel(running), fold(running, update(status="cancelled"))):
-        shown = view(cancelled)
+        shown = shell_record(cancelled)
         assert (shown.status, shown.result) == ("cancelled", "unknown")
         assert shown.output.stdout == "partial\n"
         assert shown.output.exit_code is None
@@ -149,7 +149,7 @@ def test_scenario_terminal_update_after_turn_settled_reconciles_transcript() -> 
         rawOutput={"formatted_output": "partial\ndone\n", "exit_code": 0},
         _meta={"terminal_exit": {"exit_code": 0}},
     ))
-    shown = view(late)
+    shown = shell_record(late)
     assert (shown.status, shown.result) == ("complete", "success")
     assert shown.output.stdout == "partial\ndone\n"
 
@@ -159,20 +159,20 @@ def test_scenario_output_over_256_kib_stays_bounded_keeps_newest_and_marks_trunc
     live = fold(CODEX_STATE, update(_meta={"terminal_output_delta": {"data": "x" + line * 300}}))
     final = fold(live, update(status="completed", rawOutput={"formatted_output": line * 400}))
     for state in (live, final):
-        stdout = view(state).output.stdout
+        stdout = shell_record(state).output.stdout
         assert stdout is not None
         assert len(stdout.encode()) <= MAX_FIELD_BYTES
         assert stdout.endswith(line)
-        assert view(state).output.truncated
-        assert summarize(view(state).output).truncated
+        assert shell_record(state).output.truncated
+        assert summarize(shell_record(state).output).truncated
 
 
 def test_scenario_summary_of_command_without_output_offers_no_output() -> None:
     state = fold(new_state(), CODEX_START)
-    assert summarize(view(state).output) == OutputSummary(
+    assert summarize(shell_record(state).output) == OutputSummary(
         exit_code=None, truncated=False, has_output=False, stdout_bytes=0, stderr_bytes=0
     )
-    assert state.summary() == summarize(view(state).output)
+    assert state.summary() == summarize(shell_record(state).output)
 
 
 def test_scenario_summary_carries_byte_counts_and_no_body() -> None:
@@ -190,7 +190,7 @@ def test_failure_mode_malformed_output_kept_and_malformed_exit_unknown() -> None
         update(status="completed", rawOutput={
             "output": "<return-code>\nzero\n</return-code>\n<output>\nbuilt target\n"}),
     ])
-    shown = view(state)
+    shown = shell_record(state)
     assert shown.output.stdout == "built target\n"
     assert shown.output.exit_code is None
     assert shown.result == "unknown"
@@ -201,17 +201,17 @@ def test_failure_mode_statusless_update_with_output_means_running() -> None:
         start(kind="execute", status="pending", rawInput={"command": "sleep 1"}),
         update(_meta={"terminal_output_delta": "tick\n"}),
     ])
-    assert view(state).status == "running"
+    assert shell_record(state).status == "running"
 
 
 def test_failure_mode_final_aggregate_replaces_live_text_without_duplicating_it() -> None:
     live = fold_all([CODEX_START, update(_meta={"terminal_output_delta": {"data": "a\nb\n"}})])
     final = fold(live, update(status="completed", rawOutput={"aggregated_output": "a\nb\n"}))
-    assert view(final).output.stdout == "a\nb\n"
+    assert shell_record(final).output.stdout == "a\nb\n"
 
 
 def test_failure_mode_acp_failed_and_cancelled_are_terminal_without_exit_code() -> None:
     for status, result in (("failed", "failure"), ("cancelled", "unknown")):
-        shown = view(fold(CODEX_STATE, update(status=status)))
+        shown = shell_record(fold(CODEX_STATE, update(status=status)))
         assert shown.status in ("failed", "cancelled")
         assert (shown.output.exit_code, shown.result) == (None, result)

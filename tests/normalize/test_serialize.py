@@ -14,7 +14,7 @@ from shellexec.normalize import (
     fold_all,
     load_state,
     new_state,
-    view,
+    shell_record,
 )
 from shellexec.normalize.exit_codes import ExitRank
 
@@ -47,7 +47,7 @@ SEQUENCE: list[dict[str, Any]] = [
 def test_restored_state_resumes_the_fold_exactly(split: int) -> None:
     whole = fold_all(SEQUENCE)
     resumed = fold_all(SEQUENCE[split:], state=_restored(fold_all(SEQUENCE[:split])))
-    assert view(resumed) == view(whole)
+    assert shell_record(resumed) == shell_record(whole)
     assert resumed == whole
 
 
@@ -67,7 +67,7 @@ def test_loading_garbage_gives_defaults() -> None:
     }
     state = load_state(record, "out", "")
     assert state == ShellState(stdout=state.stdout, stderr=state.stderr)
-    assert (view(state).output.stdout, view(state).output.stderr) == ("out", "")
+    assert (shell_record(state).output.stdout, shell_record(state).output.stderr) == ("out", "")
     assert load_state({}, None, None) == new_state()
 
 
@@ -104,7 +104,8 @@ def test_restored_plain_fallback_resumes_the_fold_exactly(split: int) -> None:
     whole = fold_all(FALLBACK_SEQUENCE)
     resumed = fold_all(FALLBACK_SEQUENCE[split:],
                        state=_restored(fold_all(FALLBACK_SEQUENCE[:split])))
-    assert view(resumed).output.stdout == view(whole).output.stdout == "terminal text\n"
+    expected = "terminal text\n"
+    assert shell_record(resumed).output.stdout == shell_record(whole).output.stdout == expected
     assert resumed == whole
 
 
@@ -115,7 +116,7 @@ def test_record_from_before_the_fallback_key_loads_as_a_final_text() -> None:
     state = load_state(record, "raw text\n", None)
     assert (state.stdout_final, state.stdout_fallback) == (True, False)
     later = fold_all([_update(_meta={"terminal_output": {"data": "terminal text\n"}})], state)
-    assert view(later).output.stdout == "raw text\n"
+    assert shell_record(later).output.stdout == "raw text\n"
 
 
 # A record exactly as the release before `work_dir` wrote it: the directory under `cwd`.
@@ -131,7 +132,7 @@ RECORD_WITH_THE_OLD_CWD_KEY = (
 def test_record_with_the_old_cwd_key_loads_its_work_dir() -> None:
     state = load_state(json.loads(RECORD_WITH_THE_OLD_CWD_KEY), None, None)
     assert state == fold_all(SEQUENCE[:1])
-    assert view(state).work_dir == "/r"
+    assert shell_record(state).work_dir == "/r"
 
 
 def test_record_is_written_with_the_work_dir_key() -> None:

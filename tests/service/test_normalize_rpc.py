@@ -129,7 +129,7 @@ def test_summarize_rejects_missing_output_and_oversized_fields(
 def test_stored_record_matches_normalize_for_every_provider_fixture(
         stack: Stack, client: ShellExecClient, name: str) -> None:
     updates = load_fixture(name)
-    expected = normalize.view(normalize.fold_all(updates))
+    expected = normalize.shell_record(normalize.fold_all(updates))
     session = client.create_session(f"fixture-{name}"[:120].replace("/", "-"))
     message_id = ""
     for sequence, update in enumerate(updates, start=1):

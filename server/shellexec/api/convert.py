@@ -7,7 +7,7 @@ from typing import Any
 from google.protobuf import struct_pb2, timestamp_pb2
 
 from shellexec.feed import FeedEvent
-from shellexec.normalize import OutputSummary, ShellOutput, ShellView
+from shellexec.normalize import OutputSummary, ShellOutput, ShellRecord
 from shellexec.projection import MessageView
 from shellexec.service.records import SessionRecord, TurnRecord
 from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
@@ -99,10 +99,10 @@ def feed_event(event: FeedEvent) -> shell_exec_service_pb2.WatchMessagesResponse
     return response
 
 
-def normalized(view: ShellView, output_summary: OutputSummary
+def normalized(record: ShellRecord, output_summary: OutputSummary
                ) -> shell_exec_service_pb2.NormalizeShellExecResponse:
     return shell_exec_service_pb2.NormalizeShellExecResponse(
         shell_exec=shell_output_pb2.ShellExecSummary(
-            command=view.command or "", work_dir=view.work_dir or "",
-            output=summary(output_summary), result=view.result),
-        output=output(view.output), status=view.status, result=view.result)
+            command=record.command or "", work_dir=record.work_dir or "",
+            output=summary(output_summary), result=record.result),
+        output=output(record.output), status=record.status, result=record.result)

@@ -1,4 +1,4 @@
-"""Normalization: every agent's ACP shell tool-call stream becomes one `ShellView`.
+"""Normalization: every agent's ACP shell tool-call stream becomes one `ShellRecord`.
 
 A pure fold (no I/O, no clock, no globals) over the `params.update` objects of the
 `session/update` notifications of ONE tool call:
@@ -6,7 +6,7 @@ A pure fold (no I/O, no clock, no globals) over the `params.update` objects of t
     state = new_state(agent="codex")          # the hint is optional
     for update in updates:                    # any JSON values, in arrival order
         state = fold(state, update)           # never raises
-    shown = view(state)                       # command, work_dir, status, result, output
+    shown = shell_record(state)               # command, work_dir, status, result, output
     summary = summarize(shown.output)         # what browser-facing payloads carry
 
 The rules, one module each (read them to integrate a new agent; `docs/normalization.md`
@@ -27,11 +27,11 @@ from __future__ import annotations
 from shellexec.normalize.changes import Appended, Replaced, Unchanged, body_change
 from shellexec.normalize.fold import cancel, fold, fold_all
 from shellexec.normalize.output import OutputSummary, ShellOutput, summarize
+from shellexec.normalize.record import ShellRecord, shell_record
 from shellexec.normalize.serialize import dump_state, load_state
 from shellexec.normalize.state import ShellState, new_state
 from shellexec.normalize.status import shell_result
 from shellexec.normalize.text import OutputText, bound_tail, bounded_head
-from shellexec.normalize.view import ShellView, view
 from shellexec.normalize.vocabulary import MAX_FIELD_BYTES, SHELL_STATUSES, TERMINAL_STATUSES
 
 __all__ = [
@@ -43,8 +43,8 @@ __all__ = [
     "OutputText",
     "Replaced",
     "ShellOutput",
+    "ShellRecord",
     "ShellState",
-    "ShellView",
     "Unchanged",
     "body_change",
     "bound_tail",
@@ -55,7 +55,7 @@ __all__ = [
     "fold_all",
     "load_state",
     "new_state",
+    "shell_record",
     "shell_result",
     "summarize",
-    "view",
 ]

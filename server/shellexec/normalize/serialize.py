@@ -4,7 +4,7 @@
 texts, which the store keeps apart. `load_state(record, stdout, stderr)` rebuilds the state
 from that record and the stored texts, so that folding resumes exactly where it stopped:
 for any split of a sequence, folding the second part into the restored state gives the same
-view as folding the whole sequence.
+record as folding the whole sequence.
 
 `load_state` trusts nothing: a missing key, a value of the wrong type or an unknown word
 takes the default of a new state, and a body is bounded again. A stream exists exactly when

@@ -38,7 +38,7 @@ ECHO_PHASES: tuple[EchoPhase, ...] = ("pending", "separator", "done")
 class ShellState:
     """What is known about one tool call after folding its updates (immutable).
 
-    `status`, `result` and `summary()` are the public view of it in O(1); `view()` adds the
+    `status`, `result` and `summary()` are the public face of it in O(1); `shell_record()` adds the
     output bodies.
     """
 

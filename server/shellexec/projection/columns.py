@@ -1,8 +1,8 @@
 """What a tool call's fold state puts in the columns of its message row.
 
 The columns are what list, boot-state and feed payloads read (see `message`), so they are
-computed when the state is saved, from the state's O(1) accessors: `normalize.view` would
-join the output bodies.
+computed when the state is saved, from the state's O(1) accessors: `normalize.shell_record`
+would join the output bodies.
 """
 
 from __future__ import annotations

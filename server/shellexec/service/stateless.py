@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shellexec import normalize
-from shellexec.normalize import OutputSummary, ShellOutput, ShellView
+from shellexec.normalize import OutputSummary, ShellOutput, ShellRecord
 
 
-def normalize_updates(updates: Sequence[Mapping[str, Any]], agent: str) -> ShellView:
+def normalize_updates(updates: Sequence[Mapping[str, Any]], agent: str) -> ShellRecord:
     """Folds the updates of one tool call."""
-    return normalize.view(normalize.fold_all(updates, agent=agent or None))
+    return normalize.shell_record(normalize.fold_all(updates, agent=agent or None))
 
 
 def summarize_output(output: ShellOutput) -> OutputSummary:

@@ -1,4 +1,4 @@
-"""The public view of a tool call: what a client is told about the command."""
+"""The normalized record of a tool call: what a client is told about the command."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from shellexec.normalize.vocabulary import Result, ShellStatus
 
 
 @dataclass(frozen=True, slots=True)
-class ShellView:
+class ShellRecord:
     """The normalized record of one tool call.
 
     `command` is None until an update names it; a client then shows `title` instead (the
@@ -27,9 +27,9 @@ class ShellView:
     output: ShellOutput
 
 
-def view(state: ShellState) -> ShellView:
-    """The view of `state`, output bodies included (joining them costs O(output) once)."""
-    return ShellView(
+def shell_record(state: ShellState) -> ShellRecord:
+    """The record of `state`, output bodies included (joining them costs O(output) once)."""
+    return ShellRecord(
         is_shell=state.is_shell,
         command=state.command,
         work_dir=state.work_dir,
