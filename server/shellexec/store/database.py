@@ -162,7 +162,7 @@ class Database:
             return work()
 
     async def read(self, work: Callable[[], T]) -> T:
-        """Runs `work` in one read transaction (a consistent snapshot)."""
+        """Runs `work` in one read transaction (every read sees the same commit)."""
         return await asyncio.get_running_loop().run_in_executor(self._readers, self._read, work)
 
     def _close_readers(self) -> None:
