@@ -1,6 +1,10 @@
 // The REST routes the page uses (docs/api.md), same origin, JSON with snake_case
 // names. `fetch` is injected so the paging and error handling are unit-tested.
 
+// The page size the page asks for: the server's own cap ("list page" in docs/api.md's Limits
+// table, `MAX_PAGE_SIZE` in server/shellexec/rules/limits.py). The server owns the cap: it cuts a
+// larger value and ends a page early past its byte budget (`has_more`), so this only keeps
+// the page from asking for the default of 100 and paging five times as often.
 export const MESSAGE_PAGE_LIMIT = 500;
 
 /** A non-2xx answer. `status` is the HTTP status, `code` the gRPC code from the JSON body. */

@@ -18,10 +18,10 @@
 // - A response that arrives after close() or after a newer request started is ignored.
 // - Output comes only from the fetched shell outputs, never from the message payload.
 
+import { isTerminalStatus } from './status.js';
+
 export const BASE_DELAY_MS = 1000;
 export const MAX_DELAY_MS = 5000;
-
-const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
 
 /**
  * Delay before the next request after `failures` consecutive failures (0 = after a success):
@@ -33,7 +33,7 @@ export function backoffDelay(failures, baseDelayMs = BASE_DELAY_MS, maxDelayMs =
 }
 
 export function isTerminalShellOutput(shellOutput) {
-  return TERMINAL.has(shellOutput?.status);
+  return isTerminalStatus(shellOutput?.status);
 }
 
 /**

@@ -61,6 +61,10 @@ TERMINAL_STATUSES: Final[tuple[ShellStatus, ...]] = (
     STATUS_COMPLETE, STATUS_FAILED, STATUS_CANCELLED,
 )
 """The statuses after which a command no longer runs."""
+UNFINISHED_STATUSES: Final[tuple[ShellStatus, ...]] = tuple(
+    status for status in SHELL_STATUSES if status not in TERMINAL_STATUSES)
+"""The statuses of a command that may still change: every status but the terminal ones (the
+tool calls a completed turn cancels)."""
 
 # The result of a shell command (ADR 0017); `unknown` is drawn neutral.
 Result = Literal["running", "success", "failure", "unknown"]

@@ -19,12 +19,12 @@ from shellexec.api.convert import output_from_proto
 from shellexec.client import ShellExecClient
 from shellexec.normalize import OutputSummary, ShellRecord
 from shellexec.v1 import message_pb2, shell_output_pb2
+from shellexec.vocabulary import ACP_TOOL_UPDATES
 
 from support.stack import Stack
 
 SHELLEXEC = Path(sys.executable).parent / "shellexec"
 FAKE_AGENT = Path(__file__).resolve().with_name("fake_agent.py")
-TOOL_UPDATES = ("tool_call", "tool_call_update")
 
 Update = dict[str, Any]
 Step = dict[str, Any]
@@ -129,7 +129,7 @@ def tool_groups(updates: Iterable[Update]) -> dict[str, list[Update]]:
     """The updates of each tool call, by id, in the order the calls first appeared."""
     groups: dict[str, list[Update]] = {}
     for update in updates:
-        if update.get("sessionUpdate") in TOOL_UPDATES:
+        if update.get("sessionUpdate") in ACP_TOOL_UPDATES:
             groups.setdefault(str(update["toolCallId"]), []).append(update)
     return groups
 
@@ -147,7 +147,7 @@ def expected_chat(prompt: str, updates: Iterable[Update]) -> list[tuple[str, str
     authors = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
     for update in updates:
         kind = update.get("sessionUpdate")
-        if kind in TOOL_UPDATES and update["toolCallId"] not in seen:
+        if kind in ACP_TOOL_UPDATES and update["toolCallId"] not in seen:
             seen.add(update["toolCallId"])
             chat.append(("tool", update["toolCallId"]))
         elif kind in authors and (text := update["content"].get("text")):

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from bridge.harness import Finished, Step, Update, assert_recorded, launch, run_bridge
+from bridge.harness import Finished, Launched, Step, Update, assert_recorded, launch, run_bridge
 from bridge.provider_scripts import say, steps, unfinished
 
 from shellexec.client import ShellExecClient
@@ -54,16 +54,33 @@ def _paused_after_kill(before: list[Update], after: list[Step], killed: Path) ->
     return [*steps(before), {"mark": "streaming"}, {"wait_for_file": str(killed)}, *after]
 
 
+def _killed_mid_stream(stack: Stack, tmp_path: Path, script: list[Step], killed: Path,
+                       *options: str) -> Launched:
+    """Launches the bridge on a `_paused_after_kill` script, kills the server once the agent
+    streams, then lets the agent go on into the outage."""
+    bridge = launch(stack, tmp_path, script, "--agent", "codex", *options, "--prompt", PROMPT)
+    bridge.wait_for_mark("streaming")
+    stack.kill_server()
+    killed.touch()
+    return bridge
+
+
+def _assert_gave_up(finished: Finished, reason: str) -> None:
+    """The bridge failed loudly: exit 3, nothing on stdout, `reason` on stderr, and the agent
+    cancelled once."""
+    assert finished.code == 3
+    assert finished.stdout == ""
+    assert reason in finished.stderr
+    assert len(finished.record["session/cancel"]) == 1
+
+
 def test_service_restart_mid_stream_loses_and_duplicates_nothing(
         own_stack: Stack, tmp_path: Path) -> None:
     updates = _burst("outage-1", 60)
     killed = tmp_path / "killed"
     script = _paused_after_kill(updates[:20], steps(updates[20:], pause_every=1, pause=0.02),
                                 killed)
-    bridge = launch(own_stack, tmp_path, script, "--agent", "codex", "--prompt", PROMPT)
-    bridge.wait_for_mark("streaming")
-    own_stack.kill_server()
-    killed.touch()
+    bridge = _killed_mid_stream(own_stack, tmp_path, script, killed)
     time.sleep(0.5)  # the agent keeps streaming into the buffer meanwhile
     own_stack.start_server()
     finished = bridge.finish()
@@ -84,17 +101,10 @@ def test_service_gone_longer_than_the_window_fails_loudly_and_cancels_the_agent(
     killed = tmp_path / "killed"
     script = _paused_after_kill(unfinished("codex", "gone-1", lines=2), [
         {"update": codex_delta("gone-1", "more\n")}, {"wait_for_cancel": 30}], killed)
-    bridge = launch(own_stack, tmp_path, script, "--agent", "codex", "--retry-for", "1.5",
-                    "--prompt", PROMPT)
-    bridge.wait_for_mark("streaming")
-    own_stack.kill_server()
-    killed.touch()
+    bridge = _killed_mid_stream(own_stack, tmp_path, script, killed, "--retry-for", "1.5")
     finished = bridge.finish(timeout=30)
 
-    assert finished.code == 3
-    assert finished.stdout == ""
-    assert "service unreachable for 1.5 s while trying to publish update #" in finished.stderr
-    assert len(finished.record["session/cancel"]) == 1
+    _assert_gave_up(finished, "service unreachable for 1.5 s while trying to publish update #")
 
 
 def test_service_unreachable_at_start_fails_after_the_window(stack: Stack,
@@ -116,17 +126,11 @@ def test_buffer_limit_while_the_service_is_away_fails_loudly(own_stack: Stack,
     killed = tmp_path / "killed"
     script = _paused_after_kill(updates[:1], [*steps(updates[1:]), {"wait_for_cancel": 30}],
                                 killed)
-    bridge = launch(own_stack, tmp_path, script, "--agent", "codex",
-                    "--max-buffered-updates", "10", "--prompt", PROMPT)
-    bridge.wait_for_mark("streaming")
-    own_stack.kill_server()
-    killed.touch()
+    bridge = _killed_mid_stream(own_stack, tmp_path, script, killed,
+                                "--max-buffered-updates", "10")
     finished = bridge.finish(timeout=30)
 
-    assert finished.code == 3
-    assert finished.stdout == ""
-    assert "update buffer full (updates limit 10)" in finished.stderr
-    assert len(finished.record["session/cancel"]) == 1
+    _assert_gave_up(finished, "update buffer full (updates limit 10)")
 
 
 def _lost_ids(proxy: LossyProxy) -> tuple[str, str]:

@@ -18,11 +18,12 @@ from typing import Any
 
 from playwright.sync_api import ConsoleMessage, Error, Locator, Page, Request, expect
 
+from shellexec.vocabulary import TERMINAL_STATUSES
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 INSTRUMENT = Path(__file__).with_name("instrument.js")
 SHELL_OUTPUT = re.compile(r"/api/v1/task-sessions/[^/]+/messages/([^/]+)/shell-output$")
-TERMINAL = ("complete", "failed", "cancelled")
 
 Update = dict[str, Any]
 Json = dict[str, Any]
@@ -191,7 +192,7 @@ class ChatPage:
         for event, at in self.feed_events():
             message = event.get("message") or {}
             status = (message.get("metadata") or {}).get("status")
-            if message.get("id") == message_id and status in TERMINAL:
+            if message.get("id") == message_id and status in TERMINAL_STATUSES:
                 return at
         raise AssertionError(f"no terminal feed event for {message_id}")
 

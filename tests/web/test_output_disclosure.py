@@ -12,7 +12,9 @@ import json
 
 import pytest
 from playwright.sync_api import Route, expect
-from web.chat import TERMINAL, ChatPage, ShellFetch, codex_delta, generic_start
+from web.chat import ChatPage, ShellFetch, codex_delta, generic_start
+
+from shellexec.vocabulary import TERMINAL_STATUSES
 
 from support.acp import agent_text, codex_end
 from support.rest import Api, unique
@@ -166,7 +168,7 @@ def test_running_command_polls_boundedly_and_stops_after_terminal_shell_output(
     fetches = chat.shell_fetches(message_id)
     before = [f for f in fetches if f.start < terminal_at]
     after = [f for f in fetches if f.start >= terminal_at]
-    if before[-1].shell_output_status in TERMINAL:
+    if before[-1].shell_output_status in TERMINAL_STATUSES:
         assert after == []  # a regular poll already brought the terminal shell output
     else:
         assert len(after) == 1, after  # exactly one final fetch ...

@@ -1,14 +1,16 @@
 """The ShellExecService servicer. Each method: validate (`validation`), call a use case,
 build a response.
 
-Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
-surface before its first message so that Envoy turns them into a proper HTTP status.
+Validation and use-case errors become gRPC statuses in `_status_of` (for unary methods through
+`_unary`, once for all); errors in a stream surface before its first message so that Envoy
+turns them into a proper HTTP status.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 import grpc
@@ -30,6 +32,8 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 T = TypeVar("T")
+Request = TypeVar("Request")
+Response = TypeVar("Response")
 
 # The full name clients, health checks and reflection know the service by.
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ShellExecService"].full_name
@@ -53,6 +57,18 @@ async def _call(context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
         raise  # abort raises; this line only satisfies the type checker
 
 
+def _unary(handler: Callable[[ShellExecServicer, Request], Awaitable[Response]]
+           ) -> Callable[[ShellExecServicer, Request, grpc.aio.ServicerContext],
+                         Awaitable[Response]]:
+    """The gRPC method of `handler(self, request)`: its errors become the call's status."""
+    @functools.wraps(handler)
+    async def method(self: ShellExecServicer, request: Request,
+                     context: grpc.aio.ServicerContext) -> Response:
+        return await _call(context, handler(self, request))
+
+    return method
+
+
 class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
@@ -61,95 +77,68 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         self._publisher = publisher
         self._reader = reader
 
-    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
-                                 context: grpc.aio.ServicerContext
+    @_unary
+    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest
                                  ) -> pb.NormalizeShellExecResponse:
-        async def work() -> pb.NormalizeShellExecResponse:
-            args = validation.normalize(request)
-            view = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
-            return convert.normalized(view, normalize.summarize(view.output))
+        args = validation.normalize(request)
+        record = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
+        return convert.normalized(record, normalize.summarize(record.output))
 
-        return await _call(context, work())
-
-    async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
-                                   context: grpc.aio.ServicerContext
+    @_unary
+    async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest
                                    ) -> pb.SummarizeShellOutputResponse:
-        async def work() -> pb.SummarizeShellOutputResponse:
-            summary = summarize_output(validation.summarize(request))
-            return pb.SummarizeShellOutputResponse(summary=convert.summary(summary))
+        summary = summarize_output(validation.summarize(request))
+        return pb.SummarizeShellOutputResponse(summary=convert.summary(summary))
 
-        return await _call(context, work())
+    @_unary
+    async def CreateSession(self, request: pb.CreateSessionRequest) -> pb.CreateSessionResponse:
+        args = validation.create_session(request)
+        record = await self._sessions.create(args.task_id, args.agent, args.request_id)
+        return pb.CreateSessionResponse(session=convert.session(record))
 
-    async def CreateSession(self, request: pb.CreateSessionRequest,
-                            context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
-        async def work() -> pb.CreateSessionResponse:
-            args = validation.create_session(request)
-            record = await self._sessions.create(args.task_id, args.agent, args.request_id)
-            return pb.CreateSessionResponse(session=convert.session(record))
+    @_unary
+    async def GetSession(self, request: pb.GetSessionRequest) -> pb.GetSessionResponse:
+        record = await self._sessions.get(validation.get_session(request))
+        return pb.GetSessionResponse(session=convert.session(record))
 
-        return await _call(context, work())
+    @_unary
+    async def StartTurn(self, request: pb.StartTurnRequest) -> pb.StartTurnResponse:
+        args = validation.start_turn(request)
+        record = await self._sessions.start_turn(args.session_id, args.request_id)
+        return pb.StartTurnResponse(turn=convert.turn(record))
 
-    async def GetSession(self, request: pb.GetSessionRequest,
-                         context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
-        async def work() -> pb.GetSessionResponse:
-            record = await self._sessions.get(validation.get_session(request))
-            return pb.GetSessionResponse(session=convert.session(record))
+    @_unary
+    async def PublishUpdate(self, request: pb.PublishUpdateRequest) -> pb.PublishUpdateResponse:
+        args = validation.publish_update(request)
+        result = await self._publisher.publish(args.session_id, args.update, args.sequence)
+        message = None if result.message is None else convert.message(result.message)
+        return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
-        return await _call(context, work())
+    @_unary
+    async def CompleteTurn(self, request: pb.CompleteTurnRequest) -> pb.CompleteTurnResponse:
+        args = validation.complete_turn(request)
+        completed = await self._sessions.complete_turn(
+            args.session_id, args.turn_id, args.stop_reason)
+        return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
+                                       cancelled_message_ids=completed.cancelled_message_ids)
 
-    async def StartTurn(self, request: pb.StartTurnRequest,
-                        context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
-        async def work() -> pb.StartTurnResponse:
-            args = validation.start_turn(request)
-            record = await self._sessions.start_turn(args.session_id, args.request_id)
-            return pb.StartTurnResponse(turn=convert.turn(record))
+    @_unary
+    async def ListMessages(self, request: pb.ListMessagesRequest) -> pb.ListMessagesResponse:
+        args = validation.list_messages(request)
+        page = await self._reader.list_messages(
+            args.session_id, args.size, args.before, args.after, args.descending)
+        return pb.ListMessagesResponse(
+            messages=[convert.message(view) for view in page.messages], total=page.total,
+            has_more=page.has_more, cursor=page.cursor)
 
-        return await _call(context, work())
-
-    async def PublishUpdate(self, request: pb.PublishUpdateRequest,
-                            context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
-        async def work() -> pb.PublishUpdateResponse:
-            args = validation.publish_update(request)
-            result = await self._publisher.publish(args.session_id, args.update, args.sequence)
-            message = None if result.message is None else convert.message(result.message)
-            return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
-
-        return await _call(context, work())
-
-    async def CompleteTurn(self, request: pb.CompleteTurnRequest,
-                           context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
-        async def work() -> pb.CompleteTurnResponse:
-            args = validation.complete_turn(request)
-            completed = await self._sessions.complete_turn(
-                args.session_id, args.turn_id, args.stop_reason)
-            return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
-                                           cancelled_message_ids=completed.cancelled_message_ids)
-
-        return await _call(context, work())
-
-    async def ListMessages(self, request: pb.ListMessagesRequest,
-                           context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
-        async def work() -> pb.ListMessagesResponse:
-            args = validation.list_messages(request)
-            page = await self._reader.list_messages(
-                args.session_id, args.size, args.before, args.after, args.descending)
-            return pb.ListMessagesResponse(
-                messages=[convert.message(view) for view in page.messages], total=page.total,
-                has_more=page.has_more, cursor=page.cursor)
-
-        return await _call(context, work())
-
-    async def GetShellOutput(self, request: pb.GetShellOutputRequest,
-                             context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
-        async def work() -> pb.GetShellOutputResponse:
-            args = validation.get_shell_output(request)
-            shell_output = await self._reader.shell_output(args.session_id, args.message_id)
-            return pb.GetShellOutputResponse(
-                message_id=shell_output.message_id, status=shell_output.status,
-                updated_at=convert.timestamp(shell_output.updated_at),
-                output=convert.output(shell_output.output))
-
-        return await _call(context, work())
+    @_unary
+    async def GetShellOutput(self, request: pb.GetShellOutputRequest) -> pb.GetShellOutputResponse:
+        args = validation.get_shell_output(request)
+        shell_output = await self._reader.shell_output(args.session_id, args.message_id)
+        return pb.GetShellOutputResponse(
+            message_id=shell_output.message_id, status=shell_output.status,
+            updated_at=convert.timestamp(shell_output.updated_at),
+            output=convert.output(shell_output.output))
 
     async def WatchMessages(self, request: pb.WatchMessagesRequest,
                             context: grpc.aio.ServicerContext
@@ -162,13 +151,10 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         async for event in events:
             yield convert.feed_event(event)
 
-    async def GetBootState(self, request: pb.GetBootStateRequest,
-                           context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
-        async def work() -> pb.GetBootStateResponse:
-            boot = await self._reader.boot_state(validation.get_boot_state(request))
-            return pb.GetBootStateResponse(initial_state=pb.BootState(
-                session=convert.session(boot.session),
-                messages=[convert.message(view) for view in boot.messages],
-                task_state=boot.task_state))
-
-        return await _call(context, work())
+    @_unary
+    async def GetBootState(self, request: pb.GetBootStateRequest) -> pb.GetBootStateResponse:
+        boot = await self._reader.boot_state(validation.get_boot_state(request))
+        return pb.GetBootStateResponse(initial_state=pb.BootState(
+            session=convert.session(boot.session),
+            messages=[convert.message(view) for view in boot.messages],
+            task_state=boot.task_state))

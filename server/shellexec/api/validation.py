@@ -36,8 +36,8 @@ from shellexec.rules.limits import (
     MIN_SINCE_REVISION,
 )
 from shellexec.service import InvalidArgumentError
-from shellexec.service.publishing import TOOL_UPDATES
 from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.vocabulary import ACP_TOOL_UPDATES
 
 SORTS = ("asc", "desc")
 _REQUEST_ID = re.compile(
@@ -141,7 +141,7 @@ def _acp_update(value: object) -> Mapping[str, Any]:
     kind = value.get("sessionUpdate")
     if not isinstance(kind, str) or not kind:
         raise InvalidArgumentError("update.sessionUpdate", "must be a non-empty string")
-    if kind in TOOL_UPDATES:
+    if kind in ACP_TOOL_UPDATES:
         _tool_call_id(value)
     return value
 

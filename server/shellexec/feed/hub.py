@@ -8,11 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from shellexec.projection import MessageView
-
-MESSAGE_ADDED = "session.message.added"
-MESSAGE_UPDATED = "session.message.updated"
-HEARTBEAT = "heartbeat"
-END_OF_STREAM = "end_of_stream"
+from shellexec.vocabulary import EVENT_END_OF_STREAM
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +42,7 @@ class Subscription:
         self.closed = True
         # A full queue wakes the watcher by itself; an empty one needs something to return.
         with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(FeedEvent(END_OF_STREAM, -1))
+            self._queue.put_nowait(FeedEvent(EVENT_END_OF_STREAM, -1))
 
     async def next(self, timeout: float) -> FeedEvent | None:
         """The next live event, or None when `timeout` seconds pass without one."""

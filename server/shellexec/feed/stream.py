@@ -12,7 +12,8 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT, FeedEvent, FeedHub, Subscription
+from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
+from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
 
 # How many logged events one read returns at most.
 REPLAY_BATCH = 500
@@ -43,7 +44,7 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
         # Answer at once, before any replay, so the watcher knows the stream is open; it
         # names the revision the replay starts after, never a later one, so a client that
         # drops mid-replay resumes from it without missing an event.
-        yield FeedEvent(HEARTBEAT, last)
+        yield FeedEvent(EVENT_HEARTBEAT, last)
         async for replayed in _replay(read_events, last, subscription):
             last = replayed.revision
             yield replayed
@@ -58,11 +59,11 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
                     last = missed.revision
                     yield missed
                 if event is None and deadline - time.monotonic() > 0:
-                    yield FeedEvent(HEARTBEAT, last)
+                    yield FeedEvent(EVENT_HEARTBEAT, last)
                 continue
             if event.revision == last + 1:
                 last = event.revision
                 yield event
-        yield FeedEvent(END_OF_STREAM, last)
+        yield FeedEvent(EVENT_END_OF_STREAM, last)
     finally:
         hub.unsubscribe(session_id, subscription)

@@ -11,7 +11,6 @@ from typing import Any
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
-from shellexec.feed.hub import MESSAGE_ADDED, MESSAGE_UPDATED
 from shellexec.normalize import bounded_head
 from shellexec.projection import project_message
 from shellexec.service import events, tool_calls, units
@@ -22,9 +21,22 @@ from shellexec.service.records import PublishResult
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
+from shellexec.vocabulary import (
+    ACP_AGENT_MESSAGE_CHUNK,
+    ACP_TOOL_UPDATES,
+    ACP_USER_MESSAGE_CHUNK,
+    AUTHOR_AGENT,
+    AUTHOR_USER,
+    EVENT_MESSAGE_ADDED,
+    EVENT_MESSAGE_UPDATED,
+    MESSAGE_TEXT,
+    AcpChatChunk,
+    AuthorType,
+)
 
-TOOL_UPDATES = ("tool_call", "tool_call_update")
-TEXT_UPDATES = {"agent_message_chunk": "agent", "user_message_chunk": "user"}
+# Who wrote the text of each ACP chat chunk.
+TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
+    ACP_AGENT_MESSAGE_CHUNK: AUTHOR_AGENT, ACP_USER_MESSAGE_CHUNK: AUTHOR_USER}
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
@@ -96,10 +108,10 @@ class Publisher:
 
     def _apply(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         kind = update["sessionUpdate"]
-        if kind in TOOL_UPDATES:
+        if kind in ACP_TOOL_UPDATES:
             return self._fold_tool_update(session, update)
-        if kind in TEXT_UPDATES:
-            return self._append_text(session, TEXT_UPDATES[kind], _chunk_text(update))
+        if kind in TEXT_AUTHORS:
+            return self._append_text(session, TEXT_AUTHORS[kind], _chunk_text(update))
         return None
 
     def _fold_tool_update(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
@@ -108,13 +120,13 @@ class Publisher:
         statements = self._database.statements
         call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
-            return self._insert_tool_call(session, tool_call_id, update, now), MESSAGE_ADDED
+            return self._insert_tool_call(session, tool_call_id, update, now), EVENT_MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
         tool_calls.save(statements, row, before, normalize.fold(before, update), now,
                         self._states)
-        return row, MESSAGE_UPDATED
+        return row, EVENT_MESSAGE_UPDATED
 
     def _insert_tool_call(self, session: SessionFacts, tool_call_id: str,
                           update: Mapping[str, Any], now: int) -> Message:
@@ -122,11 +134,11 @@ class Publisher:
         state = normalize.fold(normalize.new_state(agent=session.agent or None), update)
         turn = queries.running_turn(session.id)
         identity = {"id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
-                    "turn_id": "" if turn is None else turn.id, "author_type": "agent",
+                    "turn_id": "" if turn is None else turn.id, "author_type": AUTHOR_AGENT,
                     "tool_call_id": tool_call_id}
         return tool_calls.insert(self._database.statements, identity, state, now, self._states)
 
-    def _append_text(self, session: SessionFacts, author: str, text: str) -> _Change:
+    def _append_text(self, session: SessionFacts, author: AuthorType, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,
         so a streamed reply reads as one message."""
         if not text:
@@ -135,15 +147,15 @@ class Publisher:
         turn = queries.running_turn(session.id)
         turn_id = "" if turn is None else turn.id
         latest = queries.latest_message(session.id)
-        if (latest is not None and latest.type == "message" and latest.author_type == author
+        if (latest is not None and latest.type == MESSAGE_TEXT and latest.author_type == author
                 and latest.turn_id == turn_id):
             latest.content = bounded_head(latest.content + text)
             latest.updated_at = now
             self._database.statements.update_message(
                 int(latest.position), {"content": latest.content, "updated_at": now})
-            return latest, MESSAGE_UPDATED
+            return latest, EVENT_MESSAGE_UPDATED
         row = self._database.statements.insert_message({
             "id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
-            "turn_id": turn_id, "author_type": author, "type": "message",
+            "turn_id": turn_id, "author_type": author, "type": MESSAGE_TEXT,
             "content": bounded_head(text), "created_at": now, "updated_at": now})
-        return row, MESSAGE_ADDED
+        return row, EVENT_MESSAGE_ADDED

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
-from shellexec.feed.hub import MESSAGE_UPDATED
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
@@ -18,6 +17,7 @@ from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
+from shellexec.vocabulary import EVENT_MESSAGE_UPDATED, SESSION_IDLE, SESSION_RUNNING, TURN_COMPLETE
 
 # How long a request id is remembered, in microseconds (the unit of the clock).
 REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
@@ -100,7 +100,7 @@ class Sessions:
             turn = statements.insert_turn(self._new_id("turn"), session_id, now)
             if request_id:
                 statements.remember_turn_request(session_id, request_id, turn.id, now)
-            statements.set_session_state(session, "running", now)
+            statements.set_session_state(session, SESSION_RUNNING, now)
             return TurnRecord.of(turn)
 
         return await units.write(self._database, work)
@@ -112,12 +112,12 @@ class Sessions:
             turn = queries.get_turn(session_id, turn_id)
             if turn is None:
                 raise NotFoundError("turn", turn_id)
-            if turn.state == "complete":
+            if turn.state == TURN_COMPLETE:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
             recorded = self._cancel_unfinished(session_id, now)
             self._database.statements.complete_turn(turn, stop_reason, now)
-            self._database.statements.set_session_state(session, "idle", now)
+            self._database.statements.set_session_state(session, SESSION_IDLE, now)
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
@@ -134,5 +134,5 @@ class Sessions:
             before = tool_calls.load(row, self._states)
             tool_calls.save(statements, row, before, normalize.cancel(before), now,
                                 self._states)
-            cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row))
+            cancelled.append(events.record(statements, session_id, EVENT_MESSAGE_UPDATED, row))
         return cancelled

@@ -21,6 +21,8 @@ from peewee import (
     TextField,
 )
 
+from shellexec.vocabulary import SESSION_IDLE, TASK_IDLE, TURN_RUNNING
+
 
 class BaseModel(Model):
     """Unbound base model; `Database` binds every model at start-up."""
@@ -40,7 +42,7 @@ class Task(BaseModel):
     """A unit of work the agent sessions belong to; created on first use."""
 
     id = CharField(primary_key=True, max_length=128)
-    state = CharField(max_length=16, default="idle")
+    state = CharField(max_length=16, default=TASK_IDLE)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
 
@@ -52,7 +54,7 @@ class Session(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE")
     agent = CharField(max_length=64, default="")
-    state = CharField(max_length=16, default="idle")
+    state = CharField(max_length=16, default=SESSION_IDLE)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
 
@@ -67,7 +69,7 @@ class Turn(BaseModel):
     id = CharField(primary_key=True, max_length=40)
     session = ForeignKeyField(Session, backref="turns", column_name="session_id",
                               on_delete="CASCADE")
-    state = CharField(max_length=16, default="running")
+    state = CharField(max_length=16, default=TURN_RUNNING)
     stop_reason = CharField(max_length=64, default="")
     started_at = BigIntegerField()
     completed_at = BigIntegerField(null=True)

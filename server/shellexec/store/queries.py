@@ -21,6 +21,7 @@ from shellexec.store.models import (
     Turn,
     TurnRequest,
 )
+from shellexec.vocabulary import TASK_IDLE, TURN_RUNNING, UNFINISHED_STATUSES
 
 # The columns a browser-facing payload needs: everything but the fold state.
 SUMMARY_COLUMNS = (
@@ -44,7 +45,7 @@ def latest_session_of_task(task_id: str) -> Session | None:
 def task_state(task_id: str) -> str:
     """The task's state, `idle` for a task that does not exist."""
     value = Task.select(Task.state).where(Task.id == task_id).scalar()
-    return "idle" if value is None else str(value)
+    return TASK_IDLE if value is None else str(value)
 
 
 def session_of_request(request_id: str, since: int) -> Session | None:
@@ -66,13 +67,13 @@ def turn_of_request(session_id: str, request_id: str, since: int) -> Turn | None
 
 
 def running_turn(session_id: str) -> Turn | None:
-    return Turn.get_or_none((Turn.session == session_id) & (Turn.state == "running"))
+    return Turn.get_or_none((Turn.session == session_id) & (Turn.state == TURN_RUNNING))
 
 
 def current_turn_id(session_id: str) -> str:
     """The id of the session's running turn, empty when none runs."""
     value = Turn.select(Turn.id).where(
-        (Turn.session == session_id) & (Turn.state == "running")).scalar()
+        (Turn.session == session_id) & (Turn.state == TURN_RUNNING)).scalar()
     return "" if value is None else str(value)
 
 
@@ -156,4 +157,4 @@ def unfinished_tool_messages(session_id: str) -> list[Message]:
     """Tool-call messages of the session that are not terminal yet."""
     return list(Message.select().where(
         (Message.session == session_id) & Message.tool_call_id.is_null(False)
-        & Message.status.in_(("pending", "running"))).order_by(Message.position))
+        & Message.status.in_(UNFINISHED_STATUSES)).order_by(Message.position))

@@ -33,6 +33,15 @@ from shellexec.store.models import (
     Turn,
     TurnRequest,
 )
+from shellexec.vocabulary import (
+    SESSION_IDLE,
+    SESSION_RUNNING,
+    TASK_IDLE,
+    TASK_RUNNING,
+    TURN_COMPLETE,
+    TURN_RUNNING,
+    SessionState,
+)
 
 _MARK = "\x00shellexec-param:"
 
@@ -88,26 +97,26 @@ class Statements:
 
     def ensure_task(self, task_id: str, now: int) -> None:
         self._run("ensure_task", lambda: Task.insert(
-            id=param("task"), state="idle", created_at=param("now"), updated_at=param("now"),
+            id=param("task"), state=TASK_IDLE, created_at=param("now"), updated_at=param("now"),
         ).on_conflict_ignore(), task=task_id, now=now)
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
-        columns = {"id": session_id, "task": task_id, "agent": agent, "state": "idle",
+        columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "created_at": now, "updated_at": now}
         self._insert(Session, columns)
         return Session(**columns)
 
-    def set_session_state(self, session: Session, state: str, now: int) -> None:
+    def set_session_state(self, session: Session, state: SessionState, now: int) -> None:
         """Sets the session's state, and its task's: running while any of its sessions runs."""
         self._run("session_state", lambda: Session.update(
             state=param("state"), updated_at=param("now")).where(Session.id == param("session")),
             state=state, now=now, session=session.id)
         running = self._run("task_running", lambda: Session.select(Session.id).where(
-            (Session.task == param("task")) & (Session.state == "running")).limit(1),
+            (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
             task=session.task_id).fetchone() is not None
         self._run("task_state", lambda: Task.update(
             state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
-            state="running" if running else "idle", now=now, task=session.task_id)
+            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=session.task_id)
         session.state = state
         session.updated_at = now
 
@@ -129,16 +138,16 @@ class Statements:
                                    "turn": turn_id, "created_at": now})
 
     def insert_turn(self, turn_id: str, session_id: str, now: int) -> Turn:
-        columns = {"id": turn_id, "session": session_id, "state": "running",
+        columns = {"id": turn_id, "session": session_id, "state": TURN_RUNNING,
                    "stop_reason": "", "started_at": now, "completed_at": None}
         self._insert(Turn, columns)
         return Turn(**columns)
 
     def complete_turn(self, turn: Turn, stop_reason: str, now: int) -> None:
         self._run("complete_turn", lambda: Turn.update(
-            state="complete", stop_reason=param("stop_reason"), completed_at=param("now"),
+            state=TURN_COMPLETE, stop_reason=param("stop_reason"), completed_at=param("now"),
         ).where(Turn.id == param("turn")), stop_reason=stop_reason, now=now, turn=turn.id)
-        turn.state, turn.stop_reason, turn.completed_at = "complete", stop_reason, now
+        turn.state, turn.stop_reason, turn.completed_at = TURN_COMPLETE, stop_reason, now
 
     def insert_message(self, columns: Mapping[str, Any]) -> Message:
         """Inserts a message row with all its columns at once; returns it with its
@@ -158,8 +167,8 @@ class Statements:
         row = self._run("tool_message_version", lambda: (
             Message.select(Message.position, Message.state_version)
             .where((Message.session == param("session"))
-                   & (Message.tool_call_id == param("tool_call")))),
-            session=session_id, tool_call=tool_call_id).fetchone()
+                   & (Message.tool_call_id == param("tool_call_id")))),
+            session=session_id, tool_call_id=tool_call_id).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     def append_chunk(self, position: int, stream: str, text: str) -> None:

@@ -113,7 +113,7 @@ class ShellExecServiceServicer:
         command. Nothing is stored.
 
         Returns INVALID_ARGUMENT when `updates` is empty, holds more than 1,000
-        updates, or an update is not a JSON object or exceeds 4 MiB.
+        updates, or an update is not a JSON object or exceeds 4 MiB as protobuf.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -180,7 +180,7 @@ class ShellExecServiceServicer:
         without opening a turn or changing session or task state.
 
         Returns NOT_FOUND for an unknown session, INVALID_ARGUMENT for an update
-        that is not an ACP update object or exceeds 4 MiB.
+        that is not an ACP update object or exceeds 4 MiB as protobuf.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -225,7 +225,7 @@ class ShellExecServiceServicer:
         lifetime ends with an `end_of_stream` event.
 
         Returns NOT_FOUND for an unknown session and INVALID_ARGUMENT for a
-        negative `since_revision`.
+        `since_revision` that is negative or beyond the session's `revision`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
