@@ -43,10 +43,9 @@ def _grpc_listener(settings: Settings) -> ports.Listener:
 
 
 def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
+    # Envoy's admin interface is a Unix socket (ADR 0056): no port to check.
     return (ports.Listener("REST and web page", settings.rest_host, settings.rest_port,
-                           "SHELLEXEC_REST_PORT"),
-            ports.Listener("Envoy admin", "127.0.0.1", settings.admin_port,
-                           "SHELLEXEC_ADMIN_PORT"))
+                           "SHELLEXEC_REST_PORT"),)
 
 
 async def _up(settings: Settings) -> int:
@@ -60,7 +59,8 @@ async def _up(settings: Settings) -> int:
     config.write_text(envoy.render(settings, running.port))
     process: subprocess.Popen[bytes] | None = None
     try:
-        process = await asyncio.to_thread(envoy.launch, config, settings.admin_port)
+        process = await asyncio.to_thread(envoy.launch, config,
+                                          Path(settings.admin_socket))
         print(_banner(settings, running.port), flush=True)
         exited = asyncio.create_task(asyncio.to_thread(process.wait))
         stopped = asyncio.create_task(stop.wait())
