@@ -1,5 +1,5 @@
 """The Host values and origins the rendered Envoy configuration allows, and the admin socket's
-private folder (the behaviour through the real Envoy is in tests/service/test_browser_boundary.py)."""
+private folder (the behaviour through the real Envoy: tests/service/test_browser_boundary.py)."""
 
 from __future__ import annotations
 
