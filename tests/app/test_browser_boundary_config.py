@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from shellexec.app import admin_socket, envoy
 from shellexec.app.browser_boundary import AllowedHostError, allowed_hosts, allowed_origins
@@ -39,8 +38,10 @@ def test_the_page_s_origins_come_first_then_the_cors_origins() -> None:
 
 
 def test_the_rendered_admin_interface_is_a_unix_socket_owner_only() -> None:
-    config = yaml.safe_load(envoy.render(Settings(admin_socket="/run/x/admin.sock"), 50051))
-    assert config["admin"]["address"] == {"pipe": {"path": "/run/x/admin.sock", "mode": 0o600}}
+    rendered = envoy.render(Settings(admin_socket="/run/x/admin.sock"), 50051)
+    admin = rendered.split("\nadmin:\n", 1)[1].splitlines()[:2]
+    assert admin == ["  address:", f'    pipe: {{path: "/run/x/admin.sock", mode: {0o600}}}']
+    assert rendered.count("socket_address") == 2  # the front door and the gRPC server only
 
 
 def test_the_admin_socket_folder_is_made_private(tmp_path: Path) -> None:
