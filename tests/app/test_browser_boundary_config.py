@@ -61,3 +61,7 @@ def test_an_admin_socket_folder_others_can_enter_is_refused(tmp_path: Path) -> N
 def test_an_admin_socket_path_too_long_for_a_socket_is_refused(tmp_path: Path) -> None:
     with pytest.raises(admin_socket.AdminSocketError, match="SHELLEXEC_ADMIN_SOCKET"):
         admin_socket.prepare(tmp_path / ("x" * 120) / "admin.sock")
+
+
+def test_an_ipv6_listener_address_is_allowed_in_brackets() -> None:
+    assert allowed_hosts("fd00::5", 8080, ())[-1] == "[fd00::5]:8080"

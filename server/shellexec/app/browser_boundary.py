@@ -63,11 +63,11 @@ def _with_port(name: str, port: int) -> list[str]:
     return [f"{name}:{port}", *([name] if port in _DEFAULT_PORTS else [])]
 
 
-def _configured(value: str, port: int) -> list[str]:
+def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS") -> list[str]:
     match = _HOST.fullmatch(value.lower())
     if match is None:
         raise AllowedHostError(
-            f"SHELLEXEC_ALLOWED_HOSTS: {value[:64]!r} is not a host or host:port "
+            f"{setting}: {value[:64]!r} is not a host or host:port "
             "(e.g. shellexec.internal or 10.0.0.5:8080)")
     return [match[0]] if match["port"] else _with_port(match["name"], port)
 
@@ -78,7 +78,9 @@ def allowed_hosts(rest_host: str, rest_port: int, configured: Iterable[str]) -> 
     and each configured value (a value without a port gets the listener's)."""
     hosts = [host for name in LOOPBACK_NAMES for host in _with_port(name, rest_port)]
     if rest_host not in _WILDCARD_HOSTS:
-        hosts += _configured(rest_host, rest_port)
+        bare_v6 = ":" in rest_host and not rest_host.startswith("[")
+        name = f"[{rest_host}]" if bare_v6 else rest_host
+        hosts += _configured(name, rest_port, "SHELLEXEC_REST_HOST")
     for value in configured:
         hosts += _configured(value, rest_port)
     return list(dict.fromkeys(hosts))
