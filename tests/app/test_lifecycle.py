@@ -89,7 +89,6 @@ def up_env(workdir: Path, **extra: str) -> dict[str, str]:
         **os.environ,
         "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
         "SHELLEXEC_REST_PORT": str(free_port()),
-        "SHELLEXEC_ADMIN_PORT": str(free_port()),
         "SHELLEXEC_DATABASE_URL": f"sqlite:///{workdir / 'shellexec.db'}",
         **extra,
     }
@@ -160,7 +159,7 @@ def test_the_server_binds_its_port_exclusively(stack: Stack, tmp_path: Path) -> 
 
 def test_a_second_envoy_cannot_share_the_rest_port(stack: Stack, tmp_path: Path) -> None:
     config = tmp_path / "second-envoy.yaml"
-    env = {**stack.env, "SHELLEXEC_ADMIN_PORT": str(free_port())}
+    env = {**stack.env, "SHELLEXEC_ADMIN_SOCKET": str(tmp_path / "second-admin.sock")}
     config.write_text(run_shellexec(["envoy-config", "--grpc-port", str(stack.grpc_port)],
                                     env, ROOT).stdout)
     second = subprocess.run(envoy.envoy_command(config), capture_output=True, text=True,
@@ -169,11 +168,11 @@ def test_a_second_envoy_cannot_share_the_rest_port(stack: Stack, tmp_path: Path)
     assert str(stack.rest_port) in second.stderr
 
 
-def test_readiness_ignores_another_envoy_on_the_admin_port(stack: Stack) -> None:
+def test_readiness_ignores_another_envoy_on_the_admin_socket(stack: Stack) -> None:
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         with pytest.raises(TimeoutError):
-            envoy.wait_ready(stack.admin_port, stand_in, envoy.new_node_id(), timeout=1.0)
+            envoy.wait_ready(stack.admin_socket, stand_in, envoy.new_node_id(), timeout=1.0)
     finally:
         stand_in.kill()
         stand_in.wait()

@@ -42,7 +42,6 @@ class Stack:
     workdir: Path
     grpc_port: int = field(default_factory=free_port)
     rest_port: int = field(default_factory=free_port)
-    admin_port: int = field(default_factory=free_port)
     extra_env: dict[str, str] = field(default_factory=dict)
     server: subprocess.Popen[bytes] | None = None
     envoy: subprocess.Popen[bytes] | None = None
@@ -53,12 +52,17 @@ class Stack:
             **os.environ,
             "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{self.grpc_port}",
             "SHELLEXEC_REST_PORT": str(self.rest_port),
-            "SHELLEXEC_ADMIN_PORT": str(self.admin_port),
+            "SHELLEXEC_ADMIN_SOCKET": str(self.admin_socket),
             "SHELLEXEC_DATABASE_URL": f"sqlite:///{self.workdir / 'shellexec.db'}",
             "SHELLEXEC_HEARTBEAT_SECONDS": "0.5",
             "SHELLEXEC_STREAM_LIFETIME_SECONDS": "30",
             **self.extra_env,
         }
+
+    @property
+    def admin_socket(self) -> Path:
+        """Envoy's admin interface, in a private folder of the work directory."""
+        return self.workdir / "envoy-admin" / "admin.sock"
 
     @property
     def grpc_target(self) -> str:
@@ -82,7 +86,7 @@ class Stack:
         config = self.workdir / "envoy.yaml"
         config.write_text(envoy.render(Settings.from_env(self.env), self.grpc_port))
         with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
-            self.envoy = envoy.launch(config, self.admin_port, log, timeout=30)
+            self.envoy = envoy.launch(config, self.admin_socket, log, timeout=30)
 
     def start_server(self) -> None:
         with open(self.workdir / "server.log", "ab") as log:

@@ -20,13 +20,11 @@ from support.stack import Stack, free_port
 
 
 def demo_env(monkeypatch: pytest.MonkeyPatch, rest_port: int, *, grpc_port: int | None = None,
-             admin_port: int | None = None, database: Path | None = None) -> None:
+             database: Path | None = None) -> None:
     monkeypatch.setenv("SHELLEXEC_REST_PORT", str(rest_port))
     monkeypatch.setenv("SHELLEXEC_REST_HOST", "127.0.0.1")
     if grpc_port is not None:
         monkeypatch.setenv("SHELLEXEC_GRPC_ADDRESS", f"127.0.0.1:{grpc_port}")
-    if admin_port is not None:
-        monkeypatch.setenv("SHELLEXEC_ADMIN_PORT", str(admin_port))
     if database is not None:
         monkeypatch.setenv("SHELLEXEC_DATABASE_URL", f"sqlite:///{database}")
 
@@ -102,7 +100,7 @@ def test_demo_command_starts_and_stops_its_own_service(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     rest_port = free_port()
-    demo_env(monkeypatch, rest_port, grpc_port=free_port(), admin_port=free_port(),
+    demo_env(monkeypatch, rest_port, grpc_port=free_port(),
              database=tmp_path / "demo.db")
     monkeypatch.chdir(tmp_path)  # `shellexec up` and the demo keep their files in ./.run
     assert rest.probe(f"http://127.0.0.1:{rest_port}") is None

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 from shellexec.app import envoy, ports, processes
+from shellexec.app.admin_socket import AdminSocketError
+from shellexec.app.browser_boundary import AllowedHostError
 from shellexec.app.server import serve, start_server
 from shellexec.app.settings import Settings
 
@@ -43,10 +45,9 @@ def _grpc_listener(settings: Settings) -> ports.Listener:
 
 
 def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
+    # Envoy's admin interface is a Unix socket (ADR 0056): no port to check.
     return (ports.Listener("REST and web page", settings.rest_host, settings.rest_port,
-                           "SHELLEXEC_REST_PORT"),
-            ports.Listener("Envoy admin", "127.0.0.1", settings.admin_port,
-                           "SHELLEXEC_ADMIN_PORT"))
+                           "SHELLEXEC_REST_PORT"),)
 
 
 async def _up(settings: Settings) -> int:
@@ -57,10 +58,11 @@ async def _up(settings: Settings) -> int:
     running = await start_server(settings)
     RUN_DIR.mkdir(exist_ok=True)
     config = RUN_DIR / "envoy.yaml"
-    config.write_text(envoy.render(settings, running.port))
     process: subprocess.Popen[bytes] | None = None
     try:
-        process = await asyncio.to_thread(envoy.launch, config, settings.admin_port)
+        config.write_text(envoy.render(settings, running.port))
+        process = await asyncio.to_thread(envoy.launch, config,
+                                          Path(settings.admin_socket))
         print(_banner(settings, running.port), flush=True)
         exited = asyncio.create_task(asyncio.to_thread(process.wait))
         stopped = asyncio.create_task(stop.wait())
@@ -100,9 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     settings = Settings.from_env()
-    if args.command == "envoy-config":
-        return _envoy_config(settings, args.grpc_port)
     try:
+        if args.command == "envoy-config":
+            return _envoy_config(settings, args.grpc_port)
         if args.command == "serve":
             ports.ensure_free(_grpc_listener(settings))
             with contextlib.suppress(KeyboardInterrupt):
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(_up(settings))
         return 0
-    except ports.PortInUseError as error:
+    except (ports.PortInUseError, AdminSocketError, AllowedHostError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
 

@@ -1,10 +1,11 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
-The template lives in envoy/envoy.template.yaml; this module fills in the ports, the body
-limit (`shellexec.rules.limits`), the descriptor set, the CORS policy, one direct-response
-route per file of web/ (Envoy reads the files when it starts, so the page needs no web server
-of its own), and what turns Envoy's own errors into JSON (the 405 routes derived from the
-descriptor and the local reply mappers).
+The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
+socket, the body limit (`shellexec.rules.limits`), the descriptor set, the CORS policy, the
+browser boundary (allowed hosts, guard routes, security headers), one direct-response route
+per file of web/ (Envoy reads the files when it starts, so the page needs no web server of its
+own), and what turns Envoy's own errors into JSON (the 405 routes derived from the descriptor
+and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from string import Template
-from typing import IO
+from typing import IO, Any
 
-from shellexec.app import processes
+from shellexec.app import admin_socket, processes
+from shellexec.app.browser_boundary import (
+    allowed_hosts,
+    allowed_origins,
+    foreign_host_virtual_host,
+    guard_routes,
+    security_headers_filter,
+)
 from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
@@ -42,6 +48,8 @@ CONTENT_TYPES = {
     ".ico": "image/x-icon",
 }
 _ROUTE_INDENT = " " * 24
+_VIRTUAL_HOST_INDENT = " " * 20
+_FILTER_INDENT = " " * 18
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -87,6 +95,10 @@ def api_method_routes(descriptor: Path = DESCRIPTOR) -> str:
                       for route in method_not_allowed_routes(read_bindings(descriptor)))
 
 
+def _items(indent: str, items: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{indent}- {json.dumps(item)}" for item in items)
+
+
 def _cors_policy(origins: tuple[str, ...]) -> str:
     if not origins:
         return ""
@@ -106,13 +118,20 @@ def render(settings: Settings, grpc_port: int) -> str:
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
     if grpc_host in ("0.0.0.0", "[::]", "::"):
         grpc_host = "127.0.0.1"
+    hosts = allowed_hosts(settings.rest_host, settings.rest_port, settings.allowed_hosts)
+    origins = allowed_origins(hosts, settings.cors_origins)
     return Template(TEMPLATE.read_text()).substitute(
-        admin_port=settings.admin_port, rest_host=settings.rest_host,
+        admin_socket=json.dumps(settings.admin_socket),
+        admin_socket_mode=admin_socket.SOCKET_MODE, rest_host=settings.rest_host,
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         web_routes=web_routes(),
         api_method_routes=api_method_routes(),
+        allowed_hosts=json.dumps(hosts),
+        guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
+        foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
+        security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config()))
 
 
@@ -143,42 +162,39 @@ def validate(config: Path) -> None:
                    capture_output=True, text=True)
 
 
-def _serving_node(admin_port: int) -> str | None:
-    """The node id of the live Envoy whose admin interface answers on `admin_port`."""
-    url = f"http://127.0.0.1:{admin_port}/server_info"
-    try:
-        with urllib.request.urlopen(url, timeout=1) as response:
-            info = json.load(response)
-    except (urllib.error.URLError, ConnectionError, ValueError):
-        return None
-    if info.get("state") != "LIVE":
+def _serving_node(socket: Path) -> str | None:
+    """The node id of the live Envoy whose admin interface answers on `socket`."""
+    info = admin_socket.get_json(socket, "/server_info")
+    if not isinstance(info, dict) or info.get("state") != "LIVE":
         return None
     node_id: str | None = info.get("node", {}).get("id")
     return node_id
 
 
-def wait_ready(admin_port: int, process: subprocess.Popen[bytes], node_id: str,
+def wait_ready(socket: Path, process: subprocess.Popen[bytes], node_id: str,
                timeout: float = 20.0) -> None:
     """Waits until the Envoy of `process` (launched as `node_id`) is live; raises if it exits
-    or the time runs out. Another Envoy answering on the same admin port never counts."""
+    or the time runs out. Another Envoy answering on the same admin socket never counts."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"envoy exited with status {process.returncode}")
-        if _serving_node(admin_port) == node_id:
+        if _serving_node(socket) == node_id:
             return
         time.sleep(0.05)
-    raise TimeoutError(f"envoy not ready on admin port {admin_port} after {timeout} s")
+    raise TimeoutError(f"envoy not ready on admin socket {socket} after {timeout} s")
 
 
-def launch(config: Path, admin_port: int, log: IO[bytes] | None = None,
+def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
            timeout: float = 20.0) -> subprocess.Popen[bytes]:
-    """Starts Envoy on `config`, its output going to `log` (None: ours), and waits until it is
-    live; stops it again if it never is."""
+    """Starts Envoy on `config` with its admin interface on `socket` (its folder made private
+    first), its output going to `log` (None: ours), and waits until it is live; stops it
+    again if it never is."""
+    admin_socket.prepare(socket)
     node_id = new_node_id()
     process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)
     try:
-        wait_ready(admin_port, process, node_id, timeout)
+        wait_ready(socket, process, node_id, timeout)
     except BaseException:
         processes.stop(process, timeout=5)
         raise

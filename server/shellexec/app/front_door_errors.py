@@ -19,9 +19,12 @@ from shellexec.app.rest_bindings import RestBinding
 GRPC_CODE_BY_STATUS = {
     400: 3,   # INVALID_ARGUMENT: malformed JSON, a bad or unknown query parameter
     404: 5,   # NOT_FOUND: no such path
+    403: 7,   # PERMISSION_DENIED: a cross-site request (the browser boundary, ADR 0055)
     405: 12,  # UNIMPLEMENTED: the path exists, the method does not (gRPC's unknown method)
     408: 4,   # DEADLINE_EXCEEDED
     413: 8,   # RESOURCE_EXHAUSTED: body over the limit (gRPC's own over-size code)
+    415: 3,   # INVALID_ARGUMENT: a browser request with a form or text content type
+    421: 7,   # PERMISSION_DENIED: a Host the front door does not serve (DNS rebinding)
     429: 8,   # RESOURCE_EXHAUSTED
     431: 8,   # RESOURCE_EXHAUSTED: headers too large
     500: 13,  # INTERNAL

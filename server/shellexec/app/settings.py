@@ -17,13 +17,16 @@ class Settings:
 
     # Where the gRPC server listens (host:port; port 0 picks a free one).
     grpc_address: str = "127.0.0.1:50051"
-    # The REST/gRPC-Web front door (Envoy) and its admin interface (always loopback).
+    # The REST/gRPC-Web front door (Envoy).
     rest_host: str = "127.0.0.1"
     rest_port: int = 8080
-    admin_port: int = 9901
+    # Envoy's admin interface: a Unix socket in a private folder, never a TCP port (ADR 0056).
+    admin_socket: str = ".run/envoy/admin.sock"
+    # Host values the front door answers besides the loopback names (ADR 0055).
+    allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
     # sqlite:///PATH (relative to the working directory) or sqlite:////ABSOLUTE/PATH.
     database_url: str = "sqlite:///data/shellexec.db"
-    # Origins allowed by CORS; the web page is same-origin and needs none.
+    # Origins allowed by CORS (and past the browser boundary); the page is same-origin.
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     # Feed heartbeat interval and the lifetime after which a stream ends (clients resume).
     heartbeat_seconds: float = 15.0
@@ -41,7 +44,8 @@ class Settings:
             grpc_address=env.get("SHELLEXEC_GRPC_ADDRESS", default.grpc_address),
             rest_host=env.get("SHELLEXEC_REST_HOST", default.rest_host),
             rest_port=int(env.get("SHELLEXEC_REST_PORT", default.rest_port)),
-            admin_port=int(env.get("SHELLEXEC_ADMIN_PORT", default.admin_port)),
+            admin_socket=env.get("SHELLEXEC_ADMIN_SOCKET", default.admin_socket),
+            allowed_hosts=_split(env.get("SHELLEXEC_ALLOWED_HOSTS", "")),
             database_url=env.get("SHELLEXEC_DATABASE_URL", default.database_url),
             cors_origins=_split(env.get("SHELLEXEC_CORS_ORIGINS", "")),
             heartbeat_seconds=float(env.get("SHELLEXEC_HEARTBEAT_SECONDS",

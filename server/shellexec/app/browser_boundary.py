@@ -1,0 +1,151 @@
+"""The front door's browser boundary, as parts of the rendered Envoy configuration.
+
+- The Host values Envoy answers: the listener's loopback names and port, and the configured
+  ones. Any other Host (a DNS-rebinding page's `evil.example:8080`) lands on a virtual host
+  that answers 421 to everything.
+- Guard routes, first in the API's virtual host, refusing what a web page on another origin
+  could send before anything reaches the service: an `Origin` not on the allow-list (403), a
+  `Sec-Fetch-Site: cross-site` request that is not a top-level navigation to the page (403),
+  and a browser request (one with an `Origin`) with a form or text content type, which a page
+  may send without a CORS preflight (415). Requests without an `Origin` (curl, services)
+  pass.
+- Security headers on every answer (Content-Security-Policy and friends), set by a header
+  mutation filter first in the chain, so Envoy's own replies carry them too.
+
+See ADR 0055 (the boundary) and ADR 0057 (the headers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
+# Ports a browser leaves out of Host (http, https).
+_DEFAULT_PORTS = (80, 443)
+_HOST = re.compile(r"(?P<name>[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:(?P<port>\d+))?")
+
+# Content types a page may send cross-origin without a CORS preflight ("simple requests").
+FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
+# Paths of the API and of gRPC; everything else is the web page's files.
+_SERVICE_PATHS = r"/(api/|shellexec\.|grpc\.).*"
+
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
+    "connect-src 'self'", "object-src 'none'", "frame-ancestors 'none'", "base-uri 'none'",
+    "form-action 'self'",
+))
+SECURITY_HEADERS = {
+    "content-security-policy": CONTENT_SECURITY_POLICY,
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+}
+
+# On a refusal route neither the transcoder (it would answer first, or pass the request on)
+# nor the buffer (it would wait for the body of a stream that never ends) has a part.
+_REFUSAL_FILTERS = {
+    "envoy.filters.http.grpc_json_transcoder": {
+        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
+    "envoy.filters.http.buffer": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
+        "disabled": True},
+}
+
+
+class AllowedHostError(ValueError):
+    """A configured allowed host is not a host name or address with an optional port."""
+
+
+def _with_port(name: str, port: int) -> list[str]:
+    return [f"{name}:{port}", *([name] if port in _DEFAULT_PORTS else [])]
+
+
+def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS") -> list[str]:
+    match = _HOST.fullmatch(value.lower())
+    if match is None:
+        raise AllowedHostError(
+            f"{setting}: {value[:64]!r} is not a host or host:port "
+            "(e.g. shellexec.internal or 10.0.0.5:8080)")
+    return [match[0]] if match["port"] else _with_port(match["name"], port)
+
+
+def allowed_hosts(rest_host: str, rest_port: int, configured: Iterable[str]) -> list[str]:
+    """The Host values the front door answers, as Envoy virtual host domains: the loopback
+    names with the listener's port, the listener's own address when it is a specific one,
+    and each configured value (a value without a port gets the listener's)."""
+    hosts = [host for name in LOOPBACK_NAMES for host in _with_port(name, rest_port)]
+    if rest_host not in _WILDCARD_HOSTS:
+        bare_v6 = ":" in rest_host and not rest_host.startswith("[")
+        name = f"[{rest_host}]" if bare_v6 else rest_host
+        hosts += _configured(name, rest_port, "SHELLEXEC_REST_HOST")
+    for value in configured:
+        hosts += _configured(value, rest_port)
+    return list(dict.fromkeys(hosts))
+
+
+def allowed_origins(hosts: Iterable[str], cors_origins: Iterable[str]) -> list[str]:
+    """The page's own origins (over http or https) on every allowed host, then the CORS
+    origins."""
+    own = [f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")]
+    return list(dict.fromkeys([*own, *cors_origins]))
+
+
+def _off_list(origins: Sequence[str]) -> list[dict[str, Any]]:
+    """Header matchers (all must match) for an Origin off the list, a missing one included.
+    Exact matches, not one regex: Envoy caps a regex's size."""
+    return [{"name": "origin", "string_match": {"exact": origin}, "invert_match": True,
+             "treat_missing_header_as_empty": True} for origin in origins]
+
+
+def _refusal(match: dict[str, Any], status: int, message: str) -> dict[str, Any]:
+    return {"match": match,
+            "direct_response": {"status": status, "body": {"inline_string": message}},
+            "typed_per_filter_config": _REFUSAL_FILTERS}
+
+
+def guard_routes(origins: Sequence[str]) -> list[dict[str, Any]]:
+    """The routes refusing cross-site requests, in the order they must come first."""
+    has_origin = {"name": "origin", "present_match": True}
+    cross_site = {"name": "sec-fetch-site", "string_match": {"exact": "cross-site"}}
+    not_navigating = {"name": "sec-fetch-mode", "string_match": {"exact": "navigate"},
+                      "invert_match": True, "treat_missing_header_as_empty": True}
+    off_list = _off_list(origins)
+    cross_site_refused = "cross-site request refused (Sec-Fetch-Site: cross-site)"
+    return [
+        _refusal({"prefix": "/", "headers": [has_origin, *off_list]}, 403,
+                 "cross-origin request refused: the Origin is not allowed here"),
+        # A link from another site may open the page; nothing else may come cross-site.
+        _refusal({"prefix": "/", "headers": [cross_site, *off_list, not_navigating]}, 403,
+                 cross_site_refused),
+        _refusal({"safe_regex": {"regex": _SERVICE_PATHS}, "headers": [cross_site, *off_list]},
+                 403, cross_site_refused),
+        *(_refusal({"prefix": "/", "headers": [has_origin, {
+            "name": "content-type", "string_match": {"prefix": form_type, "ignore_case": True}}]},
+            415, f"a browser request must send content-type application/json, not {form_type}")
+          for form_type in FORM_CONTENT_TYPES),
+    ]
+
+
+def foreign_host_virtual_host() -> dict[str, Any]:
+    """The virtual host for every Host not allowed: 421 (Misdirected Request) to anything."""
+    return {"name": "foreign_host", "domains": ["*"], "routes": [_refusal(
+        {"prefix": "/"}, 421,
+        "this front door does not serve that Host: add it to SHELLEXEC_ALLOWED_HOSTS")]}
+
+
+def security_headers_filter() -> dict[str, Any]:
+    """An HTTP filter (first in the chain) setting SECURITY_HEADERS on every answer."""
+    return {
+        "name": "envoy.filters.http.header_mutation",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3."
+                     "HeaderMutation",
+            "mutations": {"response_mutations": [
+                {"append": {"header": {"key": key, "value": value},
+                            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}}
+                for key, value in SECURITY_HEADERS.items()]},
+        },
+    }
