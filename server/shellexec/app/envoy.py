@@ -22,7 +22,11 @@ from string import Template
 from typing import IO
 
 from shellexec.app import processes
-from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
+from shellexec.app.front_door_errors import (
+    local_reply_config,
+    method_not_allowed_routes,
+    query_collision_routes,
+)
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REST_BODY_BYTES
@@ -87,6 +91,12 @@ def api_method_routes(descriptor: Path = DESCRIPTOR) -> str:
                       for route in method_not_allowed_routes(read_bindings(descriptor)))
 
 
+def api_query_collision_routes(descriptor: Path = DESCRIPTOR) -> str:
+    """400 routes for a query parameter naming a field the REST path already binds."""
+    return "\n".join(f"{_ROUTE_INDENT}- {json.dumps(route)}"
+                      for route in query_collision_routes(read_bindings(descriptor)))
+
+
 def _cors_policy(origins: tuple[str, ...]) -> str:
     if not origins:
         return ""
@@ -113,6 +123,7 @@ def render(settings: Settings, grpc_port: int) -> str:
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         web_routes=web_routes(),
         api_method_routes=api_method_routes(),
+        api_query_collision_routes=api_query_collision_routes(),
         local_reply_config=json.dumps(local_reply_config()))
 
 
