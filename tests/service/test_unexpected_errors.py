@@ -1,23 +1,28 @@
 """Anything unexpected is logged as one JSON line (request id, method, status, never the
 failure's text) and answered INTERNAL with that request id only.
 
-The real service has no failure to order, so these run the error interceptor on a real
-grpc.aio server in front of a servicer of the test's own that fails the way a bug would."""
+Through the real stack, the unexpected is another process holding the database locked. The
+other kinds of failure (a bug in a unary method, in a stream after its first message) are
+ordered from a servicer of the test's own, on a real grpc.aio server with the interceptor."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+import pytest
 
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.service import NotFoundError
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+from support.stack import Stack
 
 SECRET = "AKIA-this-is-printed-output"
 
@@ -87,3 +92,28 @@ def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_t
     assert len(lines) == 3  # a use-case error is not unexpected
     assert SECRET not in log.getvalue()
     assert all(SECRET not in details for _, details, _ in (first, second, stream))
+
+
+@pytest.mark.slow  # waits out the database's busy timeout
+def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logged(
+        own_stack: Stack) -> None:
+    locker = sqlite3.connect(own_stack.workdir / "shellexec.db", isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        response = own_stack.api.request("POST", "/api/v1/task-sessions", {"task_id": "locked"})
+        locker.execute("ROLLBACK")
+    finally:
+        locker.close()
+
+    assert response.status == 500
+    body = response.json()
+    assert body["code"] == 13
+    request_id = body["message"].removeprefix("internal error; request id ")
+    assert len(request_id) == 36  # Envoy's x-request-id, a UUID
+    logged = [json.loads(line) for line in (own_stack.workdir / "server.log").read_text()
+              .splitlines() if line.startswith("{")]
+    assert [(line["request_id"], line["method"], line["status"]) for line in logged] == [
+        (request_id, "/shellexec.v1.ShellExecService/CreateSession", "INTERNAL")]
+    assert "locked" not in json.dumps(logged)  # neither the task id nor the failure's text
+    assert own_stack.api.request("POST", "/api/v1/task-sessions",
+                                 {"task_id": "after"}).status == 200
