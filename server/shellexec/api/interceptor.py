@@ -125,6 +125,13 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self, log: TextIO) -> None:
         self._log = log
+        # Method -> its request class, looked up once per method the server serves.
+        self._request_classes: dict[str, type[message.Message] | None] = {}
+
+    def request_class(self, method: str) -> type[message.Message] | None:
+        if method not in self._request_classes:
+            self._request_classes[method] = _request_class(method)
+        return self._request_classes[method]
 
     async def intercept_service(
             self, continuation: Callable[[grpc.HandlerCallDetails],
@@ -156,7 +163,8 @@ class _Call:
         self._metadata = metadata
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        deserializer = _tolerant(handler.request_deserializer, _request_class(self._method))
+        deserializer = _tolerant(handler.request_deserializer,
+                                 self._interceptor.request_class(self._method))
         serializer = handler.response_serializer
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
