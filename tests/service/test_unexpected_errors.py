@@ -50,12 +50,13 @@ async def calls(log: io.StringIO) -> list[tuple[grpc.StatusCode, str, int]]:
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.ShellExecServiceStub(channel)
-            for call in (
-                    stub.GetSession(pb.GetSessionRequest(), metadata=(("x-request-id", "r-1"),)),
-                    stub.GetSession(pb.GetSessionRequest()),
-                    stub.GetBootState(pb.GetBootStateRequest())):
+            # One after the other: an aio call starts as soon as it is made.
+            for method, request, metadata in (
+                    ("GetSession", pb.GetSessionRequest(), (("x-request-id", "r-1"),)),
+                    ("GetSession", pb.GetSessionRequest(), ()),
+                    ("GetBootState", pb.GetBootStateRequest(), ())):
                 try:
-                    await call
+                    await getattr(stub, method)(request, metadata=metadata)
                 except grpc.aio.AioRpcError as error:
                     found.append((error.code(), error.details() or "", 0))
             stream = stub.WatchMessages(pb.WatchMessagesRequest())
