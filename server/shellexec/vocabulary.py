@@ -113,6 +113,12 @@ ACP_FAILED: Final[AcpToolStatus] = "failed"
 # The ACP stop reason of a prompt the client cancelled.
 ACP_STOP_CANCELLED: Final = "cancelled"
 
+# How the identifiers the server assigns begin (then hex digits, see `rules.limits`).
+IdPrefix = Literal["ses_", "turn_", "msg_"]
+SESSION_ID_PREFIX: Final[IdPrefix] = "ses_"
+TURN_ID_PREFIX: Final[IdPrefix] = "turn_"
+MESSAGE_ID_PREFIX: Final[IdPrefix] = "msg_"
+
 
 def is_terminal(status: ShellStatus) -> bool:
     """Whether a command with this status has stopped running."""

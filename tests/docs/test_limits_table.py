@@ -38,6 +38,10 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "stored command, title, work dir, chat text": [("MAX_STORED_TEXT_BYTES",)],
     "a list or boot-state page": [("MAX_PAGE_BYTES",)],
     "`since_revision`": [("MIN_SINCE_REVISION",)],
+    "`session_id`, `turn_id`, `message_id`, cursors `before` and `after`": [
+        ("SERVER_ID_HEX_DIGITS",)],
+    "input quoted in an error message": [("MAX_QUOTED_INPUT_CHARS",)],
+    "an error message from the server": [("MAX_ERROR_MESSAGE_CHARS",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

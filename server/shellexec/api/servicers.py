@@ -1,72 +1,28 @@
 """The ShellExecService servicer. Each method: validate (`validation`), call a use case,
 build a response.
 
-Validation and use-case errors become gRPC statuses in `_status_of` (for unary methods through
-`_unary`, once for all); errors in a stream surface before its first message so that Envoy
-turns them into a proper HTTP status.
+Failures are not handled here: validation and use-case errors propagate to the error
+interceptor (`interceptor`), which turns them into gRPC statuses for every method alike. A
+stream checks its request and opens its feed before its first message, so its errors too
+come before any message and Envoy turns them into a proper HTTP status.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncIterator
 
 import grpc
 
 from shellexec import normalize
 from shellexec.api import convert, validation
-from shellexec.feed import FeedEvent
-from shellexec.service import (
-    FailedPreconditionError,
-    InvalidArgumentError,
-    NotFoundError,
-    Publisher,
-    Reader,
-    ServiceError,
-    Sessions,
-)
+from shellexec.service import Publisher, Reader, Sessions
 from shellexec.service.stateless import normalize_updates, summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
-T = TypeVar("T")
-Request = TypeVar("Request")
-Response = TypeVar("Response")
-
 # The full name clients, health checks and reflection know the service by.
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ShellExecService"].full_name
-
-
-def _status_of(error: ServiceError) -> grpc.StatusCode:
-    if isinstance(error, InvalidArgumentError):
-        return grpc.StatusCode.INVALID_ARGUMENT
-    if isinstance(error, NotFoundError):
-        return grpc.StatusCode.NOT_FOUND
-    if isinstance(error, FailedPreconditionError):
-        return grpc.StatusCode.FAILED_PRECONDITION
-    return grpc.StatusCode.INTERNAL
-
-
-async def _call(context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
-    try:
-        return await work
-    except ServiceError as error:
-        await context.abort(_status_of(error), str(error))
-        raise  # abort raises; this line only satisfies the type checker
-
-
-def _unary(handler: Callable[[ShellExecServicer, Request], Awaitable[Response]]
-           ) -> Callable[[ShellExecServicer, Request, grpc.aio.ServicerContext],
-                         Awaitable[Response]]:
-    """The gRPC method of `handler(self, request)`: its errors become the call's status."""
-    @functools.wraps(handler)
-    async def method(self: ShellExecServicer, request: Request,
-                     context: grpc.aio.ServicerContext) -> Response:
-        return await _call(context, handler(self, request))
-
-    return method
 
 
 class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
@@ -77,53 +33,53 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         self._publisher = publisher
         self._reader = reader
 
-    @_unary
-    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest
+    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
+                                 context: grpc.aio.ServicerContext
                                  ) -> pb.NormalizeShellExecResponse:
         args = validation.normalize(request)
         record = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
         return convert.normalized(record, normalize.summarize(record.output))
 
-    @_unary
-    async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest
+    async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
+                                   context: grpc.aio.ServicerContext
                                    ) -> pb.SummarizeShellOutputResponse:
         summary = summarize_output(validation.summarize(request))
         return pb.SummarizeShellOutputResponse(summary=convert.summary(summary))
 
-    @_unary
-    async def CreateSession(self, request: pb.CreateSessionRequest) -> pb.CreateSessionResponse:
+    async def CreateSession(self, request: pb.CreateSessionRequest,
+                            context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
         args = validation.create_session(request)
         record = await self._sessions.create(args.task_id, args.agent, args.request_id)
         return pb.CreateSessionResponse(session=convert.session(record))
 
-    @_unary
-    async def GetSession(self, request: pb.GetSessionRequest) -> pb.GetSessionResponse:
+    async def GetSession(self, request: pb.GetSessionRequest,
+                         context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
         record = await self._sessions.get(validation.get_session(request))
         return pb.GetSessionResponse(session=convert.session(record))
 
-    @_unary
-    async def StartTurn(self, request: pb.StartTurnRequest) -> pb.StartTurnResponse:
+    async def StartTurn(self, request: pb.StartTurnRequest,
+                        context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         args = validation.start_turn(request)
         record = await self._sessions.start_turn(args.session_id, args.request_id)
         return pb.StartTurnResponse(turn=convert.turn(record))
 
-    @_unary
-    async def PublishUpdate(self, request: pb.PublishUpdateRequest) -> pb.PublishUpdateResponse:
+    async def PublishUpdate(self, request: pb.PublishUpdateRequest,
+                            context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
         args = validation.publish_update(request)
         result = await self._publisher.publish(args.session_id, args.update, args.sequence)
         message = None if result.message is None else convert.message(result.message)
         return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
-    @_unary
-    async def CompleteTurn(self, request: pb.CompleteTurnRequest) -> pb.CompleteTurnResponse:
+    async def CompleteTurn(self, request: pb.CompleteTurnRequest,
+                           context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
         args = validation.complete_turn(request)
         completed = await self._sessions.complete_turn(
             args.session_id, args.turn_id, args.stop_reason)
         return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
                                        cancelled_message_ids=completed.cancelled_message_ids)
 
-    @_unary
-    async def ListMessages(self, request: pb.ListMessagesRequest) -> pb.ListMessagesResponse:
+    async def ListMessages(self, request: pb.ListMessagesRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         args = validation.list_messages(request)
         page = await self._reader.list_messages(
             args.session_id, args.size, args.before, args.after, args.descending)
@@ -131,8 +87,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             messages=[convert.message(view) for view in page.messages], total=page.total,
             has_more=page.has_more, cursor=page.cursor)
 
-    @_unary
-    async def GetShellOutput(self, request: pb.GetShellOutputRequest) -> pb.GetShellOutputResponse:
+    async def GetShellOutput(self, request: pb.GetShellOutputRequest,
+                             context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
         args = validation.get_shell_output(request)
         shell_output = await self._reader.shell_output(args.session_id, args.message_id)
         return pb.GetShellOutputResponse(
@@ -143,16 +99,13 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def WatchMessages(self, request: pb.WatchMessagesRequest,
                             context: grpc.aio.ServicerContext
                             ) -> AsyncIterator[pb.WatchMessagesResponse]:
-        async def open_stream() -> AsyncIterator[FeedEvent]:
-            args = validation.watch_messages(request)
-            return await self._reader.watch(args.session_id, args.since_revision)
-
-        events = await _call(context, open_stream())
+        args = validation.watch_messages(request)
+        events = await self._reader.watch(args.session_id, args.since_revision)
         async for event in events:
             yield convert.feed_event(event)
 
-    @_unary
-    async def GetBootState(self, request: pb.GetBootStateRequest) -> pb.GetBootStateResponse:
+    async def GetBootState(self, request: pb.GetBootStateRequest,
+                           context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
         boot = await self._reader.boot_state(validation.get_boot_state(request))
         return pb.GetBootStateResponse(initial_state=pb.BootState(
             session=convert.session(boot.session),

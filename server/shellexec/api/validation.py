@@ -4,8 +4,14 @@ Every check a request can fail on its own (a required field, a length, a pattern
 size, a known word) is here, with the numbers of `shellexec.rules.limits`. What passes is
 handed to the use cases as plain, valid values, so they check only what needs the database: a
 session, turn or message that exists, a `since_revision` within the session's revision. A
-failed check raises `InvalidArgumentError` naming the field; the servicer turns it into
-INVALID_ARGUMENT like any other use-case error.
+failed check raises `InvalidArgumentError` naming the field; the error interceptor turns it
+into INVALID_ARGUMENT like any other use-case error.
+
+Ids are checked before anything can echo them. A session, turn or message id the server could
+not have made (see `SERVER_ID_HEX_DIGITS`), or a task id breaking the task-id rule, cannot name
+anything: it raises the same `NotFoundError` an unknown id gets from the use case, so the answer
+does not depend on how wrong the id is (ADR 0042). When a request holds several ids, the first
+that cannot exist is the one reported.
 """
 
 from __future__ import annotations
@@ -34,16 +40,34 @@ from shellexec.rules.limits import (
     MIN_REQUEST_ID_CHARS,
     MIN_SEQUENCE,
     MIN_SINCE_REVISION,
+    SERVER_ID_HEX_DIGITS,
 )
-from shellexec.service import InvalidArgumentError
+from shellexec.service import InvalidArgumentError, NotFoundError
 from shellexec.v1 import shell_exec_service_pb2 as pb
-from shellexec.vocabulary import ACP_TOOL_UPDATES
+from shellexec.vocabulary import (
+    ACP_TOOL_UPDATES,
+    MESSAGE_ID_PREFIX,
+    SESSION_ID_PREFIX,
+    TURN_ID_PREFIX,
+    IdPrefix,
+)
 
 SORTS = ("asc", "desc")
-_REQUEST_ID = re.compile(
+REQUEST_ID_PATTERN = re.compile(
     f"[{ID_CHARACTERS}]{{{MIN_REQUEST_ID_CHARS},{MAX_REQUEST_ID_CHARS}}}")
 _REQUEST_ID_RULE = (f"must be {MIN_REQUEST_ID_CHARS} to {MAX_REQUEST_ID_CHARS} letters, "
                     "digits, '_', '-', '.' or ':'")
+
+
+def _server_id(prefix: IdPrefix) -> re.Pattern[str]:
+    return re.compile(f"{re.escape(prefix)}[0-9a-f]{{{SERVER_ID_HEX_DIGITS}}}")
+
+
+_SESSION_ID = _server_id(SESSION_ID_PREFIX)
+_TURN_ID = _server_id(TURN_ID_PREFIX)
+_MESSAGE_ID = _server_id(MESSAGE_ID_PREFIX)
+# What the use cases call what they cannot find (the same words, so the answers match).
+_SESSION, _TURN, _TASK, _SHELL_MESSAGE = "session", "turn", "task", "shell message"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +139,24 @@ def _at_most_chars(value: str, field: str, limit: int) -> str:
     return value
 
 
+def _possible(value: str, pattern: re.Pattern[str], resource: str) -> str:
+    """`value` if it could name a `resource`; NOT_FOUND, as for an unknown one, otherwise."""
+    if not pattern.fullmatch(value):
+        raise NotFoundError(resource, value)
+    return value
+
+
+def _session_id(value: str) -> str:
+    return _possible(_required(value, "session_id"), _SESSION_ID, _SESSION)
+
+
+def _cursor(value: str, field: str) -> str:
+    """An optional message id to page from; the use case reports an unknown one the same way."""
+    return value and _possible(value, _MESSAGE_ID, f"message ({field})")
+
+
 def _request_id(value: str) -> str:
-    if value and not _REQUEST_ID.fullmatch(value):
+    if value and not REQUEST_ID_PATTERN.fullmatch(value):
         raise InvalidArgumentError("request_id", _REQUEST_ID_RULE)
     return value
 
@@ -189,16 +229,15 @@ def create_session(request: pb.CreateSessionRequest) -> CreateSessionArgs:
 
 
 def get_session(request: pb.GetSessionRequest) -> str:
-    return _required(request.session_id, "session_id")
+    return _session_id(request.session_id)
 
 
 def start_turn(request: pb.StartTurnRequest) -> StartTurnArgs:
-    return StartTurnArgs(_required(request.session_id, "session_id"),
-                         _request_id(request.request_id))
+    return StartTurnArgs(_session_id(request.session_id), _request_id(request.request_id))
 
 
 def publish_update(request: pb.PublishUpdateRequest) -> PublishArgs:
-    session_id = _required(request.session_id, "session_id")
+    session_id = _session_id(request.session_id)
     if not request.HasField("update"):
         raise InvalidArgumentError("update", "is required")
     _within_update_size(request.update, "update")
@@ -211,12 +250,13 @@ def publish_update(request: pb.PublishUpdateRequest) -> PublishArgs:
 
 def complete_turn(request: pb.CompleteTurnRequest) -> CompleteTurnArgs:
     return CompleteTurnArgs(
-        _required(request.session_id, "session_id"), _required(request.turn_id, "turn_id"),
+        _session_id(request.session_id),
+        _possible(_required(request.turn_id, "turn_id"), _TURN_ID, _TURN),
         _at_most_chars(request.stop_reason, "stop_reason", MAX_STOP_REASON_CHARS))
 
 
 def list_messages(request: pb.ListMessagesRequest) -> ListArgs:
-    session_id = _required(request.session_id, "session_id")
+    session_id = _session_id(request.session_id)
     if request.limit < 0:
         raise InvalidArgumentError("limit", "must not be negative")
     if request.sort and request.sort not in SORTS:
@@ -224,16 +264,21 @@ def list_messages(request: pb.ListMessagesRequest) -> ListArgs:
     if request.before and request.after:
         raise InvalidArgumentError("before", "cannot be combined with 'after'")
     return ListArgs(session_id, min(request.limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-                    request.before, request.after, descending=request.sort == "desc")
+                    _cursor(request.before, "before"), _cursor(request.after, "after"),
+                    descending=request.sort == "desc")
 
 
 def get_shell_output(request: pb.GetShellOutputRequest) -> ShellOutputArgs:
-    return ShellOutputArgs(_required(request.session_id, "session_id"),
-                           _required(request.message_id, "message_id"))
+    session_id = _required(request.session_id, "session_id")
+    message_id = _required(request.message_id, "message_id")
+    # The use case answers one way for a missing, other-session or non-shell message: so here.
+    if not (_SESSION_ID.fullmatch(session_id) and _MESSAGE_ID.fullmatch(message_id)):
+        raise NotFoundError(_SHELL_MESSAGE, message_id)
+    return ShellOutputArgs(session_id, message_id)
 
 
 def watch_messages(request: pb.WatchMessagesRequest) -> WatchArgs:
-    session_id = _required(request.session_id, "session_id")
+    session_id = _session_id(request.session_id)
     since = request.since_revision if request.HasField("since_revision") else None
     if since is not None and since < MIN_SINCE_REVISION:
         raise InvalidArgumentError("since_revision", "must not be negative")
@@ -241,4 +286,7 @@ def watch_messages(request: pb.WatchMessagesRequest) -> WatchArgs:
 
 
 def get_boot_state(request: pb.GetBootStateRequest) -> str:
-    return _required(request.task_id, "task_id")
+    task_id = _required(request.task_id, "task_id")
+    if task_id_problem(task_id) is not None:  # no task can have this id
+        raise NotFoundError(_TASK, task_id)
+    return task_id

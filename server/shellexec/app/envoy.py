@@ -28,7 +28,11 @@ from shellexec.app.browser_boundary import (
     guard_routes,
     security_headers_filter,
 )
-from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
+from shellexec.app.front_door_errors import (
+    local_reply_config,
+    method_not_allowed_routes,
+    query_collision_routes,
+)
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REST_BODY_BYTES
@@ -95,6 +99,12 @@ def api_method_routes(descriptor: Path = DESCRIPTOR) -> str:
                       for route in method_not_allowed_routes(read_bindings(descriptor)))
 
 
+def api_query_collision_routes(descriptor: Path = DESCRIPTOR) -> str:
+    """400 routes for a query parameter naming a field the REST path already binds."""
+    return "\n".join(f"{_ROUTE_INDENT}- {json.dumps(route)}"
+                      for route in query_collision_routes(read_bindings(descriptor)))
+
+
 def _items(indent: str, items: list[dict[str, Any]]) -> str:
     return "\n".join(f"{indent}- {json.dumps(item)}" for item in items)
 
@@ -128,6 +138,7 @@ def render(settings: Settings, grpc_port: int) -> str:
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         web_routes=web_routes(),
         api_method_routes=api_method_routes(),
+        api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),

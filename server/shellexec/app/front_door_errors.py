@@ -102,6 +102,32 @@ def _method_not_allowed_route(binding: RestBinding, allowed: list[str]) -> dict[
     }
 
 
+def _query_collision_route(binding: RestBinding, field: str) -> dict[str, Any]:
+    return {
+        "match": {"safe_regex": {"regex": binding.template.regex},
+                  "query_parameters": [{"name": field, "present_match": True}]},
+        "direct_response": {"status": 400, "body": {
+            "inline_string": f"{field}: is named by the path; do not repeat it in the query"}},
+        "typed_per_filter_config": {_TRANSCODER: {
+            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
+            "disabled": True}},
+    }
+
+
+def query_collision_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
+    """One route per path template and field it binds, answering 400 when the query names
+    that field too. The transcoder would let `?session_id=B` override the path's session A
+    (its `reject_binding_body_field_collisions` covers only the body); the path names the
+    resource (ADR 0044)."""
+    routes: dict[tuple[str, str], dict[str, Any]] = {}
+    for binding in bindings:
+        for field in binding.template.variables:
+            key = (binding.template.regex, field)
+            if key not in routes:
+                routes[key] = _query_collision_route(binding, field)
+    return list(routes.values())
+
+
 def method_not_allowed_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
     """One route per distinct path template answering 405 to the methods it does not serve."""
     routes: dict[str, dict[str, Any]] = {}

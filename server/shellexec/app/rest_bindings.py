@@ -16,6 +16,7 @@ from google.api import annotations_pb2, http_pb2
 from google.protobuf import descriptor_pb2
 
 _VARIABLE = re.compile(r"\{[^}=]+(?:=([^}]*))?\}")
+_VARIABLE_NAME = re.compile(r"\{([^}=]+)")
 _STANDARD_METHODS = ("get", "put", "post", "delete", "patch")
 _REGEX_SPECIAL = frozenset(r".^$*+?()[]{}|\\")
 _ONE_SEGMENT = "[^/]+"
@@ -65,6 +66,11 @@ class PathTemplate:
             segments[-1] = (Segment(literal=f"{last.literal}:{verb}") if last.literal is not None
                             else Segment(suffix=f":{verb}"))
         return cls(text, tuple(segments), "**" in parts)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The request fields the path binds, in order (`session_id`, `turn_id`...)."""
+        return tuple(_VARIABLE_NAME.findall(self.text))
 
     @property
     def regex(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from dataclasses import dataclass
 
 import grpc
@@ -11,6 +12,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
+from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.app.composition import Composition, compose
 from shellexec.app.ports import PortInUseError
@@ -50,7 +52,8 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
 async def start_server(settings: Settings) -> RunningServer:
     """Opens the database, builds the graph, binds and starts the server."""
     app = compose(settings)
-    server = grpc.aio.server(options=[
+    # The error interceptor comes first, so it also maps failures of any interceptor after it.
+    server = grpc.aio.server(interceptors=[ErrorInterceptor(sys.stderr)], options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.

@@ -44,6 +44,10 @@ MAX_STOP_REASON_CHARS: Final = 64
 MAX_TOOL_CALL_ID_CHARS: Final = 256
 MIN_SEQUENCE: Final = 1
 
+# Identifiers the server assigns: `ses_`, `turn_` or `msg_` and this many lowercase hex digits.
+# Any other value cannot name anything, so it is NOT_FOUND like an unknown id.
+SERVER_ID_HEX_DIGITS: Final = 32
+
 MIN_REQUEST_ID_CHARS: Final = 1
 MAX_REQUEST_ID_CHARS: Final = 64
 # Far longer than any client retries one call, short enough that the table stays small.
@@ -56,6 +60,13 @@ MAX_STORED_TEXT_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
 # A list or boot-state page stops growing past about this much text (well under a gRPC
 # message); the client then sees `has_more` and asks for the next page.
 MAX_PAGE_BYTES: Final = 4 * _MIB
+
+# An error message quotes at most this many characters of any input, then "…".
+MAX_QUOTED_INPUT_CHARS: Final = 64
+# Whatever an error says is cut to this many characters, so that the status the server sends
+# (a gRPC trailer, an HTTP header through Envoy) stays far below Envoy's 60 KiB and gRPC's
+# 8 KiB header limits: an oversized one would make Envoy reset the shared upstream connection.
+MAX_ERROR_MESSAGE_CHARS: Final = 1024
 
 # WatchMessages' `since_revision` is at least this, and at most the session's revision.
 MIN_SINCE_REVISION: Final = 0

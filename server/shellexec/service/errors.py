@@ -4,9 +4,22 @@
     ├── InvalidArgumentError       a request field is malformed (carries the field's name)
     ├── NotFoundError              a session, turn, task or message does not exist here
     └── FailedPreconditionError    the request is valid but the resource's state forbids it
+
+An error's text may reach a browser and travels as a gRPC trailer, so it never holds more of an
+input than `quoted` shows (ADR 0042).
 """
 
 from __future__ import annotations
+
+from shellexec.rules.limits import MAX_QUOTED_INPUT_CHARS
+
+
+def quoted(text: str) -> str:
+    """`text` quoted for an error message: at most its first MAX_QUOTED_INPUT_CHARS
+    characters, then "…" when it was longer."""
+    if len(text) > MAX_QUOTED_INPUT_CHARS:
+        text = text[:MAX_QUOTED_INPUT_CHARS] + "…"
+    return repr(text)
 
 
 class ServiceError(Exception):
@@ -26,7 +39,7 @@ class NotFoundError(ServiceError):
     """The named resource does not exist (or is not visible through this path)."""
 
     def __init__(self, resource: str, identifier: str) -> None:
-        super().__init__(f"{resource} {identifier!r} not found")
+        super().__init__(f"{resource} {quoted(identifier)} not found")
         self.resource = resource
         self.identifier = identifier
 

@@ -12,7 +12,12 @@ from shellexec.feed import FeedEvent, FeedHub
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
-from shellexec.service.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from shellexec.service.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    quoted,
+)
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
@@ -45,8 +50,9 @@ def _same_session_request(earlier: Session, task_id: str, agent: str) -> Session
     used again for another task or agent is a client error, not a new request."""
     if (str(earlier.task_id), earlier.agent) != (task_id, agent):
         raise InvalidArgumentError(
-            "request_id", f"was already used to create session {earlier.id!r} for task "
-                          f"{earlier.task_id!r} and agent {earlier.agent!r}; choose a new one")
+            "request_id", f"was already used to create session {quoted(str(earlier.id))} for "
+                          f"task {quoted(str(earlier.task_id))} and agent "
+                          f"{quoted(earlier.agent)}; choose a new one")
     return _record(earlier)
 
 
@@ -93,7 +99,7 @@ class Sessions:
                     return TurnRecord.of(earlier)
             if queries.running_turn(session_id) is not None:
                 raise FailedPreconditionError(
-                    f"session {session_id!r} already has a running turn; complete it first")
+                    f"session {quoted(session_id)} already has a running turn; complete it first")
             # Every check is done: from here on the unit writes (see `units`).
             statements = self._database.statements
             statements.forget_requests_before(now - REQUEST_ID_WINDOW)

@@ -1,0 +1,120 @@
+"""Anything unexpected is logged as one JSON line (request id, method, status, never the
+failure's text) and answered INTERNAL with that request id only.
+
+Through the real stack, the unexpected is another process holding the database locked. The
+other kinds of failure (a bug in a unary method, in a stream after its first message) are
+ordered from a servicer of the test's own, on a real grpc.aio server with the interceptor."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from shellexec.api.interceptor import ErrorInterceptor
+from shellexec.service import NotFoundError
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+from support.stack import Stack
+
+SECRET = "AKIA-this-is-printed-output"
+
+
+class Failing(pb_grpc.ShellExecServiceServicer):  # type: ignore[misc]
+    async def GetSession(self, request: pb.GetSessionRequest, context: Any) -> Any:  # noqa: N802
+        raise RuntimeError(f"a bug holding {SECRET}")
+
+    async def GetBootState(  # noqa: N802
+            self, request: pb.GetBootStateRequest, context: Any) -> Any:
+        raise NotFoundError("task", "x" * 100_000)
+
+    async def WatchMessages(self, request: pb.WatchMessagesRequest, context: Any  # noqa: N802
+                            ) -> AsyncIterator[pb.WatchMessagesResponse]:
+        yield pb.WatchMessagesResponse(type="heartbeat")
+        raise KeyError(SECRET)
+
+
+async def calls(log: io.StringIO) -> list[tuple[grpc.StatusCode, str, int]]:
+    server = grpc.aio.server(interceptors=[ErrorInterceptor(log)])
+    pb_grpc.add_ShellExecServiceServicer_to_server(Failing(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    found = []
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = pb_grpc.ShellExecServiceStub(channel)
+            # One after the other: an aio call starts as soon as it is made.
+            for method, request, metadata in (
+                    ("GetSession", pb.GetSessionRequest(), (("x-request-id", "r-1"),)),
+                    ("GetSession", pb.GetSessionRequest(), ()),
+                    ("GetBootState", pb.GetBootStateRequest(), ())):
+                try:
+                    await getattr(stub, method)(request, metadata=metadata)
+                except grpc.aio.AioRpcError as error:
+                    found.append((error.code(), error.details() or "", 0))
+            stream = stub.WatchMessages(pb.WatchMessagesRequest())
+            received = 0
+            try:
+                async for _ in stream:
+                    received += 1
+            except grpc.aio.AioRpcError as error:
+                found.append((error.code(), error.details() or "", received))
+    finally:
+        await server.stop(None)
+    return found
+
+
+def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_text() -> None:
+    log = io.StringIO()
+    (first, second, not_found, stream) = asyncio.run(calls(log))
+    lines = [json.loads(line) for line in log.getvalue().splitlines()]
+
+    assert first == (grpc.StatusCode.INTERNAL, "internal error; request id r-1", 0)
+    assert second[0] == grpc.StatusCode.INTERNAL
+    generated = second[1].removeprefix("internal error; request id ")
+    assert len(generated) == 32
+    assert stream[0] == grpc.StatusCode.INTERNAL
+    assert stream[2] == 1  # the message before the failure arrived
+    assert not_found[0] == grpc.StatusCode.NOT_FOUND
+    assert len(not_found[1]) < 100
+
+    assert [(line["request_id"], line["method"], line["status"], line["error"])
+            for line in lines[:2]] == [
+        ("r-1", "/shellexec.v1.ShellExecService/GetSession", "INTERNAL", "RuntimeError"),
+        (generated, "/shellexec.v1.ShellExecService/GetSession", "INTERNAL", "RuntimeError")]
+    assert lines[2]["error"] == "KeyError"
+    assert len(lines) == 3  # a use-case error is not unexpected
+    assert SECRET not in log.getvalue()
+    assert all(SECRET not in details for _, details, _ in (first, second, stream))
+
+
+@pytest.mark.slow  # waits out the database's busy timeout
+def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logged(
+        own_stack: Stack) -> None:
+    locker = sqlite3.connect(own_stack.workdir / "shellexec.db", isolation_level=None)
+    try:
+        locker.execute("BEGIN EXCLUSIVE")
+        response = own_stack.api.request("POST", "/api/v1/task-sessions", {"task_id": "locked"})
+        locker.execute("ROLLBACK")
+    finally:
+        locker.close()
+
+    assert response.status == 500
+    body = response.json()
+    assert body["code"] == 13
+    request_id = body["message"].removeprefix("internal error; request id ")
+    assert len(request_id) == 36  # Envoy's x-request-id, a UUID
+    logged = [json.loads(line) for line in (own_stack.workdir / "server.log").read_text()
+              .splitlines() if line.startswith("{")]
+    assert [(line["request_id"], line["method"], line["status"]) for line in logged] == [
+        (request_id, "/shellexec.v1.ShellExecService/CreateSession", "INTERNAL")]
+    assert "locked" not in json.dumps(logged)  # neither the task id nor the failure's text
+    assert own_stack.api.request("POST", "/api/v1/task-sessions",
+                                 {"task_id": "after"}).status == 200
