@@ -49,6 +49,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bridge/permissions.py", "outcome="): "ACP's permission outcome `cancelled`",
     ("bridge/permissions.py", "def describe"): "the log text of that outcome",
     ("demo/shapes.py", "type:"): "codex's parsed command type `unknown`",
+    ("bridge/handlers.py", "def read_text_file"): "the verb of a log line, not the scope `read`",
 }
 
 # Rewritten in parallel; swept after the merge (then this tuple is emptied).

@@ -38,6 +38,7 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "stored command, title, work dir, chat text": [("MAX_STORED_TEXT_BYTES",)],
     "a list or boot-state page": [("MAX_PAGE_BYTES",)],
     "`since_revision`": [("MIN_SINCE_REVISION",)],
+    "bearer token": [("MAX_BEARER_TOKEN_CHARS",), ("MAX_TOKEN_NAME_CHARS",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

@@ -107,6 +107,20 @@ class Stack:
         """The REST API through this stack's Envoy."""
         return Api(self.rest_url)
 
+    def api_as(self, token: str) -> Api:
+        """The REST API through this stack's Envoy, sending `token` as a bearer token."""
+        return Api(self.rest_url, token=token)
+
+    def create_token(self, name: str, *scopes: str, tasks: str = "") -> str:
+        """A new token from `shellexec token create` on this stack's database."""
+        command = [str(BIN / "shellexec"), "token", "create", "--name", name,
+                   *(f"--scope={scope}" for scope in scopes)]
+        if tasks:
+            command.append(f"--tasks={tasks}")
+        done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True,
+                              timeout=60, check=True)
+        return done.stdout.strip()
+
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)
 

@@ -1,5 +1,5 @@
-"""The ShellExecService servicer. Each method: validate (`validation`), call a use case,
-build a response.
+"""The ShellExecService servicer. Each method: validate (`validation`), call a use case as
+the caller `auth` authenticated, build a response.
 
 Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
 surface before its first message so that Envoy turns them into a proper HTTP status.
@@ -15,11 +15,13 @@ import grpc
 
 from shellexec import normalize
 from shellexec.api import convert, validation
+from shellexec.api.auth import current_caller
 from shellexec.feed import FeedEvent
 from shellexec.service import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
+    PermissionDeniedError,
     Publisher,
     Reader,
     ServiceError,
@@ -42,6 +44,8 @@ def _status_of(error: ServiceError) -> grpc.StatusCode:
         return grpc.StatusCode.NOT_FOUND
     if isinstance(error, FailedPreconditionError):
         return grpc.StatusCode.FAILED_PRECONDITION
+    if isinstance(error, PermissionDeniedError):
+        return grpc.StatusCode.PERMISSION_DENIED
     return grpc.StatusCode.INTERNAL
 
 
@@ -84,7 +88,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                             context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
         async def work() -> pb.CreateSessionResponse:
             args = validation.create_session(request)
-            record = await self._sessions.create(args.task_id, args.agent, args.request_id)
+            record = await self._sessions.create(args.task_id, args.agent, args.request_id,
+                                                 caller=current_caller())
             return pb.CreateSessionResponse(session=convert.session(record))
 
         return await _call(context, work())
@@ -92,7 +97,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def GetSession(self, request: pb.GetSessionRequest,
                          context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
         async def work() -> pb.GetSessionResponse:
-            record = await self._sessions.get(validation.get_session(request))
+            record = await self._sessions.get(validation.get_session(request),
+                                              caller=current_caller())
             return pb.GetSessionResponse(session=convert.session(record))
 
         return await _call(context, work())
@@ -101,7 +107,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         async def work() -> pb.StartTurnResponse:
             args = validation.start_turn(request)
-            record = await self._sessions.start_turn(args.session_id, args.request_id)
+            record = await self._sessions.start_turn(args.session_id, args.request_id,
+                                                     caller=current_caller())
             return pb.StartTurnResponse(turn=convert.turn(record))
 
         return await _call(context, work())
@@ -110,7 +117,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                             context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
         async def work() -> pb.PublishUpdateResponse:
             args = validation.publish_update(request)
-            result = await self._publisher.publish(args.session_id, args.update, args.sequence)
+            result = await self._publisher.publish(args.session_id, args.update, args.sequence,
+                                                   caller=current_caller())
             message = None if result.message is None else convert.message(result.message)
             return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
@@ -121,7 +129,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         async def work() -> pb.CompleteTurnResponse:
             args = validation.complete_turn(request)
             completed = await self._sessions.complete_turn(
-                args.session_id, args.turn_id, args.stop_reason)
+                args.session_id, args.turn_id, args.stop_reason, caller=current_caller())
             return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
                                            cancelled_message_ids=completed.cancelled_message_ids)
 
@@ -132,7 +140,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         async def work() -> pb.ListMessagesResponse:
             args = validation.list_messages(request)
             page = await self._reader.list_messages(
-                args.session_id, args.size, args.before, args.after, args.descending)
+                args.session_id, args.size, args.before, args.after, args.descending,
+                caller=current_caller())
             return pb.ListMessagesResponse(
                 messages=[convert.message(view) for view in page.messages], total=page.total,
                 has_more=page.has_more, cursor=page.cursor)
@@ -143,7 +152,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
         async def work() -> pb.GetShellOutputResponse:
             args = validation.get_shell_output(request)
-            snapshot = await self._reader.shell_output(args.session_id, args.message_id)
+            snapshot = await self._reader.shell_output(args.session_id, args.message_id,
+                                                       caller=current_caller())
             return pb.GetShellOutputResponse(
                 message_id=snapshot.message_id, status=snapshot.status,
                 updated_at=convert.timestamp(snapshot.updated_at),
@@ -156,7 +166,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                             ) -> AsyncIterator[pb.WatchMessagesResponse]:
         async def open_stream() -> AsyncIterator[FeedEvent]:
             args = validation.watch_messages(request)
-            return await self._reader.watch(args.session_id, args.since_revision)
+            return await self._reader.watch(args.session_id, args.since_revision,
+                                            caller=current_caller())
 
         events = await _call(context, open_stream())
         async for event in events:
@@ -165,7 +176,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def GetBootState(self, request: pb.GetBootStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
         async def work() -> pb.GetBootStateResponse:
-            boot = await self._reader.boot_state(validation.get_boot_state(request))
+            boot = await self._reader.boot_state(validation.get_boot_state(request),
+                                                 caller=current_caller())
             return pb.GetBootStateResponse(initial_state=pb.BootState(
                 session=convert.session(boot.session),
                 messages=[convert.message(view) for view in boot.messages],

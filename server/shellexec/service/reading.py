@@ -11,6 +11,7 @@ from shellexec.feed.stream import follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
+from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import BootState, MessagePage, SessionRecord, ShellSnapshot
 from shellexec.service.sessions import require_session, session_record
@@ -68,10 +69,10 @@ class Reader:
         self._lifetime = stream_lifetime_seconds
 
     async def list_messages(self, session_id: str, size: int, before: str, after: str,
-                            descending: bool) -> MessagePage:
+                            descending: bool, *, caller: Caller = UNRESTRICTED) -> MessagePage:
         """At most `size` messages after or before a cursor (not both), in order."""
         def work() -> MessagePage:
-            require_session(session_id)
+            require_session(session_id, caller)
             rows = queries.page_of_messages(
                 session_id, size + 1, descending=descending,
                 before=_cursor_position(session_id, "before", before),
@@ -83,19 +84,20 @@ class Reader:
 
         return await self._database.read(work)
 
-    async def shell_output(self, session_id: str, message_id: str) -> ShellSnapshot:
+    async def shell_output(self, session_id: str, message_id: str, *,
+                           caller: Caller = UNRESTRICTED) -> ShellSnapshot:
         def work() -> ShellSnapshot:
             row = queries.find_shell_message(session_id, message_id)
-            # One answer for missing, other-session and non-shell messages alike.
-            if row is None:
+            # One answer for missing, other-session, other-task and non-shell messages alike.
+            if row is None or not caller.sees(str(row.task_id)):
                 raise NotFoundError("shell message", message_id)
             return ShellSnapshot(row.id, row.status, int(row.updated_at), _stored_output(row))
 
         return await self._database.read(work)
 
-    async def boot_state(self, task_id: str) -> BootState:
+    async def boot_state(self, task_id: str, *, caller: Caller = UNRESTRICTED) -> BootState:
         def work() -> BootState:
-            session = queries.latest_session_of_task(task_id)
+            session = queries.latest_session_of_task(task_id) if caller.sees(task_id) else None
             if session is None:
                 raise NotFoundError("task", task_id)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
@@ -107,12 +109,13 @@ class Reader:
 
         return await self._database.read(work)
 
-    async def watch(self, session_id: str, since_revision: int | None) -> AsyncIterator[FeedEvent]:
+    async def watch(self, session_id: str, since_revision: int | None, *,
+                    caller: Caller = UNRESTRICTED) -> AsyncIterator[FeedEvent]:
         """Checks the session, then returns its event stream (errors surface before the first
         event, so a browser gets a proper 404/400)."""
         subscription = self._feed.subscribe(session_id)
         try:
-            session = await self._database.read(lambda: session_record(session_id))
+            session = await self._database.read(lambda: session_record(session_id, caller))
             if since_revision is not None and since_revision > session.revision:
                 raise InvalidArgumentError(
                     "since_revision",
