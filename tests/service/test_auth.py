@@ -291,3 +291,12 @@ def test_a_token_name_is_used_once(secured: Stack) -> None:
     with pytest.raises(subprocess.CalledProcessError) as second:
         secured.create_token(name, "read")
     assert "exists already" in second.value.stderr
+
+
+def test_every_method_of_the_service_has_its_scopes_placed() -> None:
+    """A method missing from the table would need `admin`: every method is placed on purpose."""
+    from shellexec.api.auth import METHOD_SCOPES
+
+    methods = {method.name for method in pb.DESCRIPTOR.services_by_name[
+        "ShellExecService"].methods}
+    assert set(METHOD_SCOPES) == methods
