@@ -18,6 +18,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from shellexec.api.auth import METHOD_SCOPES
 from shellexec.demo.rest import RestError, RestResponse
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -295,8 +296,6 @@ def test_a_token_name_is_used_once(secured: Stack) -> None:
 
 def test_every_method_of_the_service_has_its_scopes_placed() -> None:
     """A method missing from the table would need `admin`: every method is placed on purpose."""
-    from shellexec.api.auth import METHOD_SCOPES
-
     methods = {method.name for method in pb.DESCRIPTOR.services_by_name[
         "ShellExecService"].methods}
     assert set(METHOD_SCOPES) == methods

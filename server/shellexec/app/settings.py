@@ -46,6 +46,15 @@ class Settings:
     tls_cert_file: str = ""
     tls_key_file: str = ""
 
+    def __post_init__(self) -> None:
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
+                             "together or not at all")
+        for name, path in (("SHELLEXEC_TLS_CERT_FILE", self.tls_cert_file),
+                           ("SHELLEXEC_TLS_KEY_FILE", self.tls_key_file)):
+            if path and not os.path.isfile(path):
+                raise ValueError(f"{name}: no such file: {path[:200]}")
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
