@@ -134,8 +134,8 @@ class RestApi:
 
 def probe(base_url: str, timeout: float = 2.0) -> int | None:
     """The HTTP status the front door gives a boot-state request for an unknown task, or None
-    when nothing answers. 404 (or 200) means the API is up; 503 means Envoy is up without the
-    server behind it."""
+    when nothing answers. 404 (or 200, or 401 asking for a token) means the API is up; 503
+    means Envoy is up without the server behind it."""
     try:
         response = RestApi(base_url, timeout).request("GET", "/api/v1/tasks/demo-probe/boot-state")
     except RestError:
