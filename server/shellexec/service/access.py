@@ -34,5 +34,6 @@ class Caller:
 
 # The caller when authentication is off (loopback only): every scope, every task.
 UNRESTRICTED = Caller("", frozenset(SCOPES))
-# The caller no interceptor vouched for: nothing at all.
+# The caller no interceptor vouched for: no scope, and a pattern no task id matches (ids are
+# never empty), so it sees nothing.
 NOBODY = Caller("", frozenset(), ("",))
