@@ -22,6 +22,9 @@ import grpc
 from shellexec.app import envoy, processes
 from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
+from shellexec.service import system_clock
+from shellexec.service.tokens import Tokens
+from shellexec.store import open_database
 
 from support.rest import Api
 
@@ -112,14 +115,13 @@ class Stack:
         return Api(self.rest_url, token=token)
 
     def create_token(self, name: str, *scopes: str, tasks: str = "") -> str:
-        """A new token from `shellexec token create` on this stack's database."""
-        command = [str(BIN / "shellexec"), "token", "create", "--name", name,
-                   *(f"--scope={scope}" for scope in scopes)]
-        if tasks:
-            command.append(f"--tasks={tasks}")
-        done = subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True,
-                              timeout=60, check=True)
-        return done.stdout.strip()
+        """A new token in this stack's database, made as `shellexec token create` makes it
+        (in this process: tests/service/test_auth.py runs the command itself)."""
+        database = open_database(self.env["SHELLEXEC_DATABASE_URL"], readers=1)
+        try:
+            return Tokens(database, system_clock).create(name, scopes, [tasks] if tasks else [])
+        finally:
+            database.close()
 
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)
