@@ -1,5 +1,6 @@
 // The REST routes the page uses (docs/api.md), same origin, JSON with snake_case
-// names. `fetch` is injected so the paging and error handling are unit-tested.
+// names. `fetch` is injected so the paging and error handling are unit-tested; `headers`
+// adds the bearer token of the tab (auth.js) to every request.
 
 // The page size the page asks for: the server's own cap ("list page" in docs/api.md's Limits
 // table, `MAX_PAGE_SIZE` in server/shellexec/rules/limits.py). The server owns the cap: it cuts a
@@ -50,11 +51,11 @@ export function revisionOf(value) {
 }
 
 /**
- * @param {{fetch?: typeof fetch}} [options]
+ * @param {{fetch?: typeof fetch, headers?: () => Record<string, string>}} [options]
  */
-export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis) } = {}) {
+export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis), headers = () => ({}) } = {}) {
   async function getJson(path, signal) {
-    const response = await fetchFn(path, { headers: { Accept: 'application/json' }, signal });
+    const response = await fetchFn(path, { headers: { Accept: 'application/json', ...headers() }, signal });
     let body = null;
     try {
       body = await response.json();

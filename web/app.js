@@ -2,7 +2,9 @@
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
 import { ApiError, createApi, revisionOf } from './api.js';
+import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
 import { h } from './dom.js';
+import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
 import { createMessageList } from './message-list.js';
 import { parseRoute, sessionUrl } from './route.js';
@@ -19,8 +21,10 @@ const FEED_LABELS = {
 const main = document.getElementById('main');
 const header = document.getElementById('session');
 const feedStatus = document.getElementById('feed-status');
+const tokens = createTokenStore();
+const withToken = () => authHeaders(tokens.get());
 
-start().catch(showError);
+start().catch((error) => (needsSignIn(error) ? showSignIn() : showError(error)));
 
 async function start() {
   const route = parseRoute(window.location.href);
@@ -28,7 +32,7 @@ async function start() {
     showOpenForm();
     return;
   }
-  const api = createApi();
+  const api = createApi({ headers: withToken });
   const { session, messages } = await load(api, route);
   showSession(session);
 
@@ -50,6 +54,16 @@ async function start() {
       keepingBottom(() => rows.upsert(message));
     },
     onStatus: showFeedStatus,
+    // EventSource cannot send the token: a fetch-based reader does (ADR 0051).
+    EventSource: fetchEventSource({
+      headers: withToken,
+      onRefused: (status) => {
+        if (status !== 401) return;
+        feed.stop();
+        rows.destroy();
+        showSignIn();
+      },
+    }),
   });
   feed.start();
 
@@ -114,6 +128,37 @@ function showError(error) {
       ? 'Not found: check the session or task id in the address.'
       : `Could not load the session: ${error?.message ?? error}`;
   main.replaceChildren(h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' }, text));
+}
+
+/** The sign-in form: shown when the service answers 401 (it requires a token). */
+function showSignIn() {
+  const rejected = tokens.get() !== '';
+  tokens.clear();
+  feedStatus.hidden = true;
+  const input = h('input', {
+    id: 'sign-in-token', name: 'token', type: 'password', required: true, autocomplete: 'off', spellcheck: 'false',
+  });
+  const form = h(
+    'form',
+    { class: 'open-form', 'data-testid': 'sign-in-form' },
+    h('h1', {}, 'Sign in'),
+    h('p', {}, 'This service requires a token with the read scope. Create one with ',
+      h('code', {}, 'shellexec token create --name NAME --scope read'), '.'),
+    rejected ? h('p', { class: 'page-error', role: 'alert', 'data-testid': 'sign-in-rejected' },
+      'That token was not accepted: it is unknown or revoked.') : null,
+    h('div', { class: 'open-form__row' }, h('label', { class: 'visually-hidden', for: 'sign-in-token' }, 'Token'), input,
+      h('button', { type: 'submit' }, 'Sign in')),
+    h('p', { class: 'hint' }, 'The token is kept in this browser tab only, until it closes.'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (!token) return;
+    tokens.set(token);
+    window.location.reload();
+  });
+  main.replaceChildren(form);
+  input.focus();
 }
 
 function showOpenForm() {

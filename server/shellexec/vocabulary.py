@@ -131,3 +131,11 @@ def as_shell_status(word: str) -> ShellStatus:
         if word == status:
             return status
     raise ValueError(f"not a shell status: {word!r}")
+
+# What a bearer token allows (docs/api.md, "Authentication"): `ingest` writes sessions, turns
+# and updates, `read` reads them, `admin` does both.
+Scope = Literal["ingest", "read", "admin"]
+SCOPE_INGEST: Final[Scope] = "ingest"
+SCOPE_READ: Final[Scope] = "read"
+SCOPE_ADMIN: Final[Scope] = "admin"
+SCOPES: Final[tuple[Scope, ...]] = (SCOPE_INGEST, SCOPE_READ, SCOPE_ADMIN)

@@ -42,6 +42,7 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
         ("SERVER_ID_HEX_DIGITS",)],
     "input quoted in an error message": [("MAX_QUOTED_INPUT_CHARS",)],
     "an error message from the server": [("MAX_ERROR_MESSAGE_CHARS",)],
+    "bearer token": [("MAX_BEARER_TOKEN_CHARS",), ("MAX_TOKEN_NAME_CHARS",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

@@ -253,7 +253,7 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
     harness = Harness(path)
     database = harness.database
     try:
-        assert harness.run(database.read(lambda: applied_version(database.db))) == 2
+        assert harness.run(database.read(lambda: applied_version(database.db))) == SCHEMA_VERSION
         turn = harness.run(harness.sessions.start_turn("ses_old", "start-old"))
         assert harness.run(harness.sessions.start_turn("ses_old", "start-old")).id == turn.id
         assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id

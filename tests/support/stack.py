@@ -22,6 +22,9 @@ import grpc
 from shellexec.app import envoy, processes
 from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
+from shellexec.service import system_clock
+from shellexec.service.tokens import Tokens
+from shellexec.store import open_database
 
 from support.rest import Api
 
@@ -110,6 +113,19 @@ class Stack:
     def api(self) -> Api:
         """The REST API through this stack's Envoy."""
         return Api(self.rest_url)
+
+    def api_as(self, token: str) -> Api:
+        """The REST API through this stack's Envoy, sending `token` as a bearer token."""
+        return Api(self.rest_url, token=token)
+
+    def create_token(self, name: str, *scopes: str, tasks: str = "") -> str:
+        """A new token in this stack's database, made as `shellexec token create` makes it
+        (in this process: tests/service/test_auth.py runs the command itself)."""
+        database = open_database(self.env["SHELLEXEC_DATABASE_URL"], readers=1)
+        try:
+            return Tokens(database, system_clock).create(name, scopes, [tasks] if tasks else [])
+        finally:
+            database.close()
 
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)

@@ -37,6 +37,22 @@ describe('paths', () => {
 });
 
 describe('api', () => {
+  test('sends the headers it is given on every request, read at each call', async () => {
+    let token = 'one';
+    const { fn, calls } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(200, { session: { id: 's' } }) });
+    const api = createApi({ fetch: fn, headers: () => ({ authorization: `Bearer ${token}` }) });
+    await api.getSession('s');
+    token = 'two';
+    await api.getSession('s');
+    assert.deepEqual(calls.map((c) => c.init.headers.authorization), ['Bearer one', 'Bearer two']);
+    assert.equal(calls[0].init.headers.Accept, 'application/json');
+  });
+
+  test('a 401 is an ApiError with its status', async () => {
+    const { fn } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(401, { code: 16, message: 'token' }) });
+    await assert.rejects(createApi({ fetch: fn }).getSession('s'), (error) => error instanceof ApiError && error.status === 401);
+  });
+
   test('lists every page with after=<last id> while has_more', async () => {
     const fetch = fakeFetch({
       [messagesPath('s')]: jsonResponse(200, { messages: [{ id: 'm1' }, { id: 'm2' }], total: 3, has_more: true, cursor: 'c' }),

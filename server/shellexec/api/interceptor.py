@@ -32,6 +32,7 @@ from shellexec.api.validation import REQUEST_ID_PATTERN
 from shellexec.rules.limits import MAX_ERROR_MESSAGE_CHARS
 from shellexec.service import (
     FailedPreconditionError,
+    PermissionDeniedError,
     InvalidArgumentError,
     NotFoundError,
     ServiceError,
@@ -48,6 +49,8 @@ def status_of(error: ServiceError) -> grpc.StatusCode:
         return grpc.StatusCode.NOT_FOUND
     if isinstance(error, FailedPreconditionError):
         return grpc.StatusCode.FAILED_PRECONDITION
+    if isinstance(error, PermissionDeniedError):
+        return grpc.StatusCode.PERMISSION_DENIED
     return grpc.StatusCode.INTERNAL
 
 

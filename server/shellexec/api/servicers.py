@@ -1,5 +1,5 @@
-"""The ShellExecService servicer. Each method: validate (`validation`), call a use case,
-build a response.
+"""The ShellExecService servicer. Each method: validate (`validation`), call a use case as
+the caller `auth` authenticated, build a response.
 
 Failures are not handled here: validation and use-case errors propagate to the error
 interceptor (`interceptor`), which turns them into gRPC statuses for every method alike. A
@@ -16,6 +16,7 @@ import grpc
 
 from shellexec import normalize
 from shellexec.api import convert, validation
+from shellexec.api.auth import current_caller
 from shellexec.service import Publisher, Reader, Sessions
 from shellexec.service.stateless import normalize_updates, summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -49,24 +50,28 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def CreateSession(self, request: pb.CreateSessionRequest,
                             context: grpc.aio.ServicerContext) -> pb.CreateSessionResponse:
         args = validation.create_session(request)
-        record = await self._sessions.create(args.task_id, args.agent, args.request_id)
+        record = await self._sessions.create(args.task_id, args.agent, args.request_id,
+                                             caller=current_caller())
         return pb.CreateSessionResponse(session=convert.session(record))
 
     async def GetSession(self, request: pb.GetSessionRequest,
                          context: grpc.aio.ServicerContext) -> pb.GetSessionResponse:
-        record = await self._sessions.get(validation.get_session(request))
+        record = await self._sessions.get(validation.get_session(request),
+                                          caller=current_caller())
         return pb.GetSessionResponse(session=convert.session(record))
 
     async def StartTurn(self, request: pb.StartTurnRequest,
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         args = validation.start_turn(request)
-        record = await self._sessions.start_turn(args.session_id, args.request_id)
+        record = await self._sessions.start_turn(args.session_id, args.request_id,
+                                                 caller=current_caller())
         return pb.StartTurnResponse(turn=convert.turn(record))
 
     async def PublishUpdate(self, request: pb.PublishUpdateRequest,
                             context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
         args = validation.publish_update(request)
-        result = await self._publisher.publish(args.session_id, args.update, args.sequence)
+        result = await self._publisher.publish(args.session_id, args.update, args.sequence,
+                                              caller=current_caller())
         message = None if result.message is None else convert.message(result.message)
         return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
 
@@ -74,7 +79,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
         args = validation.complete_turn(request)
         completed = await self._sessions.complete_turn(
-            args.session_id, args.turn_id, args.stop_reason)
+            args.session_id, args.turn_id, args.stop_reason, caller=current_caller())
         return pb.CompleteTurnResponse(turn=convert.turn(completed.turn),
                                        cancelled_message_ids=completed.cancelled_message_ids)
 
@@ -82,7 +87,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                            context: grpc.aio.ServicerContext) -> pb.ListMessagesResponse:
         args = validation.list_messages(request)
         page = await self._reader.list_messages(
-            args.session_id, args.size, args.before, args.after, args.descending)
+            args.session_id, args.size, args.before, args.after, args.descending,
+            caller=current_caller())
         return pb.ListMessagesResponse(
             messages=[convert.message(view) for view in page.messages], total=page.total,
             has_more=page.has_more, cursor=page.cursor)
@@ -90,7 +96,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     async def GetShellOutput(self, request: pb.GetShellOutputRequest,
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
         args = validation.get_shell_output(request)
-        shell_output = await self._reader.shell_output(args.session_id, args.message_id)
+        shell_output = await self._reader.shell_output(args.session_id, args.message_id,
+                                                       caller=current_caller())
         return pb.GetShellOutputResponse(
             message_id=shell_output.message_id, status=shell_output.status,
             updated_at=convert.timestamp(shell_output.updated_at),
@@ -100,13 +107,15 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                             context: grpc.aio.ServicerContext
                             ) -> AsyncIterator[pb.WatchMessagesResponse]:
         args = validation.watch_messages(request)
-        events = await self._reader.watch(args.session_id, args.since_revision)
+        events = await self._reader.watch(args.session_id, args.since_revision,
+                                            caller=current_caller())
         async for event in events:
             yield convert.feed_event(event)
 
     async def GetBootState(self, request: pb.GetBootStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:
-        boot = await self._reader.boot_state(validation.get_boot_state(request))
+        boot = await self._reader.boot_state(validation.get_boot_state(request),
+                                            caller=current_caller())
         return pb.GetBootStateResponse(initial_state=pb.BootState(
             session=convert.session(boot.session),
             messages=[convert.message(view) for view in boot.messages],

@@ -3,6 +3,7 @@
     shellexec up            gRPC server + Envoy front door (what `make run` starts)
     shellexec serve         the gRPC server alone
     shellexec envoy-config  print the rendered Envoy configuration
+    shellexec token ...     create, list or revoke bearer tokens
     shellexec bridge ...    run an ACP agent and stream its session into the service
 """
 
@@ -16,27 +17,36 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shellexec.app import envoy, ports, processes
+from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.browser_boundary import AllowedHostError
-from shellexec.app.server import serve, start_server
+from shellexec.app.exposure import UnsafeExposureError, check_exposure
+from shellexec.app.server import auth_banner, serve, start_server
 from shellexec.app.settings import Settings
 
 RUN_DIR = Path(".run")
 
 
 def _banner(settings: Settings, grpc_port: int) -> str:
-    rest = f"http://{settings.rest_host}:{settings.rest_port}"
+    scheme = "https" if settings.tls_cert_file else "http"
+    rest = f"{scheme}://{settings.rest_host}:{settings.rest_port}"
     grpc_host = settings.grpc_address.rsplit(":", 1)[0]
+    header = " -H 'authorization: Bearer $TOKEN'" if settings.auth else ""
     return "\n".join((
         "shellexec is running (Ctrl-C stops it)",
         f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",
         f"  gRPC              {grpc_host}:{grpc_port}",
         f"  database          {settings.database_url}",
+        f"  {auth_banner(settings)}",
         "Try:",
-        f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
+        f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
         f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",
     ))
+
+
+def _exposed_hosts(settings: Settings, front_door: bool) -> dict[str, str]:
+    hosts = {"SHELLEXEC_GRPC_ADDRESS": ports.split_address(settings.grpc_address)[0]}
+    return {**hosts, "SHELLEXEC_REST_HOST": settings.rest_host} if front_door else hosts
 
 
 def _grpc_listener(settings: Settings) -> ports.Listener:
@@ -92,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve", help="run the gRPC server alone")
     config = commands.add_parser("envoy-config", help="print the rendered Envoy configuration")
     config.add_argument("--grpc-port", type=int, help="the gRPC server's port")
+    token_cli.add_parser(commands)
     commands.add_parser("bridge", help="run an ACP agent and stream it into the service",
                         add_help=False)
     args, rest = parser.parse_known_args(argv)
@@ -101,10 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         return bridge_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValueError as error:
+        print(f"shellexec: {error}", file=sys.stderr, flush=True)
+        return 2
+    if args.command == "token":
+        return token_cli.main(settings, args)
     try:
         if args.command == "envoy-config":
             return _envoy_config(settings, args.grpc_port)
+        check_exposure(settings, _exposed_hosts(settings, front_door=args.command == "up"))
         if args.command == "serve":
             ports.ensure_free(_grpc_listener(settings))
             with contextlib.suppress(KeyboardInterrupt):
@@ -114,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(_up(settings))
         return 0
-    except (ports.PortInUseError, AdminSocketError, AllowedHostError) as error:
+    except (ports.PortInUseError, AdminSocketError, AllowedHostError,
+            UnsafeExposureError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
 

@@ -17,12 +17,14 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
 
 
 @dataclass(frozen=True)
 class Composition:
-    """The opened database, the feed hub and the use cases over them, and their servicer."""
+    """The opened database, the feed hub and the use cases over them, the token store, and
+    their servicer."""
 
     database: Database
     feed: FeedHub
@@ -30,6 +32,7 @@ class Composition:
     sessions: Sessions
     publisher: Publisher
     reader: Reader
+    tokens: Tokens
     servicer: ShellExecServicer
 
 
@@ -44,4 +47,4 @@ def compose(settings: Settings, clock: Clock = system_clock,
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds)
     return Composition(database, feed, caches, sessions, publisher, reader,
-                       ShellExecServicer(sessions, publisher, reader))
+                       Tokens(database, clock), ShellExecServicer(sessions, publisher, reader))

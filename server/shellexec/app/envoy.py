@@ -123,6 +123,28 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
     return f"{' ' * 22}typed_per_filter_config: {json.dumps(policy)}"
 
 
+def _tls_transport_socket(settings: Settings) -> str:
+    """The front door's TLS, when a certificate and key are configured (else nothing)."""
+    if not settings.tls_cert_file:
+        return ""
+    socket = {
+        "name": "envoy.transport_sockets.tls",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3."
+                     "DownstreamTlsContext",
+            "common_tls_context": {
+                "tls_certificates": [{
+                    "certificate_chain": {"filename": str(Path(settings.tls_cert_file).resolve())},
+                    "private_key": {"filename": str(Path(settings.tls_key_file).resolve())},
+                }],
+                # gRPC and gRPC-Web need HTTP/2; browsers and curl may use either.
+                "alpn_protocols": ["h2", "http/1.1"],
+            },
+        },
+    }
+    return f"{' ' * 10}transport_socket: {json.dumps(socket)}"
+
+
 def render(settings: Settings, grpc_port: int) -> str:
     """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
@@ -136,7 +158,7 @@ def render(settings: Settings, grpc_port: int) -> str:
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
-        web_routes=web_routes(),
+        web_routes=web_routes(), tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),

@@ -12,9 +12,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
+from shellexec.api.auth import Authenticator
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.reflection import enable_reflection
+from shellexec.app import ports
 from shellexec.app.composition import Composition, compose
+from shellexec.app.exposure import check_exposure
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
@@ -51,9 +54,13 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
 
 async def start_server(settings: Settings) -> RunningServer:
     """Opens the database, builds the graph, binds and starts the server."""
+    check_exposure(settings, {"SHELLEXEC_GRPC_ADDRESS": ports.split_address(
+        settings.grpc_address)[0]})
     app = compose(settings)
-    # The error interceptor comes first, so it also maps failures of any interceptor after it.
-    server = grpc.aio.server(interceptors=[ErrorInterceptor(sys.stderr)], options=[
+    authenticator = Authenticator(app.tokens.authenticate if settings.auth else None)
+    # The error interceptor comes first, so it also maps failures of any interceptor after it
+    # (and refused calls get a request id).
+    server = grpc.aio.server(interceptors=(ErrorInterceptor(sys.stderr), authenticator), options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.
@@ -77,11 +84,18 @@ async def start_server(settings: Settings) -> RunningServer:
     return RunningServer(server, port, health_servicer, app)
 
 
+def auth_banner(settings: Settings) -> str:
+    """How callers authenticate, as the start-up banners say it."""
+    if settings.auth:
+        return "authentication on (bearer tokens: `shellexec token create --help`)"
+    return "authentication off (loopback only)"
+
+
 async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
     """Runs the server until SIGINT or SIGTERM, then stops it gracefully."""
     running = await start_server(settings)
-    print(f"shellexec gRPC listening on {settings.grpc_address.rsplit(':', 1)[0]}:{running.port}",
-          flush=True)
+    print(f"shellexec gRPC listening on {settings.grpc_address.rsplit(':', 1)[0]}:{running.port}"
+          f", {auth_banner(settings)}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -11,6 +11,13 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
 
+def _switch(value: str, name: str) -> bool:
+    words = {"on": True, "off": False}
+    if value.strip().lower() not in words:
+        raise ValueError(f"{name} must be `on` or `off`, not {value[:20]!r}")
+    return words[value.strip().lower()]
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the service and its front door need to start."""
@@ -35,6 +42,21 @@ class Settings:
     shutdown_grace_seconds: float = 5.0
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
+    # Bearer tokens (`on`) or none (`off`, the default, allowed on loopback addresses only;
+    # docs/security.md).
+    auth: bool = False
+    # A PEM certificate (chain) and its key: Envoy's front door then speaks HTTPS only.
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+
+    def __post_init__(self) -> None:
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
+                             "together or not at all")
+        for name, path in (("SHELLEXEC_TLS_CERT_FILE", self.tls_cert_file),
+                           ("SHELLEXEC_TLS_KEY_FILE", self.tls_key_file)):
+            if path and not os.path.isfile(path):
+                raise ValueError(f"{name}: no such file: {path[:200]}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -55,4 +77,7 @@ class Settings:
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
+            auth=_switch(env.get("SHELLEXEC_AUTH", "off"), "SHELLEXEC_AUTH"),
+            tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),
+            tls_key_file=env.get("SHELLEXEC_TLS_KEY_FILE", default.tls_key_file),
         )

@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
                         default=os.environ.get("SHELLEXEC_GRPC_ADDRESS", DEFAULT_SERVER),
                         help="the service's gRPC HOST:PORT (default: $SHELLEXEC_GRPC_ADDRESS "
                              f"or {DEFAULT_SERVER})")
+    parser.add_argument("--token", metavar="TOKEN",
+                        default=os.environ.get("SHELLEXEC_TOKEN", ""),
+                        help="a bearer token with the ingest scope, when the service requires "
+                             "one (default: $SHELLEXEC_TOKEN; prefer it: arguments show in ps)")
     parser.add_argument("--task-id", metavar="ID",
                         help="the task to record under (default: a new one)")
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR",
@@ -158,7 +162,7 @@ def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOption
         raise UsageError(f"--cwd is not a directory: {cwd}")
     permission: PermissionAnswer = args.permission
     return BridgeOptions(
-        command=command, prompt=_read_prompt(args), server=args.server,
+        command=command, prompt=_read_prompt(args), server=args.server, token=args.token,
         task_id=_task_id(args), cwd=cwd,
         agent=_agent(args, command), web_url=args.web_url, permission=permission,
         allow_fs_read=args.allow_fs_read, allow_fs_write=args.allow_fs_write,

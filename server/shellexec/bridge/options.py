@@ -22,6 +22,8 @@ class BridgeOptions:
     command: tuple[str, ...]
     prompt: str
     server: str = DEFAULT_SERVER
+    # A bearer token with the `ingest` scope, when the service has authentication on.
+    token: str = ""
     task_id: str = ""
     cwd: Path = Path()
     agent: str = ""

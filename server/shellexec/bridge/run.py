@@ -31,6 +31,7 @@ from shellexec.bridge.errors import (
     BridgeError,
     ServiceRejectedError,
     SignalError,
+    UsageError,
     refused_options,
 )
 from shellexec.bridge.files import FileAccess
@@ -49,6 +50,8 @@ CANCELLED = ACP_STOP_CANCELLED
 AGENT_FAILED = "agent_error"
 # How long an agent may take to exit once its stdin is closed, before SIGTERM.
 AGENT_EXIT_SECONDS = 3.0
+# Refusals of the bridge's token: the user must pass another one, retrying cannot help.
+TOKEN_REFUSALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ class BridgeRun:
         self._files = FileAccess(options.cwd, read=options.allow_fs_read,
                                  write=options.allow_fs_write)
         self._forwarder = Forwarder(options.limits)
-        self._link = ServiceLink(options.server, options.retry)
+        self._link = ServiceLink(options.server, options.retry, token=options.token)
         self._cancel_sent = False
 
     async def execute(self) -> RunResult:
@@ -117,6 +120,10 @@ class BridgeRun:
         try:
             return await self._link.open_turn(self._options.task_id, self._options.agent)
         except ServiceRejectedError as refusal:
+            if refusal.code in TOKEN_REFUSALS:
+                raise UsageError(f"the service refused the token: {refusal.details} (pass "
+                                 "--token or set SHELLEXEC_TOKEN to a token with the ingest "
+                                 "scope)") from None
             if refusal.code != "INVALID_ARGUMENT":
                 raise
             raise refused_options(refusal) from None

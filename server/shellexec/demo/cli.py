@@ -9,6 +9,7 @@ commands run. A service the demo started keeps running until Ctrl-C, then stops 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -80,7 +81,9 @@ def _run(running: service.Service, args: argparse.Namespace) -> int:
     else:
         print("Using the service that is already running.", flush=True)
     task = args.task or time.strftime("demo-%Y%m%d-%H%M%S")
-    player = Player(RestApi(running.url), pace=max(args.pace, 0.0))
+    # A service with authentication on needs a token with the ingest scope.
+    token = os.environ.get("SHELLEXEC_TOKEN", "")
+    player = Player(RestApi(running.url, token=token), pace=max(args.pace, 0.0))
     session_id = player.create(task, AGENT)
     url = f"{running.url}/?session={session_id}"
     print(f"\nOpen the chat:  {url}\n(also {running.url}/?task={task})\n", flush=True)

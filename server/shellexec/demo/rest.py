@@ -36,10 +36,15 @@ class RestError(RuntimeError):
 
 @dataclass(frozen=True)
 class RestApi:
-    """`base_url` is the front door, e.g. `http://127.0.0.1:8080`."""
+    """`base_url` is the front door, e.g. `http://127.0.0.1:8080`; `token`, when set, is sent
+    as `authorization: Bearer` on every request."""
 
     base_url: str
     timeout: float = 30.0
+    token: str = ""
+
+    def _auth_headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.token}"} if self.token else {}
 
     def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
                 headers: dict[str, str] | None = None) -> RestResponse:
@@ -48,7 +53,8 @@ class RestApi:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         request = urllib.request.Request(
             self.base_url + path, data=data, method=method,
-            headers={"content-type": "application/json", **(headers or {})})
+            headers={"content-type": "application/json", **self._auth_headers(),
+                     **(headers or {})})
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return RestResponse(response.status, response.read(), dict(response.headers))
@@ -108,7 +114,8 @@ class RestApi:
         stream."""
         path = f"/api/v1/task-sessions/{session_id}/messages:watch{query}"
         try:
-            stream = urllib.request.urlopen(self.base_url + path, timeout=self.timeout)
+            request = urllib.request.Request(self.base_url + path, headers=self._auth_headers())
+            stream = urllib.request.urlopen(request, timeout=self.timeout)
         except urllib.error.HTTPError as error:
             answer = RestResponse(error.code, error.read(), dict(error.headers))
             raise RestError(f"GET {path}: HTTP {error.code}", answer) from error
@@ -127,8 +134,8 @@ class RestApi:
 
 def probe(base_url: str, timeout: float = 2.0) -> int | None:
     """The HTTP status the front door gives a boot-state request for an unknown task, or None
-    when nothing answers. 404 (or 200) means the API is up; 503 means Envoy is up without the
-    server behind it."""
+    when nothing answers. 404 (or 200, or 401 asking for a token) means the API is up; 503
+    means Envoy is up without the server behind it."""
     try:
         response = RestApi(base_url, timeout).request("GET", "/api/v1/tasks/demo-probe/boot-state")
     except RestError:

@@ -14,7 +14,8 @@ from shellexec.app import processes
 from shellexec.app.settings import Settings
 from shellexec.demo.rest import probe
 
-API_UP = (200, 404)  # a boot-state answer for an unknown task: the API is there
+# A boot-state answer for an unknown task: the API is there (401: it requires a token).
+API_UP = (200, 401, 404)
 LOG = Path(".run") / "demo-service.log"
 
 

@@ -70,3 +70,8 @@ MAX_ERROR_MESSAGE_CHARS: Final = 1024
 
 # WatchMessages' `since_revision` is at least this, and at most the session's revision.
 MIN_SINCE_REVISION: Final = 0
+
+# The longest bearer token the service looks at: longer is UNAUTHENTICATED without hashing it.
+# Tokens it issues are 47 characters; names of tokens follow the task-id alphabet.
+MAX_BEARER_TOKEN_CHARS: Final = 256
+MAX_TOKEN_NAME_CHARS: Final = 64

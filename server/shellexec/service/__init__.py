@@ -6,11 +6,13 @@ events are announced after the commit. Turn and session rules live here.
 
 from __future__ import annotations
 
+from shellexec.service.access import NOBODY, UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
 from shellexec.service.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
+    PermissionDeniedError,
     ServiceError,
 )
 from shellexec.service.publishing import Publisher
@@ -20,11 +22,15 @@ from shellexec.service.state_cache import StateCache
 from shellexec.service.unit_caches import UnitCaches
 
 __all__ = [
+    "NOBODY",
+    "UNRESTRICTED",
+    "Caller",
     "Clock",
     "FailedPreconditionError",
     "IdFactory",
     "InvalidArgumentError",
     "NotFoundError",
+    "PermissionDeniedError",
     "Publisher",
     "Reader",
     "ServiceError",

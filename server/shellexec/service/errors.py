@@ -3,7 +3,8 @@
     ServiceError
     ├── InvalidArgumentError       a request field is malformed (carries the field's name)
     ├── NotFoundError              a session, turn, task or message does not exist here
-    └── FailedPreconditionError    the request is valid but the resource's state forbids it
+    ├── FailedPreconditionError    the request is valid but the resource's state forbids it
+    └── PermissionDeniedError      the caller's token does not cover the request
 
 An error's text may reach a browser and travels as a gRPC trailer, so it never holds more of an
 input than `quoted` shows (ADR 0042).
@@ -46,6 +47,15 @@ class NotFoundError(ServiceError):
 
 class FailedPreconditionError(ServiceError):
     """The resource's current state forbids the request."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PermissionDeniedError(ServiceError):
+    """The caller may not do this; raised only where the answer reveals nothing that the
+    request does not already say (a session of another task answers as not found)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -14,6 +14,7 @@ from shellexec.feed import FeedEvent, FeedHub
 from shellexec.normalize import bounded_head
 from shellexec.projection import project_message
 from shellexec.service import events, tool_calls, units
+from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import NotFoundError
 from shellexec.service.known_sessions import SessionFacts
@@ -62,18 +63,20 @@ class Publisher:
         self._new_id = new_id
 
     async def publish(self, session_id: str, update: Mapping[str, Any],
-                      sequence: int | None) -> PublishResult:
+                      sequence: int | None, *, caller: Caller = UNRESTRICTED) -> PublishResult:
         def work() -> tuple[PublishResult, FeedEvent | None]:
-            return self._publish(session_id, update, sequence)
+            return self._publish(session_id, update, sequence, caller)
 
         result, event = await units.write(self._database, work)
         if event is not None:
             self._feed.broadcast(session_id, event)
         return result
 
-    def _publish(self, session_id: str, update: Mapping[str, Any],
-                 sequence: int | None) -> tuple[PublishResult, FeedEvent | None]:
+    def _publish(self, session_id: str, update: Mapping[str, Any], sequence: int | None,
+                 caller: Caller) -> tuple[PublishResult, FeedEvent | None]:
         session = self._session(session_id)
+        if not caller.sees(session.task_id):  # answers as a missing session (ADR 0050)
+            raise NotFoundError("session", session_id)
         statements = self._database.statements
         if sequence is not None:
             stored, position = statements.receipt(session_id, sequence)

@@ -11,8 +11,14 @@ from shellexec.feed.stream import follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
+from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
-from shellexec.service.records import BootStateRecord, MessagePage, SessionRecord, ShellOutputRecord
+from shellexec.service.records import (
+    BootStateRecord,
+    MessagePage,
+    SessionRecord,
+    ShellOutputRecord,
+)
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
@@ -68,10 +74,10 @@ class Reader:
         self._lifetime = stream_lifetime_seconds
 
     async def list_messages(self, session_id: str, size: int, before: str, after: str,
-                            descending: bool) -> MessagePage:
+                            descending: bool, *, caller: Caller = UNRESTRICTED) -> MessagePage:
         """At most `size` messages after or before a cursor (not both), in order."""
         def work() -> MessagePage:
-            require_session(session_id)
+            require_session(session_id, caller)
             rows = queries.page_of_messages(
                 session_id, size + 1, descending=descending,
                 before=_cursor_position(session_id, "before", before),
@@ -83,19 +89,21 @@ class Reader:
 
         return await self._database.read(work)
 
-    async def shell_output(self, session_id: str, message_id: str) -> ShellOutputRecord:
+    async def shell_output(self, session_id: str, message_id: str, *,
+                           caller: Caller = UNRESTRICTED) -> ShellOutputRecord:
         def work() -> ShellOutputRecord:
             row = queries.find_shell_message(session_id, message_id)
-            # One answer for missing, other-session and non-shell messages alike.
-            if row is None:
+            # One answer for missing, other-session, other-task and non-shell messages alike.
+            if row is None or not caller.sees(str(row.task_id)):
                 raise NotFoundError("shell message", message_id)
             return ShellOutputRecord(row.id, row.status, int(row.updated_at), _stored_output(row))
 
         return await self._database.read(work)
 
-    async def boot_state(self, task_id: str) -> BootStateRecord:
+    async def boot_state(self, task_id: str, *,
+                         caller: Caller = UNRESTRICTED) -> BootStateRecord:
         def work() -> BootStateRecord:
-            session = queries.latest_session_of_task(task_id)
+            session = queries.latest_session_of_task(task_id) if caller.sees(task_id) else None
             if session is None:
                 raise NotFoundError("task", task_id)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
@@ -107,12 +115,13 @@ class Reader:
 
         return await self._database.read(work)
 
-    async def watch(self, session_id: str, since_revision: int | None) -> AsyncIterator[FeedEvent]:
+    async def watch(self, session_id: str, since_revision: int | None, *,
+                    caller: Caller = UNRESTRICTED) -> AsyncIterator[FeedEvent]:
         """Checks the session, then returns its event stream (errors surface before the first
         event, so a browser gets a proper 404/400)."""
         subscription = self._feed.subscribe(session_id)
         try:
-            session = await self._database.read(lambda: session_record(session_id))
+            session = await self._database.read(lambda: session_record(session_id, caller))
             if since_revision is not None and since_revision > session.revision:
                 raise InvalidArgumentError(
                     "since_revision",

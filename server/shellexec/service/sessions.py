@@ -11,11 +11,13 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, tool_calls, units
+from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
+    PermissionDeniedError,
     quoted,
 )
 from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
@@ -28,16 +30,18 @@ from shellexec.vocabulary import EVENT_MESSAGE_UPDATED, SESSION_IDLE, SESSION_RU
 REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
 
 
-def require_session(session_id: str) -> Session:
+def require_session(session_id: str, caller: Caller = UNRESTRICTED) -> Session:
+    """The session, if it exists and the caller may see its task: a session of another task
+    answers exactly as a missing one (ADR 0050)."""
     session = queries.get_session(session_id)
-    if session is None:
+    if session is None or not caller.sees(str(session.task_id)):
         raise NotFoundError("session", session_id)
     return session
 
 
-def session_record(session_id: str) -> SessionRecord:
+def session_record(session_id: str, caller: Caller = UNRESTRICTED) -> SessionRecord:
     """The session with its latest feed revision (inside a unit of work)."""
-    return _record(require_session(session_id))
+    return _record(require_session(session_id, caller))
 
 
 def _record(session: Session) -> SessionRecord:
@@ -45,9 +49,12 @@ def _record(session: Session) -> SessionRecord:
                             queries.current_turn_id(session.id))
 
 
-def _same_session_request(earlier: Session, task_id: str, agent: str) -> SessionRecord:
+def _same_session_request(earlier: Session, task_id: str, agent: str,
+                          caller: Caller) -> SessionRecord:
     """The session an earlier call with this request id created, as it is now; a request id
     used again for another task or agent is a client error, not a new request."""
+    if not caller.sees(str(earlier.task_id)):
+        raise InvalidArgumentError("request_id", "was already used; choose a new one")
     if (str(earlier.task_id), earlier.agent) != (task_id, agent):
         raise InvalidArgumentError(
             "request_id", f"was already used to create session {quoted(str(earlier.id))} for "
@@ -67,13 +74,18 @@ class Sessions:
         self._clock = clock
         self._new_id = new_id
 
-    async def create(self, task_id: str, agent: str, request_id: str = "") -> SessionRecord:
+    async def create(self, task_id: str, agent: str, request_id: str = "", *,
+                     caller: Caller = UNRESTRICTED) -> SessionRecord:
+        if not caller.sees(task_id):
+            # The caller named the task itself: refusing reveals nothing it did not know.
+            raise PermissionDeniedError(f"this token may not create sessions of task {task_id!r}")
+
         def work() -> SessionRecord:
             now = self._clock()
             if request_id:
                 earlier = queries.session_of_request(request_id, now - REQUEST_ID_WINDOW)
                 if earlier is not None:
-                    return _same_session_request(earlier, task_id, agent)
+                    return _same_session_request(earlier, task_id, agent, caller)
             # Every check is done: from here on the unit writes (see `units`).
             statements = self._database.statements
             statements.forget_requests_before(now - REQUEST_ID_WINDOW)
@@ -85,12 +97,13 @@ class Sessions:
 
         return await units.write(self._database, work)
 
-    async def get(self, session_id: str) -> SessionRecord:
-        return await self._database.read(lambda: session_record(session_id))
+    async def get(self, session_id: str, *, caller: Caller = UNRESTRICTED) -> SessionRecord:
+        return await self._database.read(lambda: session_record(session_id, caller))
 
-    async def start_turn(self, session_id: str, request_id: str = "") -> TurnRecord:
+    async def start_turn(self, session_id: str, request_id: str = "", *,
+                         caller: Caller = UNRESTRICTED) -> TurnRecord:
         def work() -> TurnRecord:
-            session = require_session(session_id)
+            session = require_session(session_id, caller)
             now = self._clock()
             if request_id:
                 earlier = queries.turn_of_request(session_id, request_id,
@@ -111,10 +124,10 @@ class Sessions:
 
         return await units.write(self._database, work)
 
-    async def complete_turn(self, session_id: str, turn_id: str,
-                            stop_reason: str) -> CompletedTurn:
+    async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *,
+                            caller: Caller = UNRESTRICTED) -> CompletedTurn:
         def work() -> tuple[CompletedTurn, list[FeedEvent]]:
-            session = require_session(session_id)
+            session = require_session(session_id, caller)
             turn = queries.get_turn(session_id, turn_id)
             if turn is None:
                 raise NotFoundError("turn", turn_id)

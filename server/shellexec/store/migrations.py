@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from peewee import Database as PeeweeDatabase
 
-from shellexec.store.models import REQUEST_MODELS, VERSION_1_MODELS, SchemaVersion
+from shellexec.store.models import REQUEST_MODELS, TOKEN_MODELS, VERSION_1_MODELS, SchemaVersion
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
@@ -27,7 +27,12 @@ def _add_request_ids(db: PeeweeDatabase) -> None:
     db.create_tables(list(REQUEST_MODELS))
 
 
-STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids)
+def _add_tokens(db: PeeweeDatabase) -> None:
+    """The bearer tokens callers authenticate with (ADR 0050)."""
+    db.create_tables(list(TOKEN_MODELS))
+
+
+STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids, _add_tokens)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -189,6 +189,22 @@ class TurnRequest(BaseModel):
         primary_key = CompositeKey("session", "request_id")
 
 
+class ApiToken(BaseModel):
+    """A bearer token: only the SHA-256 of its secret is stored (ADR 0050). `scopes` and
+    `task_patterns` are comma-separated; no patterns means every task."""
+
+    id = AutoField()
+    name = CharField(unique=True, max_length=64)
+    token_hash = CharField(unique=True, max_length=64)
+    scopes = CharField(max_length=64)
+    task_patterns = TextField(default="")
+    created_at = BigIntegerField()
+    revoked_at = BigIntegerField(null=True)
+
+    class Meta:
+        table_name = "api_token"
+
+
 # The tables as migration step 1 created them; later steps add to this schema.
 VERSION_1_MODELS: tuple[type[BaseModel], ...] = (
     SchemaVersion, Task, Session, Turn, Message, OutputChunk, Event, PublishReceipt,
@@ -196,4 +212,7 @@ VERSION_1_MODELS: tuple[type[BaseModel], ...] = (
 # Step 2: the request ids of CreateSession and StartTurn.
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (SessionRequest, TurnRequest)
 
-ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS)
+# Step 3: bearer tokens.
+TOKEN_MODELS: tuple[type[BaseModel], ...] = (ApiToken,)
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS, *TOKEN_MODELS)

@@ -1,10 +1,13 @@
 """A small typed client for shellexec.v1.ShellExecService.
 
-    with ShellExecClient("127.0.0.1:50051") as client:
+    with ShellExecClient("127.0.0.1:50051", token=TOKEN) as client:
         session = client.create_session("task-1", agent="codex")
         turn = client.start_turn(session.id)
         client.publish(session.id, {"sessionUpdate": "tool_call", ...}, sequence=1)
         client.complete_turn(session.id, turn.id, "end_turn")
+
+`token` is a bearer token (`shellexec token create`), needed when the service has
+authentication on; it is sent with every call.
 
 `AsyncShellExecClient` has the same methods with the same parameters, awaited (and `watch`
 iterated with `async for`).

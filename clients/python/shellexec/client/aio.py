@@ -9,6 +9,7 @@ from typing import Any
 
 import grpc
 
+from shellexec.client._auth import async_bearer_token
 from shellexec.client._values import CHANNEL_OPTIONS, publish_request, to_value, watch_request
 from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -16,10 +17,13 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 
 class AsyncShellExecClient:
-    """Asynchronous calls to a shellexec server at `target` (host:port, plaintext)."""
+    """Asynchronous calls to a shellexec server at `target` (host:port, plaintext); `token`
+    is sent as `authorization: Bearer` on every call."""
 
-    def __init__(self, target: str, timeout: float = 30.0) -> None:
-        self._channel = grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
+    def __init__(self, target: str, timeout: float = 30.0, token: str = "") -> None:
+        self._channel = grpc.aio.insecure_channel(
+            target, options=CHANNEL_OPTIONS,
+            interceptors=async_bearer_token(token) if token else None)
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
         self._timeout = timeout
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 
+from shellexec.client._auth import BearerToken
 from shellexec.client._values import CHANNEL_OPTIONS, publish_request, to_value, watch_request
 from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -15,10 +16,13 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 
 class ShellExecClient:
-    """Blocking calls to a shellexec server at `target` (host:port, plaintext)."""
+    """Blocking calls to a shellexec server at `target` (host:port, plaintext); `token` is
+    sent as `authorization: Bearer` on every call (needed when the service has
+    authentication on)."""
 
-    def __init__(self, target: str, timeout: float = 30.0) -> None:
-        self._channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+    def __init__(self, target: str, timeout: float = 30.0, token: str = "") -> None:
+        channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+        self._channel = grpc.intercept_channel(channel, BearerToken(token)) if token else channel
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
         self._timeout = timeout
 

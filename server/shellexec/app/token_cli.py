@@ -1,0 +1,73 @@
+"""`shellexec token create | list | revoke`: the bearer tokens of the configured database.
+
+`create` prints the new token on stdout, alone, once (so `TOKEN=$(shellexec token create ...)`
+works); only its hash is stored. Everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+from shellexec.app.settings import Settings
+from shellexec.service import ServiceError, system_clock
+from shellexec.service.tokens import TokenInfo, Tokens
+from shellexec.store import open_database
+from shellexec.vocabulary import SCOPES
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    token = commands.add_parser("token", help="create, list or revoke bearer tokens")
+    actions = token.add_subparsers(dest="token_command", required=True)
+    create = actions.add_parser("create", help="create a token and print it once")
+    create.add_argument("--name", required=True, help="a unique name, shown in `token list`")
+    create.add_argument("--scope", action="append", required=True, metavar="SCOPE",
+                        help=f"one of {', '.join(SCOPES)} (repeat or comma-separate for more)")
+    create.add_argument("--tasks", action="append", default=[], metavar="GLOB",
+                        help="restrict the token to task ids matching this glob, e.g. 'repo-*' "
+                             "(repeat or comma-separate for more; default: every task)")
+    actions.add_parser("list", help="list the tokens (never their secrets)")
+    revoke = actions.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name")
+
+
+def _items(values: list[str]) -> list[str]:
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _when(micros: int) -> str:
+    return datetime.fromtimestamp(micros / 1e6, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _line(token: TokenInfo) -> str:
+    tasks = ",".join(token.task_patterns) or "*"
+    state = "active" if token.revoked_at is None else f"revoked {_when(token.revoked_at)}"
+    return (f"{token.name}\tscopes={','.join(token.scopes)}\ttasks={tasks}\t"
+            f"created {_when(token.created_at)}\t{state}")
+
+
+def _run(tokens: Tokens, args: argparse.Namespace) -> None:
+    if args.token_command == "create":
+        secret = tokens.create(args.name, _items(args.scope), _items(args.tasks))
+        print(secret, flush=True)
+        print(f"token {args.name!r} created; it is shown only this once, keep it secret "
+              "(send it as `authorization: Bearer <token>`)", file=sys.stderr)
+    elif args.token_command == "list":
+        for token in tokens.list():
+            print(_line(token))
+    else:
+        tokens.revoke(args.name)
+        print(f"token {args.name!r} revoked", file=sys.stderr)
+
+
+def main(settings: Settings, args: argparse.Namespace) -> int:
+    database = open_database(settings.database_url, readers=1)
+    try:
+        _run(Tokens(database, system_clock), args)
+        return 0
+    except ServiceError as error:
+        print(f"shellexec token: {error}", file=sys.stderr)
+        return 2
+    finally:
+        database.close()

@@ -1,0 +1,39 @@
+"""Who is calling, and which tasks they may see.
+
+The gRPC interceptor (`api.auth`) checks a call's scope; the use cases check its task, since
+only they know which task a session belongs to. A session, message or task the caller may not
+see answers exactly as one that does not exist (ADR 0050).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from shellexec.vocabulary import SCOPE_ADMIN, SCOPES, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An authenticated caller: its token's name, scopes and task-id patterns (none: every
+    task)."""
+
+    name: str
+    scopes: frozenset[Scope]
+    task_patterns: tuple[str, ...] = ()
+
+    def has_any(self, scopes: frozenset[Scope]) -> bool:
+        """Whether one of `scopes` is granted (`admin` grants every scope)."""
+        return SCOPE_ADMIN in self.scopes or not scopes.isdisjoint(self.scopes)
+
+    def sees(self, task_id: str) -> bool:
+        """Whether the caller may see this task (glob patterns, matched case-sensitively)."""
+        return not self.task_patterns or any(
+            fnmatchcase(task_id, pattern) for pattern in self.task_patterns)
+
+
+# The caller when authentication is off (loopback only): every scope, every task.
+UNRESTRICTED = Caller("", frozenset(SCOPES))
+# The caller no interceptor vouched for: no scope, and a pattern no task id matches (ids are
+# never empty), so it sees nothing.
+NOBODY = Caller("", frozenset(), ("",))

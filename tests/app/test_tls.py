@@ -1,0 +1,96 @@
+"""Optional TLS at the front door: with a certificate and key configured, Envoy answers REST,
+the page and gRPC over HTTPS (checked against the certificate, generated here with the openssl
+command), and plaintext HTTP no longer works."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import pytest
+
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+
+from support.stack import BIN, Stack
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+
+
+def certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+@pytest.fixture
+def tls_stack(stack_with: Callable[..., Stack], tmp_path: Path) -> tuple[Stack, Path]:
+    cert, key = certificate(tmp_path)
+    stack = stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_TLS_CERT_FILE=str(cert),
+                       SHELLEXEC_TLS_KEY_FILE=str(key))
+    return stack, cert
+
+
+def test_the_front_door_speaks_https_with_the_configured_certificate(
+        tls_stack: tuple[Stack, Path]) -> None:
+    stack, cert = tls_stack
+    token = stack.create_token("tls", "admin")
+    trusted = ssl.create_default_context(cafile=str(cert))
+    base = f"https://127.0.0.1:{stack.rest_port}"
+    request = urllib.request.Request(
+        f"{base}/api/v1/task-sessions", data=json.dumps({"task_id": "tls-task"}).encode(),
+        headers={"content-type": "application/json", "authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, context=trusted, timeout=30) as answer:
+        session = json.load(answer)["session"]
+    assert session["task_id"] == "tls-task"
+    with urllib.request.urlopen(f"{base}/", context=trusted, timeout=30) as page:
+        assert b"<title>shellexec</title>" in page.read()
+
+    credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+    with grpc.secure_channel(f"127.0.0.1:{stack.rest_port}", credentials) as channel:
+        answer = pb_grpc.ShellExecServiceStub(channel).GetSession(
+            pb.GetSessionRequest(session_id=session["id"]),
+            metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+    assert answer.session.id == session["id"]
+
+
+def test_plain_http_gets_no_answer_and_an_untrusted_certificate_is_refused(
+        tls_stack: tuple[Stack, Path]) -> None:
+    stack, _ = tls_stack
+    plain = http.client.HTTPConnection("127.0.0.1", stack.rest_port, timeout=10)
+    plain.request("GET", "/")
+    with pytest.raises((http.client.HTTPException, ConnectionError)):
+        plain.getresponse()
+    plain.close()
+    with pytest.raises(urllib.error.URLError) as refused:
+        urllib.request.urlopen(f"https://127.0.0.1:{stack.rest_port}/", timeout=10,
+                               context=ssl.create_default_context())
+    assert isinstance(refused.value.reason, ssl.SSLCertVerificationError)
+
+
+@pytest.mark.parametrize(("settings", "complaint"), [
+    ({"SHELLEXEC_TLS_CERT_FILE": "cert.pem"}, "set together"),
+    ({"SHELLEXEC_TLS_CERT_FILE": "missing.pem", "SHELLEXEC_TLS_KEY_FILE": "missing.key"},
+     "no such file"),
+])
+def test_an_incomplete_tls_setting_is_refused_by_name(
+        tmp_path: Path, settings: dict[str, str], complaint: str) -> None:
+    env = {"PATH": "/usr/bin:/bin", "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+           **settings}
+    done = subprocess.run([BIN / "shellexec", "serve"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "SHELLEXEC_TLS_CERT_FILE" in done.stderr
+    assert complaint in done.stderr
