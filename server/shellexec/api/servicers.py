@@ -16,6 +16,7 @@ import grpc
 from shellexec import normalize
 from shellexec.api import convert, validation
 from shellexec.feed import FeedEvent
+from shellexec.projection import Masking
 from shellexec.service import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -66,7 +67,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                                  ) -> pb.NormalizeShellExecResponse:
         async def work() -> pb.NormalizeShellExecResponse:
             args = validation.normalize(request)
-            view = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
+            view = await asyncio.to_thread(normalize_updates, args.updates, args.agent,
+                                          Masking(enabled=args.mask_secrets))
             return convert.normalized(view, normalize.summarize(view.output))
 
         return await _call(context, work())

@@ -50,6 +50,7 @@ _REQUEST_ID_RULE = (f"must be {MIN_REQUEST_ID_CHARS} to {MAX_REQUEST_ID_CHARS} l
 class NormalizeArgs:
     updates: tuple[Mapping[str, Any], ...]
     agent: str
+    mask_secrets: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,7 @@ def normalize(request: pb.NormalizeShellExecRequest) -> NormalizeArgs:
             raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
         _within_update_size(value, f"updates[{index}]")
         updates.append(update)
-    return NormalizeArgs(tuple(updates), agent)
+    return NormalizeArgs(tuple(updates), agent, request.mask_secrets)
 
 
 def summarize(request: pb.SummarizeShellOutputRequest) -> ShellOutput:

@@ -11,6 +11,19 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
 
+_SWITCH_WORDS = {"on": True, "1": True, "true": True, "off": False, "0": False, "false": False}
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """An on/off variable (`on`, `off`, `1`, `0`, `true`, `false`); unset means `default`."""
+    value = env.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value not in _SWITCH_WORDS:
+        raise ValueError(f"{name} must be on or off, not {value[:16]!r}")
+    return _SWITCH_WORDS[value]
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the service and its front door need to start."""
@@ -32,6 +45,10 @@ class Settings:
     shutdown_grace_seconds: float = 5.0
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
+    # Mask credential forms in everything served to browsers (docs/security.md), and also in
+    # what is stored (an update is masked before it is folded).
+    mask_secrets: bool = True
+    mask_at_rest: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -51,4 +68,6 @@ class Settings:
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
+            mask_secrets=_switch(env, "SHELLEXEC_MASK_SECRETS", default.mask_secrets),
+            mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
         )

@@ -1,10 +1,11 @@
-"""The browser-facing view of a message row."""
+"""The browser-facing view of a message row, its text masked as `Masking` says."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from shellexec.normalize import OutputSummary, shell_result
+from shellexec.projection.masking import Masking
 from shellexec.store.models import Message
 from shellexec.vocabulary import Result, as_shell_status
 
@@ -41,7 +42,7 @@ class MessageView:
     shell_exec: ShellExecView | None
 
 
-def _shell_exec(row: Message) -> ShellExecView | None:
+def _shell_exec(row: Message, masking: Masking) -> ShellExecView | None:
     if not row.is_shell:
         return None
     summary = OutputSummary(
@@ -52,12 +53,14 @@ def _shell_exec(row: Message) -> ShellExecView | None:
         stderr_bytes=int(row.stderr_bytes),
     )
     result = shell_result(as_shell_status(row.status), summary.exit_code)
-    return ShellExecView(command=row.command, work_dir=row.work_dir, output=summary,
-                         result=result)
+    return ShellExecView(command=masking.text(row.command), work_dir=masking.text(row.work_dir),
+                         output=summary, result=result)
 
 
-def project_message(row: Message) -> MessageView:
-    """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`)."""
+def project_message(row: Message, masking: Masking) -> MessageView:
+    """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`). Every text a browser
+    reads is masked here, so no route can serve it unmasked; the byte counts of the summary
+    stay true because masking keeps the byte length."""
     return MessageView(
         id=row.id,
         session_id=str(row.session_id),
@@ -65,10 +68,10 @@ def project_message(row: Message) -> MessageView:
         turn_id=row.turn_id,
         author_type=row.author_type,
         type=row.type,
-        content=row.content,
+        content=masking.text(row.content),
         created_at=int(row.created_at),
         updated_at=int(row.updated_at),
         status=row.status,
-        title=row.title,
-        shell_exec=_shell_exec(row),
+        title=masking.text(row.title),
+        shell_exec=_shell_exec(row, masking),
     )

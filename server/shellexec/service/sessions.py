@@ -10,6 +10,7 @@ from __future__ import annotations
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.hub import MESSAGE_UPDATED
+from shellexec.projection import Masking
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, tool_calls, units
 from shellexec.service.deps import Clock, IdFactory
@@ -54,12 +55,13 @@ class Sessions:
     """Creates sessions, starts and completes turns."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
-                 new_id: IdFactory) -> None:
+                 new_id: IdFactory, *, masking: Masking) -> None:
         self._database = database
         self._feed = feed
         self._states = caches.states
         self._clock = clock
         self._new_id = new_id
+        self._masking = masking
 
     async def create(self, task_id: str, agent: str, request_id: str = "") -> SessionRecord:
         def work() -> SessionRecord:
@@ -134,5 +136,6 @@ class Sessions:
             before = tool_calls.load(row, self._states)
             tool_calls.save(statements, row, before, normalize.cancel(before), now,
                                 self._states)
-            cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row))
+            cancelled.append(events.record(statements, session_id, MESSAGE_UPDATED, row,
+                                           self._masking))
         return cancelled

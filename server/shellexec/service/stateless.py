@@ -10,11 +10,14 @@ from typing import Any
 
 from shellexec import normalize
 from shellexec.normalize import OutputSummary, ShellOutput, ShellView
+from shellexec.projection import Masking
 
 
-def normalize_updates(updates: Sequence[Mapping[str, Any]], agent: str) -> ShellView:
-    """Folds the updates of one tool call."""
-    return normalize.view(normalize.fold_all(updates, agent=agent or None))
+def normalize_updates(updates: Sequence[Mapping[str, Any]], agent: str,
+                      masking: Masking) -> ShellView:
+    """Folds the updates of one tool call; the view masked only when the caller asked (it
+    may store what it gets back)."""
+    return masking.view(normalize.view(normalize.fold_all(updates, agent=agent or None)))
 
 
 def summarize_output(output: ShellOutput) -> OutputSummary:
