@@ -6,6 +6,8 @@ The fakes are assembled from parts so that no scanner mistakes this file for a l
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from shellexec.app.settings import Settings
@@ -138,7 +140,7 @@ def test_spans_are_sorted_and_merged() -> None:
     text = f"TOKEN={GITHUB} and {AWS_KEY_ID}"
     spans = secret_spans(text)
     assert spans == sorted(spans)
-    assert all(end < start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
+    assert all(end < start for (_, end), (start, _) in itertools.pairwise(spans))
 
 
 def test_masking_json_leaves_keys_and_other_values() -> None:

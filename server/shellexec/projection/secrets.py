@@ -93,7 +93,8 @@ PATTERNS: tuple[SecretPattern, ...] = (
 # A token whose rest has not arrived yet: its known prefix and what came of it so far.
 _PARTIAL_TAIL = re.compile(
     r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|soat)-"
-    rf"|sk-(?:ant-|proj-|svcacct-|admin-)?|xox[abprs]-|eyJ|[Bb]earer[ \t]+)(?P<secret>[{_TOKEN_CHARS}.*]*)\Z")
+    r"|sk-(?:ant-|proj-|svcacct-|admin-)?|xox[abprs]-|eyJ|[Bb]earer[ \t]+)"
+    rf"(?P<secret>[{_TOKEN_CHARS}.*]*)\Z")
 _TAIL_WINDOW = 512
 _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
