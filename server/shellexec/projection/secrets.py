@@ -17,10 +17,13 @@ whatever was cut) and a private key body before an orphan END line are masked.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MASK_CHAR = "*"
+
+# A span of a text: (start, end) offsets.
+Span = tuple[int, int]
 
 # Characters a token or key body may hold (base64, base64url, the separators tokens use).
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
@@ -28,27 +31,39 @@ _TOKEN_CHARS = r"A-Za-z0-9_\-"
 SECRET_NAME_ENDINGS = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "SECRET_KEY",
                        "SECRET_ACCESS_KEY", "TOKEN", "API_KEY", "APIKEY", "PRIVATE_KEY",
                        "ACCESS_KEY")
-_NAME = rf"[A-Za-z0-9_]*?(?i:{'|'.join(SECRET_NAME_ENDINGS)})"
+# The whole name, matched greedily from its first character (linear time); whether it ends
+# with a secret name ending is checked on the match.
+_NAME = r"(?P<name>[A-Za-z0-9_]+)"
 _NAME_HINTS = ("pass", "secret", "token", "api_key", "apikey", "private_key", "access_key")
 
 
 @dataclass(frozen=True, slots=True)
 class SecretPattern:
-    """One documented credential form: `regex`'s group `secret` is what gets masked."""
+    """One documented credential form: `regex`'s group `secret` is what gets masked.
+
+    `hints` are literals every match contains (lower case when `ignore_case_hints`): the
+    regex runs only over the lines holding one, or over the whole text when `multiline`.
+    """
 
     name: str
     hints: tuple[str, ...]
     regex: re.Pattern[str]
     ignore_case_hints: bool = False
+    multiline: bool = False
+    secret_name: bool = False
+    """The match's group `name` must end with one of `SECRET_NAME_ENDINGS`."""
 
-    def applies(self, text: str, lowered: Callable[[], str]) -> bool:
-        haystack = lowered() if self.ignore_case_hints else text
-        return any(hint in haystack for hint in self.hints)
+    def secret_spans(self, text: str, start: int, end: int) -> Iterator[Span]:
+        for match in self.regex.finditer(text, start, end):
+            if not self.secret_name or match["name"].upper().endswith(SECRET_NAME_ENDINGS):
+                yield match.span("secret")
 
 
 def _pattern(name: str, hints: Iterable[str], regex: str, *, flags: int = 0,
-             ignore_case_hints: bool = False) -> SecretPattern:
-    return SecretPattern(name, tuple(hints), re.compile(regex, flags), ignore_case_hints)
+             ignore_case_hints: bool = False, multiline: bool = False,
+             secret_name: bool = False) -> SecretPattern:
+    return SecretPattern(name, tuple(hints), re.compile(regex, flags), ignore_case_hints,
+                         multiline, secret_name)
 
 
 PATTERNS: tuple[SecretPattern, ...] = (
@@ -67,11 +82,12 @@ PATTERNS: tuple[SecretPattern, ...] = (
     _pattern("slack-token", ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
              r"\bxox[abprs]-(?P<secret>[A-Za-z0-9\-*]{10,})"),
     _pattern("jwt", ("eyJ",),
-             rf"\beyJ(?P<secret>[{_TOKEN_CHARS}*]{{8,}}\.eyJ[{_TOKEN_CHARS}*]{{8,}}"
+             rf"eyJ(?<![A-Za-z0-9_]eyJ)(?P<secret>[{_TOKEN_CHARS}*]{{8,}}\.eyJ[{_TOKEN_CHARS}*]{{8,}}"
              rf"\.[{_TOKEN_CHARS}*]*)"),
     _pattern("private-key-block", ("PRIVATE KEY",),
              r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-             r"(?P<secret>[\s\S]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+             r"(?P<secret>[\s\S]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+             multiline=True),
     _pattern("bearer-token", ("bearer",),
              r"\b[Bb]earer[ \t]+(?P<secret>[A-Za-z0-9_\-.~+/*]{16,}=*)",
              ignore_case_hints=True),
@@ -83,11 +99,11 @@ PATTERNS: tuple[SecretPattern, ...] = (
              _NAME_HINTS,
              rf"^[ \t]*(?:[$#>][ \t]+)?(?:export[ \t]+)?{_NAME}[ \t]*=[ \t]*"
              r"(?P<secret>[^\r\n]*?)[ \t]*$",
-             flags=re.MULTILINE, ignore_case_hints=True),
+             flags=re.MULTILINE, ignore_case_hints=True, secret_name=True),
     _pattern("env-assignment",
              _NAME_HINTS,
              rf"(?<![A-Za-z0-9_]){_NAME}=(?P<secret>\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"']\S*)",
-             ignore_case_hints=True),
+             ignore_case_hints=True, secret_name=True),
 )
 
 # A token whose rest has not arrived yet: its known prefix and what came of it so far.
@@ -100,21 +116,43 @@ _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
-Span = tuple[int, int]
+# A short text (a command, a title) is first checked for any hint in one search.
+_SHORT_TEXT = 4096
+_ANY_HINT = tuple(sorted({hint.lower() for pattern in PATTERNS for hint in pattern.hints}))
+
+
+def _line_windows(text: str, haystack: str, hints: tuple[str, ...]) -> list[Span]:
+    """The lines of `text` on which `haystack` (the text or its lower case) holds a hint."""
+    starts: set[int] = set()
+    for hint in hints:
+        found = haystack.find(hint)
+        while found != -1:
+            starts.add(text.rfind("\n", 0, found) + 1)
+            line_end = text.find("\n", found)
+            found = -1 if line_end == -1 else haystack.find(hint, line_end)
+    windows = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        windows.append((start, len(text) if end == -1 else end))
+    return windows
 
 
 def _pattern_spans(text: str) -> list[Span]:
-    lowered_text: list[str] = []
-
-    def lowered() -> str:
-        if not lowered_text:
-            lowered_text.append(text.lower())
-        return lowered_text[0]
-
+    # Lower case keeps the offsets of ASCII text; other text is searched whole instead.
+    lowered = text.lower() if text.isascii() else None
     spans: list[Span] = []
+    found: dict[tuple[bool, tuple[str, ...]], list[Span]] = {}  # patterns may share hints
     for pattern in PATTERNS:
-        if pattern.applies(text, lowered):
-            spans.extend(match.span("secret") for match in pattern.regex.finditer(text))
+        haystack = text if not pattern.ignore_case_hints else lowered
+        key = (pattern.ignore_case_hints, pattern.hints)
+        if pattern.multiline or haystack is None:
+            windows = [(0, len(text))]
+        elif key in found:
+            windows = found[key]
+        else:
+            windows = found[key] = _line_windows(text, haystack, pattern.hints)
+        for start, end in windows:
+            spans.extend(pattern.secret_spans(text, start, end))
     return spans
 
 
@@ -137,10 +175,15 @@ def _head_spans(text: str) -> list[Span]:
     return spans
 
 
+def _has_hint(lowered: str) -> bool:
+    return any(hint in lowered for hint in _ANY_HINT)
+
+
 def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
     """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
     cut off (a bounded output), so it may start inside a secret."""
-    spans = _pattern_spans(text) + _tail_spans(text)
+    hinted = len(text) > _SHORT_TEXT or _has_hint(text.lower())
+    spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
     if head_cut:
         spans += _head_spans(text)
     merged: list[Span] = []
