@@ -15,6 +15,7 @@ from shellexec.normalize import ShellOutput, ShellView
 from shellexec.projection import NO_MASKING, Masking
 from shellexec.projection.secrets import (
     PATTERNS,
+    SHORT_HINTS,
     mask_continuation,
     mask_json,
     mask_secrets,
@@ -182,3 +183,8 @@ def test_the_setting_is_an_on_off_switch(value: str, expected: bool) -> None:
 def test_a_setting_that_is_neither_on_nor_off_is_refused() -> None:
     with pytest.raises(ValueError, match="SHELLEXEC_MASK_SECRETS must be on or off"):
         Settings.from_env({"SHELLEXEC_MASK_SECRETS": "maybe"})
+
+
+def test_the_short_text_check_covers_every_hint() -> None:
+    hints = {hint.lower() for pattern in PATTERNS for hint in pattern.hints}
+    assert [hint for hint in hints if not any(short in hint for short in SHORT_HINTS)] == []

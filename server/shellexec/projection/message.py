@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shellexec.normalize import OutputSummary, shell_result
@@ -42,7 +43,7 @@ class MessageView:
     shell_exec: ShellExecView | None
 
 
-def _shell_exec(row: Message, masking: Masking) -> ShellExecView | None:
+def _shell_exec(row: Message, mask: Callable[[str], str]) -> ShellExecView | None:
     if not row.is_shell:
         return None
     summary = OutputSummary(
@@ -53,14 +54,28 @@ def _shell_exec(row: Message, masking: Masking) -> ShellExecView | None:
         stderr_bytes=int(row.stderr_bytes),
     )
     result = shell_result(as_shell_status(row.status), summary.exit_code)
-    return ShellExecView(command=masking.text(row.command), work_dir=masking.text(row.work_dir),
+    return ShellExecView(command=mask(row.command), work_dir=mask(row.work_dir),
                          output=summary, result=result)
+
+
+def _masked_once(masking: Masking) -> Callable[[str], str]:
+    """`masking.text`, computed once per distinct text (a shell row's content is its command
+    or title)."""
+    seen: dict[str, str] = {}
+
+    def mask(text: str) -> str:
+        if text not in seen:
+            seen[text] = masking.text(text)
+        return seen[text]
+
+    return mask
 
 
 def project_message(row: Message, masking: Masking) -> MessageView:
     """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`). Every text a browser
     reads is masked here, so no route can serve it unmasked; the byte counts of the summary
     stay true because masking keeps the byte length."""
+    mask = _masked_once(masking)
     return MessageView(
         id=row.id,
         session_id=str(row.session_id),
@@ -68,10 +83,10 @@ def project_message(row: Message, masking: Masking) -> MessageView:
         turn_id=row.turn_id,
         author_type=row.author_type,
         type=row.type,
-        content=masking.text(row.content),
+        content=mask(row.content),
         created_at=int(row.created_at),
         updated_at=int(row.updated_at),
         status=row.status,
-        title=masking.text(row.title),
-        shell_exec=_shell_exec(row, masking),
+        title=mask(row.title),
+        shell_exec=_shell_exec(row, mask),
     )
