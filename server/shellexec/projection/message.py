@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from shellexec.normalize import OutputSummary, shell_result
 from shellexec.projection.masking import Masking
+from shellexec.projection.secrets import may_hold_secrets
 from shellexec.store.models import Message
 from shellexec.vocabulary import Result, as_shell_status
 
@@ -58,9 +59,13 @@ def _shell_exec(row: Message, mask: Callable[[str], str]) -> ShellExecView | Non
                          output=summary, result=result)
 
 
-def _masked_once(masking: Masking) -> Callable[[str], str]:
-    """`masking.text`, computed once per distinct text (a shell row's content is its command
-    or title)."""
+def _row_mask(row: Message, masking: Masking) -> Callable[[str], str]:
+    """`masking.text` for the texts of `row`: nothing when none of them may hold a secret
+    (one check for them all), else once per distinct text (a shell row's content is its
+    command or title)."""
+    if not masking.enabled or not may_hold_secrets(
+            "\n".join((row.content, row.title, row.command, row.work_dir))):
+        return _unchanged
     seen: dict[str, str] = {}
 
     def mask(text: str) -> str:
@@ -71,11 +76,15 @@ def _masked_once(masking: Masking) -> Callable[[str], str]:
     return mask
 
 
+def _unchanged(text: str) -> str:
+    return text
+
+
 def project_message(row: Message, masking: Masking) -> MessageView:
     """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`). Every text a browser
     reads is masked here, so no route can serve it unmasked; the byte counts of the summary
     stay true because masking keeps the byte length."""
-    mask = _masked_once(masking)
+    mask = _row_mask(row, masking)
     return MessageView(
         id=row.id,
         session_id=str(row.session_id),

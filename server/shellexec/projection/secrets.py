@@ -177,14 +177,16 @@ def _head_spans(text: str) -> list[Span]:
     return spans
 
 
-def _has_hint(lowered: str) -> bool:
+def may_hold_secrets(text: str) -> bool:
+    """False when no pattern can match `text`: the cheap check made before any regex runs."""
+    lowered = text.lower()
     return any(hint in lowered for hint in SHORT_HINTS)
 
 
 def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
     """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
     cut off (a bounded output), so it may start inside a secret."""
-    hinted = len(text) > _SHORT_TEXT or _has_hint(text.lower())
+    hinted = len(text) > _SHORT_TEXT or may_hold_secrets(text)
     spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
     if head_cut:
         spans += _head_spans(text)
