@@ -178,8 +178,6 @@ class OutputText:
     def tail(self, limit: int) -> str:
         """The newest `<= limit` bytes of the retained text, in O(limit): the context a delta
         continues (a partial character at the cut is dropped)."""
-        if self._text is not None:
-            return self._text[-limit:]
         pieces: list[bytes] = []
         size = 0
         index = self._count - 1
