@@ -159,3 +159,12 @@ def test_extension_of_a_truncated_stream_compares_the_retained_tail_at_its_offse
     assert stream.extension_of(full + "more") == "more"
     assert stream.extension_of("X" + full[1:] + "more") == "more"  # the cut part is not seen
     assert stream.extension_of(full[:-1] + "X" + "more") is None
+
+
+def test_tail_gives_the_newest_bytes_without_a_cut_character() -> None:
+    stream = OutputText.of("old ").append("é€").append("new")
+    assert stream.tail(4) == "new"  # the fourth byte from the end is inside "€"
+    assert stream.tail(6) == "€new"
+    assert stream.tail(100) == "old é€new"
+    assert OutputText.of("日本語").tail(4) == "語"
+    assert OutputText.of("").tail(10) == ""

@@ -19,6 +19,7 @@ from shellexec import normalize
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.normalize import MAX_FIELD_BYTES
+from shellexec.projection import Masking
 from shellexec.service import Clock, NotFoundError, system_clock
 from shellexec.service.sessions import REQUEST_ID_WINDOW
 from shellexec.service.stateless import normalize_updates
@@ -324,7 +325,7 @@ def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps
     assert MAX_FIELD_BYTES < stored <= COMPACT_AT_BYTES, "the chunks are not compacted yet"
 
     shell_output = harness.run(harness.reader.shell_output(session_id, published.id))
-    expected = normalize_updates(updates, "codex").output
+    expected = normalize_updates(updates, "codex", Masking()).output
     assert shell_output.output == expected
     assert expected.truncated
     assert normalize.summarize(shell_output.output) == published.shell_exec.output

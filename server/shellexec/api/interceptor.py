@@ -32,9 +32,9 @@ from shellexec.api.validation import REQUEST_ID_PATTERN
 from shellexec.rules.limits import MAX_ERROR_MESSAGE_CHARS
 from shellexec.service import (
     FailedPreconditionError,
-    PermissionDeniedError,
     InvalidArgumentError,
     NotFoundError,
+    PermissionDeniedError,
     ServiceError,
 )
 

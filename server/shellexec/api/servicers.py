@@ -17,6 +17,7 @@ import grpc
 from shellexec import normalize
 from shellexec.api import convert, validation
 from shellexec.api.auth import current_caller
+from shellexec.projection import Masking
 from shellexec.service import Publisher, Reader, Sessions
 from shellexec.service.stateless import normalize_updates, summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -38,7 +39,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                                  context: grpc.aio.ServicerContext
                                  ) -> pb.NormalizeShellExecResponse:
         args = validation.normalize(request)
-        record = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
+        record = await asyncio.to_thread(normalize_updates, args.updates, args.agent,
+                                         Masking(enabled=args.mask_secrets))
         return convert.normalized(record, normalize.summarize(record.output))
 
     async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,

@@ -74,6 +74,7 @@ _SESSION, _TURN, _TASK, _SHELL_MESSAGE = "session", "turn", "task", "shell messa
 class NormalizeArgs:
     updates: tuple[Mapping[str, Any], ...]
     agent: str
+    mask_secrets: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +208,7 @@ def normalize(request: pb.NormalizeShellExecRequest) -> NormalizeArgs:
             raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
         _within_update_size(value, f"updates[{index}]")
         updates.append(update)
-    return NormalizeArgs(tuple(updates), agent)
+    return NormalizeArgs(tuple(updates), agent, request.mask_secrets)
 
 
 def summarize(request: pb.SummarizeShellOutputRequest) -> ShellOutput:

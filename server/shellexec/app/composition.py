@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from shellexec.api import ShellExecServicer
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
+from shellexec.projection import Masking
 from shellexec.service import (
     Clock,
     IdFactory,
@@ -42,9 +43,11 @@ def compose(settings: Settings, clock: Clock = system_clock,
     database = open_database(settings.database_url)
     feed = FeedHub()
     caches = UnitCaches(database)  # cleared when a commit group rolls back
-    sessions = Sessions(database, feed, caches, clock, ids)
-    publisher = Publisher(database, feed, caches, clock, ids)
+    masking = Masking(enabled=settings.mask_secrets)
+    sessions = Sessions(database, feed, caches, clock, ids, masking=masking)
+    publisher = Publisher(database, feed, caches, clock, ids, masking=masking,
+                          mask_at_rest=settings.mask_at_rest)
     reader = Reader(database, feed, settings.heartbeat_seconds,
-                    settings.stream_lifetime_seconds)
+                    settings.stream_lifetime_seconds, masking=masking)
     return Composition(database, feed, caches, sessions, publisher, reader,
                        Tokens(database, clock), ShellExecServicer(sessions, publisher, reader))

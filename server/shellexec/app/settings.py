@@ -11,11 +11,17 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
 
-def _switch(value: str, name: str) -> bool:
-    words = {"on": True, "off": False}
-    if value.strip().lower() not in words:
-        raise ValueError(f"{name} must be `on` or `off`, not {value[:20]!r}")
-    return words[value.strip().lower()]
+_SWITCH_WORDS = {"on": True, "1": True, "true": True, "off": False, "0": False, "false": False}
+
+
+def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """An on/off variable (`on`, `off`, `1`, `0`, `true`, `false`); unset means `default`."""
+    value = env.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value not in _SWITCH_WORDS:
+        raise ValueError(f"{name} must be `on` or `off`, not {value[:16]!r}")
+    return _SWITCH_WORDS[value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,11 @@ class Settings:
     tls_cert_file: str = ""
     tls_key_file: str = ""
 
+    # Mask credential forms in everything served to browsers (docs/security.md), and also in
+    # what is stored (an update is masked before it is folded).
+    mask_secrets: bool = True
+    mask_at_rest: bool = False
+
     def __post_init__(self) -> None:
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
@@ -77,7 +88,9 @@ class Settings:
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
-            auth=_switch(env.get("SHELLEXEC_AUTH", "off"), "SHELLEXEC_AUTH"),
+            auth=_switch(env, "SHELLEXEC_AUTH", default.auth),
             tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),
             tls_key_file=env.get("SHELLEXEC_TLS_KEY_FILE", default.tls_key_file),
+            mask_secrets=_switch(env, "SHELLEXEC_MASK_SECRETS", default.mask_secrets),
+            mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
         )

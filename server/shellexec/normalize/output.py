@@ -1,6 +1,6 @@
 """The full output of a command and the browser-facing summary of it.
 
-`ShellOutput` is what the snapshot route serves. `OutputSummary` is what every list, boot
+`ShellOutput` is what the shell-output route serves. `OutputSummary` is what every list, boot
 state and feed payload carries instead: it has no body fields at all, so a body cannot leak
 through it.
 """

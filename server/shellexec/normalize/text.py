@@ -175,6 +175,20 @@ class OutputText:
         grown = OutputText(chunks, self._count + 1, self._base, cut, self._truncated or cut > 0)
         return grown._compacted() if grown._needs_compaction() else grown
 
+    def tail(self, limit: int) -> str:
+        """The newest `<= limit` bytes of the retained text, in O(limit): the context a delta
+        continues (a partial character at the cut is dropped)."""
+        pieces: list[bytes] = []
+        size = 0
+        index = self._count - 1
+        while index >= 0 and size < limit:
+            data = self._chunks[index][1]
+            pieces.append(data)
+            size += len(data)
+            index -= 1
+        joined = b"".join(reversed(pieces))
+        return joined[-min(limit, self.byte_count):].decode("utf-8", "ignore") if joined else ""
+
     def appended_since(self, older: OutputText) -> str | None:
         """The text appended to `older` to make this stream, or None if it was not made so.
 

@@ -3,12 +3,14 @@
 The browser view's output type is `normalize.OutputSummary`, which has no body fields, so a
 list, boot-state or feed payload cannot carry stdout or stderr by accident. Projection reads
 only summary columns and never writes; `state_columns` gives the values a writer stores in
-them.
+them. `Masking` masks credential forms in every text a projection serves (`secrets`).
 """
 
 from __future__ import annotations
 
 from shellexec.projection.columns import state_columns
+from shellexec.projection.masking import NO_MASKING, Masking
 from shellexec.projection.message import MessageView, ShellExecView, project_message
 
-__all__ = ["MessageView", "ShellExecView", "project_message", "state_columns"]
+__all__ = ["NO_MASKING", "Masking", "MessageView", "ShellExecView", "project_message",
+           "state_columns"]

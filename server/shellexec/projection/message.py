@@ -1,10 +1,13 @@
-"""The browser-facing view of a message row."""
+"""The browser-facing view of a message row, its text masked as `Masking` says."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shellexec.normalize import OutputSummary, shell_result
+from shellexec.projection.masking import Masking
+from shellexec.projection.secrets import may_hold_secrets
 from shellexec.store.models import Message
 from shellexec.vocabulary import Result, as_shell_status
 
@@ -41,7 +44,7 @@ class MessageView:
     shell_exec: ShellExecView | None
 
 
-def _shell_exec(row: Message) -> ShellExecView | None:
+def _shell_exec(row: Message, mask: Callable[[str], str]) -> ShellExecView | None:
     if not row.is_shell:
         return None
     summary = OutputSummary(
@@ -52,12 +55,36 @@ def _shell_exec(row: Message) -> ShellExecView | None:
         stderr_bytes=int(row.stderr_bytes),
     )
     result = shell_result(as_shell_status(row.status), summary.exit_code)
-    return ShellExecView(command=row.command, work_dir=row.work_dir, output=summary,
-                         result=result)
+    return ShellExecView(command=mask(row.command), work_dir=mask(row.work_dir),
+                         output=summary, result=result)
 
 
-def project_message(row: Message) -> MessageView:
-    """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`)."""
+def _row_mask(row: Message, masking: Masking) -> Callable[[str], str]:
+    """`masking.text` for the texts of `row`: nothing when none of them may hold a secret
+    (one check for them all), else once per distinct text (a shell row's content is its
+    command or title)."""
+    if not masking.enabled or not may_hold_secrets(
+            "\n".join((row.content, row.title, row.command, row.work_dir))):
+        return _unchanged
+    seen: dict[str, str] = {}
+
+    def mask(text: str) -> str:
+        if text not in seen:
+            seen[text] = masking.text(text)
+        return seen[text]
+
+    return mask
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def project_message(row: Message, masking: Masking) -> MessageView:
+    """Projects a summary row (see `store.queries.SUMMARY_COLUMNS`). Every text a browser
+    reads is masked here, so no route can serve it unmasked; the byte counts of the summary
+    stay true because masking keeps the byte length."""
+    mask = _row_mask(row, masking)
     return MessageView(
         id=row.id,
         session_id=str(row.session_id),
@@ -65,10 +92,10 @@ def project_message(row: Message) -> MessageView:
         turn_id=row.turn_id,
         author_type=row.author_type,
         type=row.type,
-        content=row.content,
+        content=mask(row.content),
         created_at=int(row.created_at),
         updated_at=int(row.updated_at),
         status=row.status,
-        title=row.title,
-        shell_exec=_shell_exec(row),
+        title=mask(row.title),
+        shell_exec=_shell_exec(row, mask),
     )

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from shellexec.feed import FeedEvent
-from shellexec.projection import project_message
+from shellexec.projection import Masking, project_message
 from shellexec.store import Statements
 from shellexec.store.models import Message
 
 
-def record(statements: Statements, session_id: str, event_type: str, row: Message) -> FeedEvent:
+def record(statements: Statements, session_id: str, event_type: str, row: Message,
+           masking: Masking) -> FeedEvent:
     """Gives the session its next revision, logs the event durably, and returns it for the
     watchers (to be announced once the unit of work has committed)."""
     revision = statements.next_revision(session_id)
     statements.insert_event(session_id, revision, event_type, int(row.position))
-    return FeedEvent(event_type, revision, project_message(row))
+    return FeedEvent(event_type, revision, project_message(row, masking))

@@ -2,6 +2,10 @@
 
 Each publish is one write transaction. The feed event is announced only after the commit, so
 a watcher never sees what a crash could still undo.
+
+With `mask_at_rest`, credential forms in an update are masked before it is folded, so nothing
+stored (bodies, columns, fold state) or cached holds them; masking keeps byte lengths, so the
+summary's byte counts are those of the text the agent sent (ADR 0059).
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from typing import Any
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.normalize import bounded_head
-from shellexec.projection import project_message
+from shellexec.projection import Masking, project_message
+from shellexec.projection.secrets import mask_continuation, mask_json
 from shellexec.service import events, tool_calls, units
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
@@ -38,9 +43,19 @@ from shellexec.vocabulary import (
 # Who wrote the text of each ACP chat chunk.
 TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
     ACP_AGENT_MESSAGE_CHUNK: AUTHOR_AGENT, ACP_USER_MESSAGE_CHUNK: AUTHOR_USER}
+# The fields of a tool update that name or classify it: never masked at rest.
+_IDENTITY_FIELDS = frozenset({"sessionUpdate", "toolCallId", "status", "kind"})
+# How much of a stream's end a delta is masked in the context of (a token split in two).
+_CONTEXT_BYTES = 512
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
+
+
+def _masked_update(update: Mapping[str, Any], context: str) -> dict[str, Any]:
+    """`update` with its text masked as a continuation of `context` (the stream's end)."""
+    return {key: value if key in _IDENTITY_FIELDS else mask_json(value, context)
+            for key, value in update.items()}
 
 
 def _chunk_text(update: Mapping[str, Any]) -> str:
@@ -54,8 +69,10 @@ class Publisher:
     """Stores ACP updates into messages."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
-                 new_id: IdFactory) -> None:
+                 new_id: IdFactory, *, masking: Masking, mask_at_rest: bool) -> None:
         self._database = database
+        self._masking = masking
+        self._mask_at_rest = mask_at_rest
         self._feed = feed
         self._states = caches.states
         self._known_sessions = caches.sessions
@@ -86,7 +103,7 @@ class Publisher:
         event = None
         if change is not None:
             row, event_type = change
-            event = events.record(statements, session_id, event_type, row)
+            event = events.record(statements, session_id, event_type, row, self._masking)
         if sequence is not None:
             statements.insert_receipt(session_id, sequence,
                                       None if change is None else int(change[0].position))
@@ -104,10 +121,9 @@ class Publisher:
         self._known_sessions.put(known)
         return known
 
-    @staticmethod
-    def _replayed(position: int | None) -> PublishResult:
+    def _replayed(self, position: int | None) -> PublishResult:
         row = None if position is None else queries.get_message_by_position(position)
-        return PublishResult(None if row is None else project_message(row), True)
+        return PublishResult(None if row is None else project_message(row, self._masking), True)
 
     def _apply(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         kind = update["sessionUpdate"]
@@ -123,10 +139,15 @@ class Publisher:
         statements = self._database.statements
         call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
+            if self._mask_at_rest:
+                update = _masked_update(update, "")
             return self._insert_tool_call(session, tool_call_id, update, now), EVENT_MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
+        if self._mask_at_rest:
+            context = "" if before.stdout is None else before.stdout.tail(_CONTEXT_BYTES)
+            update = _masked_update(update, context)
         tool_calls.save(statements, row, before, normalize.fold(before, update), now,
                         self._states)
         return row, EVENT_MESSAGE_UPDATED
@@ -150,13 +171,16 @@ class Publisher:
         turn = queries.running_turn(session.id)
         turn_id = "" if turn is None else turn.id
         latest = queries.latest_message(session.id)
-        if (latest is not None and latest.type == MESSAGE_TEXT and latest.author_type == author
-                and latest.turn_id == turn_id):
-            latest.content = bounded_head(latest.content + text)
-            latest.updated_at = now
+        continued = (latest if latest is not None and latest.type == MESSAGE_TEXT
+                     and latest.author_type == author and latest.turn_id == turn_id else None)
+        if self._mask_at_rest:
+            text = mask_continuation("" if continued is None else continued.content, text)
+        if continued is not None:
+            continued.content = bounded_head(continued.content + text)
+            continued.updated_at = now
             self._database.statements.update_message(
-                int(latest.position), {"content": latest.content, "updated_at": now})
-            return latest, EVENT_MESSAGE_UPDATED
+                int(continued.position), {"content": continued.content, "updated_at": now})
+            return continued, EVENT_MESSAGE_UPDATED
         row = self._database.statements.insert_message({
             "id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
             "turn_id": turn_id, "author_type": author, "type": MESSAGE_TEXT,

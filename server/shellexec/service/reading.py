@@ -9,7 +9,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.stream import follow
 from shellexec.normalize import ShellOutput
-from shellexec.projection import project_message
+from shellexec.projection import Masking, project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
@@ -67,8 +67,9 @@ class Reader:
     """Serves stored messages and the live feed."""
 
     def __init__(self, database: Database, feed: FeedHub, heartbeat_seconds: float,
-                 stream_lifetime_seconds: float) -> None:
+                 stream_lifetime_seconds: float, *, masking: Masking) -> None:
         self._database = database
+        self._masking = masking
         self._feed = feed
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
@@ -83,7 +84,7 @@ class Reader:
                 before=_cursor_position(session_id, "before", before),
                 after=_cursor_position(session_id, "after", after))
             fitting = _fitting(rows[:size])
-            page = tuple(project_message(row) for row in fitting)
+            page = tuple(project_message(row, self._masking) for row in fitting)
             return MessagePage(page, queries.count_messages(session_id),
                                len(rows) > len(fitting), page[-1].id if page else "")
 
@@ -96,7 +97,8 @@ class Reader:
             # One answer for missing, other-session, other-task and non-shell messages alike.
             if row is None or not caller.sees(str(row.task_id)):
                 raise NotFoundError("shell message", message_id)
-            return ShellOutputRecord(row.id, row.status, int(row.updated_at), _stored_output(row))
+            return ShellOutputRecord(row.id, row.status, int(row.updated_at),
+                                     self._masking.output(_stored_output(row)))
 
         return await self._database.read(work)
 
@@ -110,8 +112,8 @@ class Reader:
                                                      descending=True))
             record = SessionRecord.of(session, queries.latest_revision(session.id),
                                       queries.current_turn_id(session.id))
-            return BootStateRecord(record, tuple(project_message(row) for row in reversed(rows)),
-                             queries.task_state(task_id))
+            messages = tuple(project_message(row, self._masking) for row in reversed(rows))
+            return BootStateRecord(record, messages, queries.task_state(task_id))
 
         return await self._database.read(work)
 
@@ -134,7 +136,7 @@ class Reader:
         async def read_events(after: int, limit: int) -> list[FeedEvent]:
             rows = await self._database.read(
                 functools.partial(queries.events_after, session_id, after, limit))
-            return [FeedEvent(event_type, revision, project_message(row))
+            return [FeedEvent(event_type, revision, project_message(row, self._masking))
                     for revision, event_type, row in rows]
 
         return follow(self._feed, session_id, subscription, start, read_events,

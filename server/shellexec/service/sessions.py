@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
+from shellexec.projection import Masking
 from shellexec.rules.limits import REQUEST_ID_WINDOW_SECONDS
 from shellexec.service import events, tool_calls, units
 from shellexec.service.access import UNRESTRICTED, Caller
@@ -67,18 +68,20 @@ class Sessions:
     """Creates sessions, starts and completes turns."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
-                 new_id: IdFactory) -> None:
+                 new_id: IdFactory, *, masking: Masking) -> None:
         self._database = database
         self._feed = feed
         self._states = caches.states
         self._clock = clock
         self._new_id = new_id
+        self._masking = masking
 
     async def create(self, task_id: str, agent: str, request_id: str = "", *,
                      caller: Caller = UNRESTRICTED) -> SessionRecord:
         if not caller.sees(task_id):
             # The caller named the task itself: refusing reveals nothing it did not know.
-            raise PermissionDeniedError(f"this token may not create sessions of task {task_id!r}")
+            raise PermissionDeniedError(
+                f"this token may not create sessions of task {quoted(task_id)}")
 
         def work() -> SessionRecord:
             now = self._clock()
@@ -153,5 +156,6 @@ class Sessions:
             before = tool_calls.load(row, self._states)
             tool_calls.save(statements, row, before, normalize.cancel(before), now,
                                 self._states)
-            cancelled.append(events.record(statements, session_id, EVENT_MESSAGE_UPDATED, row))
+            cancelled.append(events.record(statements, session_id, EVENT_MESSAGE_UPDATED, row,
+                                           self._masking))
         return cancelled

@@ -37,10 +37,12 @@ class AsyncShellExecClient:
     async def close(self) -> None:
         await self._channel.close()
 
-    async def normalize(self, updates: Iterable[Any], agent: str = ""
-                        ) -> pb.NormalizeShellExecResponse:
+    async def normalize(self, updates: Iterable[Any], agent: str = "", *,
+                        mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
+        """The normalized record of one tool call's updates; with `mask_secrets`, credential
+        forms in its text are masked as the service masks what browsers see."""
         request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
-                                               agent=agent)
+                                               agent=agent, mask_secrets=mask_secrets)
         response: pb.NormalizeShellExecResponse = await self._stub.NormalizeShellExec(
             request, timeout=self._timeout)
         return response

@@ -36,10 +36,12 @@ class ShellExecClient:
     def close(self) -> None:
         self._channel.close()
 
-    def normalize(self, updates: Iterable[Any], agent: str = ""
-                  ) -> pb.NormalizeShellExecResponse:
+    def normalize(self, updates: Iterable[Any], agent: str = "", *,
+                  mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
+        """The normalized record of one tool call's updates; with `mask_secrets`, credential
+        forms in its text are masked as the service masks what browsers see."""
         request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
-                                               agent=agent)
+                                               agent=agent, mask_secrets=mask_secrets)
         return self._stub.NormalizeShellExec(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 

@@ -16,12 +16,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class NormalizeShellExecRequest(_message.Message):
-    __slots__ = ("updates", "agent")
+    __slots__ = ("updates", "agent", "mask_secrets")
     UPDATES_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
+    MASK_SECRETS_FIELD_NUMBER: _ClassVar[int]
     updates: _containers.RepeatedCompositeFieldContainer[_struct_pb2.Value]
     agent: str
-    def __init__(self, updates: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ..., agent: _Optional[str] = ...) -> None: ...
+    mask_secrets: bool
+    def __init__(self, updates: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ..., agent: _Optional[str] = ..., mask_secrets: _Optional[bool] = ...) -> None: ...
 
 class NormalizeShellExecResponse(_message.Message):
     __slots__ = ("shell_exec", "output", "status", "result")

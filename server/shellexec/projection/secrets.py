@@ -1,0 +1,250 @@
+"""Masking well-known credential forms in text a browser is served (pure, no I/O).
+
+Each pattern names the span that is secret (a token's body, an assignment's value, a private
+key block's body) and the span is replaced by `*`, one per UTF-8 byte of what it hides, and
+whitespace is kept: a masked text has exactly the bytes of the original, so the byte counts
+of a summary stay true for what is shown. docs/security.md lists the patterns.
+
+A pattern runs only when a cheap literal hint of it occurs in the text, so text without any
+hint (most output) costs a few substring scans. Token bodies also accept `*`: a text joined
+from a stored part already masked (the first half of a token split across two deltas) and
+the rest is still recognised as one token. Two edge rules cover text cut by a bound or a
+delta: a token prefix at the very end of a text (its rest has not arrived yet) is masked,
+and when the head of a text was cut off, its leading run of token characters (the tail of
+whatever was cut) and a private key body before an orphan END line are masked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+MASK_CHAR = "*"
+
+# A span of a text: (start, end) offsets.
+Span = tuple[int, int]
+
+# Characters a token or key body may hold (base64, base64url, the separators tokens use).
+_TOKEN_CHARS = r"A-Za-z0-9_\-"
+# An assigned name ending with one of these (any case) holds a secret.
+SECRET_NAME_ENDINGS = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "SECRET_KEY",
+                       "SECRET_ACCESS_KEY", "TOKEN", "API_KEY", "APIKEY", "PRIVATE_KEY",
+                       "ACCESS_KEY")
+# The whole name, matched greedily from its first character (linear time); whether it ends
+# with a secret name ending is checked on the match.
+_NAME = r"(?P<name>[A-Za-z0-9_]+)"
+_NAME_HINTS = ("pass", "secret", "token", "api_key", "apikey", "private_key", "access_key")
+
+
+@dataclass(frozen=True, slots=True)
+class SecretPattern:
+    """One documented credential form: `regex`'s group `secret` is what gets masked.
+
+    `hints` are literals every match contains (lower case when `ignore_case_hints`): the
+    regex runs only over the lines holding one, or over the whole text when `multiline`.
+    """
+
+    name: str
+    hints: tuple[str, ...]
+    regex: re.Pattern[str]
+    ignore_case_hints: bool = False
+    multiline: bool = False
+    secret_name: bool = False
+    """The match's group `name` must end with one of `SECRET_NAME_ENDINGS`."""
+
+    def secret_spans(self, text: str, start: int, end: int) -> Iterator[Span]:
+        for match in self.regex.finditer(text, start, end):
+            if not self.secret_name or match["name"].upper().endswith(SECRET_NAME_ENDINGS):
+                yield match.span("secret")
+
+
+def _pattern(name: str, hints: Iterable[str], regex: str, *, flags: int = 0,
+             ignore_case_hints: bool = False, multiline: bool = False,
+             secret_name: bool = False) -> SecretPattern:
+    return SecretPattern(name, tuple(hints), re.compile(regex, flags), ignore_case_hints,
+                         multiline, secret_name)
+
+
+PATTERNS: tuple[SecretPattern, ...] = (
+    _pattern("aws-access-key-id", ("AKIA", "ASIA"),
+             r"\b(?:AKIA|ASIA)(?P<secret>[A-Z0-9*]{16})(?![A-Za-z0-9])"),
+    _pattern("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+             r"\bgh[pousr]_(?P<secret>[A-Za-z0-9*]{36,255})"),
+    _pattern("github-fine-grained-token", ("github_pat_",),
+             r"\bgithub_pat_(?P<secret>[A-Za-z0-9_*]{22,255})"),
+    _pattern("gitlab-token", ("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-"),
+             rf"\bgl(?:pat|dt|rt|ptt|soat)-(?P<secret>[{_TOKEN_CHARS}*]{{20,}})"),
+    _pattern("anthropic-key", ("sk-ant-",),
+             rf"\bsk-ant-(?P<secret>[{_TOKEN_CHARS}*]{{20,}})"),
+    _pattern("openai-key", ("sk-",),
+             rf"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?(?P<secret>[{_TOKEN_CHARS}*]{{20,}})"),
+    _pattern("slack-token", ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+             r"\bxox[abprs]-(?P<secret>[A-Za-z0-9\-*]{10,})"),
+    _pattern("jwt", ("eyJ",),
+             rf"eyJ(?<![A-Za-z0-9_]eyJ)(?P<secret>[{_TOKEN_CHARS}*]{{8,}}\.eyJ[{_TOKEN_CHARS}*]{{8,}}"
+             rf"\.[{_TOKEN_CHARS}*]*)"),
+    _pattern("private-key-block", ("PRIVATE KEY",),
+             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+             r"(?P<secret>[\s\S]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+             multiline=True),
+    _pattern("bearer-token", ("bearer",),
+             r"\b[Bb]earer[ \t]+(?P<secret>[A-Za-z0-9_\-.~+/*]{16,}=*)",
+             ignore_case_hints=True),
+    _pattern("url-password", ("://",),
+             r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
+    # An env-style line (optionally after a `$ ` prompt or `export`): the value to the end
+    # of the line; elsewhere (`docker run -e X=v`, `X=v cmd`), a quoted or unbroken value.
+    _pattern("env-assignment-line",
+             _NAME_HINTS,
+             rf"^[ \t]*(?:[$#>][ \t]+)?(?:export[ \t]+)?{_NAME}[ \t]*=[ \t]*"
+             r"(?P<secret>[^\r\n]*?)[ \t]*$",
+             flags=re.MULTILINE, ignore_case_hints=True, secret_name=True),
+    _pattern("env-assignment",
+             _NAME_HINTS,
+             rf"(?<![A-Za-z0-9_]){_NAME}=(?P<secret>\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"']\S*)",
+             ignore_case_hints=True, secret_name=True),
+)
+
+# A token whose rest has not arrived yet: its known prefix and what came of it so far.
+_PARTIAL_TAIL = re.compile(
+    r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|soat)-"
+    r"|sk-(?:ant-|proj-|svcacct-|admin-)?|xox[abprs]-|eyJ|[Bb]earer[ \t]+)"
+    rf"(?P<secret>[{_TOKEN_CHARS}.*]*)\Z")
+_TAIL_WINDOW = 512
+_LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
+_ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+
+# A short text (a command, a title) is first checked for any hint in one search.
+_SHORT_TEXT = 4096
+# Every pattern's hints, lower case, contains one of these (a test keeps them in step).
+SHORT_HINTS = ("akia", "asia", "gh", "github", "gl", "sk-", "xox", "eyj", "private", "bearer", "://",
+               "pass", "secret", "token", "api", "access_key")
+
+
+def _line_windows(text: str, haystack: str, hints: tuple[str, ...]) -> list[Span]:
+    """The lines of `text` on which `haystack` (the text or its lower case) holds a hint."""
+    starts: set[int] = set()
+    for hint in hints:
+        found = haystack.find(hint)
+        while found != -1:
+            starts.add(text.rfind("\n", 0, found) + 1)
+            line_end = text.find("\n", found)
+            found = -1 if line_end == -1 else haystack.find(hint, line_end)
+    windows = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        windows.append((start, len(text) if end == -1 else end))
+    return windows
+
+
+def _pattern_spans(text: str) -> list[Span]:
+    # Lower case keeps the offsets of ASCII text; other text is searched whole instead.
+    lowered = text.lower() if text.isascii() else None
+    spans: list[Span] = []
+    found: dict[tuple[bool, tuple[str, ...]], list[Span]] = {}  # patterns may share hints
+    for pattern in PATTERNS:
+        haystack = text if not pattern.ignore_case_hints else lowered
+        key = (pattern.ignore_case_hints, pattern.hints)
+        if pattern.multiline or haystack is None:
+            windows = [(0, len(text))]
+        elif key in found:
+            windows = found[key]
+        else:
+            windows = found[key] = _line_windows(text, haystack, pattern.hints)
+        for start, end in windows:
+            spans.extend(pattern.secret_spans(text, start, end))
+    return spans
+
+
+def _tail_spans(text: str) -> list[Span]:
+    start = max(0, len(text) - _TAIL_WINDOW)
+    match = _PARTIAL_TAIL.search(text, start)
+    return [] if match is None else [match.span("secret")]
+
+
+def _head_spans(text: str) -> list[Span]:
+    """What may be the rest of a secret whose beginning was cut off."""
+    spans: list[Span] = []
+    end = _ORPHAN_END.search(text)
+    begin = _BEGIN.search(text)
+    if end is not None and (begin is None or begin.start() > end.start()):
+        spans.append((0, end.start()))
+    run = _LEADING_RUN.match(text)
+    if run is not None:
+        spans.append(run.span())
+    return spans
+
+
+def may_hold_secrets(text: str) -> bool:
+    """False when no pattern can match `text`: the cheap check made before any regex runs."""
+    lowered = text.lower()
+    return any(hint in lowered for hint in SHORT_HINTS)
+
+
+def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
+    """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
+    cut off (a bounded output), so it may start inside a secret."""
+    hinted = len(text) > _SHORT_TEXT or may_hold_secrets(text)
+    spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
+    if head_cut:
+        spans += _head_spans(text)
+    merged: list[Span] = []
+    for start, end in sorted(span for span in spans if span[1] > span[0]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _hidden(part: str) -> str:
+    """`part` with every non-space character replaced by one `*` per UTF-8 byte."""
+    if part.isascii():
+        return re.sub(r"\S", MASK_CHAR, part)
+    return re.sub(r"\S", lambda char: MASK_CHAR * len(char.group().encode("utf-8")), part)
+
+
+def apply_spans(text: str, spans: Iterable[Span]) -> str:
+    pieces: list[str] = []
+    position = 0
+    for start, end in spans:
+        pieces.append(text[position:start])
+        pieces.append(_hidden(text[start:end]))
+        position = end
+    if position == 0:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def mask_secrets(text: str, *, head_cut: bool = False) -> str:
+    """`text` with every documented credential form masked (same UTF-8 byte length)."""
+    if not text:
+        return text
+    return apply_spans(text, secret_spans(text, head_cut=head_cut))
+
+
+def mask_continuation(before: str, text: str) -> str:
+    """`text`, appended to `before` (already masked), masked as part of the joined text:
+    the rest of a token whose start `before` ends with is masked too."""
+    if not text:
+        return text
+    context = before[-_TAIL_WINDOW:]
+    offset = len(context)
+    spans = [(max(start, offset) - offset, end - offset)
+             for start, end in secret_spans(context + text) if end > offset]
+    return apply_spans(text, spans)
+
+
+def mask_json(value: object, context: str = "") -> object:
+    """A JSON value with every string in it masked as a continuation of `context` (keys are
+    names, not text, and stay as they are)."""
+    if isinstance(value, str):
+        return mask_continuation(context, value)
+    if isinstance(value, dict):
+        return {key: mask_json(item, context) for key, item in value.items()}
+    if isinstance(value, list):
+        return [mask_json(item, context) for item in value]
+    return value

@@ -1,0 +1,190 @@
+"""The credential patterns (docs/security.md, "Secrets in output"), one realistic fake of each,
+text that must stay as it is, and the byte-length rule that keeps summaries true.
+
+The fakes are assembled from parts so that no scanner mistakes this file for a leak.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from shellexec.app.settings import Settings
+from shellexec.normalize import ShellOutput, ShellRecord
+from shellexec.projection import NO_MASKING, Masking
+from shellexec.projection.secrets import (
+    PATTERNS,
+    SHORT_HINTS,
+    mask_continuation,
+    mask_json,
+    mask_secrets,
+    secret_spans,
+)
+
+AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SESSION_KEY_ID = "ASIA" + "Y34FZKBOKMUTVV7A"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GITHUB = "ghp_" + "R2d2C3p0L1ghtS4b3rXw1ngY0d4H4nS0L0Ch"
+GITHUB_APP = "ghs_" + "16C7e42F292c6912E7710c838347Ae178B4a"
+GITHUB_FINE = "github_pat_" + "11ABCDEFG0123456789abc_" + "x" * 59
+GITLAB = "glpat-" + "Xq9vK2mN8pL4rT6wZ1yB"
+OPENAI = "sk-" + "Tz8K3mWq9LpX2vN5bR7cY1dF4hJ6gS0aE3uI8oP2kM9nB4vC"
+OPENAI_PROJECT = "sk-proj-" + "4fGh7_Jk-9LmNpQ2rStUvWxYz0AbCdEfGhIjKlMnOpQrStUvWxYz-1234567890ab"
+ANTHROPIC = "sk-ant-api03-" + "Zx81_bC4dE-fG7hI0jK3lM6nO9pQ2rS5tU8vW1xY4zA7bC0dE3fG6hI9jK2lM5nOAA"
+SLACK = "xoxb-" + "2048675309-4815162342-q7Rt2Yp9Lm4Kx8Vz1Nb6Wc3S"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6"
+       "IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+PEM_BODY = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naIkRhp2Kc1Q=\n"
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}-----END RSA PRIVATE KEY-----"
+
+
+def _masked(secret: str) -> str:
+    return "*" * len(secret.encode("utf-8"))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"key id {AWS_KEY_ID} in use", f"key id AKIA{_masked(AWS_KEY_ID[4:])} in use"),
+    (f"AWS_ACCESS_KEY_ID={AWS_SESSION_KEY_ID}", f"AWS_ACCESS_KEY_ID=ASIA{_masked('x' * 16)}"),
+    (f"aws_secret_access_key = {AWS_SECRET}", f"aws_secret_access_key = {_masked(AWS_SECRET)}"),
+    (f"remote: {GITHUB}\n", f"remote: ghp_{_masked(GITHUB[4:])}\n"),
+    (f"token={GITHUB_APP}", f"token={_masked(GITHUB_APP)}"),
+    (f"use {GITHUB_FINE}", f"use github_pat_{_masked(GITHUB_FINE[11:])}"),
+    (f"GITLAB {GITLAB} ok", f"GITLAB glpat-{_masked(GITLAB[6:])} ok"),
+    (f"openai.api_key('{OPENAI}')", f"openai.api_key('sk-{_masked(OPENAI[3:])}')"),
+    (f"key: {OPENAI_PROJECT}", f"key: sk-proj-{_masked(OPENAI_PROJECT[8:])}"),
+    (f"x-api-key: {ANTHROPIC}", f"x-api-key: sk-ant-{_masked(ANTHROPIC[7:])}"),
+    (f"SLACK_BOT={SLACK};", f"SLACK_BOT=xoxb-{_masked(SLACK[5:])};"),
+    (f"cookie jwt={JWT} path=/", f"cookie jwt=eyJ{_masked(JWT[3:])} path=/"),
+    (f"{PEM}\nafter", "-----BEGIN RSA PRIVATE KEY-----\n"
+                      + "\n".join(_masked(line) for line in PEM_BODY.split("\n"))
+                      + "-----END RSA PRIVATE KEY-----\nafter"),
+    ("DB_PASSWORD=correct horse battery\nNEXT=1", f"DB_PASSWORD={_masked('correct')} "
+     f"{_masked('horse')} {_masked('battery')}\nNEXT=1"),
+    ("export STRIPE_SECRET='s3cr3t value'", "export STRIPE_SECRET=******* ******"),
+    ("docker run -e API_KEY=abc123 -p 80 web", "docker run -e API_KEY=****** -p 80 web"),
+    ('curl -H "Authorization: Bearer abcdefghij0123456789xyz" https://api',
+     'curl -H "Authorization: Bearer ***********************" https://api'),
+    ("git clone https://deploy:hunter2pass@git.example.com/repo.git",
+     "git clone https://deploy:***********@git.example.com/repo.git"),
+])
+def test_each_credential_form_is_masked_keeping_its_shape(text: str, expected: str) -> None:
+    assert mask_secrets(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "All 42 tests passed in 3.1 s; password reset flow covered",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001f (HEAD -> main)",
+    "request 123e4567-e89b-12d3-a456-426614174000 done",
+    "max_tokens = 4096",
+    "the task-list of a risk-management skeleton",
+    "eyJ alone is not a JWT, nor is eyJabc.def here",
+    "http://localhost:8080/api/v1/tasks",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "AKIAshort and ghp_tooShort ",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+])
+def test_ordinary_text_is_left_as_it_is(text: str) -> None:
+    assert mask_secrets(text) == text
+
+
+def test_every_pattern_has_a_fake_above() -> None:
+    fakes = "\n".join([AWS_KEY_ID, GITHUB, GITHUB_FINE, GITLAB, OPENAI, ANTHROPIC, SLACK, JWT,
+                      PEM, "PASSWORD=x", "A=1 TOKEN=y", "Bearer abcdefghij0123456789",
+                      "https://u:p@h/", f"aws_secret_access_key={AWS_SECRET}"])
+    matched = {pattern.name for pattern in PATTERNS
+               if any(True for _ in pattern.regex.finditer(fakes))}
+    assert matched == {pattern.name for pattern in PATTERNS}
+
+
+@pytest.mark.parametrize("text", [
+    "PASSWORD=pässwörd-日本 and more",
+    f"ünïcode {GITHUB} ✓\n{PEM}",
+    "SECRET=\u00e9\u20ac\U0001f600",
+])
+def test_masking_keeps_the_utf8_byte_length(text: str) -> None:
+    masked = mask_secrets(text)
+    assert masked != text
+    assert len(masked.encode("utf-8")) == len(text.encode("utf-8"))
+
+
+def test_a_token_whose_rest_has_not_arrived_is_masked_at_the_end() -> None:
+    first = f"pushing with {GITHUB[:20]}"
+    assert mask_secrets(first) == f"pushing with ghp_{'*' * 16}"
+    assert mask_secrets(f"half a key {AWS_KEY_ID[:9]}") == "half a key AKIA*****"
+
+
+def test_the_rest_of_a_split_token_is_masked_in_the_context_of_the_first_part() -> None:
+    first = mask_secrets(f"token {GITHUB[:20]}")
+    assert mask_continuation(first, f"{GITHUB[20:]} pushed") == f"{'*' * 20} pushed"
+    joined = first + GITHUB[20:] + " pushed"
+    assert mask_secrets(joined) == f"token ghp_{'*' * 36} pushed"
+
+
+def test_text_cut_at_its_head_is_masked_up_to_the_first_break() -> None:
+    cut_key = AWS_KEY_ID[3:] + " listed\nnext"
+    assert mask_secrets(cut_key) == cut_key
+    assert mask_secrets(cut_key, head_cut=True) == f"{'*' * 17} listed\nnext"
+    cut_block = PEM[40:] + "\nls\n"
+    masked = mask_secrets(cut_block, head_cut=True)
+    assert masked.endswith("-----END RSA PRIVATE KEY-----\nls\n")
+    assert set(masked[:masked.index("-----END")]) <= {"*", "\n"}
+
+
+def test_a_private_key_block_still_streaming_is_masked_to_the_end() -> None:
+    text = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}"
+    assert mask_secrets(text) == "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(
+        _masked(line) for line in PEM_BODY.split("\n"))
+
+
+def test_spans_are_sorted_and_merged() -> None:
+    text = f"TOKEN={GITHUB} and {AWS_KEY_ID}"
+    spans = secret_spans(text)
+    assert spans == sorted(spans)
+    assert all(end < start for (_, end), (start, _) in itertools.pairwise(spans))
+
+
+def test_masking_json_leaves_keys_and_other_values() -> None:
+    value = {"PASSWORD": "x", "data": [f"PASSWORD={'p' * 4}", 3, None, {"t": GITLAB}]}
+    assert mask_json(value) == {"PASSWORD": "x", "data": ["PASSWORD=****", 3, None,
+                                                         {"t": "glpat-" + "*" * 20}]}
+
+
+def test_masking_off_changes_nothing() -> None:
+    output = ShellOutput(exit_code=0, stdout=f"PASSWORD=x {GITHUB}", stderr=None)
+    assert NO_MASKING.output(output) is output
+    assert NO_MASKING.text(GITHUB) == GITHUB
+    masked = Masking().output(output)
+    assert masked.stdout == f"PASSWORD=* {'*' * 40}"
+    assert masked.stderr is None
+
+
+def test_a_record_is_masked_in_every_text_field() -> None:
+    record = ShellRecord(is_shell=True, command=f"GH_TOKEN={GITHUB} gh pr list",
+                         work_dir="/repo", title=f"GH_TOKEN={GITHUB} gh pr list",
+                         description=None, status="complete", result="success",
+                         output=ShellOutput(0, f"{SLACK}\n", "", False))
+    masked = Masking().record(record)
+    assert GITHUB not in f"{masked.command}{masked.title}"
+    assert masked.output.stdout == f"xoxb-{_masked(SLACK[5:])}\n"
+    assert (masked.work_dir, masked.description) == ("/repo", None)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("", True), ("on", True), ("1", True), ("TRUE", True), ("off", False), ("0", False),
+])
+def test_the_setting_is_an_on_off_switch(value: str, expected: bool) -> None:
+    settings = Settings.from_env({"SHELLEXEC_MASK_SECRETS": value,
+                                  "SHELLEXEC_MASK_AT_REST": value or "off"})
+    assert settings.mask_secrets is expected
+    assert settings.mask_at_rest is (expected and value != "")
+
+
+def test_a_setting_that_is_neither_on_nor_off_is_refused() -> None:
+    with pytest.raises(ValueError, match="SHELLEXEC_MASK_SECRETS must be `on` or `off`"):
+        Settings.from_env({"SHELLEXEC_MASK_SECRETS": "maybe"})
+
+
+def test_the_short_text_check_covers_every_hint() -> None:
+    hints = {hint.lower() for pattern in PATTERNS for hint in pattern.hints}
+    assert [hint for hint in hints if not any(short in hint for short in SHORT_HINTS)] == []
