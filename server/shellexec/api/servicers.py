@@ -3,18 +3,19 @@ build a response.
 
 Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
 surface before its first message so that Envoy turns them into a proper HTTP status.
+Normalize and Publish take and answer bytes (see `handlers`): `offload` parses and converts a
+large request off the event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable
 from typing import TypeVar
 
 import grpc
 
-from shellexec import normalize
-from shellexec.api import convert, validation
+from shellexec.api import convert, request_work, validation
+from shellexec.api.offload import Offload
 from shellexec.feed import FeedEvent
 from shellexec.service import (
     FailedPreconditionError,
@@ -25,7 +26,7 @@ from shellexec.service import (
     ServiceError,
     Sessions,
 )
-from shellexec.service.stateless import normalize_updates, summarize_output
+from shellexec.service.stateless import summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
@@ -56,20 +57,16 @@ async def _call(context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
 class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
-    def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader) -> None:
+    def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader,
+                 offload: Offload) -> None:
         self._sessions = sessions
         self._publisher = publisher
         self._reader = reader
+        self._offload = offload
 
-    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
-                                 context: grpc.aio.ServicerContext
-                                 ) -> pb.NormalizeShellExecResponse:
-        async def work() -> pb.NormalizeShellExecResponse:
-            args = validation.normalize(request)
-            view = await asyncio.to_thread(normalize_updates, args.updates, args.agent)
-            return convert.normalized(view, normalize.summarize(view.output))
-
-        return await _call(context, work())
+    async def NormalizeShellExec(self, request: bytes,
+                                 context: grpc.aio.ServicerContext) -> bytes:
+        return await _call(context, self._offload.run(request_work.normalize_response, request))
 
     async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
                                    context: grpc.aio.ServicerContext
@@ -106,13 +103,13 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
 
         return await _call(context, work())
 
-    async def PublishUpdate(self, request: pb.PublishUpdateRequest,
-                            context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
-        async def work() -> pb.PublishUpdateResponse:
-            args = validation.publish_update(request)
+    async def PublishUpdate(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        async def work() -> bytes:
+            args = await self._offload.run(request_work.publish_args, request)
             result = await self._publisher.publish(args.session_id, args.update, args.sequence)
             message = None if result.message is None else convert.message(result.message)
-            return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
+            return pb.PublishUpdateResponse(
+                message=message, duplicate=result.duplicate).SerializeToString()
 
         return await _call(context, work())
 

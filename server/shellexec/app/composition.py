@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shellexec.api import ShellExecServicer
+from shellexec.api.offload import Offload
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
 from shellexec.service import (
@@ -30,7 +31,14 @@ class Composition:
     sessions: Sessions
     publisher: Publisher
     reader: Reader
+    # Worker processes for large request conversions; `close()` stops them.
+    offload: Offload
     servicer: ShellExecServicer
+
+    def close(self) -> None:
+        """Stops the conversion workers and closes the database."""
+        self.offload.close()
+        self.database.close()
 
 
 def compose(settings: Settings, clock: Clock = system_clock,
@@ -43,5 +51,6 @@ def compose(settings: Settings, clock: Clock = system_clock,
     publisher = Publisher(database, feed, caches, clock, ids)
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds)
-    return Composition(database, feed, caches, sessions, publisher, reader,
-                       ShellExecServicer(sessions, publisher, reader))
+    offload = Offload(settings.conversion_workers)
+    return Composition(database, feed, caches, sessions, publisher, reader, offload,
+                       ShellExecServicer(sessions, publisher, reader, offload))

@@ -30,6 +30,9 @@ class Settings:
     stream_lifetime_seconds: float = 300.0
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
+    # Worker processes that convert large Normalize and publish requests off the event loop
+    # (0: every conversion runs on it).
+    conversion_workers: int = 1
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
 
@@ -50,5 +53,7 @@ class Settings:
                                                   default.stream_lifetime_seconds)),
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
+            conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",
+                                           default.conversion_workers)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
         )

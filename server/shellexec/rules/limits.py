@@ -18,6 +18,15 @@ MAX_UPDATE_BYTES: Final = 4 * _MIB
 # A Normalize request folds one tool call's updates.
 MIN_NORMALIZE_UPDATES: Final = 1
 MAX_NORMALIZE_UPDATES: Final = 1000
+# Its updates together, as their protobuf encodings: the work one request may ask for.
+MAX_NORMALIZE_BYTES: Final = 8 * _MIB
+
+# The JSON values (objects, arrays, strings, numbers, booleans, nulls) of one Normalize
+# request's updates together, or of one published update; and how deep an update nests
+# objects and arrays (the update object itself is level 1). Converting values is what costs
+# CPU, so these bound the work of one request (ADR 0045).
+MAX_REQUEST_VALUES: Final = 100_000
+MAX_UPDATE_DEPTH: Final = 32
 
 # Envoy refuses a larger REST body with 413; the gRPC server and clients refuse a larger
 # message. A gRPC message is larger than a REST body so that a full page always fits.
