@@ -38,7 +38,8 @@ def normalize_response(raw: bytes) -> bytes | Refused:
     except InvalidArgumentError as error:
         return Refused(error.field, error.reason)
     view = normalize_updates(args.updates, args.agent)
-    return convert.normalized(view, normalize.summarize(view.output)).SerializeToString()
+    response = convert.normalized(view, normalize.summarize(view.output))
+    return bytes(response.SerializeToString())
 
 
 def publish_args(raw: bytes) -> validation.PublishArgs | Refused:

@@ -108,8 +108,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             args = await self._offload.run(request_work.publish_args, request)
             result = await self._publisher.publish(args.session_id, args.update, args.sequence)
             message = None if result.message is None else convert.message(result.message)
-            return pb.PublishUpdateResponse(
-                message=message, duplicate=result.duplicate).SerializeToString()
+            response = pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
+            return bytes(response.SerializeToString())
 
         return await _call(context, work())
 

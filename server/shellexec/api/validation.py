@@ -123,7 +123,7 @@ def _request_id(value: str) -> str:
 
 
 def _within_update_size(value: struct_pb2.Value, field: str) -> int:
-    size = value.ByteSize()
+    size = int(value.ByteSize())
     if size > MAX_UPDATE_BYTES:
         raise InvalidArgumentError(field, f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
     return size
