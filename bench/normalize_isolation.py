@@ -18,7 +18,6 @@ from multiprocessing.synchronize import Event
 
 import grpc
 
-from shellexec.client import ShellExecClient
 from shellexec.rules import limits
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
