@@ -17,6 +17,7 @@ import time
 from multiprocessing.synchronize import Event
 
 import grpc
+from google.protobuf import struct_pb2
 
 from shellexec.rules import limits
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -49,8 +50,8 @@ def largest_normalize_request() -> bytes:
     return bytes(request.SerializeToString())
 
 
-def _delta(data: str, values: int) -> object:
-    update = pb.NormalizeShellExecRequest().updates.add()
+def _delta(data: str, values: int) -> struct_pb2.Value:
+    update = struct_pb2.Value()
     update.struct_value.update({
         "sessionUpdate": "tool_call_update", "toolCallId": "c",
         "_meta": {"terminal_output_delta": {"data": data}}, "extra": list(range(values))})
