@@ -3,13 +3,16 @@ build a response.
 
 Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
 surface before its first message so that Envoy turns them into a proper HTTP status.
-Normalize and Publish take and answer bytes (see `handlers`): `offload` parses and converts a
+A watcher's events are written one at a time, so a
+watcher that stopped reading is noticed and its stream ended (ADR 0046). Normalize and Publish
+take and answer bytes (see `handlers`): `offload` parses and converts a
 large request off the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable
 from typing import TypeVar
 
 import grpc
@@ -58,11 +61,12 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
     def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader,
-                 offload: Offload) -> None:
+                 offload: Offload, stalled_watcher_seconds: float) -> None:
         self._sessions = sessions
         self._publisher = publisher
         self._reader = reader
         self._offload = offload
+        self._stalled_after = stalled_watcher_seconds
 
     async def NormalizeShellExec(self, request: bytes,
                                  context: grpc.aio.ServicerContext) -> bytes:
@@ -149,15 +153,24 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         return await _call(context, work())
 
     async def WatchMessages(self, request: pb.WatchMessagesRequest,
-                            context: grpc.aio.ServicerContext
-                            ) -> AsyncIterator[pb.WatchMessagesResponse]:
-        async def open_stream() -> AsyncIterator[FeedEvent]:
+                            context: grpc.aio.ServicerContext) -> None:
+        async def open_stream() -> AsyncGenerator[FeedEvent, None]:
             args = validation.watch_messages(request)
             return await self._reader.watch(args.session_id, args.since_revision)
 
         events = await _call(context, open_stream())
-        async for event in events:
-            yield convert.feed_event(event)
+        try:
+            async for event in events:
+                try:
+                    await asyncio.wait_for(context.write(convert.feed_event(event)),
+                                           self._stalled_after)
+                except TimeoutError:
+                    # The watcher stopped reading and every buffer on the way is full.
+                    # Ending the stream frees what it holds here; what was sent still
+                    # reaches the watcher, which then resumes by revision.
+                    break
+        finally:
+            await events.aclose()  # unsubscribes now, not when collected
 
     async def GetBootState(self, request: pb.GetBootStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:

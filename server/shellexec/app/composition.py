@@ -53,4 +53,5 @@ def compose(settings: Settings, clock: Clock = system_clock,
                     settings.stream_lifetime_seconds)
     offload = Offload(settings.conversion_workers)
     return Composition(database, feed, caches, sessions, publisher, reader, offload,
-                       ShellExecServicer(sessions, publisher, reader, offload))
+                       ShellExecServicer(sessions, publisher, reader, offload,
+                                         settings.stalled_watcher_seconds))

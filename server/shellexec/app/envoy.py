@@ -1,7 +1,7 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the body
-limit (`shellexec.rules.limits`), the descriptor set, the CORS policy, one direct-response
+and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the descriptor set, the CORS policy, one direct-response
 route per file of web/ (Envoy reads the files when it starts, so the page needs no web server
 of its own), and what turns Envoy's own errors into JSON (the 405 routes derived from the
 descriptor and the local reply mappers).
@@ -25,7 +25,11 @@ from shellexec.app import processes
 from shellexec.app.front_door_errors import local_reply_config, method_not_allowed_routes
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
-from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REST_BODY_BYTES
+from shellexec.rules.limits import (
+    FRONT_DOOR_STREAM_BUFFER_BYTES,
+    MAX_GRPC_MESSAGE_BYTES,
+    MAX_REST_BODY_BYTES,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "envoy" / "envoy.template.yaml"
@@ -101,6 +105,17 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
     return f"{' ' * 22}typed_per_filter_config: {json.dumps(policy)}"
 
 
+def watch_idle_seconds(settings: Settings) -> float:
+    """How long a feed stream may pass nothing before Envoy ends it: a reading watcher gets
+    a heartbeat at least every `heartbeat_seconds`; the server gives up on a stalled one
+    after `stalled_watcher_seconds`, and Envoy then frees what it still holds."""
+    return settings.heartbeat_seconds + settings.stalled_watcher_seconds
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}s"
+
+
 def render(settings: Settings, grpc_port: int) -> str:
     """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
@@ -111,6 +126,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
+        stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
+        watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
         web_routes=web_routes(),
         api_method_routes=api_method_routes(),
         local_reply_config=json.dumps(local_reply_config()))

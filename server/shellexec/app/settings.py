@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from shellexec.rules.limits import STALLED_WATCHER_SECONDS
+
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
@@ -28,6 +30,8 @@ class Settings:
     # Feed heartbeat interval and the lifetime after which a stream ends (clients resume).
     heartbeat_seconds: float = 15.0
     stream_lifetime_seconds: float = 300.0
+    # A watcher whose next event waited this long to be sent is ended (it resumes by revision).
+    stalled_watcher_seconds: float = STALLED_WATCHER_SECONDS
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
     # Worker processes that convert large Normalize and publish requests off the event loop
@@ -51,6 +55,8 @@ class Settings:
                                             default.heartbeat_seconds)),
             stream_lifetime_seconds=float(env.get("SHELLEXEC_STREAM_LIFETIME_SECONDS",
                                                   default.stream_lifetime_seconds)),
+            stalled_watcher_seconds=float(env.get("SHELLEXEC_STALLED_WATCHER_SECONDS",
+                                                  default.stalled_watcher_seconds)),
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",

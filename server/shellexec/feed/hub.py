@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from shellexec.projection import MessageView
+from shellexec.rules.limits import FEED_QUEUE_EVENTS
 
 MESSAGE_ADDED = "session.message.added"
 MESSAGE_UPDATED = "session.message.updated"
@@ -26,7 +27,8 @@ class FeedEvent:
 
 class Subscription:
     """A watcher's queue of live events. A full queue marks it lagged instead of blocking
-    publishers; the watcher then replays from the durable log."""
+    publishers and is emptied, so a watcher that stopped reading holds no events; the watcher
+    then replays from the durable log."""
 
     def __init__(self, capacity: int) -> None:
         self._queue: asyncio.Queue[FeedEvent] = asyncio.Queue(maxsize=capacity)
@@ -36,10 +38,15 @@ class Subscription:
         self.closed = False
 
     def offer(self, event: FeedEvent) -> None:
+        if self.lagged:
+            return  # the replay from the log covers it; a wake-up is queued already
         try:
             self._queue.put_nowait(event)
         except asyncio.QueueFull:
             self.lagged = True
+            while not self._queue.empty():  # all of it is in the durable log
+                self._queue.get_nowait()
+            self._queue.put_nowait(event)  # wakes the watcher, which then replays
 
     def close(self) -> None:
         """Marks the subscription closed and wakes a watcher waiting for its next event."""
@@ -59,7 +66,7 @@ class Subscription:
 class FeedHub:
     """Delivers committed events to the subscriptions of their session (one event loop)."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = FEED_QUEUE_EVENTS) -> None:
         self._capacity = capacity
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
         self._closed = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT, FeedEvent, FeedHub, Subscription
 
@@ -35,7 +35,7 @@ async def _replay(read_events: ReadEvents, after: int,
 
 async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last: int,
                  read_events: ReadEvents, *, heartbeat_seconds: float,
-                 lifetime_seconds: float) -> AsyncIterator[FeedEvent]:
+                 lifetime_seconds: float) -> AsyncGenerator[FeedEvent, None]:
     """The session's events after revision `last`, from `subscription` (already subscribed,
     so nothing committed meanwhile is missed); unsubscribes when the stream ends."""
     deadline = time.monotonic() + lifetime_seconds

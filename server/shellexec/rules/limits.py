@@ -68,3 +68,13 @@ MAX_PAGE_BYTES: Final = 4 * _MIB
 
 # WatchMessages' `since_revision` is at least this, and at most the session's revision.
 MIN_SINCE_REVISION: Final = 0
+
+# A watcher's queue of live events; past it the watcher is lagged, the queue is emptied, and
+# the watcher replays from the durable log (ADR 0046).
+FEED_QUEUE_EVENTS: Final = 1024
+# What Envoy buffers for one stream, and for one client connection, before flow control
+# stops the sender: a watcher that stops reading costs about this much at the front door.
+FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536
+# A watcher whose next event has waited this long to be sent (it stopped reading and every
+# buffer on the way is full) is ended; it resumes by revision (a setting, this its default).
+STALLED_WATCHER_SECONDS: Final = 30
