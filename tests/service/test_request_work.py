@@ -39,7 +39,8 @@ def json_values(value: Any) -> int:
 def filler(call_id: str, values: int) -> dict[str, Any]:
     """An update of the call that holds exactly `values` JSON values (the fold ignores
     `extra`)."""
-    update = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "extra": []}
+    update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                              "extra": []}
     update["extra"] = [0] * (values - json_values(update))
     return update
 

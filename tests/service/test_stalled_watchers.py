@@ -113,7 +113,8 @@ def sse_events(answer: bytes) -> list[dict[str, Any]]:
 def revisions(events: list[dict[str, Any]]) -> tuple[int, list[int]]:
     """The revision the stream started after (its first heartbeat names it), and those of
     the events it carried."""
-    assert events and events[0]["type"] == "heartbeat", events[:1]
+    assert events, "no event at all"
+    assert events[0]["type"] == "heartbeat", events[0]
     return (events[0]["revision"],
             [event["revision"] for event in events if event["type"] != "heartbeat"])
 
@@ -127,7 +128,8 @@ def stalling_stack(stack_with: Callable[..., Stack]) -> Stack:
 def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
         stalling_stack: Stack) -> None:
     stack = stalling_stack
-    assert stack.server is not None and stack.envoy is not None
+    assert stack.server is not None
+    assert stack.envoy is not None
     session_id = stack.api.new_session()["id"]
     publish_output(stack, session_id, "warm-up")
     before = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
@@ -144,7 +146,8 @@ def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
         # Ended by the service, not by us: the answer stops before the session's end.
         start, got = revisions(sse_events(read_to_end(watcher)))
         assert got == list(range(start + 1, start + 1 + len(got)))
-        assert got and got[-1] < latest
+        assert got, "the watcher was sent nothing"
+        assert got[-1] < latest
         received.append(got[-1])
     last = min(received)
     resumed: list[int] = []

@@ -1,10 +1,10 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the body
-and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the descriptor set, the CORS policy, one direct-response
-route per file of web/ (Envoy reads the files when it starts, so the page needs no web server
-of its own), and what turns Envoy's own errors into JSON (the 405 routes derived from the
-descriptor and the local reply mappers).
+and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the descriptor set,
+the CORS policy, one direct-response route per file of web/ (Envoy reads the files when it
+starts, so the page needs no web server of its own), and what turns Envoy's own errors into
+JSON (the 405 routes derived from the descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
