@@ -3,10 +3,9 @@ build a response.
 
 Validation and use-case errors become gRPC statuses in `_status_of`; errors in a stream
 surface before its first message so that Envoy turns them into a proper HTTP status.
-A watcher's events are written one at a time, so a
-watcher that stopped reading is noticed and its stream ended (ADR 0046). Normalize and Publish
-take and answer bytes (see `handlers`): `offload` parses and converts a
-large request off the event loop.
+A watcher's events are written one at a time, so that a watcher that stopped reading is
+noticed and its stream ended (ADR 0046). Normalize and Publish take and answer bytes (see
+`handlers`): `offload` parses and converts a large request off the event loop (ADR 0045).
 """
 
 from __future__ import annotations
