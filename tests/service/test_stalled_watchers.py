@@ -10,6 +10,7 @@ beforehand so that caches and allocator pools have settled before "before" is re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import socket
@@ -87,7 +88,6 @@ def read_to_end(sock: socket.socket, timeout: float = 60.0) -> bytes:
     parts = []
     while chunk := sock.recv(1 << 16):
         parts.append(chunk)
-    sock.close()
     return b"".join(parts)
 
 
@@ -134,21 +134,23 @@ def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
     publish_output(stack, session_id, "warm-up")
     before = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
 
-    watchers = [open_stalled_watcher(stack, session_id) for _ in range(WATCHERS)]
-    publish_output(stack, session_id, "big")
-    after = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
-    assert after[0] - before[0] <= MAX_GROWTH_KIB, f"server grew {after[0] - before[0]} KiB"
-    assert after[1] - before[1] <= MAX_GROWTH_KIB, f"envoy grew {after[1] - before[1]} KiB"
+    with contextlib.ExitStack() as opened:
+        watchers = [opened.enter_context(open_stalled_watcher(stack, session_id))
+                    for _ in range(WATCHERS)]
+        publish_output(stack, session_id, "big")
+        after = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
+        assert after[0] - before[0] <= MAX_GROWTH_KIB, f"server grew {after[0] - before[0]} KiB"
+        assert after[1] - before[1] <= MAX_GROWTH_KIB, f"envoy grew {after[1] - before[1]} KiB"
 
-    latest = stack.api.session(session_id)["revision"]
-    received = []
-    for watcher in watchers:
-        # Ended by the service, not by us: the answer stops before the session's end.
-        start, got = revisions(sse_events(read_to_end(watcher)))
-        assert got == list(range(start + 1, start + 1 + len(got)))
-        assert got, "the watcher was sent nothing"
-        assert got[-1] < latest
-        received.append(got[-1])
+        latest = stack.api.session(session_id)["revision"]
+        received = []
+        for watcher in watchers:
+            # Ended by the service, not by us: the answer stops before the session's end.
+            start, got = revisions(sse_events(read_to_end(watcher)))
+            assert got == list(range(start + 1, start + 1 + len(got)))
+            assert got, "the watcher was sent nothing"
+            assert got[-1] < latest
+            received.append(got[-1])
     last = min(received)
     resumed: list[int] = []
     for event in stack.api.watch(session_id, f"?since_revision={last}"):

@@ -14,8 +14,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 
 from shellexec.feed.hub import END_OF_STREAM, HEARTBEAT, FeedEvent, FeedHub, Subscription
 
-# How many logged events one read returns at most.
-REPLAY_BATCH = 500
+# How many logged events one read returns at most. A watcher that stops reading mid-replay
+# holds one batch until it is ended, so this bounds its memory too (ADR 0046).
+REPLAY_BATCH = 100
 
 # Up to `limit` logged events of the session after a revision, oldest first.
 ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
