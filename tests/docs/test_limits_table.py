@@ -43,6 +43,12 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "input quoted in an error message": [("MAX_QUOTED_INPUT_CHARS",)],
     "an error message from the server": [("MAX_ERROR_MESSAGE_CHARS",)],
     "bearer token": [("MAX_BEARER_TOKEN_CHARS",), ("MAX_TOKEN_NAME_CHARS",)],
+    "a Normalize request's updates in all": [("MAX_NORMALIZE_BYTES",)],
+    "JSON values in a request": [("MAX_REQUEST_VALUES",), ("MAX_UPDATE_DEPTH",)],
+    "a watcher's queue of live events": [("FEED_QUEUE_EVENTS",)],
+    "the front door's buffer per stream and per client connection": [
+        ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
+    "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

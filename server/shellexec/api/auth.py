@@ -10,6 +10,7 @@ request is not even parsed.
 from __future__ import annotations
 
 import contextvars
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -102,6 +103,14 @@ def _as(handler: grpc.RpcMethodHandler, caller: Caller) -> grpc.RpcMethodHandler
     own, so setting the context variable affects that call only)."""
     if handler.response_streaming:
         serve_stream = handler.unary_stream
+        if not inspect.isasyncgenfunction(serve_stream):  # it writes with `context.write`
+            async def writing(request: Any, context: grpc.aio.ServicerContext) -> None:
+                _CALLER.set(caller)
+                await serve_stream(request, context)
+
+            return grpc.unary_stream_rpc_method_handler(
+                writing, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer)
 
         async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
             _CALLER.set(caller)

@@ -9,6 +9,8 @@ from google.protobuf import struct_pb2, timestamp_pb2
 from shellexec.feed import FeedEvent
 from shellexec.normalize import OutputSummary, ShellOutput, ShellRecord
 from shellexec.projection import MessageView
+from shellexec.rules.limits import MAX_REQUEST_VALUES, MAX_UPDATE_DEPTH
+from shellexec.service import InvalidArgumentError
 from shellexec.service.records import SessionRecord, TurnRecord
 from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
 from shellexec.vocabulary import NORMALIZED_SHELL_EXEC
@@ -19,18 +21,40 @@ def timestamp(micros: int) -> timestamp_pb2.Timestamp:
     return timestamp_pb2.Timestamp(seconds=seconds, nanos=rest * 1000)
 
 
-def python_value(value: struct_pb2.Value) -> Any:
-    """A google.protobuf.Value as the plain JSON value it stands for.
+class ValueBudget:
+    """How many more JSON values a request may convert; `field` is what it bounds."""
+
+    __slots__ = ("field", "left")
+
+    def __init__(self, field: str, values: int = MAX_REQUEST_VALUES) -> None:
+        self.field = field
+        self.left = values
+
+
+def python_value(value: struct_pb2.Value, field: str, budget: ValueBudget,
+                 depth: int = 1) -> Any:
+    """A google.protobuf.Value as the plain JSON value it stands for, within the request's
+    bounds: `budget` values in all, objects and arrays at most MAX_UPDATE_DEPTH deep (`value`
+    is at `depth`). Past a bound it raises InvalidArgumentError naming the field, having
+    done no more work than the bound allows.
 
     The same result as `json_format.MessageToDict`, in about half the time (every publish
     converts its update).
     """
+    budget.left -= 1
+    if budget.left < 0:
+        raise InvalidArgumentError(budget.field,
+                                   f"must hold at most {MAX_REQUEST_VALUES} JSON values")
     kind = value.WhichOneof("kind")
-    if kind == "struct_value":
-        fields = value.struct_value.fields  # indexing beats .items(), the abc.Mapping mixin
-        return {key: python_value(fields[key]) for key in fields}
-    if kind == "list_value":
-        return [python_value(item) for item in value.list_value.values]
+    if kind == "struct_value" or kind == "list_value":
+        if depth > MAX_UPDATE_DEPTH:
+            raise InvalidArgumentError(
+                field, f"must nest objects and arrays at most {MAX_UPDATE_DEPTH} deep")
+        if kind == "struct_value":
+            fields = value.struct_value.fields  # indexing beats .items(), the abc.Mapping mixin
+            return {key: python_value(fields[key], field, budget, depth + 1) for key in fields}
+        return [python_value(item, field, budget, depth + 1)
+                for item in value.list_value.values]
     if kind in ("string_value", "number_value", "bool_value"):
         return getattr(value, kind)
     return None

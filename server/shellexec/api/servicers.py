@@ -5,21 +5,24 @@ Failures are not handled here: validation and use-case errors propagate to the e
 interceptor (`interceptor`), which turns them into gRPC statuses for every method alike. A
 stream checks its request and opens its feed before its first message, so its errors too
 come before any message and Envoy turns them into a proper HTTP status.
+A watcher's events are written one at a time, so that a watcher that stopped reading is
+noticed and its stream ended (ADR 0046). Normalize and Publish take and answer bytes (see
+`handlers`): `offload` parses and converts a large request off the event loop (ADR 0045).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import grpc
 
-from shellexec import normalize
-from shellexec.api import convert, validation
+from shellexec.api import convert, request_work, validation
 from shellexec.api.auth import current_caller
-from shellexec.projection import Masking
+from shellexec.api.offload import Offload
+from shellexec.feed import FeedEvent
 from shellexec.service import Publisher, Reader, Sessions
-from shellexec.service.stateless import normalize_updates, summarize_output
+from shellexec.service.stateless import summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
@@ -30,18 +33,17 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ShellExecService"].full_name
 class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
-    def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader) -> None:
+    def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader,
+                 offload: Offload, stalled_watcher_seconds: float) -> None:
         self._sessions = sessions
         self._publisher = publisher
         self._reader = reader
+        self._offload = offload
+        self._stalled_after = stalled_watcher_seconds
 
-    async def NormalizeShellExec(self, request: pb.NormalizeShellExecRequest,
-                                 context: grpc.aio.ServicerContext
-                                 ) -> pb.NormalizeShellExecResponse:
-        args = validation.normalize(request)
-        record = await asyncio.to_thread(normalize_updates, args.updates, args.agent,
-                                         Masking(enabled=args.mask_secrets))
-        return convert.normalized(record, normalize.summarize(record.output))
+    async def NormalizeShellExec(self, request: bytes,
+                                 context: grpc.aio.ServicerContext) -> bytes:
+        return await self._offload.run(request_work.normalize_response, request)
 
     async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
                                    context: grpc.aio.ServicerContext
@@ -69,13 +71,13 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                                                  caller=current_caller())
         return pb.StartTurnResponse(turn=convert.turn(record))
 
-    async def PublishUpdate(self, request: pb.PublishUpdateRequest,
-                            context: grpc.aio.ServicerContext) -> pb.PublishUpdateResponse:
-        args = validation.publish_update(request)
+    async def PublishUpdate(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        args = await self._offload.run(request_work.publish_args, request)
         result = await self._publisher.publish(args.session_id, args.update, args.sequence,
                                               caller=current_caller())
         message = None if result.message is None else convert.message(result.message)
-        return pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
+        response = pb.PublishUpdateResponse(message=message, duplicate=result.duplicate)
+        return bytes(response.SerializeToString())
 
     async def CompleteTurn(self, request: pb.CompleteTurnRequest,
                            context: grpc.aio.ServicerContext) -> pb.CompleteTurnResponse:
@@ -106,13 +108,22 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             output=convert.output(shell_output.output))
 
     async def WatchMessages(self, request: pb.WatchMessagesRequest,
-                            context: grpc.aio.ServicerContext
-                            ) -> AsyncIterator[pb.WatchMessagesResponse]:
+                            context: grpc.aio.ServicerContext) -> None:
         args = validation.watch_messages(request)
-        events = await self._reader.watch(args.session_id, args.since_revision,
-                                            caller=current_caller())
-        async for event in events:
-            yield convert.feed_event(event)
+        events: AsyncGenerator[FeedEvent, None] = await self._reader.watch(
+            args.session_id, args.since_revision, caller=current_caller())
+        try:
+            async for event in events:
+                try:
+                    await asyncio.wait_for(context.write(convert.feed_event(event)),
+                                           self._stalled_after)
+                except TimeoutError:
+                    # The watcher stopped reading and every buffer on the way is full.
+                    # Ending the stream frees what it holds here; what was sent still
+                    # reaches the watcher, which then resumes by revision.
+                    break
+        finally:
+            await events.aclose()  # unsubscribes now, not when collected
 
     async def GetBootState(self, request: pb.GetBootStateRequest,
                            context: grpc.aio.ServicerContext) -> pb.GetBootStateResponse:

@@ -29,6 +29,7 @@ from shellexec.rules import agent_problem, task_id_problem
 from shellexec.rules.limits import (
     DEFAULT_PAGE_SIZE,
     ID_CHARACTERS,
+    MAX_NORMALIZE_BYTES,
     MAX_NORMALIZE_UPDATES,
     MAX_PAGE_SIZE,
     MAX_REQUEST_ID_CHARS,
@@ -162,10 +163,22 @@ def _request_id(value: str) -> str:
     return value
 
 
-def _within_update_size(value: struct_pb2.Value, field: str) -> None:
-    size = value.ByteSize()
+def _within_update_size(value: struct_pb2.Value, field: str) -> int:
+    size = int(value.ByteSize())
     if size > MAX_UPDATE_BYTES:
         raise InvalidArgumentError(field, f"is {size} bytes; the limit is {MAX_UPDATE_BYTES}")
+    return size
+
+
+def _within_normalize_size(request: pb.NormalizeShellExecRequest) -> None:
+    """Each update within MAX_UPDATE_BYTES and all of them within MAX_NORMALIZE_BYTES,
+    checked before any is converted."""
+    total = 0
+    for index, value in enumerate(request.updates):
+        total += _within_update_size(value, f"updates[{index}]")
+    if total > MAX_NORMALIZE_BYTES:
+        raise InvalidArgumentError(
+            "updates", f"are {total} bytes in all; the limit is {MAX_NORMALIZE_BYTES}")
 
 
 def _tool_call_id(update: Mapping[str, Any]) -> None:
@@ -201,12 +214,13 @@ def normalize(request: pb.NormalizeShellExecRequest) -> NormalizeArgs:
         raise InvalidArgumentError("updates",
                                    f"must hold at most {MAX_NORMALIZE_UPDATES} updates")
     agent = _agent(request.agent)
+    _within_normalize_size(request)
+    budget = convert.ValueBudget("updates")
     updates = []
     for index, value in enumerate(request.updates):
-        update = convert.python_value(value)
+        update = convert.python_value(value, f"updates[{index}]", budget)
         if not isinstance(update, dict):
             raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
-        _within_update_size(value, f"updates[{index}]")
         updates.append(update)
     return NormalizeArgs(tuple(updates), agent, request.mask_secrets)
 
@@ -242,7 +256,8 @@ def publish_update(request: pb.PublishUpdateRequest) -> PublishArgs:
     if not request.HasField("update"):
         raise InvalidArgumentError("update", "is required")
     _within_update_size(request.update, "update")
-    update = _acp_update(convert.python_value(request.update))
+    update = _acp_update(
+        convert.python_value(request.update, "update", convert.ValueBudget("update")))
     sequence = request.sequence if request.HasField("sequence") else None
     if sequence is not None and sequence < MIN_SEQUENCE:
         raise InvalidArgumentError("sequence", f"must be at least {MIN_SEQUENCE} when set")

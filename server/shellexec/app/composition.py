@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shellexec.api import ShellExecServicer
+from shellexec.api.offload import Offload
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
 from shellexec.projection import Masking
@@ -34,7 +35,14 @@ class Composition:
     publisher: Publisher
     reader: Reader
     tokens: Tokens
+    # Worker processes for large request conversions; `close()` stops them.
+    offload: Offload
     servicer: ShellExecServicer
+
+    def close(self) -> None:
+        """Stops the conversion workers and closes the database."""
+        self.offload.close()
+        self.database.close()
 
 
 def compose(settings: Settings, clock: Clock = system_clock,
@@ -49,5 +57,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
                           mask_at_rest=settings.mask_at_rest)
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds, masking=masking)
+    offload = Offload(settings.conversion_workers)
     return Composition(database, feed, caches, sessions, publisher, reader,
-                       Tokens(database, clock), ShellExecServicer(sessions, publisher, reader))
+                       Tokens(database, clock), offload,
+                       ShellExecServicer(sessions, publisher, reader, offload,
+                                         settings.stalled_watcher_seconds))

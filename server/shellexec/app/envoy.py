@@ -1,11 +1,11 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
-socket, the body limit (`shellexec.rules.limits`), the descriptor set, the CORS policy, the
-browser boundary (allowed hosts, guard routes, security headers), one direct-response route
-per file of web/ (Envoy reads the files when it starts, so the page needs no web server of its
-own), and what turns Envoy's own errors into JSON (the 405 routes derived from the descriptor
-and the local reply mappers).
+socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the
+descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
+headers), one direct-response route per file of web/ (Envoy reads the files when it starts, so
+the page needs no web server of its own), and what turns Envoy's own errors into JSON (the 405
+routes derived from the descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -35,7 +35,11 @@ from shellexec.app.front_door_errors import (
 )
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
-from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REST_BODY_BYTES
+from shellexec.rules.limits import (
+    FRONT_DOOR_STREAM_BUFFER_BYTES,
+    MAX_GRPC_MESSAGE_BYTES,
+    MAX_REST_BODY_BYTES,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "envoy" / "envoy.template.yaml"
@@ -145,6 +149,17 @@ def _tls_transport_socket(settings: Settings) -> str:
     return f"{' ' * 10}transport_socket: {json.dumps(socket)}"
 
 
+def watch_idle_seconds(settings: Settings) -> float:
+    """How long a feed stream may pass nothing before Envoy ends it: a reading watcher gets
+    a heartbeat at least every `heartbeat_seconds`; the server gives up on a stalled one
+    after `stalled_watcher_seconds`, and Envoy then frees what it still holds."""
+    return settings.heartbeat_seconds + settings.stalled_watcher_seconds
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}s"
+
+
 def render(settings: Settings, grpc_port: int) -> str:
     """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
@@ -158,6 +173,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
+        stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
+        watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
         web_routes=web_routes(), tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),

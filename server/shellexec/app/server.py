@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
 from shellexec.api.auth import Authenticator
+from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.app import ports
@@ -21,7 +22,6 @@ from shellexec.app.exposure import check_exposure
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
-from shellexec.v1 import shell_exec_service_pb2_grpc
 
 
 @dataclass
@@ -39,7 +39,7 @@ class RunningServer:
         await self.health.enter_graceful_shutdown()
         self.app.feed.close()
         await self.server.stop(grace)
-        self.app.database.close()
+        self.app.close()
 
 
 async def _echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
@@ -66,7 +66,10 @@ async def start_server(settings: Settings) -> RunningServer:
         # A second server on the same port must fail, not silently share its connections.
         ("grpc.so_reuseport", 0),
     ])
-    shell_exec_service_pb2_grpc.add_ShellExecServiceServicer_to_server(app.servicer, server)
+    handlers = method_handlers(app.servicer)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
     if settings.bench_echo:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = health.aio.HealthServicer()
@@ -75,7 +78,7 @@ async def start_server(settings: Settings) -> RunningServer:
     try:
         port = server.add_insecure_port(settings.grpc_address)
     except RuntimeError as error:  # lost a race with another process since the check
-        app.database.close()
+        app.close()
         raise PortInUseError(f"cannot listen on {settings.grpc_address}: the port is in use "
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
     await server.start()

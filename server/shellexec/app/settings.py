@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from shellexec.rules.limits import STALLED_WATCHER_SECONDS
+
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
@@ -44,8 +46,13 @@ class Settings:
     # Feed heartbeat interval and the lifetime after which a stream ends (clients resume).
     heartbeat_seconds: float = 15.0
     stream_lifetime_seconds: float = 300.0
+    # A watcher whose next event waited this long to be sent is ended (it resumes by revision).
+    stalled_watcher_seconds: float = STALLED_WATCHER_SECONDS
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
+    # Worker processes that convert large Normalize and publish requests off the event loop
+    # (0: every conversion runs on it).
+    conversion_workers: int = 1
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
     # Bearer tokens (`on`) or none (`off`, the default, allowed on loopback addresses only;
@@ -85,8 +92,12 @@ class Settings:
                                             default.heartbeat_seconds)),
             stream_lifetime_seconds=float(env.get("SHELLEXEC_STREAM_LIFETIME_SECONDS",
                                                   default.stream_lifetime_seconds)),
+            stalled_watcher_seconds=float(env.get("SHELLEXEC_STALLED_WATCHER_SECONDS",
+                                                  default.stalled_watcher_seconds)),
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
+            conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",
+                                           default.conversion_workers)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
             auth=_switch(env, "SHELLEXEC_AUTH", default.auth),
             tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from shellexec.projection import MessageView
+from shellexec.rules.limits import FEED_QUEUE_EVENTS
 from shellexec.vocabulary import EVENT_END_OF_STREAM
 
 
@@ -22,7 +23,8 @@ class FeedEvent:
 
 class Subscription:
     """A watcher's queue of live events. A full queue marks it lagged instead of blocking
-    publishers; the watcher then replays from the durable log."""
+    publishers and is emptied, so a watcher that stopped reading holds no events; the watcher
+    then replays from the durable log."""
 
     def __init__(self, capacity: int) -> None:
         self._queue: asyncio.Queue[FeedEvent] = asyncio.Queue(maxsize=capacity)
@@ -32,10 +34,15 @@ class Subscription:
         self.closed = False
 
     def offer(self, event: FeedEvent) -> None:
+        if self.lagged:
+            return  # the replay from the log covers it; a wake-up is queued already
         try:
             self._queue.put_nowait(event)
         except asyncio.QueueFull:
             self.lagged = True
+            while not self._queue.empty():  # all of it is in the durable log
+                self._queue.get_nowait()
+            self._queue.put_nowait(event)  # wakes the watcher, which then replays
 
     def close(self) -> None:
         """Marks the subscription closed and wakes a watcher waiting for its next event."""
@@ -55,7 +62,7 @@ class Subscription:
 class FeedHub:
     """Delivers committed events to the subscriptions of their session (one event loop)."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = FEED_QUEUE_EVENTS) -> None:
         self._capacity = capacity
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
         self._closed = False

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
 from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
 
-# How many logged events one read returns at most.
-REPLAY_BATCH = 500
+# How many logged events one read returns at most. A watcher that stops reading mid-replay
+# holds one batch until it is ended, so this bounds its memory too (ADR 0046).
+REPLAY_BATCH = 100
 
 # Up to `limit` logged events of the session after a revision, oldest first.
 ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
@@ -36,7 +37,7 @@ async def _replay(read_events: ReadEvents, after: int,
 
 async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last: int,
                  read_events: ReadEvents, *, heartbeat_seconds: float,
-                 lifetime_seconds: float) -> AsyncIterator[FeedEvent]:
+                 lifetime_seconds: float) -> AsyncGenerator[FeedEvent, None]:
     """The session's events after revision `last`, from `subscription` (already subscribed,
     so nothing committed meanwhile is missed); unsubscribes when the stream ends."""
     deadline = time.monotonic() + lifetime_seconds

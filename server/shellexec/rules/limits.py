@@ -18,6 +18,15 @@ MAX_UPDATE_BYTES: Final = 4 * _MIB
 # A Normalize request folds one tool call's updates.
 MIN_NORMALIZE_UPDATES: Final = 1
 MAX_NORMALIZE_UPDATES: Final = 1000
+# Its updates together, as their protobuf encodings: the work one request may ask for.
+MAX_NORMALIZE_BYTES: Final = 8 * _MIB
+
+# The JSON values (objects, arrays, strings, numbers, booleans, nulls) of one Normalize
+# request's updates together, or of one published update; and how deep an update nests
+# objects and arrays (the update object itself is level 1). Converting values is what costs
+# CPU, so these bound the work of one request (ADR 0045).
+MAX_REQUEST_VALUES: Final = 100_000
+MAX_UPDATE_DEPTH: Final = 32
 
 # Envoy refuses a larger REST body with 413; the gRPC server and clients refuse a larger
 # message. A gRPC message is larger than a REST body so that a full page always fits.
@@ -75,3 +84,12 @@ MIN_SINCE_REVISION: Final = 0
 # Tokens it issues are 47 characters; names of tokens follow the task-id alphabet.
 MAX_BEARER_TOKEN_CHARS: Final = 256
 MAX_TOKEN_NAME_CHARS: Final = 64
+# A watcher's queue of live events; past it the watcher is lagged, the queue is emptied, and
+# the watcher replays from the durable log (ADR 0046).
+FEED_QUEUE_EVENTS: Final = 1024
+# What Envoy buffers for one stream, and for one client connection, before flow control
+# stops the sender: a watcher that stops reading costs about this much at the front door.
+FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536
+# A watcher whose next event has waited this long to be sent (it stopped reading and every
+# buffer on the way is full) is ended; it resumes by revision (a setting, this its default).
+STALLED_WATCHER_SECONDS: Final = 30

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
@@ -118,7 +118,7 @@ class Reader:
         return await self._database.read(work)
 
     async def watch(self, session_id: str, since_revision: int | None, *,
-                    caller: Caller = UNRESTRICTED) -> AsyncIterator[FeedEvent]:
+                    caller: Caller = UNRESTRICTED) -> AsyncGenerator[FeedEvent, None]:
         """Checks the session, then returns its event stream (errors surface before the first
         event, so a browser gets a proper 404/400)."""
         subscription = self._feed.subscribe(session_id)

@@ -1,0 +1,35 @@
+"""The service's gRPC method handlers, built from its descriptor.
+
+Every method gets the generated message types as its (de)serializers, except RAW_METHODS:
+grpc.aio parses a request on the event loop before the servicer runs, so the methods whose
+requests can be large take and answer bytes and parse them where `offload` decides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from google.protobuf import message_factory
+
+from shellexec.v1 import shell_exec_service_pb2 as pb
+
+RAW_METHODS = frozenset({"NormalizeShellExec", "PublishUpdate"})
+_SERVICE = pb.DESCRIPTOR.services_by_name["ShellExecService"]
+
+
+def method_handlers(servicer: Any) -> dict[str, grpc.RpcMethodHandler]:
+    """Each method of ShellExecService -> its handler on `servicer`."""
+    handlers = {}
+    for method in _SERVICE.methods:
+        behaviour = getattr(servicer, method.name)
+        if method.name in RAW_METHODS:
+            parse, serialize = None, None
+        else:
+            parse = message_factory.GetMessageClass(method.input_type).FromString
+            serialize = message_factory.GetMessageClass(method.output_type).SerializeToString
+        factory = (grpc.unary_stream_rpc_method_handler if method.server_streaming
+                   else grpc.unary_unary_rpc_method_handler)
+        handlers[method.name] = factory(behaviour, request_deserializer=parse,
+                                        response_serializer=serialize)
+    return handlers

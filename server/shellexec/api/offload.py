@@ -1,0 +1,75 @@
+"""Running a request's CPU-heavy work off the event loop once the request is large.
+
+Converting a large request (protobuf parse, `google.protobuf.Value` to Python, a fold) takes
+hundreds of milliseconds of pure Python; on the event loop, or in a thread that shares the
+interpreter lock with it, that is latency for every other caller. Requests of at least
+`inline_below` bytes run in a pool of worker processes instead; smaller ones, which are most
+and cost microseconds, run inline because a round trip to a worker would cost more than the
+work (ADR 0045).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
+
+from shellexec.api.request_work import Missing, Refused
+from shellexec.service import InvalidArgumentError, NotFoundError
+
+T = TypeVar("T")
+
+# About 5,000 JSON values at most: a few milliseconds of conversion, the most a request may
+# hold the event loop for.
+INLINE_BELOW_BYTES = 16 * 1024
+
+
+class Offload:
+    """Runs request work inline when small, in `workers` processes when large (0: always
+    inline). Workers start with the first large request and are replaced if one dies."""
+
+    def __init__(self, workers: int, inline_below: int = INLINE_BELOW_BYTES) -> None:
+        self._workers = workers
+        self._inline_below = inline_below
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def run(self, work: Callable[[bytes], T | Refused | Missing], raw: bytes) -> T:
+        """`work(raw)`'s value; raises InvalidArgumentError (NotFoundError) when it refuses
+        the request (names an id that cannot exist)."""
+        if self._workers == 0 or len(raw) < self._inline_below:
+            outcome = work(raw)
+        else:
+            outcome = await self._in_pool(work, raw)
+        if isinstance(outcome, Refused):
+            raise InvalidArgumentError(outcome.field, outcome.reason)
+        if isinstance(outcome, Missing):
+            raise NotFoundError(outcome.resource, outcome.identifier)
+        return outcome
+
+    async def _in_pool(self, work: Callable[[bytes], T | Refused | Missing],
+                       raw: bytes) -> T | Refused | Missing:
+        pool = self._started()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, work, raw)
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): the next request gets a fresh pool.
+            if self._pool is pool:
+                self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def _started(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # Spawned, not forked: a forked child of a gRPC server inherits its threads' locks.
+            self._pool = ProcessPoolExecutor(
+                self._workers, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def close(self) -> None:
+        """Stops the workers; work still queued is dropped (the server is stopping)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

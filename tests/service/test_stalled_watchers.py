@@ -1,0 +1,170 @@
+"""Watchers that stop reading cost bounded memory, in Envoy and in the server, and are ended;
+a watcher that resumes by revision still gets every event (docs/api.md "Limits", ADR 0046).
+
+Twenty SSE watchers open the feed through Envoy on sockets with a small receive buffer and
+never read, while 50 MB of output is published in 4 KiB deltas. The resident memory of both
+processes (VmRSS) is compared before and after; an output of that size is published once
+beforehand so that caches and allocator pools have settled before "before" is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from shellexec.app.envoy import render
+from shellexec.app.settings import Settings
+from shellexec.client._values import publish_request
+from shellexec.rules import limits
+
+from support.acp import codex_delta, codex_start
+from support.stack import Stack
+
+WATCHERS = 20
+DELTA_BYTES = 4096
+OUTPUT_BYTES = 50 * 1000 * 1000
+# "A few MB": what 20 stalled watchers may add to either process, about 1 MiB each.
+MAX_GROWTH_KIB = 20 * 1024
+STALLED_SECONDS = "2"
+IN_FLIGHT = 16
+PUBLISH = "/shellexec.v1.ShellExecService/PublishUpdate"
+
+
+def rss_kib(pid: int) -> int:
+    """The resident set of process `pid`, in KiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(r"^VmRSS:\s+(\d+) kB$", status, re.MULTILINE)
+    assert match is not None, status
+    return int(match[1])
+
+
+def publish_output(stack: Stack, session_id: str, call_id: str) -> None:
+    """OUTPUT_BYTES of output for a new tool call, in DELTA_BYTES deltas, over gRPC."""
+    chunk = "x" * (DELTA_BYTES - 1) + "\n"
+    requests = [publish_request(session_id, codex_start(call_id, "cat big.log"), None)]
+    requests += [publish_request(session_id, codex_delta(call_id, chunk), None)
+                 for _ in range(OUTPUT_BYTES // DELTA_BYTES)]
+    raw = [request.SerializeToString() for request in requests]
+
+    async def run() -> None:
+        async with grpc.aio.insecure_channel(stack.grpc_target) as channel:
+            publish = channel.unary_unary(PUBLISH)
+            await publish(raw[0], timeout=30)
+            pending = iter(raw[1:])
+
+            async def worker() -> None:
+                for request in pending:
+                    await publish(request, timeout=30)
+
+            await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+
+    asyncio.run(run())
+
+
+def open_stalled_watcher(stack: Stack, session_id: str) -> socket.socket:
+    """An SSE feed request, from the session's latest revision on, from a client that never
+    reads (a small receive buffer, so the kernel holds little for it either)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", stack.rest_port))
+    sock.sendall(f"GET /api/v1/task-sessions/{session_id}/messages:watch "
+                 f"HTTP/1.1\r\nHost: 127.0.0.1:{stack.rest_port}\r\n"
+                 "Connection: close\r\n\r\n".encode())
+    return sock
+
+
+def read_to_end(sock: socket.socket, timeout: float = 60.0) -> bytes:
+    """Everything the watcher was sent, once the other side closes the connection."""
+    sock.settimeout(timeout)
+    parts = []
+    while chunk := sock.recv(1 << 16):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def sse_events(answer: bytes) -> list[dict[str, Any]]:
+    """The complete events of a chunked SSE answer, which may stop anywhere."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    data = bytearray()
+    while (end := body.find(b"\r\n")) > 0:
+        size = int(body[:end], 16)
+        if size == 0 or len(body) < end + 2 + size:
+            break
+        data += body[end + 2:end + 2 + size]
+        body = body[end + 4 + size:]
+    events = []
+    for block in bytes(data).split(b"\n\n")[:-1]:  # the last block may be cut short
+        line = block.decode().strip()
+        assert line.startswith("data:"), line
+        events.append(json.loads(line[len("data:"):]))
+    return events
+
+
+def revisions(events: list[dict[str, Any]]) -> tuple[int, list[int]]:
+    """The revision the stream started after (its first heartbeat names it), and those of
+    the events it carried."""
+    assert events, "no event at all"
+    assert events[0]["type"] == "heartbeat", events[0]
+    return (events[0]["revision"],
+            [event["revision"] for event in events if event["type"] != "heartbeat"])
+
+
+@pytest.fixture
+def stalling_stack(stack_with: Callable[..., Stack]) -> Stack:
+    return stack_with(SHELLEXEC_STALLED_WATCHER_SECONDS=STALLED_SECONDS)
+
+
+@pytest.mark.slow
+def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
+        stalling_stack: Stack) -> None:
+    stack = stalling_stack
+    assert stack.server is not None
+    assert stack.envoy is not None
+    session_id = stack.api.new_session()["id"]
+    publish_output(stack, session_id, "warm-up")
+    before = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
+
+    with contextlib.ExitStack() as opened:
+        watchers = [opened.enter_context(open_stalled_watcher(stack, session_id))
+                    for _ in range(WATCHERS)]
+        publish_output(stack, session_id, "big")
+        after = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
+        assert after[0] - before[0] <= MAX_GROWTH_KIB, f"server grew {after[0] - before[0]} KiB"
+        assert after[1] - before[1] <= MAX_GROWTH_KIB, f"envoy grew {after[1] - before[1]} KiB"
+
+        latest = stack.api.session(session_id)["revision"]
+        received = []
+        for watcher in watchers:
+            # Ended by the service, not by us: the answer stops before the session's end.
+            start, got = revisions(sse_events(read_to_end(watcher)))
+            assert got == list(range(start + 1, start + 1 + len(got)))
+            assert got, "the watcher was sent nothing"
+            assert got[-1] < latest
+            received.append(got[-1])
+    last = min(received)
+    resumed: list[int] = []
+    for event in stack.api.watch(session_id, f"?since_revision={last}"):
+        if event["type"] != "heartbeat":
+            resumed.append(event["revision"])
+        if resumed and resumed[-1] == latest:
+            break
+    assert resumed == list(range(last + 1, latest + 1))
+
+
+def test_the_front_door_bounds_every_stream_buffer() -> None:
+    """Envoy's defaults hold a whole stalled feed (a 256 MiB HTTP/2 stream window), so the
+    rendered configuration must state the bound everywhere a stream is buffered."""
+    config = render(Settings(), grpc_port=50051)
+    bound = str(limits.FRONT_DOOR_STREAM_BUFFER_BYTES)
+    assert re.findall(r"initial_stream_window_size: (\d+)", config) == [bound, bound]
+    assert re.findall(r"per_connection_buffer_limit_bytes: (\d+)", config) == [bound]
