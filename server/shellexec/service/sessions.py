@@ -36,8 +36,7 @@ def session_record(session_id: str) -> SessionRecord:
 
 
 def _record(session: Session) -> SessionRecord:
-    return SessionRecord.of(session, queries.latest_revision(session.id),
-                            queries.current_turn_id(session.id))
+    return SessionRecord.of(session, int(session.revision), queries.current_turn_id(session.id))
 
 
 def _same_session_request(earlier: Session, task_id: str, agent: str) -> SessionRecord:
