@@ -36,9 +36,10 @@ class Composition:
 def compose(settings: Settings, clock: Clock = system_clock,
             ids: IdFactory = random_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
-    database = open_database(settings.database_url)
+    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
     feed = FeedHub()
-    caches = UnitCaches(database)  # cleared when a commit group rolls back
+    caches = UnitCaches(database, settings.state_cache_entries,  # cleared on a rollback
+                        settings.known_sessions)
     sessions = Sessions(database, feed, caches, clock, ids)
     publisher = Publisher(database, feed, caches, clock, ids)
     reader = Reader(database, feed, settings.heartbeat_seconds,
