@@ -307,8 +307,8 @@ def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
     with sqlite3.connect(path) as upgraded:
         indexes = {name for (name,) in upgraded.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index'")}
-        layouts = {name: sql for name, sql in upgraded.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table'")}
+        layouts = dict(upgraded.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     upgraded.close()
     assert not indexes & {"event_session_id", "publishreceipt_session_id", "message_session_id",
                           "outputchunk_message_position"}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from peewee import Database as PeeweeDatabase
 from peewee import SQL, BigIntegerField, IntegerField, Table, fn
+from peewee import Database as PeeweeDatabase
 from playhouse.migrate import SqliteMigrator
 from playhouse.migrate import migrate as run_operations
 
@@ -76,11 +76,12 @@ def _keyed_by_number(db: PeeweeDatabase, migrator: SqliteMigrator,
     db.create_tables([model])
     fields = [field for field in model._meta.sorted_fields if field.name != "session_number"]
     columns = [field.column_name for field in fields]
-    source = Table(old, ("session_id", *columns)).bind(db)
-    rows = (source.select(Session.number, *(getattr(source, column) for column in columns))
-            .join(Session, on=(source.session_id == Session.id)))
+    source = Table(old).bind(db)
+    rows = (source.select(Session.number, *(getattr(source.c, column) for column in columns))
+            .join(Session, on=(source.c.session_id == Session.id)))
     model.insert_from(rows, [model._meta.fields["session_number"], *fields]).execute()
-    db.execute_sql(f'DROP TABLE "{old}"')  # peewee drops tables only through a model
+    # peewee drops tables only through a model.
+    db.execute_sql(f'DROP TABLE "{old}"')  # type: ignore[no-untyped-call]
 
 
 def _write_less(db: PeeweeDatabase) -> None:
@@ -97,9 +98,9 @@ def _write_less(db: PeeweeDatabase) -> None:
     if "revision" not in {column.name for column in db.get_columns("session")}:
         run_operations(*(migrator.add_column("session", column, BigIntegerField(null=True))
                          for column in ("revision", "compacted_revision")))
-        old_events = Table("event", ("session_id", "revision")).bind(db)
-        latest = (old_events.select(fn.COALESCE(fn.MAX(old_events.revision), 0))
-                  .where(old_events.session_id == Session.id))
+        old_events = Table("event").bind(db)
+        latest = (old_events.select(fn.COALESCE(fn.MAX(old_events.c.revision), 0))
+                  .where(old_events.c.session_id == Session.id))
         Session.update(revision=latest, compacted_revision=0).execute()
     _keyed_by_number(db, migrator, Event)
     _keyed_by_number(db, migrator, PublishReceipt)
