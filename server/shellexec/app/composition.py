@@ -38,8 +38,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
     """Opens the database of `settings` and builds everything that serves it."""
     database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
     feed = FeedHub()
-    caches = UnitCaches(database, settings.state_cache_entries,  # cleared on a rollback
-                        settings.known_sessions)
+    caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
+                        settings.known_sessions)  # rollback
     sessions = Sessions(database, feed, caches, clock, ids)
     publisher = Publisher(database, feed, caches, clock, ids)
     reader = Reader(database, feed, settings.heartbeat_seconds,

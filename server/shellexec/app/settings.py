@@ -31,11 +31,11 @@ class Settings:
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
     # Memory (bench/memory_bound.py holds the server under 150 MB with these): the SQLite
-    # page cache of each of the four database connections, in KiB; how many tool calls'
-    # fold states (each with up to two bounded bodies, 512 KiB) stay in memory between
-    # updates; and how many sessions' facts are remembered.
+    # page cache of each of the four database connections, in KiB; how many MiB of output
+    # bodies the fold states kept in memory between updates may hold; and how many sessions'
+    # facts are remembered.
     db_cache_kib: int = 8 * 1024
-    state_cache_entries: int = 32
+    state_cache_mib: int = 32
     known_sessions: int = 4096
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
@@ -58,8 +58,7 @@ class Settings:
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             db_cache_kib=int(env.get("SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib)),
-            state_cache_entries=int(env.get("SHELLEXEC_STATE_CACHE_ENTRIES",
-                                            default.state_cache_entries)),
+            state_cache_mib=int(env.get("SHELLEXEC_STATE_CACHE_MIB", default.state_cache_mib)),
             known_sessions=int(env.get("SHELLEXEC_KNOWN_SESSIONS", default.known_sessions)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
         )
