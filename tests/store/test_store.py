@@ -409,3 +409,26 @@ def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps
     assert shell_output.output == expected
     assert expected.truncated
     assert normalize.summarize(shell_output.output) == published.shell_exec.output
+
+
+def test_compaction_deletes_the_oldest_chunks_and_rewrites_none(harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-compact", "codex")).id
+    delta_bytes = 16 * 1024
+    count = COMPACT_AT_BYTES // delta_bytes + 8  # past the threshold, then some more
+    updates = [codex_start("k", "tail -f log"),
+               *(codex_delta("k", f"{index:06d}" + "x" * (delta_bytes - 7) + "\n")
+                 for index in range(count))]
+    for update in updates:
+        published = harness.run(harness.publisher.publish(session_id, update, None)).message
+    assert published is not None
+
+    def chunk_sizes() -> list[int]:
+        position = int(queries.message_position(session_id, published.id) or 0)
+        return [len(str(chunk.data).encode()) for chunk in OutputChunk.select(OutputChunk.data)
+                .where(OutputChunk.message == position).order_by(OutputChunk.id)]
+
+    sizes = harness.run(harness.database.read(chunk_sizes))
+    assert MAX_FIELD_BYTES <= sum(sizes) <= COMPACT_AT_BYTES
+    assert set(sizes) == {delta_bytes}, "the kept chunks are the deltas as they came"
+    shell_output = harness.run(harness.reader.shell_output(session_id, published.id))
+    assert shell_output.output == normalize_updates(updates, "codex").output
