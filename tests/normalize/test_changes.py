@@ -56,3 +56,14 @@ def test_append_cost_does_not_depend_on_the_held_text() -> None:
     assert body_change(before, after) == Appended("new")
     assert before._text is None
     assert after._text is None
+
+
+def test_an_append_that_rewrites_the_buffer_is_still_an_append() -> None:
+    stream = OutputText.of("")
+    delta = "y" * 4095 + "\n"
+    for _ in range(2 * MAX_FIELD_BYTES // len(delta)):  # up to the buffer's rewrite
+        stream = stream.append(delta)
+    last = stream.append(delta)  # past twice the bound: this version rewrote its buffer
+    assert body_change(stream, last) == Appended(delta)
+    assert bound_tail(stream.text + delta)[0] == last.text
+    assert body_change(stream, last.append("z")) == Replaced(last.append("z").text)

@@ -36,6 +36,20 @@ def test_cache_keeps_only_the_most_recently_used_entries() -> None:
     assert cache.get(3, 1) is not None
 
 
+def test_cache_holds_at_most_its_budget_of_output_bytes() -> None:
+    cache = StateCache(capacity=100, max_bytes=600 * 1024)
+    big = normalize.fold(normalize.new_state(), {
+        "sessionUpdate": "tool_call", "toolCallId": "big", "kind": "execute",
+        "rawInput": {"command": "cat big"}, "rawOutput": "z" * (250 * 1024)})
+    for position in (1, 2, 3):
+        cache.put(position, 1, (object(), big))  # type: ignore[arg-type]
+    assert cache.get(1, 1) is None, "three 250 KiB bodies exceed 600 KiB"
+    assert cache.get(2, 1) is not None
+    assert cache.get(3, 1) is not None
+    cache.put(4, 1, _call())  # a call without output costs little
+    assert cache.get(2, 1) is not None
+
+
 def test_unexpected_failure_of_a_unit_of_work_clears_every_cache(tmp_path: Path) -> None:
     app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
     database, caches = app.database, app.caches

@@ -262,6 +262,87 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         database.close()
 
 
+def _version_2_database(path: Path) -> None:
+    """A database as the release before migration steps 3 and 4 left it, with one session that has
+    three feed events and two publish receipts."""
+    old = sqlite3.connect(path)
+    old.executescript((Path(__file__).parent / "schema_v2.sql").read_text())
+    old.executescript("""
+        INSERT INTO schema_version VALUES (1, 0), (2, 0);
+        INSERT INTO task VALUES ('task-v2', 'idle', 1, 1);
+        INSERT INTO session VALUES ('ses_v2', 'task-v2', 'codex', 'idle', 1, 1);
+        INSERT INTO message (position, id, session_id, task_id, turn_id, author_type, type,
+            content, status, title, is_shell, command, work_dir, truncated, has_output,
+            stdout_bytes, stderr_bytes, state_version, stdout_stored_bytes,
+            stderr_stored_bytes, created_at, updated_at)
+            VALUES (1, 'msg_v2', 'ses_v2', 'task-v2', '', 'agent', 'text', 'hi', '', '', 0,
+                    '', '', 0, 0, 0, 0, 0, 0, 0, 1, 1);
+        INSERT INTO event VALUES ('ses_v2', 1, 'message_added', 1),
+                                 ('ses_v2', 2, 'message_updated', 1),
+                                 ('ses_v2', 3, 'message_updated', 1);
+        INSERT INTO publish_receipt VALUES ('ses_v2', 1, 1), ('ses_v2', 2, 1);
+    """)
+    old.commit()
+    old.close()
+
+
+def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
+        tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _version_2_database(path)
+    harness = Harness(path)
+    try:
+        session = harness.run(harness.sessions.get("ses_v2"))
+        assert session.revision == 3
+        page = harness.run(harness.reader.list_messages("ses_v2", 10, "", "", descending=False))
+        assert [message.id for message in page.messages] == ["msg_v2"]
+        replayed = harness.run(harness.publisher.publish("ses_v2", agent_text("again"), 2))
+        assert replayed.duplicate
+        events = harness.run(harness.database.read(lambda: queries.events_after("ses_v2", 0, 10)))
+        assert [(revision, event_type) for revision, event_type, _ in events] == [
+            (1, "message_added"), (2, "message_updated"), (3, "message_updated")]
+        harness.run(harness.publisher.publish("ses_v2", agent_text(" more"), 3))
+        assert harness.run(harness.sessions.get("ses_v2")).revision == 4
+    finally:
+        harness.database.close()
+    with sqlite3.connect(path) as upgraded:
+        indexes = {name for (name,) in upgraded.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index'")}
+        layouts = dict(upgraded.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+    upgraded.close()
+    assert not indexes & {"event_session_id", "publishreceipt_session_id", "message_session_id",
+                          "outputchunk_message_position"}
+    assert "WITHOUT ROWID" in layouts["event"]
+    assert "WITHOUT ROWID" in layouts["publish_receipt"]
+    assert "event_v2" not in layouts
+
+
+def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Path) -> None:
+    path = tmp_path / "pruned.db"
+    harness = Harness(path)
+    try:
+        session_id = harness.run(harness.sessions.create("task-pruned", "codex")).id
+        for index in range(3):
+            harness.run(harness.publisher.publish(session_id, agent_text(f"part {index}"), None))
+    finally:
+        harness.database.close()
+    with sqlite3.connect(path) as pruning:  # what feed compaction will do
+        pruning.execute("DELETE FROM event")
+    pruning.close()
+
+    reopened = Harness(path)  # a new process remembers no revision
+    try:
+        assert reopened.run(reopened.sessions.get(session_id)).revision == 3
+        reopened.run(reopened.publisher.publish(session_id, agent_text(" and on"), None))
+        events = reopened.run(reopened.database.read(
+            lambda: queries.events_after(session_id, 0, 10)))
+        assert [revision for revision, _, _ in events] == [4]
+        assert reopened.run(reopened.sessions.get(session_id)).revision == 4
+    finally:
+        reopened.database.close()
+
+
 def _traced_writes(harness: Harness, statements: list[str]) -> None:
     """Records every statement the write connection runs from now on."""
     harness.run(harness.database.write(
@@ -281,7 +362,7 @@ def test_the_first_update_of_a_tool_call_inserts_its_row_once_with_every_column(
     writes = [sql.split("(")[0].strip() for sql in executed
               if sql.startswith(("INSERT", "UPDATE", "DELETE"))]
     assert writes == ['INSERT INTO "message"', 'INSERT INTO "output_chunk"',
-                      'INSERT INTO "event"']
+                      'INSERT INTO "event"', 'UPDATE "session" SET "revision" = 1 WHERE']
     page = harness.run(harness.reader.list_messages(session_id, 100, "", "", descending=False))
     assert page.messages == (published,)
     assert published.type == "tool_execute"
@@ -329,3 +410,26 @@ def test_a_shell_output_past_the_bound_but_not_compacted_reads_as_the_fold_keeps
     assert shell_output.output == expected
     assert expected.truncated
     assert normalize.summarize(shell_output.output) == published.shell_exec.output
+
+
+def test_compaction_deletes_the_oldest_chunks_and_rewrites_none(harness: Harness) -> None:
+    session_id = harness.run(harness.sessions.create("task-compact", "codex")).id
+    delta_bytes = 16 * 1024
+    count = COMPACT_AT_BYTES // delta_bytes + 8  # past the threshold, then some more
+    updates = [codex_start("k", "tail -f log"),
+               *(codex_delta("k", f"{index:06d}" + "x" * (delta_bytes - 7) + "\n")
+                 for index in range(count))]
+    for update in updates:
+        published = harness.run(harness.publisher.publish(session_id, update, None)).message
+    assert published is not None
+
+    def chunk_sizes() -> list[int]:
+        position = int(queries.message_position(session_id, published.id) or 0)
+        return [len(str(chunk.data).encode()) for chunk in OutputChunk.select(OutputChunk.data)
+                .where(OutputChunk.message == position).order_by(OutputChunk.id)]
+
+    sizes = harness.run(harness.database.read(chunk_sizes))
+    assert MAX_FIELD_BYTES <= sum(sizes) <= COMPACT_AT_BYTES
+    assert set(sizes) == {delta_bytes}, "the kept chunks are the deltas as they came"
+    shell_output = harness.run(harness.reader.shell_output(session_id, published.id))
+    assert shell_output.output == normalize_updates(updates, "codex", Masking()).output

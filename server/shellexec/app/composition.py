@@ -48,9 +48,10 @@ class Composition:
 def compose(settings: Settings, clock: Clock = system_clock,
             ids: IdFactory = random_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
-    database = open_database(settings.database_url)
+    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
     feed = FeedHub()
-    caches = UnitCaches(database)  # cleared when a commit group rolls back
+    caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
+                        settings.known_sessions)  # rollback
     masking = Masking(enabled=settings.mask_secrets)
     sessions = Sessions(database, feed, caches, clock, ids, masking=masking)
     publisher = Publisher(database, feed, caches, clock, ids, masking=masking,

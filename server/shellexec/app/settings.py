@@ -53,6 +53,13 @@ class Settings:
     # Worker processes that convert large Normalize and publish requests off the event loop
     # (0: every conversion runs on it).
     conversion_workers: int = 1
+    # Memory (bench/memory_bound.py holds the server under 150 MB with these): the SQLite
+    # page cache of each of the four database connections, in KiB; how many MiB of output
+    # bodies the fold states kept in memory between updates may hold; and how many sessions'
+    # facts are remembered.
+    db_cache_kib: int = 8 * 1024
+    state_cache_mib: int = 32
+    known_sessions: int = 4096
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
     # Bearer tokens (`on`) or none (`off`, the default, allowed on loopback addresses only;
@@ -98,6 +105,9 @@ class Settings:
                                                  default.shutdown_grace_seconds)),
             conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",
                                            default.conversion_workers)),
+            db_cache_kib=int(env.get("SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib)),
+            state_cache_mib=int(env.get("SHELLEXEC_STATE_CACHE_MIB", default.state_cache_mib)),
+            known_sessions=int(env.get("SHELLEXEC_KNOWN_SESSIONS", default.known_sessions)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
             auth=_switch(env, "SHELLEXEC_AUTH", default.auth),
             tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),

@@ -100,7 +100,7 @@ class OutputText:
     hold the same text, truncation flag and total.
     """
 
-    __slots__ = ("_base", "_chunks", "_count", "_cut", "_text", "_truncated")
+    __slots__ = ("_base", "_chunks", "_count", "_cut", "_origin", "_text", "_truncated")
 
     def __init__(
         self,
@@ -119,6 +119,10 @@ class OutputText:
         self._cut = cut  # where the retained text starts, in the chunks' byte space
         self._truncated = truncated
         self._text = text  # cache of the joined text
+        # Set on a version that rewrote its buffer while appending: the version it grew from
+        # (its chunk list and count) and the appended bytes, so that the append is still
+        # told as one (`appended_since`) and a store need not rewrite the body.
+        self._origin: tuple[list[_Chunk], int, bytes] | None = None
 
     @classmethod
     def of(cls, text: str, *, truncated: bool = False, total_bytes: int = 0) -> OutputText:
@@ -173,7 +177,11 @@ class OutputText:
         if end - cut > MAX_FIELD_BYTES:
             cut = _boundary_at(chunks, self._count + 1, end - MAX_FIELD_BYTES)
         grown = OutputText(chunks, self._count + 1, self._base, cut, self._truncated or cut > 0)
-        return grown._compacted() if grown._needs_compaction() else grown
+        if not grown._needs_compaction():
+            return grown
+        compacted = grown._compacted()
+        compacted._origin = (self._chunks, self._count, data)
+        return compacted
 
     def tail(self, limit: int) -> str:
         """The newest `<= limit` bytes of the retained text, in O(limit): the context a delta
@@ -194,6 +202,9 @@ class OutputText:
 
         Answers in O(len(appended text)): it only looks at chunks this version added.
         """
+        origin = self._origin
+        if origin is not None and origin[0] is older._chunks and origin[1] == older._count:
+            return origin[2].decode("utf-8", "replace")
         if older._chunks is not self._chunks or older._count > self._count:
             return None
         added = b"".join(chunk for _, chunk in self._chunks[older._count : self._count])

@@ -110,7 +110,7 @@ class Reader:
                 raise NotFoundError("task", task_id)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
                                                      descending=True))
-            record = SessionRecord.of(session, queries.latest_revision(session.id),
+            record = SessionRecord.of(session, int(session.revision),
                                       queries.current_turn_id(session.id))
             messages = tuple(project_message(row, self._masking) for row in reversed(rows))
             return BootStateRecord(record, messages, queries.task_state(task_id))

@@ -46,8 +46,7 @@ def session_record(session_id: str, caller: Caller = UNRESTRICTED) -> SessionRec
 
 
 def _record(session: Session) -> SessionRecord:
-    return SessionRecord.of(session, queries.latest_revision(session.id),
-                            queries.current_turn_id(session.id))
+    return SessionRecord.of(session, int(session.revision), queries.current_turn_id(session.id))
 
 
 def _same_session_request(earlier: Session, task_id: str, agent: str,

@@ -18,18 +18,32 @@ from shellexec.store.models import Message
 # A tool call's message row and fold state, as last written.
 Call = tuple[Message, ShellState]
 
+# What an entry is counted as beyond its bodies (the row, the state, the dictionaries).
+ENTRY_OVERHEAD_BYTES = 4096
+
+
+def _weight(call: Call) -> int:
+    """About the memory an entry holds: its bodies' bytes (O(1): their counts) and the
+    fixed part."""
+    state = call[1]
+    return ENTRY_OVERHEAD_BYTES + sum(
+        0 if text is None else text.byte_count for text in (state.stdout, state.stderr))
+
 
 class StateCache:
     """A small thread-safe LRU of (row, fold state) keyed by message position, plus where
     each recent tool call's message is.
 
-    Only units of work (on the event loop's thread) mutate cached rows; readers use only the
-    immutable states.
+    Bounded by `max_bytes` of bodies held (so many small calls fit, and few large ones) and
+    by `capacity` entries. Only units of work (on the event loop's thread) mutate cached
+    rows; readers use only the immutable states.
     """
 
-    def __init__(self, capacity: int = 256) -> None:
+    def __init__(self, capacity: int = 1024, max_bytes: int = 32 * 1024 * 1024) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[int, tuple[int, Call]] = OrderedDict()
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._entries: OrderedDict[int, tuple[int, Call, int]] = OrderedDict()
         self._positions: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
@@ -61,10 +75,16 @@ class StateCache:
         with self._lock:
             self._entries.clear()
             self._positions.clear()
+            self._bytes = 0
 
     def put(self, position: int, state_version: int, call: Call) -> None:
+        weight = _weight(call)
         with self._lock:
-            self._entries[position] = (state_version, call)
-            self._entries.move_to_end(position)
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
+            replaced = self._entries.pop(position, None)
+            if replaced is not None:
+                self._bytes -= replaced[2]
+            self._entries[position] = (state_version, call, weight)
+            self._bytes += weight
+            while len(self._entries) > 1 and (len(self._entries) > self._capacity
+                                              or self._bytes > self._max_bytes):
+                self._bytes -= self._entries.popitem(last=False)[1][2]

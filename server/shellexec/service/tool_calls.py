@@ -14,7 +14,7 @@ from shellexec.normalize import Appended, OutputText, Replaced, ShellState
 from shellexec.projection import state_columns
 from shellexec.service.state_cache import Call, StateCache
 from shellexec.store import Statements, queries
-from shellexec.store.compaction import needs_compaction
+from shellexec.store.compaction import KEEP_BYTES, needs_compaction
 from shellexec.store.models import Message
 
 STREAMS = ("stdout", "stderr")
@@ -68,12 +68,14 @@ def _save_stream(statements: Statements, row: Message, stream: str, before: Shel
     position = int(row.position)
     stored: int = getattr(row, f"{stream}_stored_bytes")
     if isinstance(change, Appended):
+        statements.append_chunk(position, stream, change.text)
         stored += len(change.text.encode("utf-8"))
+        if needs_compaction(stored):
+            stored = statements.drop_chunks_before(position, stream, KEEP_BYTES)
         new = _stream_of(after, stream)
-        if needs_compaction(stored) and new is not None:
+        if needs_compaction(stored) and new is not None:  # one chunk past the threshold
             statements.replace_stream(position, stream, new.text)
             return new.byte_count
-        statements.append_chunk(position, stream, change.text)
         return stored
     if isinstance(change, Replaced):
         statements.replace_stream(position, stream, change.text)

@@ -17,9 +17,9 @@ from shellexec.store import Database
 class UnitCaches:
     """The caches of the units of work on one database, registered with it once."""
 
-    def __init__(self, database: Database) -> None:
-        self.states = StateCache()
-        self.sessions = KnownSessions()
+    def __init__(self, database: Database, state_bytes: int, known_sessions: int) -> None:
+        self.states = StateCache(max_bytes=state_bytes)
+        self.sessions = KnownSessions(known_sessions)
         self._statements = database.statements
         database.on_rollback(self.forget)
 

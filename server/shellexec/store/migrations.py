@@ -11,9 +11,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from peewee import SQL, BigIntegerField, IntegerField, Table, fn
 from peewee import Database as PeeweeDatabase
+from playhouse.migrate import SqliteMigrator
+from playhouse.migrate import migrate as run_operations
 
-from shellexec.store.models import REQUEST_MODELS, TOKEN_MODELS, VERSION_1_MODELS, SchemaVersion
+from shellexec.store.models import (
+    REQUEST_MODELS,
+    TOKEN_MODELS,
+    VERSION_1_MODELS,
+    BaseModel,
+    Event,
+    PublishReceipt,
+    SchemaVersion,
+    Session,
+)
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
@@ -32,7 +44,75 @@ def _add_tokens(db: PeeweeDatabase) -> None:
     db.create_tables(list(TOKEN_MODELS))
 
 
-STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids, _add_tokens)
+# Indexes whose columns lead another index or the primary key (step 4 drops them).
+REDUNDANT_INDEXES = {
+    "session": "session_task_id",
+    "turn": "turn_session_id",
+    "message": "message_session_id",
+    "output_chunk": "outputchunk_message_position",
+    "turn_request": "turnrequest_session_id",
+}
+
+
+# New session columns are added nullable and filled at once: playhouse makes a column NOT
+# NULL in SQLite by copying the table, and dropping the old `session` table would cascade to
+# every row that refers to it.
+
+
+def _number_sessions(db: PeeweeDatabase, migrator: SqliteMigrator) -> None:
+    """Gives every session its integer key (its rowid, which a rebuild would not keep)."""
+    if "number" in {column.name for column in db.get_columns("session")}:
+        return
+    run_operations(migrator.add_column("session", "number", IntegerField(null=True)))
+    Session.update(number=SQL("rowid")).execute()
+    run_operations(migrator.add_index("session", ("number",), unique=True))
+
+
+def _keyed_by_number(db: PeeweeDatabase, migrator: SqliteMigrator,
+                     model: type[BaseModel]) -> None:
+    """Rebuilds the table of a per-publish model as the model now declares it (keyed by the
+    session's number, clustered on its key, no extra index), keeping its rows."""
+    name = model._meta.table_name
+    if "session_number" in {column.name for column in db.get_columns(name)}:
+        return
+    old = f"{name}_v2"
+    run_operations(migrator.rename_table(name, old))
+    run_operations(*(migrator.drop_index(old, index.name) for index in db.get_indexes(old)
+                     if not index.name.startswith("sqlite_autoindex")))
+    db.create_tables([model])
+    fields = [field for field in model._meta.sorted_fields if field.name != "session_number"]
+    columns = [field.column_name for field in fields]
+    source = Table(old).bind(db)
+    rows = (source.select(Session.number, *(getattr(source.c, column) for column in columns))
+            .join(Session, on=(source.c.session_id == Session.id)))
+    model.insert_from(rows, [model._meta.fields["session_number"], *fields]).execute()
+    # peewee drops tables only through a model.
+    db.execute_sql(f'DROP TABLE "{old}"')  # type: ignore[no-untyped-call]
+
+
+def _write_less(db: PeeweeDatabase) -> None:
+    """What a publish writes, made fewer and smaller pages (ADR 0024): drops the indexes that
+    repeat another's order, keys events and receipts by a session number and clusters them
+    on their keys, and stores each session's revision (and compaction point) on its row.
+
+    It looks before it changes: a database created since step 1 already has this layout."""
+    migrator = SqliteMigrator(db)
+    run_operations(*(migrator.drop_index(table, index)
+                     for table, index in REDUNDANT_INDEXES.items()
+                     if index in {found.name for found in db.get_indexes(table)}))
+    _number_sessions(db, migrator)
+    if "revision" not in {column.name for column in db.get_columns("session")}:
+        run_operations(*(migrator.add_column("session", column, BigIntegerField(null=True))
+                         for column in ("revision", "compacted_revision")))
+        old_events = Table("event").bind(db)
+        latest = (old_events.select(fn.COALESCE(fn.MAX(old_events.c.revision), 0))
+                  .where(old_events.c.session_id == Session.id))
+        Session.update(revision=latest, compacted_revision=0).execute()
+    _keyed_by_number(db, migrator, Event)
+    _keyed_by_number(db, migrator, PublishReceipt)
+
+
+STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids, _add_tokens, _write_less)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -48,15 +48,27 @@ class Task(BaseModel):
 
 
 class Session(BaseModel):
-    """An agent session. Its feed revision is the highest `Event.revision` of the session."""
+    """An agent session.
+
+    `revision` is the revision of its latest feed event, written with the event: events may
+    be pruned, revisions never go back. `compacted_revision` is the revision up to which its
+    events have been pruned (0: none yet). `number` is a small integer key the per-publish
+    rows (events, receipts) use instead of the 36-character id (ADR 0024).
+    """
 
     task_id: str  # the foreign key's raw value, set by peewee
     id = CharField(primary_key=True, max_length=40)
-    task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE")
+    # Foreign keys whose column leads another index or the primary key get no index of their
+    # own: a second copy of the same order is one more page to write per insert.
+    task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE",
+                           index=False)
     agent = CharField(max_length=64, default="")
     state = CharField(max_length=16, default=SESSION_IDLE)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
+    number = IntegerField(unique=True)
+    revision = BigIntegerField(default=0)
+    compacted_revision = BigIntegerField(default=0)
 
     class Meta:
         indexes = ((("task", "created_at"), False),)
@@ -68,7 +80,7 @@ class Turn(BaseModel):
     session_id: str
     id = CharField(primary_key=True, max_length=40)
     session = ForeignKeyField(Session, backref="turns", column_name="session_id",
-                              on_delete="CASCADE")
+                              on_delete="CASCADE", index=False)
     state = CharField(max_length=16, default=TURN_RUNNING)
     stop_reason = CharField(max_length=64, default="")
     started_at = BigIntegerField()
@@ -85,7 +97,7 @@ class Message(BaseModel):
     position = AutoField()
     id = CharField(unique=True, max_length=40)
     session = ForeignKeyField(Session, backref="messages", column_name="session_id",
-                              on_delete="CASCADE")
+                              on_delete="CASCADE", index=False)
     task_id = CharField(max_length=128)
     turn_id = CharField(max_length=40, default="")
     author_type = CharField(max_length=8)
@@ -126,7 +138,7 @@ class OutputChunk(BaseModel):
 
     id = AutoField()
     message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
-                              on_delete="CASCADE")
+                              on_delete="CASCADE", index=False)
     stream = CharField(max_length=6)
     data = TextField()
 
@@ -136,28 +148,38 @@ class OutputChunk(BaseModel):
 
 
 class Event(BaseModel):
-    """A feed event: the durable log a watcher resumes from."""
+    """A feed event: the durable log a watcher resumes from.
 
-    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    Clustered on its key (no rowid, no second index): an event is one small row in one
+    b-tree. `message` names its message's position without a foreign key, which would need
+    an index of its own to check; events go with their session (ADR 0024).
+    """
+
+    session_number = ForeignKeyField(Session, field=Session.number,
+                                     column_name="session_number", on_delete="CASCADE",
+                                     index=False)
     revision = IntegerField()
     type = CharField(max_length=32)
-    message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
-                              on_delete="CASCADE")
+    message = IntegerField(column_name="message_position")
 
     class Meta:
-        primary_key = CompositeKey("session", "revision")
+        primary_key = CompositeKey("session_number", "revision")
+        without_rowid = True
 
 
 class PublishReceipt(BaseModel):
     """Marks a publish sequence number as stored, so a retry changes nothing."""
 
-    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    session_number = ForeignKeyField(Session, field=Session.number,
+                                     column_name="session_number", on_delete="CASCADE",
+                                     index=False)
     sequence = BigIntegerField()
     message_position = IntegerField(null=True)
 
     class Meta:
         table_name = "publish_receipt"
-        primary_key = CompositeKey("session", "sequence")
+        primary_key = CompositeKey("session_number", "sequence")
+        without_rowid = True
 
 
 class SessionRequest(BaseModel):
@@ -179,7 +201,8 @@ class TurnRequest(BaseModel):
     """A StartTurn `request_id` of one session and the turn it started (ADR 0007)."""
 
     turn_id: str
-    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE",
+                              index=False)
     request_id = CharField(max_length=64)
     turn = ForeignKeyField(Turn, column_name="turn_id", on_delete="CASCADE")
     created_at = BigIntegerField(index=True)

@@ -112,19 +112,14 @@ def read_stream(position: int, stream: str) -> str | None:
     return "".join(chunks) if chunks else None
 
 
-def latest_revision(session_id: str) -> int:
-    """The revision of the session's latest feed event, 0 before any."""
-    value = Event.select(fn.MAX(Event.revision)).where(Event.session == session_id).scalar()
-    return 0 if value is None else int(value)
-
-
 def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:
     """Events with a greater revision, oldest first, each with its message's summary row."""
     # The event's own columns are aliased: `type` is also a message column.
     rows = (Event.select(Event.revision.alias("event_revision"), Event.type.alias("event_type"),
                          *SUMMARY_COLUMNS)
             .join(Message, JOIN.INNER, on=(Event.message == Message.position))
-            .where((Event.session == session_id) & (Event.revision > revision))
+            .switch(Event).join(Session, JOIN.INNER, on=(Event.session_number == Session.number))
+            .where((Session.id == session_id) & (Event.revision > revision))
             .order_by(Event.revision).limit(limit).objects(Message))
     found = [cast(Any, row) for row in rows]  # the aliases are set on the row at run time
     return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in found]

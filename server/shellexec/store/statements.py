@@ -44,6 +44,8 @@ from shellexec.vocabulary import (
 )
 
 _MARK = "\x00shellexec-param:"
+# The most session numbers remembered before the memory starts over.
+MAX_REMEMBERED_SESSIONS = 4096
 
 
 def param(name: str) -> Value:
@@ -71,13 +73,29 @@ class Statements:
     def __init__(self, db: PeeweeDatabase) -> None:
         self._db = db
         self._compiled: dict[object, _Compiled] = {}
-        # The latest feed revision of each session this writer has given out. The event
-        # table is the truth; this saves reading it back on every publish.
+        # The latest feed revision of each session this writer has given out. The session
+        # row is the truth; this saves reading it back on every publish.
         self._revisions: dict[str, int] = {}
+        # Session ids and their numbers (the key of events and receipts); never change.
+        self._numbers: dict[str, int] = {}
 
     def forget(self) -> None:
         """Drops what is remembered from the database (after a rollback it may be ahead)."""
         self._revisions.clear()
+        self._numbers.clear()
+
+    def _number(self, session_id: str) -> int:
+        """The session's number (0, matching nothing, for a session that does not exist)."""
+        number = self._numbers.get(session_id)
+        if number is None:
+            row = self._run("session_number", lambda: Session.select(Session.number).where(
+                Session.id == param("session")), session=session_id).fetchone()
+            if row is None:
+                return 0
+            if len(self._numbers) >= MAX_REMEMBERED_SESSIONS:
+                self._numbers.clear()
+            number = self._numbers[session_id] = int(row[0])
+        return number
 
     def _run(self, key: object, build: Callable[[], Query], /, **values: Any) -> Any:
         compiled = self._compiled.get(key)
@@ -101,7 +119,10 @@ class Statements:
         ).on_conflict_ignore(), task=task_id, now=now)
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
+        number = int(self._run("next_session_number", lambda: Session.select(
+            fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
+                   "number": number, "revision": 0, "compacted_revision": 0,
                    "created_at": now, "updated_at": now}
         self._insert(Session, columns)
         return Session(**columns)
@@ -185,8 +206,29 @@ class Statements:
         if text is not None:
             self.append_chunk(position, stream, text)
 
+    def drop_chunks_before(self, position: int, stream: str, keep: int) -> int:
+        """Deletes a stream's oldest chunk rows that the newest `keep` bytes do not reach;
+        returns the bytes the remaining rows hold. Nothing is rewritten: the retained text
+        is the newest bytes of the rows, and readers bound them again."""
+        sizes = self._run("chunk_sizes", lambda: (
+            OutputChunk.select(OutputChunk.id, fn.LENGTH(OutputChunk.data.cast("BLOB")))
+            .where((OutputChunk.message == param("position"))
+                   & (OutputChunk.stream == param("stream")))
+            .order_by(OutputChunk.id.desc())), position=position, stream=stream).fetchall()
+        held = 0
+        for chunk_id, size in sizes:
+            held += int(size)
+            if held >= keep:
+                self._run("drop_chunks", lambda: OutputChunk.delete().where(
+                    (OutputChunk.message == param("position"))
+                    & (OutputChunk.stream == param("stream"))
+                    & (OutputChunk.id < param("first"))),
+                    position=position, stream=stream, first=chunk_id)
+                break
+        return held
+
     def next_revision(self, session_id: str) -> int:
-        """The session's next feed revision: one more than its latest event's.
+        """The session's next feed revision: one more than the revision on its row.
 
         Another writer on the same database file would make the remembered value stale; its
         event would then collide on the (session, revision) key, the unit of work fail and
@@ -195,33 +237,41 @@ class Statements:
         latest = self._revisions.get(session_id)
         if latest is None:
             row = self._run("latest_revision", lambda: (
-                Event.select(fn.MAX(Event.revision)).where(Event.session == param("session"))),
+                Session.select(Session.revision).where(Session.id == param("session"))),
                 session=session_id).fetchone()
-            latest = 0 if row[0] is None else int(row[0])
+            latest = 0 if row is None else int(row[0])
+            if len(self._revisions) >= MAX_REMEMBERED_SESSIONS:
+                self._revisions.clear()
         self._revisions[session_id] = latest + 1
         return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
                      position: int) -> None:
+        """Logs a feed event and makes its revision the session's: the row keeps it when
+        events are pruned."""
         self._run("insert_event", lambda: Event.insert(
-            session=param("session"), revision=param("revision"), type=param("type"),
+            session_number=param("number"), revision=param("revision"), type=param("type"),
             message=param("position")),
-            session=session_id, revision=revision, type=event_type, position=position)
+            number=self._number(session_id), revision=revision, type=event_type,
+            position=position)
+        self._run("session_revision", lambda: Session.update(
+            revision=param("revision")).where(Session.id == param("session")),
+            revision=revision, session=session_id)
 
     def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
         """(whether the sequence is stored, the message position it affected)."""
         row = self._run("receipt", lambda: (
             PublishReceipt.select(PublishReceipt.message_position)
-            .where((PublishReceipt.session == param("session"))
+            .where((PublishReceipt.session_number == param("number"))
                    & (PublishReceipt.sequence == param("sequence")))),
-            session=session_id, sequence=sequence).fetchone()
+            number=self._number(session_id), sequence=sequence).fetchone()
         return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
 
     def insert_receipt(self, session_id: str, sequence: int, position: int | None) -> None:
         self._run("insert_receipt", lambda: PublishReceipt.insert(
-            session=param("session"), sequence=param("sequence"),
+            session_number=param("number"), sequence=param("sequence"),
             message_position=param("position")),
-            session=session_id, sequence=sequence, position=position)
+            number=self._number(session_id), sequence=sequence, position=position)
 
     def update_message(self, position: int, columns: Mapping[str, Any],
                        expected_version: int | None = None) -> None:
