@@ -33,6 +33,12 @@ class Settings:
     stream_lifetime_seconds: float = 300.0
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
+    # Prometheus metrics of the server on 127.0.0.1:PORT/metrics, and Envoy's statistics on
+    # 127.0.0.1:PORT/stats/prometheus; 0 turns either off (`make run` uses 9464 and 9465).
+    metrics_port: int = 0
+    envoy_metrics_port: int = 0
+    # Seconds between readiness checks of the database (each readiness Check also runs one).
+    readiness_check_seconds: float = 5.0
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
 
@@ -54,5 +60,10 @@ class Settings:
                                                   default.stream_lifetime_seconds)),
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
+            metrics_port=int(env.get("SHELLEXEC_METRICS_PORT", default.metrics_port)),
+            envoy_metrics_port=int(env.get("SHELLEXEC_ENVOY_METRICS_PORT",
+                                           default.envoy_metrics_port)),
+            readiness_check_seconds=float(env.get("SHELLEXEC_READINESS_CHECK_SECONDS",
+                                                  default.readiness_check_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
         )

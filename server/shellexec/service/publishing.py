@@ -6,7 +6,7 @@ a watcher never sees what a crash could still undo.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shellexec import normalize
@@ -41,6 +41,22 @@ TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
 
+# What a committed publish did, as the publish counter labels it (docs/operations.md).
+OUTCOME_STORED = "stored"
+OUTCOME_DUPLICATE = "duplicate"
+OUTCOME_IGNORED = "ignored"
+PUBLISH_OUTCOMES = (OUTCOME_STORED, OUTCOME_DUPLICATE, OUTCOME_IGNORED)
+
+
+def _outcome(result: PublishResult) -> str:
+    if result.duplicate:
+        return OUTCOME_DUPLICATE
+    return OUTCOME_IGNORED if result.message is None else OUTCOME_STORED
+
+
+def _uncounted(outcome: str) -> None:
+    return None
+
 
 def _chunk_text(update: Mapping[str, Any]) -> str:
     content = update.get("content")
@@ -53,8 +69,10 @@ class Publisher:
     """Stores ACP updates into messages."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
-                 new_id: IdFactory) -> None:
+                 new_id: IdFactory, on_outcome: Callable[[str], None] = _uncounted) -> None:
         self._database = database
+        # Told each committed publish's outcome (one of PUBLISH_OUTCOMES): the metrics.
+        self._on_outcome = on_outcome
         self._feed = feed
         self._states = caches.states
         self._known_sessions = caches.sessions
@@ -69,6 +87,7 @@ class Publisher:
         result, event = await units.write(self._database, work)
         if event is not None:
             self._feed.broadcast(session_id, event)
+        self._on_outcome(_outcome(result))
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any],
