@@ -60,7 +60,10 @@ class Health(health.aio.HealthServicer):
         return await asyncio.shield(self._running)
 
     async def _run_check(self) -> bool:
-        ready = await asyncio.to_thread(self._check) is None
+        try:
+            ready = await asyncio.to_thread(self._check) is None
+        except Exception:  # a check that cannot run cannot vouch for the database
+            ready = False
         status = (health_pb2.HealthCheckResponse.SERVING if ready
                   else health_pb2.HealthCheckResponse.NOT_SERVING)
         for name in READINESS:
