@@ -13,8 +13,9 @@ GOOGLEAPIS := .build/googleapis/google/api
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
         envoy-validate web-unit chromium venv clean
 
-run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default
-	$(BIN)/shellexec up
+run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
+	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
+	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
 test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
@@ -58,9 +59,9 @@ lint-proto: $(STAMP) $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
 
-envoy-validate: $(STAMP)
+envoy-validate: $(STAMP)  ## with the statistics listener on, so it is validated too
 	mkdir -p .build
-	$(BIN)/shellexec envoy-config --grpc-port 50051 > .build/envoy.yaml
+	SHELLEXEC_ENVOY_METRICS_PORT=9465 $(BIN)/shellexec envoy-config --grpc-port 50051 > .build/envoy.yaml
 	$(BIN)/envoy --mode validate -c .build/envoy.yaml --disable-hot-restart --log-level warn
 	$(BIN)/yamllint -d '{extends: relaxed, rules: {line-length: disable}}' .build/envoy.yaml
 

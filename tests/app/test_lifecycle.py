@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,3 +248,40 @@ def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:
         assert "Traceback" not in (tmp_path / "server.log").read_text()
     finally:
         stack.stop()
+
+
+def test_up_with_metrics_ports_names_both_urls_and_serves_them(tmp_path: Path) -> None:
+    metrics_port, stats_port = free_port(), free_port()
+    service = Up(tmp_path, up_env(tmp_path, SHELLEXEC_METRICS_PORT=str(metrics_port),
+                                  SHELLEXEC_ENVOY_METRICS_PORT=str(stats_port)))
+    try:
+        service.start().wait_for(BANNER)
+        service.wait_for("Try:")
+        banner = service.rest_of_stdout()
+        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+        stats_url = f"http://127.0.0.1:{stats_port}/stats/prometheus"
+        assert metrics_url in banner
+        assert stats_url in banner
+        with urllib.request.urlopen(metrics_url, timeout=10) as answer:
+            assert b"shellexec_requests_total" in answer.read()
+        with urllib.request.urlopen(stats_url, timeout=10) as answer:
+            assert b"envoy_server_live" in answer.read()
+    finally:
+        service.stop()
+    assert service.process is not None
+    assert service.process.returncode == 0
+    assert "Traceback" not in service.stderr
+
+
+def test_serve_names_a_metrics_port_another_program_holds(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env = {**os.environ, "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
+               "SHELLEXEC_METRICS_PORT": str(port),
+               "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+        result = run_shellexec(["serve"], env, tmp_path)
+    assert result.returncode == 1
+    assert f"port {port} (metrics)" in result.stderr
+    assert "SHELLEXEC_METRICS_PORT" in result.stderr

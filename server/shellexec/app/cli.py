@@ -20,11 +20,24 @@ from pathlib import Path
 from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.browser_boundary import AllowedHostError
+from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
+from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
 from shellexec.app.server import auth_banner, serve, start_server
 from shellexec.app.settings import Settings
 
 RUN_DIR = Path(".run")
+
+
+def _metrics_lines(settings: Settings) -> tuple[str, ...]:
+    lines = []
+    if settings.metrics_port:
+        lines.append(f"  metrics           http://{METRICS_HOST}:{settings.metrics_port}"
+                     f"{METRICS_PATH}")
+    if settings.envoy_metrics_port:
+        lines.append(f"  Envoy statistics  http://{STATS_HOST}:{settings.envoy_metrics_port}"
+                     f"{STATS_PATH}")
+    return tuple(lines)
 
 
 def _banner(settings: Settings, grpc_port: int) -> str:
@@ -38,6 +51,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  gRPC              {grpc_host}:{grpc_port}",
         f"  database          {settings.database_url}",
         f"  {auth_banner(settings)}",
+        *_metrics_lines(settings),
         "Try:",
         f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
         f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",
@@ -54,10 +68,18 @@ def _grpc_listener(settings: Settings) -> ports.Listener:
                           "SHELLEXEC_GRPC_ADDRESS")
 
 
+def _server_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
+    # Port 0 turns the metrics off: ensure_free skips it.
+    return (ports.Listener("metrics", METRICS_HOST, settings.metrics_port,
+                           "SHELLEXEC_METRICS_PORT"),)
+
+
 def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
     # Envoy's admin interface is a Unix socket (ADR 0056): no port to check.
     return (ports.Listener("REST and web page", settings.rest_host, settings.rest_port,
-                           "SHELLEXEC_REST_PORT"),)
+                           "SHELLEXEC_REST_PORT"),
+            ports.Listener("Envoy statistics", STATS_HOST, settings.envoy_metrics_port,
+                           "SHELLEXEC_ENVOY_METRICS_PORT"))
 
 
 async def _up(settings: Settings) -> int:
@@ -124,11 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             return _envoy_config(settings, args.grpc_port)
         check_exposure(settings, _exposed_hosts(settings, front_door=args.command == "up"))
         if args.command == "serve":
-            ports.ensure_free(_grpc_listener(settings))
+            ports.ensure_free(_grpc_listener(settings), *_server_listeners(settings))
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(settings))
             return 0
-        ports.ensure_free(_grpc_listener(settings), *_front_door_listeners(settings))
+        ports.ensure_free(_grpc_listener(settings), *_server_listeners(settings),
+                          *_front_door_listeners(settings))
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(_up(settings))
         return 0

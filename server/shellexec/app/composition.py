@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prometheus_client import CollectorRegistry
+
 from shellexec.api import ShellExecServicer
 from shellexec.api.offload import Offload
+from shellexec.app.metrics import Metrics, create_metrics
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
 from shellexec.projection import Masking
@@ -19,14 +22,15 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.publishing import PUBLISH_OUTCOMES
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
 
 
 @dataclass(frozen=True)
 class Composition:
-    """The opened database, the feed hub and the use cases over them, the token store, and
-    their servicer."""
+    """The opened database, the feed hub and the use cases over them, the token store, their
+    servicer, and the metrics they record (in a registry of this graph's own)."""
 
     database: Database
     feed: FeedHub
@@ -38,6 +42,7 @@ class Composition:
     # Worker processes for large request conversions; `close()` stops them.
     offload: Offload
     servicer: ShellExecServicer
+    metrics: Metrics
 
     def close(self) -> None:
         """Stops the conversion workers and closes the database."""
@@ -48,18 +53,23 @@ class Composition:
 def compose(settings: Settings, clock: Clock = system_clock,
             ids: IdFactory = random_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
+    metrics = create_metrics(CollectorRegistry())
     database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
-    feed = FeedHub()
+    database.on_commit_group(metrics.commit_groups.observe)
+    metrics.database_bytes.set_function(database.file_bytes)
+    feed = FeedHub(on_delivery=metrics.delivery_lag.observe)
+    metrics.watchers.set_function(lambda: feed.watchers)
     caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
                         settings.known_sessions)  # rollback
     masking = Masking(enabled=settings.mask_secrets)
     sessions = Sessions(database, feed, caches, clock, ids, masking=masking)
     publisher = Publisher(database, feed, caches, clock, ids, masking=masking,
-                          mask_at_rest=settings.mask_at_rest)
+                          mask_at_rest=settings.mask_at_rest,
+                          on_outcome=metrics.count_publish(PUBLISH_OUTCOMES))
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds, masking=masking)
     offload = Offload(settings.conversion_workers)
     return Composition(database, feed, caches, sessions, publisher, reader,
                        Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, offload,
-                                         settings.stalled_watcher_seconds))
+                                         settings.stalled_watcher_seconds), metrics)

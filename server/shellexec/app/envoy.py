@@ -28,6 +28,7 @@ from shellexec.app.browser_boundary import (
     guard_routes,
     security_headers_filter,
 )
+from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
     local_reply_config,
     method_not_allowed_routes,
@@ -58,6 +59,7 @@ CONTENT_TYPES = {
 _ROUTE_INDENT = " " * 24
 _VIRTUAL_HOST_INDENT = " " * 20
 _FILTER_INDENT = " " * 18
+_RESOURCE_INDENT = " " * 4
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -160,6 +162,15 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}s"
 
 
+def _stats_parts(settings: Settings) -> dict[str, str]:
+    """The statistics listener and its admin cluster, or nothing when the port is 0."""
+    if not settings.envoy_metrics_port:
+        return {"stats_listener": "", "admin_cluster": ""}
+    return {"stats_listener": _items(_RESOURCE_INDENT,
+                                     [stats_listener(settings.envoy_metrics_port)]),
+            "admin_cluster": _items(_RESOURCE_INDENT, [admin_cluster(settings.admin_socket)])}
+
+
 def render(settings: Settings, grpc_port: int) -> str:
     """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
@@ -182,7 +193,7 @@ def render(settings: Settings, grpc_port: int) -> str:
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
-        local_reply_config=json.dumps(local_reply_config()))
+        local_reply_config=json.dumps(local_reply_config()), **_stats_parts(settings))
 
 
 def envoy_binary() -> str:

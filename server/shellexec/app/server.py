@@ -8,20 +8,24 @@ import sys
 from dataclasses import dataclass
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
 from shellexec.api.auth import Authenticator
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
+from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.app import ports
 from shellexec.app.composition import Composition, compose
 from shellexec.app.exposure import check_exposure
+from shellexec.app.health import Health
+from shellexec.app.metrics_endpoint import MetricsEndpoint
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
+from shellexec.store.readiness import readiness_problem
 
 
 @dataclass
@@ -30,15 +34,18 @@ class RunningServer:
 
     server: grpc.aio.Server
     port: int
-    health: health.aio.HealthServicer
+    health: Health
     app: Composition
+    metrics: MetricsEndpoint | None = None
 
     async def stop(self, grace: float) -> None:
         """Ends every open feed stream at once (watchers resume by revision), then gives the
         other calls `grace` seconds to finish."""
-        await self.health.enter_graceful_shutdown()
+        await self.health.stop()
         self.app.feed.close()
         await self.server.stop(grace)
+        if self.metrics is not None:
+            self.metrics.stop()
         self.app.close()
 
 
@@ -58,9 +65,13 @@ async def start_server(settings: Settings) -> RunningServer:
         settings.grpc_address)[0]})
     app = compose(settings)
     authenticator = Authenticator(app.tokens.authenticate if settings.auth else None)
-    # The error interceptor comes first, so it also maps failures of any interceptor after it
-    # (and refused calls get a request id).
-    server = grpc.aio.server(interceptors=(ErrorInterceptor(sys.stderr), authenticator), options=[
+    # The metrics interceptor comes first, so it counts the status callers get from every
+    # interceptor after it (it reports the same status wherever it stands). The error
+    # interceptor is next, so it also maps failures of any interceptor after it (and refused
+    # calls get a request id); authentication comes last.
+    interceptors = [MetricsInterceptor(app.metrics.requests, app.metrics.latency),
+                    ErrorInterceptor(sys.stderr), authenticator]
+    server = grpc.aio.server(interceptors=interceptors, options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.
@@ -72,7 +83,8 @@ async def start_server(settings: Settings) -> RunningServer:
     server.add_registered_method_handlers(SERVICE_NAME, handlers)
     if settings.bench_echo:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = Health(lambda: readiness_problem(app.database.path),
+                             settings.readiness_check_seconds)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     enable_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     try:
@@ -81,10 +93,23 @@ async def start_server(settings: Settings) -> RunningServer:
         app.close()
         raise PortInUseError(f"cannot listen on {settings.grpc_address}: the port is in use "
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
+    metrics = _metrics_endpoint(app, settings)
+    await health_servicer.start()
     await server.start()
-    for name in ("", SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, port, health_servicer, app)
+    if metrics is not None:
+        metrics.start()
+    return RunningServer(server, port, health_servicer, app, metrics)
+
+
+def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint | None:
+    """The metrics' own HTTP endpoint, bound (not yet serving), or None when it is off."""
+    if not settings.metrics_port:
+        return None
+    try:
+        return MetricsEndpoint(app.metrics.registry, settings.metrics_port)
+    except PortInUseError:
+        app.database.close()
+        raise
 
 
 def auth_banner(settings: Settings) -> str:

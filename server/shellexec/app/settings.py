@@ -60,6 +60,12 @@ class Settings:
     db_cache_kib: int = 8 * 1024
     state_cache_mib: int = 32
     known_sessions: int = 4096
+    # Prometheus metrics of the server on 127.0.0.1:PORT/metrics, and Envoy's statistics on
+    # 127.0.0.1:PORT/stats/prometheus; 0 turns either off (`make run` uses 9464 and 9465).
+    metrics_port: int = 0
+    envoy_metrics_port: int = 0
+    # Seconds between readiness checks of the database (each readiness Check also runs one).
+    readiness_check_seconds: float = 5.0
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
     # Bearer tokens (`on`) or none (`off`, the default, allowed on loopback addresses only;
@@ -108,6 +114,11 @@ class Settings:
             db_cache_kib=int(env.get("SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib)),
             state_cache_mib=int(env.get("SHELLEXEC_STATE_CACHE_MIB", default.state_cache_mib)),
             known_sessions=int(env.get("SHELLEXEC_KNOWN_SESSIONS", default.known_sessions)),
+            metrics_port=int(env.get("SHELLEXEC_METRICS_PORT", default.metrics_port)),
+            envoy_metrics_port=int(env.get("SHELLEXEC_ENVOY_METRICS_PORT",
+                                           default.envoy_metrics_port)),
+            readiness_check_seconds=float(env.get("SHELLEXEC_READINESS_CHECK_SECONDS",
+                                                  default.readiness_check_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
             auth=_switch(env, "SHELLEXEC_AUTH", default.auth),
             tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from shellexec.projection import MessageView
@@ -21,13 +23,24 @@ class FeedEvent:
     message: MessageView | None = None
 
 
+# Told, for each live event a watcher takes, the seconds since it was announced.
+DeliveryListener = Callable[[float], None]
+
+
+def _unmeasured(seconds: float) -> None:
+    return None
+
+
 class Subscription:
     """A watcher's queue of live events. A full queue marks it lagged instead of blocking
     publishers and is emptied, so a watcher that stopped reading holds no events; the watcher
-    then replays from the durable log."""
+    then replays from the durable log. Each event is queued with the (monotonic) time it was
+    announced, for the delivery lag."""
 
-    def __init__(self, capacity: int) -> None:
-        self._queue: asyncio.Queue[FeedEvent] = asyncio.Queue(maxsize=capacity)
+    def __init__(self, capacity: int, on_delivery: DeliveryListener = _unmeasured) -> None:
+        self._queue: asyncio.Queue[tuple[FeedEvent, float | None]] = asyncio.Queue(
+            maxsize=capacity)
+        self._on_delivery = on_delivery
         self.lagged = False
         # Set when the server stops: the watcher ends its stream at once (it resumes by
         # revision elsewhere) instead of holding the shutdown until its grace runs out.
@@ -37,41 +50,53 @@ class Subscription:
         if self.lagged:
             return  # the replay from the log covers it; a wake-up is queued already
         try:
-            self._queue.put_nowait(event)
+            self._queue.put_nowait((event, time.monotonic()))
         except asyncio.QueueFull:
             self.lagged = True
             while not self._queue.empty():  # all of it is in the durable log
                 self._queue.get_nowait()
-            self._queue.put_nowait(event)  # wakes the watcher, which then replays
+            self._queue.put_nowait((event, None))  # wakes the watcher, which then replays
 
     def close(self) -> None:
         """Marks the subscription closed and wakes a watcher waiting for its next event."""
         self.closed = True
         # A full queue wakes the watcher by itself; an empty one needs something to return.
         with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(FeedEvent(EVENT_END_OF_STREAM, -1))
+            self._queue.put_nowait((FeedEvent(EVENT_END_OF_STREAM, -1), None))
 
     async def next(self, timeout: float) -> FeedEvent | None:
         """The next live event, or None when `timeout` seconds pass without one."""
         try:
-            return await asyncio.wait_for(self._queue.get(), timeout)
+            event, announced = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
             return None
+        if announced is not None:
+            self._on_delivery(time.monotonic() - announced)
+        return event
 
 
 class FeedHub:
     """Delivers committed events to the subscriptions of their session (one event loop)."""
 
-    def __init__(self, capacity: int = FEED_QUEUE_EVENTS) -> None:
+    def __init__(self, capacity: int = FEED_QUEUE_EVENTS,
+                 on_delivery: DeliveryListener = _unmeasured) -> None:
         self._capacity = capacity
+        self._on_delivery = on_delivery
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
+        self._watchers = 0
         self._closed = False
 
+    @property
+    def watchers(self) -> int:
+        """How many subscriptions are open now (readable from any thread: the metrics')."""
+        return self._watchers
+
     def subscribe(self, session_id: str) -> Subscription:
-        subscription = Subscription(self._capacity)
+        subscription = Subscription(self._capacity, self._on_delivery)
         if self._closed:
             subscription.close()
         self._subscriptions[session_id].add(subscription)
+        self._watchers += 1
         return subscription
 
     def close(self) -> None:
@@ -83,9 +108,10 @@ class FeedHub:
 
     def unsubscribe(self, session_id: str, subscription: Subscription) -> None:
         watchers = self._subscriptions.get(session_id)
-        if watchers is None:
+        if watchers is None or subscription not in watchers:
             return
         watchers.discard(subscription)
+        self._watchers -= 1
         if not watchers:
             del self._subscriptions[session_id]
 

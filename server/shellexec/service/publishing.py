@@ -10,7 +10,7 @@ summary's byte counts are those of the text the agent sent (ADR 0059).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from shellexec import normalize
@@ -51,6 +51,22 @@ _CONTEXT_BYTES = 512
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
 
+# What a committed publish did, as the publish counter labels it (docs/operations.md).
+OUTCOME_STORED = "stored"
+OUTCOME_DUPLICATE = "duplicate"
+OUTCOME_IGNORED = "ignored"
+PUBLISH_OUTCOMES = (OUTCOME_STORED, OUTCOME_DUPLICATE, OUTCOME_IGNORED)
+
+
+def _outcome(result: PublishResult) -> str:
+    if result.duplicate:
+        return OUTCOME_DUPLICATE
+    return OUTCOME_IGNORED if result.message is None else OUTCOME_STORED
+
+
+def _uncounted(outcome: str) -> None:
+    return None
+
 
 def _masked_update(update: Mapping[str, Any], context: str) -> dict[str, Any]:
     """`update` with its text masked as a continuation of `context` (the stream's end)."""
@@ -69,10 +85,13 @@ class Publisher:
     """Stores ACP updates into messages."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
-                 new_id: IdFactory, *, masking: Masking, mask_at_rest: bool) -> None:
+                 new_id: IdFactory, *, masking: Masking, mask_at_rest: bool,
+                 on_outcome: Callable[[str], None] = _uncounted) -> None:
         self._database = database
         self._masking = masking
         self._mask_at_rest = mask_at_rest
+        # Told each committed publish's outcome (one of PUBLISH_OUTCOMES): the metrics.
+        self._on_outcome = on_outcome
         self._feed = feed
         self._states = caches.states
         self._known_sessions = caches.sessions
@@ -87,6 +106,7 @@ class Publisher:
         result, event = await units.write(self._database, work)
         if event is not None:
             self._feed.broadcast(session_id, event)
+        self._on_outcome(_outcome(result))
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any], sequence: int | None,

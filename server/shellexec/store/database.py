@@ -82,6 +82,13 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         future.set_exception(error)
 
 
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def _sqlite_path(url: str) -> Path:
     parsed = urlparse(url)
     if parsed.scheme != "sqlite":
@@ -98,6 +105,7 @@ class Database:
         # Compiled hot statements; used by units of work, which all run on the loop's thread.
         self.statements = Statements(db)
         self._rollback_listeners: list[Callable[[], None]] = []
+        self._group_listeners: list[Callable[[int], None]] = []
         self._pending: list[_Job] = []
         self._leader: asyncio.Task[None] | None = None
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-commit")
@@ -109,6 +117,22 @@ class Database:
         wrote (`Statements`' revisions among them) can forget it: `service.UnitCaches`
         registers the one listener that clears them all."""
         self._rollback_listeners.append(listener)
+
+    def on_commit_group(self, listener: Callable[[int], None]) -> None:
+        """Calls `listener` with the number of units of work of each group as it is formed
+        (the metrics' commit group sizes)."""
+        self._group_listeners.append(listener)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return Path(self.db.database)
+
+    def file_bytes(self) -> int:
+        """The size of the database file plus its write-ahead log, in bytes (0 for a file
+        that is not there); safe to call from any thread."""
+        path = self.path
+        return sum(_size(file) for file in (path, path.with_name(path.name + "-wal")))
 
     def _ensure_connected(self) -> None:
         if self.db.is_closed():
@@ -133,6 +157,8 @@ class Database:
         while self._pending:
             group = self._pending[:MAX_GROUP]
             del self._pending[:MAX_GROUP]
+            for listener in self._group_listeners:
+                listener(len(group))
             for future, value, error in await self._run_group(group):
                 _settle(future, value, error)
 

@@ -1,0 +1,67 @@
+"""Envoy's own statistics on a loopback port, read-only, as parts of the rendered config.
+
+Envoy's admin interface is a Unix socket (ADR 0056) and stays one: it also answers
+`POST /quitquitquit`, `/config_dump` and other requests no scraper should reach. This listener
+serves exactly `GET /stats/prometheus` (query parameters such as `usedonly` pass) by routing it
+to a cluster whose one endpoint is the admin socket; any other method on that path is 405,
+any other path 404, and paths are normalized first so no `..` or `%2F` reaches the socket
+under the allowed name. See ADR 0061.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+STATS_HOST = "127.0.0.1"
+STATS_PATH = "/stats/prometheus"
+ADMIN_CLUSTER = "envoy_admin"
+_HCM = ("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
+        "HttpConnectionManager")
+_ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
+
+
+def _refusal(status: int, text: str) -> dict[str, Any]:
+    return {"status": status, "body": {"inline_string": f"{text}\n"}}
+
+
+def _routes() -> list[dict[str, Any]]:
+    get = {"name": ":method", "string_match": {"exact": "GET"}}
+    return [
+        {"match": {"path": STATS_PATH, "headers": [get]},
+         "route": {"cluster": ADMIN_CLUSTER, "timeout": "10s"}},
+        {"match": {"path": STATS_PATH},
+         "direct_response": _refusal(405, "method not allowed: only GET"),
+         "response_headers_to_add": [{"header": {"key": "allow", "value": "GET"},
+                                      "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]},
+        {"match": {"prefix": "/"},
+         "direct_response": _refusal(404, f"not found: only GET {STATS_PATH} is served")},
+    ]
+
+
+def stats_listener(port: int) -> dict[str, Any]:
+    """The read-only statistics listener on STATS_HOST:`port`."""
+    manager = {
+        "@type": _HCM, "stat_prefix": "envoy_stats", "codec_type": "AUTO",
+        "normalize_path": True, "merge_slashes": True,
+        "path_with_escaped_slashes_action": "REJECT_REQUEST",
+        "route_config": {"name": "envoy_stats", "virtual_hosts": [
+            {"name": "envoy_stats", "domains": ["*"], "routes": _routes()}]},
+        "http_filters": [{"name": "envoy.filters.http.router",
+                          "typed_config": {"@type": _ROUTER}}],
+    }
+    return {
+        "name": "envoy_stats",
+        "address": {"socket_address": {"address": STATS_HOST, "port_value": port}},
+        "enable_reuse_port": False,
+        "filter_chains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager",
+                                        "typed_config": manager}]}],
+    }
+
+
+def admin_cluster(admin_socket: str) -> dict[str, Any]:
+    """The cluster whose one endpoint is the admin interface's Unix socket."""
+    return {
+        "name": ADMIN_CLUSTER, "type": "STATIC", "connect_timeout": "1s",
+        "load_assignment": {"cluster_name": ADMIN_CLUSTER, "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": {"pipe": {"path": admin_socket}}}}]}]},
+    }

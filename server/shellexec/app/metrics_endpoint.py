@@ -1,0 +1,86 @@
+"""Serving a registry's metrics over HTTP on a loopback port of their own.
+
+Only `GET /metrics` (and `HEAD`) answers with the Prometheus text format; any other path is
+404, any other method 405. The endpoint runs on a thread of its own (the standard library's
+WSGI server, one thread per scrape), so a slow scraper never holds the event loop; the
+metrics it reads are thread-safe, and the callbacks behind the gauges read an int or stat a
+file. It never goes through the public listener (ADR 0061).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, make_wsgi_app
+
+from shellexec.app.ports import PortInUseError
+
+METRICS_HOST = "127.0.0.1"
+METRICS_PATH = "/metrics"
+_READ_METHODS = ("GET", "HEAD")
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Scrapes are not worth a log line each."""
+
+
+def _refusal(status: str, start_response: StartResponse) -> Iterable[bytes]:
+    body = f"{status}\n".encode()
+    start_response(status, [("Content-Type", "text/plain; charset=utf-8"),
+                            ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def metrics_app(registry: CollectorRegistry) -> WsgiApp:
+    """The WSGI application serving `registry` at METRICS_PATH and refusing the rest."""
+    exposition = make_wsgi_app(registry)
+
+    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != METRICS_PATH:
+            return _refusal("404 Not Found", start_response)
+        if environ.get("REQUEST_METHOD") not in _READ_METHODS:
+            return _refusal("405 Method Not Allowed", start_response)
+        result: Iterable[bytes] = exposition(environ, start_response)
+        return result
+
+    return app
+
+
+class MetricsEndpoint:
+    """`registry` served on METRICS_HOST:`port` by a thread, from `start()` to `stop()`."""
+
+    def __init__(self, registry: CollectorRegistry, port: int) -> None:
+        try:
+            self._server = make_server(METRICS_HOST, port, metrics_app(registry),
+                                       server_class=_ThreadingServer,
+                                       handler_class=_QuietHandler)
+        except OSError as error:
+            raise PortInUseError(
+                f"cannot serve metrics on {METRICS_HOST}:{port}: the port is in use (set "
+                "SHELLEXEC_METRICS_PORT to choose another, 0 turns metrics off)") from error
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name="metrics-endpoint", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{METRICS_HOST}:{self._server.server_port}{METRICS_PATH}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():  # shutdown() waits for a serve_forever that never ran
+            self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,152 @@
+"""The server's Prometheus metrics on their own loopback port (SHELLEXEC_METRICS_PORT): what
+they count after real calls through Envoy, and that the public listener does not serve them."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from shellexec.vocabulary import EVENT_HEARTBEAT, EVENT_MESSAGE_ADDED
+
+from support.acp import codex_start
+from support.rest import unique
+from support.stack import Stack, free_port, running_stack
+
+SERVICE = "/shellexec.v1.ShellExecService"
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+@pytest.fixture(scope="module")
+def metered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("metered"),
+                       SHELLEXEC_METRICS_PORT=str(free_port())) as running:
+        yield running
+
+
+def metrics_url(stack: Stack) -> str:
+    return f"http://127.0.0.1:{stack.env['SHELLEXEC_METRICS_PORT']}/metrics"
+
+
+def status_of(url: str, method: str = "GET") -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10):
+            return 200
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def scrape(stack: Stack) -> Samples:
+    with urllib.request.urlopen(metrics_url(stack), timeout=10) as response:
+        assert response.headers["content-type"].startswith("text/plain")
+        text = response.read().decode()
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_calls_are_counted_by_method_and_code(metered: Stack) -> None:
+    before = scrape(metered)
+    session_id = metered.api.new_session()["id"]
+    missing = metered.api.request("GET", f"/api/v1/task-sessions/{unique('ses')}")
+    after = scrape(metered)
+
+    assert missing.status == 404
+    assert value(after, "shellexec_requests_total", method=f"{SERVICE}/CreateSession",
+                 code="OK") == value(before, "shellexec_requests_total",
+                                     method=f"{SERVICE}/CreateSession", code="OK") + 1
+    assert value(after, "shellexec_requests_total", method=f"{SERVICE}/GetSession",
+                 code="NOT_FOUND") == value(before, "shellexec_requests_total",
+                                            method=f"{SERVICE}/GetSession",
+                                            code="NOT_FOUND") + 1
+    assert session_id
+    duration = "shellexec_request_duration_seconds_count"
+    assert value(after, duration, method=f"{SERVICE}/GetSession") == value(
+        before, duration, method=f"{SERVICE}/GetSession") + 1
+
+
+def test_publishes_are_counted_by_outcome(metered: Stack) -> None:
+    session_id = metered.api.new_session()["id"]
+    before = scrape(metered)
+    metered.api.publish(session_id, codex_start("call_1", "ls"), sequence=1)
+    metered.api.publish(session_id, codex_start("call_1", "ls"), sequence=1)  # a retry
+    metered.api.publish(session_id, {"sessionUpdate": "plan", "entries": []}, sequence=2)
+    after = scrape(metered)
+
+    for outcome in ("stored", "duplicate", "ignored"):
+        assert value(after, "shellexec_publishes_total", outcome=outcome) == value(
+            before, "shellexec_publishes_total", outcome=outcome) + 1, outcome
+    publish = {"method": f"{SERVICE}/PublishUpdate"}
+    assert value(after, "shellexec_requests_total", code="OK", **publish) == value(
+        before, "shellexec_requests_total", code="OK", **publish) + 3
+    # Each publish is one unit of work; a group holds one or more of them.
+    assert value(after, "shellexec_commit_group_size_sum") == value(
+        before, "shellexec_commit_group_size_sum") + 3
+    assert value(after, "shellexec_commit_group_size_count") > value(
+        before, "shellexec_commit_group_size_count")
+
+
+def test_database_size_and_pruned_rows(metered: Stack) -> None:
+    samples = scrape(metered)
+    database = Path(metered.workdir / "shellexec.db")
+    assert value(samples, "shellexec_database_bytes") >= database.stat().st_size > 0
+    # Nothing prunes yet: both tables are exported at 0.
+    for table in ("event", "publish_receipt"):
+        assert ("shellexec_pruned_rows_total", (("table", table),)) in samples
+        assert value(samples, "shellexec_pruned_rows_total", table=table) == 0
+
+
+def wait_for(stack: Stack, name: str, at_least: float, timeout: float = 10.0) -> Samples:
+    """Scrapes until `name` reaches `at_least` (what the server does after answering the
+    client, such as counting a delivery, happens a moment later)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        samples = scrape(stack)
+        if value(samples, name) >= at_least or time.monotonic() > deadline:
+            return samples
+        time.sleep(0.05)
+
+
+def test_watchers_and_delivery_lag(metered: Stack) -> None:
+    session_id = metered.api.new_session()["id"]
+    before = scrape(metered)
+    feed = metered.api.watch(session_id)
+    try:
+        assert next(feed)["type"] == EVENT_HEARTBEAT
+        assert value(scrape(metered), "shellexec_watchers") == value(
+            before, "shellexec_watchers") + 1
+        metered.api.publish(session_id, codex_start("call_1", "ls"))
+        event = next(itertools.dropwhile(lambda e: e["type"] == EVENT_HEARTBEAT, feed))
+        assert event["type"] == EVENT_MESSAGE_ADDED
+    finally:
+        feed.close()
+    lag = "shellexec_feed_delivery_lag_seconds_count"
+    after = wait_for(metered, lag, value(before, lag) + 1)
+    assert value(after, lag) == value(before, lag) + 1
+    assert value(after, "shellexec_feed_delivery_lag_seconds_sum") > value(
+        before, "shellexec_feed_delivery_lag_seconds_sum")
+
+
+def test_metrics_endpoint_serves_only_get_metrics(metered: Stack) -> None:
+    base = metrics_url(metered).removesuffix("/metrics")
+    assert status_of(f"{base}/metrics") == 200
+    assert status_of(f"{base}/") == 404
+    assert status_of(f"{base}/metrics/extra") == 404
+    assert status_of(f"{base}/metrics", "POST") == 405
+
+
+def test_public_listener_does_not_serve_metrics(metered: Stack) -> None:
+    answer = metered.api.request("GET", "/metrics")
+    assert answer.status == 404
+    assert b"shellexec_requests" not in answer.body
+    assert metered.api.request("GET", "/stats/prometheus").status == 404
+
