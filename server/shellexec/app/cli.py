@@ -33,6 +33,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",
         f"  gRPC              {grpc_host}:{grpc_port}",
         f"  database          {settings.database_url}",
+        f"  log               stderr, one JSON line per call (SHELLEXEC_LOG={settings.log})",
         "Try:",
         f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
         f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",
@@ -101,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         return bridge_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValueError as error:
+        print(f"shellexec: {error}", file=sys.stderr, flush=True)
+        return 2
     try:
         if args.command == "envoy-config":
             return _envoy_config(settings, args.grpc_port)

@@ -12,6 +12,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
+from shellexec.api.call_log import CallLog
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.app.composition import Composition, compose
@@ -52,8 +53,10 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
 async def start_server(settings: Settings) -> RunningServer:
     """Opens the database, builds the graph, binds and starts the server."""
     app = compose(settings)
-    # The error interceptor comes first, so it also maps failures of any interceptor after it.
-    server = grpc.aio.server(interceptors=[ErrorInterceptor(sys.stderr)], options=[
+    # The error interceptor comes first, so it also maps and logs failures of any interceptor
+    # after it.
+    interceptor = ErrorInterceptor(CallLog(sys.stderr, settings.log))
+    server = grpc.aio.server(interceptors=[interceptor], options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
         # A second server on the same port must fail, not silently share its connections.

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
+
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
@@ -35,6 +37,8 @@ class Settings:
     shutdown_grace_seconds: float = 5.0
     # Registers `/shellexec.bench.Echo/Echo`, a raw-bytes echo the benchmarks compare against.
     bench_echo: bool = False
+    # Which calls the server logs to stderr, one JSON line each: `calls`, `errors` or `off`.
+    log: LogLevel = LOG_CALLS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -55,4 +59,5 @@ class Settings:
             shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds)),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
+            log=log_level(env.get("SHELLEXEC_LOG", default.log)),
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
 from shellexec.service.errors import (
+    AlreadyExistsError,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -20,6 +21,7 @@ from shellexec.service.state_cache import StateCache
 from shellexec.service.unit_caches import UnitCaches
 
 __all__ = [
+    "AlreadyExistsError",
     "Clock",
     "FailedPreconditionError",
     "IdFactory",

@@ -11,15 +11,39 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from peewee import BigIntegerField, CompositeKey, ForeignKeyField, IntegerField
 from peewee import Database as PeeweeDatabase
+from playhouse.migrate import SqliteMigrator
+from playhouse.migrate import migrate as run_operations
 
-from shellexec.store.models import REQUEST_MODELS, VERSION_1_MODELS, SchemaVersion
+from shellexec.store.models import (
+    REQUEST_MODELS,
+    VERSION_1_MODELS,
+    BaseModel,
+    PublishReceipt,
+    SchemaVersion,
+    Session,
+)
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
 
+class _PublishReceiptV1(BaseModel):
+    """`publish_receipt` as step 1 created it (the model has since gained a column)."""
+
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
+    sequence = BigIntegerField()
+    message_position = IntegerField(null=True)
+
+    class Meta:
+        table_name = "publish_receipt"
+        primary_key = CompositeKey("session", "sequence")
+
+
 def _create_schema(db: PeeweeDatabase) -> None:
-    db.create_tables([m for m in VERSION_1_MODELS if m is not SchemaVersion])
+    created = [m for m in VERSION_1_MODELS if m not in (SchemaVersion, PublishReceipt)]
+    with db.bind_ctx([_PublishReceiptV1]):
+        db.create_tables([*created, _PublishReceiptV1])
 
 
 def _add_request_ids(db: PeeweeDatabase) -> None:
@@ -27,7 +51,16 @@ def _add_request_ids(db: PeeweeDatabase) -> None:
     db.create_tables(list(REQUEST_MODELS))
 
 
-STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids)
+def _add_payload_digests(db: PeeweeDatabase) -> None:
+    """A digest of each receipt's update, so a sequence reused for another update is a
+    conflict (ADR 0060). Receipts from before have none and stay plain duplicates."""
+    migrator = SqliteMigrator(db)
+    run_operations(migrator.add_column(
+        PublishReceipt._meta.table_name, PublishReceipt.payload_digest.column_name,
+        PublishReceipt.payload_digest))
+
+
+STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids, _add_payload_digests)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from peewee import (
     AutoField,
     BigIntegerField,
+    BlobField,
     BooleanField,
     CharField,
     CompositeKey,
@@ -149,11 +150,16 @@ class Event(BaseModel):
 
 
 class PublishReceipt(BaseModel):
-    """Marks a publish sequence number as stored, so a retry changes nothing."""
+    """Marks a publish sequence number as stored, so a retry changes nothing.
+
+    `payload_digest` tells a retry (the same update) from a conflict (another update under the
+    same sequence); receipts written before migration step 3 have none (ADR 0060).
+    """
 
     session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
     sequence = BigIntegerField()
     message_position = IntegerField(null=True)
+    payload_digest = BlobField(null=True)
 
     class Meta:
         table_name = "publish_receipt"

@@ -16,7 +16,7 @@ Units of work write through `Statements` only, never through the models' own met
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from peewee import Database as PeeweeDatabase
 from peewee import Model, Query, Value, fn
@@ -44,6 +44,14 @@ from shellexec.vocabulary import (
 )
 
 _MARK = "\x00shellexec-param:"
+
+
+class StoredReceipt(NamedTuple):
+    """A stored publish receipt: the message position its update affected (None when it
+    changed no message) and its update's digest (None for receipts from before step 3)."""
+
+    position: int | None
+    digest: bytes | None
 
 
 def param(name: str) -> Value:
@@ -208,20 +216,24 @@ class Statements:
             message=param("position")),
             session=session_id, revision=revision, type=event_type, position=position)
 
-    def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
-        """(whether the sequence is stored, the message position it affected)."""
+    def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
+        """The receipt of the sequence, None when it is not stored."""
         row = self._run("receipt", lambda: (
-            PublishReceipt.select(PublishReceipt.message_position)
+            PublishReceipt.select(PublishReceipt.message_position, PublishReceipt.payload_digest)
             .where((PublishReceipt.session == param("session"))
                    & (PublishReceipt.sequence == param("sequence")))),
             session=session_id, sequence=sequence).fetchone()
-        return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
+        if row is None:
+            return None
+        return StoredReceipt(None if row[0] is None else int(row[0]),
+                             None if row[1] is None else bytes(row[1]))
 
-    def insert_receipt(self, session_id: str, sequence: int, position: int | None) -> None:
+    def insert_receipt(self, session_id: str, sequence: int, position: int | None,
+                       digest: bytes) -> None:
         self._run("insert_receipt", lambda: PublishReceipt.insert(
             session=param("session"), sequence=param("sequence"),
-            message_position=param("position")),
-            session=session_id, sequence=sequence, position=position)
+            message_position=param("position"), payload_digest=param("digest")),
+            session=session_id, sequence=sequence, position=position, digest=digest)
 
     def update_message(self, position: int, columns: Mapping[str, Any],
                        expected_version: int | None = None) -> None:
