@@ -19,7 +19,8 @@ from shellexec import normalize
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.normalize import MAX_FIELD_BYTES
-from shellexec.service import Clock, NotFoundError, system_clock
+from shellexec.service import AlreadyExistsError, Clock, NotFoundError, system_clock
+from shellexec.service.publishing import payload_digest
 from shellexec.service.sessions import REQUEST_ID_WINDOW
 from shellexec.service.stateless import normalize_updates
 from shellexec.store import Statements, queries
@@ -32,6 +33,7 @@ from shellexec.store.models import (
     SessionRequest,
     TurnRequest,
 )
+from shellexec.vocabulary import REASON_SEQUENCE_CONFLICT
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 
@@ -253,12 +255,53 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
     harness = Harness(path)
     database = harness.database
     try:
-        assert harness.run(database.read(lambda: applied_version(database.db))) == 2
+        assert harness.run(database.read(lambda: applied_version(database.db))) == SCHEMA_VERSION
         turn = harness.run(harness.sessions.start_turn("ses_old", "start-old"))
         assert harness.run(harness.sessions.start_turn("ses_old", "start-old")).id == turn.id
         assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id
     finally:
         database.close()
+
+
+def test_receipts_from_before_payload_digests_stay_duplicates_and_new_ones_conflict(
+        tmp_path: Path) -> None:
+    path = tmp_path / "before-digests.db"
+    old = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    old.bind(ALL_MODELS)
+    with old.atomic():  # what the release before migration step 3 did
+        applied_version(old)
+        for version, step in enumerate(STEPS[:2], start=1):
+            step(old)
+            SchemaVersion.create(version=version, applied_at=0)
+        statements = Statements(old)
+        statements.ensure_task("task-old", 1)
+        statements.insert_session("ses_old", "task-old", "codex", 1)
+    old.close()
+    with sqlite3.connect(path) as raw:  # a receipt as that release wrote it
+        raw.execute("INSERT INTO publish_receipt (session_id, sequence, message_position) "
+                    "VALUES ('ses_old', 1, NULL)")
+
+    harness = Harness(path)
+    try:
+        publish = harness.publisher.publish
+        assert harness.run(publish("ses_old", agent_text("any update"), 1)).duplicate
+        assert not harness.run(publish("ses_old", agent_text("first"), 2)).duplicate
+        assert harness.run(publish("ses_old", agent_text("first"), 2)).duplicate
+        with pytest.raises(AlreadyExistsError) as conflict:
+            harness.run(publish("ses_old", agent_text("second"), 2))
+        assert conflict.value.reason == REASON_SEQUENCE_CONFLICT
+        page = harness.run(harness.reader.list_messages("ses_old", 10, "", "", False))
+        assert [m.content for m in page.messages] == ["first"]
+    finally:
+        harness.database.close()
+
+
+def test_the_payload_digest_ignores_key_order_and_sees_any_other_change() -> None:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "é"}}
+    reordered = {"content": {"text": "é", "type": "text"}, "sessionUpdate": "agent_message_chunk"}
+    assert payload_digest(update) == payload_digest(reordered)
+    assert len(payload_digest(update)) == 16
+    assert payload_digest(update) != payload_digest({**update, "content": {"text": "e"}})
 
 
 def _traced_writes(harness: Harness, statements: list[str]) -> None:
