@@ -119,7 +119,7 @@ def test_a_reason_is_in_the_grpc_details_through_envoy(stack: Stack, envoy_grpc:
         case.grpc_call(envoy_grpc, case.prepare(stack.api))
 
     error = raised.value
-    assert error.code() == case.code  # type: ignore[attr-defined]
+    assert error.code() == case.code
     assert error_reason(error) == case.reason
     found = error_details(error)
     assert found.domain == "shellexec"
