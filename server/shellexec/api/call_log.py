@@ -13,6 +13,7 @@ did not end OK (`errors`), or none (`off`).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass
@@ -35,11 +36,16 @@ def log_level(word: str) -> LogLevel:
     raise ValueError(f"SHELLEXEC_LOG must be one of {', '.join(LOG_LEVELS)}, not {word!r}")
 
 
+@functools.lru_cache(maxsize=2)
+def _whole_second(seconds: int) -> str:
+    # Calls in the same second share its text: formatting it is most of a line's cost.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def rfc3339(seconds: float) -> str:
     """`seconds` since the epoch as RFC 3339 UTC with milliseconds: 2026-12-01T11:04:46.123Z."""
-    whole = int(seconds)
-    millis = int((seconds - whole) * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+    whole, millis = divmod(int(seconds * 1000 + 0.5), 1000)
+    return f"{_whole_second(whole)}.{millis:03d}Z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 import traceback
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +35,7 @@ from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
 from shellexec.service import InvalidArgumentError, ServiceError
+from shellexec.vocabulary import RESOURCE_SESSION
 
 _REQUEST_ID_HEADER = "x-request-id"
 # The request field that names the session a call is about, and the response field that
@@ -50,7 +51,7 @@ def request_id_of(metadata: Metadata | None) -> str:
         if key == _REQUEST_ID_HEADER and isinstance(value, str) and (
                 REQUEST_ID_PATTERN.fullmatch(value)):
             return value
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as random as uuid4().hex, in a sixth of the time
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +78,11 @@ def _method_shape(method: str) -> _MethodShape:
     except KeyError:
         return _MethodShape(None, False, False)
     request_class: type[message.Message] = message_factory.GetMessageClass(found.input_type)
-    return _MethodShape(request_class, _SESSION_ID_FIELD in found.input_type.fields_by_name,
-                        _SESSION_FIELD in found.output_type.fields_by_name)
+    session = found.output_type.fields_by_name.get(_SESSION_FIELD)
+    return _MethodShape(
+        request_class, _SESSION_ID_FIELD in found.input_type.fields_by_name,
+        session is not None and session.message_type is not None
+        and session.message_type.full_name == RESOURCE_SESSION)
 
 
 def _tolerant(deserializer: Callable[[bytes], Any] | None,
@@ -124,11 +128,12 @@ def _known_session(session_id: object) -> str:
     return ""
 
 
-def _aborted_code(context: grpc.aio.ServicerContext) -> grpc.StatusCode:
-    """The code a handler aborted with itself (grpc.aio reports it as a number)."""
+def _code_set(context: grpc.aio.ServicerContext) -> grpc.StatusCode:
+    """The code a handler set or aborted with itself, OK when none (grpc.aio may report it
+    as a number)."""
     code = context.code()
-    if isinstance(code, grpc.StatusCode):
-        return code
+    if code is None or isinstance(code, grpc.StatusCode):
+        return code or grpc.StatusCode.OK
     for status in grpc.StatusCode:
         if status.value[0] == code:
             return status
@@ -139,7 +144,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
     """Maps every call's failure to its status and writes every call to `log`."""
 
     def __init__(self, log: CallLog) -> None:
-        self.log = log
+        self._log = log
         # Method -> what is needed of it, looked up once per method the server serves.
         self._shapes: dict[str, _MethodShape] = {}
 
@@ -158,7 +163,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return handler
         method = handler_call_details.method
-        call = _Call(self.log, method, self.shape(method),
+        call = _Call(self._log, method, self.shape(method),
                      request_id_of(handler_call_details.invocation_metadata), started, clock)
         return call.wrap(handler)
 
@@ -221,7 +226,7 @@ class _Call:
         """Notes the status of a call that ended by `error` without passing `_fail`."""
         if isinstance(error, grpc.aio.AbortError):
             if self._status == grpc.StatusCode.OK:  # the handler aborted by itself
-                self._status = _aborted_code(context)
+                self._status = _code_set(context)
         elif isinstance(error, (asyncio.CancelledError, GeneratorExit)):
             self._status = grpc.StatusCode.CANCELLED
 
@@ -246,6 +251,7 @@ class _Call:
             try:
                 response = await behavior(check(request), context)
                 self._note_response(response)
+                self._status = _code_set(context)
                 return response
             except (grpc.aio.AbortError, asyncio.CancelledError) as error:
                 self._ended(error, context)
@@ -268,6 +274,7 @@ class _Call:
             try:
                 async for response in behavior(check(request), context):
                     yield response
+                self._status = _code_set(context)
             except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit) as error:
                 self._ended(error, context)
                 raise
