@@ -29,29 +29,32 @@ def _googleapis_include() -> Path:
     return Path(next(iter(google.api.__path__))).parent.parent
 
 
+# The error details the server sends (ADR 0060): Envoy's transcoder renders an error's
+# `grpc-status-details-bin` into the JSON body only for messages its descriptor holds.
+ERROR_DETAIL_PROTOS = ("google/rpc/error_details.proto", "google/rpc/status.proto")
+
+
 def _proto_files() -> list[str]:
     return sorted(str(path.relative_to(PROTO_ROOT)) for path in PROTO_ROOT.rglob("*.proto"))
+
+
+def _protoc(*args: str) -> None:
+    include = (f"--proto_path={PROTO_ROOT}", f"--proto_path={_googleapis_include()}",
+               f"--proto_path={Path(grpc_tools.__file__).parent / '_proto'}")
+    if protoc.main(["grpc_tools.protoc", *include, *args]) != 0:
+        sys.exit("protoc failed")
 
 
 def generate(python_out: Path, descriptor_out: Path) -> None:
     package_dir = python_out / "shellexec" / "v1"
     shutil.rmtree(package_dir, ignore_errors=True)
     package_dir.mkdir(parents=True)
-    args = [
-        "grpc_tools.protoc",
-        f"--proto_path={PROTO_ROOT}",
-        f"--proto_path={_googleapis_include()}",
-        f"--proto_path={Path(grpc_tools.__file__).parent / '_proto'}",
-        f"--python_out={python_out}",
-        f"--pyi_out={python_out}",
-        f"--grpc_python_out={python_out}",
-        f"--descriptor_set_out={descriptor_out}",
-        "--include_imports",
-        "--include_source_info",
-        *_proto_files(),
-    ]
-    if protoc.main(args) != 0:
-        sys.exit("protoc failed")
+    _protoc(f"--python_out={python_out}", f"--pyi_out={python_out}",
+            f"--grpc_python_out={python_out}", *_proto_files())
+    # Separately: the google.rpc messages go into Envoy's descriptor, not into Python stubs
+    # (googleapis-common-protos has those).
+    _protoc(f"--descriptor_set_out={descriptor_out}", "--include_imports",
+            "--include_source_info", *_proto_files(), *ERROR_DETAIL_PROTOS)
     docstring = '"""Generated from proto/shellexec/v1 by `make generate`; do not edit."""\n'
     (package_dir / "__init__.py").write_text(docstring)
 

@@ -47,6 +47,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("bridge/permissions.py", "outcome="): "ACP's permission outcome `cancelled`",
     ("bridge/permissions.py", "def describe"): "the log text of that outcome",
     ("demo/shapes.py", "type:"): "codex's parsed command type `unknown`",
+    ("app/cli.py", "prog="): "the program's name, not the error domain",
+    ("bridge/agent.py", "version"): "the distribution's name, not the error domain",
+    ("demo/service.py", "command"): "the installed program, not the error domain",
     ("store/models.py", "indexes"):
         "an index lists its columns by field name: `OutputChunk.message` is the foreign key to "
         "the chunk's message",

@@ -120,6 +120,29 @@ TURN_ID_PREFIX: Final[IdPrefix] = "turn_"
 MESSAGE_ID_PREFIX: Final[IdPrefix] = "msg_"
 
 
+# The `reason` of a google.rpc.ErrorInfo in an error's details: conditions a caller acts on
+# (docs/api.md, "Error reasons"). The domain of every one of them is ERROR_DOMAIN.
+ErrorReason = Literal["TURN_ALREADY_RUNNING", "SEQUENCE_CONFLICT", "REQUEST_ID_REUSED",
+                      "REVISION_AHEAD"]
+REASON_TURN_ALREADY_RUNNING: Final[ErrorReason] = "TURN_ALREADY_RUNNING"
+REASON_SEQUENCE_CONFLICT: Final[ErrorReason] = "SEQUENCE_CONFLICT"
+REASON_REQUEST_ID_REUSED: Final[ErrorReason] = "REQUEST_ID_REUSED"
+REASON_REVISION_AHEAD: Final[ErrorReason] = "REVISION_AHEAD"
+ERROR_REASONS: Final[tuple[ErrorReason, ...]] = (
+    REASON_TURN_ALREADY_RUNNING, REASON_SEQUENCE_CONFLICT, REASON_REQUEST_ID_REUSED,
+    REASON_REVISION_AHEAD,
+)
+ERROR_DOMAIN: Final = "shellexec"
+
+# The `resource_type` of a google.rpc.ResourceInfo in a NOT_FOUND error's details.
+ResourceType = Literal["shellexec.v1.Session", "shellexec.v1.Turn", "shellexec.v1.Message",
+                       "shellexec.v1.Task"]
+RESOURCE_SESSION: Final[ResourceType] = "shellexec.v1.Session"
+RESOURCE_TURN: Final[ResourceType] = "shellexec.v1.Turn"
+RESOURCE_MESSAGE: Final[ResourceType] = "shellexec.v1.Message"
+RESOURCE_TASK: Final[ResourceType] = "shellexec.v1.Task"
+
+
 def is_terminal(status: ShellStatus) -> bool:
     """Whether a command with this status has stopped running."""
     return status in TERMINAL_STATUSES

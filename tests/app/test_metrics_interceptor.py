@@ -14,6 +14,7 @@ import pytest
 
 from shellexec.api import SERVICE_NAME
 from shellexec.api.auth import Authenticator
+from shellexec.api.call_log import LOG_OFF, CallLog
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.metrics_interceptor import MetricsInterceptor
@@ -27,7 +28,7 @@ GET_SESSION = "/shellexec.v1.ShellExecService/GetSession"
 async def codes_counted(workdir: Path, metrics_first: bool) -> dict[str, float]:
     app = compose(Settings(database_url=f"sqlite:///{workdir / 'shellexec.db'}"))
     metrics = MetricsInterceptor(app.metrics.requests, app.metrics.latency)
-    errors = ErrorInterceptor(sys.stderr)
+    errors = ErrorInterceptor(CallLog(sys.stderr, LOG_OFF))
     chain = [metrics, errors] if metrics_first else [errors, metrics]
     # Authentication off: every call is made as the unrestricted caller, as on loopback.
     server = grpc.aio.server(interceptors=[*chain, Authenticator(None)])

@@ -3,10 +3,17 @@ the same methods with the same parameters."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import shellexec.client as client_package
-from shellexec.client import AsyncShellExecClient, ShellExecClient
+from shellexec.client import (
+    AsyncShellExecClient,
+    ErrorDetails,
+    ShellExecClient,
+    error_details,
+    error_reason,
+)
 
 METHODS = {
     "boot_state", "close", "complete_turn", "create_session", "get_session", "list_messages",
@@ -19,8 +26,17 @@ def public_methods(cls: type) -> set[str]:
             if not name.startswith("_")}
 
 
-def test_exported_names_are_the_two_clients() -> None:
-    assert sorted(client_package.__all__) == ["AsyncShellExecClient", "ShellExecClient"]
+def test_exported_names_are_the_two_clients_and_the_error_details_readers() -> None:
+    assert sorted(client_package.__all__) == [
+        "AsyncShellExecClient", "ErrorDetails", "ShellExecClient", "error_details",
+        "error_reason"]
+
+
+def test_the_error_details_readers_take_an_rpc_error() -> None:
+    assert list(inspect.signature(error_reason).parameters) == ["error"]
+    assert list(inspect.signature(error_details).parameters) == ["error"]
+    assert [f.name for f in dataclasses.fields(ErrorDetails)] == [
+        "reason", "domain", "field_violations", "resource_type", "resource_name"]
 
 
 def test_both_clients_offer_exactly_the_documented_methods() -> None:

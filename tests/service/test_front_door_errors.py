@@ -99,8 +99,11 @@ def test_server_errors_keep_their_own_json_body(stack: Stack) -> None:
     response = stack.api.request("GET", "/api/v1/task-sessions/ses_nope")
     assert_json_error(response, 404, NOT_FOUND)
     # `details` is written by the transcoder's convert_grpc_status, never by a local reply.
-    assert response.json() == {"code": NOT_FOUND, "message": "session 'ses_nope' not found",
-                               "details": []}
+    assert response.json() == {
+        "code": NOT_FOUND, "message": "session 'ses_nope' not found",
+        "details": [{"@type": "type.googleapis.com/google.rpc.ResourceInfo",
+                     "resource_type": "shellexec.v1.Session", "resource_name": "ses_nope",
+                     "owner": "", "description": "session 'ses_nope' not found"}]}
 
 
 def test_web_page_routes_still_serve_their_files(stack: Stack) -> None:

@@ -1,4 +1,4 @@
-"""Anything unexpected is logged as one JSON line (request id, method, status, never the
+"""Anything unexpected is logged in its call's JSON line (request id, method, status, never the
 failure's text) and answered INTERNAL with that request id only.
 
 Through the real stack, the unexpected is another process holding the database locked. The
@@ -17,10 +17,12 @@ from typing import Any
 import grpc
 import pytest
 
+from shellexec.api.call_log import CallLog
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.service import NotFoundError
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+from shellexec.vocabulary import RESOURCE_TASK
 
 from support.stack import Stack
 
@@ -33,7 +35,7 @@ class Failing(pb_grpc.ShellExecServiceServicer):  # type: ignore[misc]
 
     async def GetBootState(  # noqa: N802
             self, request: pb.GetBootStateRequest, context: Any) -> Any:
-        raise NotFoundError("task", "x" * 100_000)
+        raise NotFoundError("task", "x" * 100_000, RESOURCE_TASK)
 
     async def WatchMessages(self, request: pb.WatchMessagesRequest, context: Any  # noqa: N802
                             ) -> AsyncIterator[pb.WatchMessagesResponse]:
@@ -42,7 +44,7 @@ class Failing(pb_grpc.ShellExecServiceServicer):  # type: ignore[misc]
 
 
 async def calls(log: io.StringIO) -> list[tuple[grpc.StatusCode, str, int]]:
-    server = grpc.aio.server(interceptors=[ErrorInterceptor(log)])
+    server = grpc.aio.server(interceptors=[ErrorInterceptor(CallLog(log))])
     pb_grpc.add_ShellExecServiceServicer_to_server(Failing(), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -85,12 +87,16 @@ def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_t
     assert not_found[0] == grpc.StatusCode.NOT_FOUND
     assert len(not_found[1]) < 100
 
-    assert [(line["request_id"], line["method"], line["status"], line["error"])
-            for line in lines[:2]] == [
+    # One line per call, in the order they ended; only the unexpected ones name an error.
+    assert [(line["request_id"], line["method"], line["status"], line.get("error"))
+            for line in lines] == [
         ("r-1", "/shellexec.v1.ShellExecService/GetSession", "INTERNAL", "RuntimeError"),
-        (generated, "/shellexec.v1.ShellExecService/GetSession", "INTERNAL", "RuntimeError")]
-    assert lines[2]["error"] == "KeyError"
-    assert len(lines) == 3  # a use-case error is not unexpected
+        (generated, "/shellexec.v1.ShellExecService/GetSession", "INTERNAL", "RuntimeError"),
+        (lines[2]["request_id"], "/shellexec.v1.ShellExecService/GetBootState", "NOT_FOUND",
+         None),
+        (lines[3]["request_id"], "/shellexec.v1.ShellExecService/WatchMessages", "INTERNAL",
+         "KeyError")]
+    assert all("test_unexpected_errors.py" in line["origin"] for line in lines if "error" in line)
     assert SECRET not in log.getvalue()
     assert all(SECRET not in details for _, details, _ in (first, second, stream))
 
@@ -113,7 +119,8 @@ def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logg
     assert len(request_id) == 36  # Envoy's x-request-id, a UUID
     logged = [json.loads(line) for line in (own_stack.workdir / "server.log").read_text()
               .splitlines() if line.startswith("{")]
-    assert [(line["request_id"], line["method"], line["status"]) for line in logged] == [
+    assert [(line["request_id"], line["method"], line["status"]) for line in logged
+            if line["status"] != "OK"] == [
         (request_id, "/shellexec.v1.ShellExecService/CreateSession", "INTERNAL")]
     assert "locked" not in json.dumps(logged)  # neither the task id nor the failure's text
     assert own_stack.api.request("POST", "/api/v1/task-sessions",

@@ -14,6 +14,7 @@ from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.service import NotFoundError, StateCache, units
 from shellexec.service.known_sessions import SessionFacts
+from shellexec.vocabulary import RESOURCE_SESSION
 
 
 def _call() -> Any:
@@ -76,7 +77,7 @@ def test_service_error_keeps_the_cache_because_nothing_was_written(tmp_path: Pat
     caches.states.put(1, 1, _call())
 
     def missing() -> None:
-        raise NotFoundError("session", "ses_x")
+        raise NotFoundError("session", "ses_x", RESOURCE_SESSION)
 
     with pytest.raises(NotFoundError):
         asyncio.run(units.write(database, missing))

@@ -20,7 +20,7 @@ from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.normalize import MAX_FIELD_BYTES
 from shellexec.projection import Masking
-from shellexec.service import Clock, NotFoundError, system_clock
+from shellexec.service import AlreadyExistsError, Clock, NotFoundError, system_clock
 from shellexec.service.sessions import REQUEST_ID_WINDOW
 from shellexec.service.stateless import normalize_updates
 from shellexec.store import Statements, queries
@@ -33,6 +33,7 @@ from shellexec.store.models import (
     SessionRequest,
     TurnRequest,
 )
+from shellexec.vocabulary import REASON_SEQUENCE_CONFLICT
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 
@@ -341,6 +342,25 @@ def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Pat
         assert reopened.run(reopened.sessions.get(session_id)).revision == 4
     finally:
         reopened.database.close()
+
+
+def test_receipts_from_before_payload_digests_stay_duplicates_and_new_ones_conflict(
+        tmp_path: Path) -> None:
+    path = tmp_path / "before-digests.db"
+    _version_2_database(path)  # its receipts were written without a digest
+    harness = Harness(path)
+    try:
+        publish = harness.publisher.publish
+        assert harness.run(publish("ses_v2", agent_text("any update"), 1)).duplicate
+        assert not harness.run(publish("ses_v2", agent_text("first"), 5)).duplicate
+        assert harness.run(publish("ses_v2", agent_text("first"), 5)).duplicate
+        with pytest.raises(AlreadyExistsError) as conflict:
+            harness.run(publish("ses_v2", agent_text("second"), 5))
+        assert conflict.value.reason == REASON_SEQUENCE_CONFLICT
+        page = harness.run(harness.reader.list_messages("ses_v2", 10, "", "", False))
+        assert [m.content for m in page.messages] == ["hi", "first"]
+    finally:
+        harness.database.close()
 
 
 def _traced_writes(harness: Harness, statements: list[str]) -> None:

@@ -70,6 +70,8 @@ class LossyProxy:
         try:
             answer: bytes = call(request, timeout=10)
         except grpc.RpcError as failure:
+            # As a real proxy does: the error's details (google.rpc) travel on in the trailers.
+            context.set_trailing_metadata(failure.trailing_metadata())
             context.abort(failure.code(), failure.details() or "")
         if self._should_lose(method):
             with self._lock:

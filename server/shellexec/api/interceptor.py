@@ -1,13 +1,16 @@
-"""The one place where a call's failure becomes its gRPC status (ADR 0043).
+"""The one place where every call is logged and its failure becomes its gRPC status (ADRs
+0043, 0060).
 
 `ErrorInterceptor` wraps every method the server serves (the service, health, reflection):
 - a request whose bytes do not decode is INVALID_ARGUMENT naming the field to blame (`wire`),
   where gRPC would answer UNKNOWN with the parser's exception;
 - a use-case error (`ServiceError`) becomes its status, with its message cut to
-  MAX_ERROR_MESSAGE_CHARS so no trailer can grow past what Envoy and gRPC accept;
-- anything else is unexpected: one JSON line goes to the log (request id, method, status,
-  the exception's type and where it was raised, never its text, which may quote output) and
-  the caller gets INTERNAL with only the request id.
+  MAX_ERROR_MESSAGE_CHARS so no trailer can grow past what Envoy and gRPC accept, and its
+  google.rpc details (`error_details`);
+- anything else is unexpected: the caller gets INTERNAL with only the request id;
+- every call, when it ends, leaves one JSON line in the call log (`call_log`): its request id,
+  method, status, duration and session; an unexpected failure adds the exception's type and
+  where it was raised, never its text, which may quote output.
 
 The request id is Envoy's `x-request-id` when the call came through it (so Envoy's and the
 server's logs meet), otherwise a new one.
@@ -15,50 +18,31 @@ server's logs meet), otherwise a new one.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-import json
+import os
 import time
 import traceback
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 import grpc
 from google.protobuf import descriptor_pool, message, message_factory
 
 from shellexec.api import wire
-from shellexec.api.validation import REQUEST_ID_PATTERN
-from shellexec.rules.limits import MAX_ERROR_MESSAGE_CHARS
-from shellexec.service import (
-    FailedPreconditionError,
-    InvalidArgumentError,
-    NotFoundError,
-    PermissionDeniedError,
-    ServiceError,
-)
+from shellexec.api.call_log import CallLog, CallRecord
+from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
+from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
+from shellexec.service import InvalidArgumentError, ServiceError
+from shellexec.vocabulary import RESOURCE_SESSION
 
 _REQUEST_ID_HEADER = "x-request-id"
+# The request field that names the session a call is about, and the response field that
+# holds a session the call created.
+_SESSION_ID_FIELD = "session_id"
+_SESSION_FIELD = "session"
 Metadata = Sequence[tuple[str, str | bytes]]
-
-
-def status_of(error: ServiceError) -> grpc.StatusCode:
-    if isinstance(error, InvalidArgumentError):
-        return grpc.StatusCode.INVALID_ARGUMENT
-    if isinstance(error, NotFoundError):
-        return grpc.StatusCode.NOT_FOUND
-    if isinstance(error, FailedPreconditionError):
-        return grpc.StatusCode.FAILED_PRECONDITION
-    if isinstance(error, PermissionDeniedError):
-        return grpc.StatusCode.PERMISSION_DENIED
-    return grpc.StatusCode.INTERNAL
-
-
-def bounded(text: str) -> str:
-    """An error message as it may be sent: at most MAX_ERROR_MESSAGE_CHARS characters."""
-    if len(text) <= MAX_ERROR_MESSAGE_CHARS:
-        return text
-    return text[:MAX_ERROR_MESSAGE_CHARS - 1] + "…"
 
 
 def request_id_of(metadata: Metadata | None) -> str:
@@ -67,7 +51,7 @@ def request_id_of(metadata: Metadata | None) -> str:
         if key == _REQUEST_ID_HEADER and isinstance(value, str) and (
                 REQUEST_ID_PATTERN.fullmatch(value)):
             return value
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as random as uuid4().hex, in a sixth of the time
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +61,28 @@ class _Undecodable:
     culprit: wire.Culprit
 
 
-def _request_class(method: str) -> type[message.Message] | None:
-    """The request message class of `/package.Service/Method`, from the descriptor pool."""
+@dataclass(frozen=True, slots=True)
+class _MethodShape:
+    """What the interceptor needs to know of a method, looked up once per method."""
+
+    request_class: type[message.Message] | None
+    request_names_session: bool
+    response_holds_session: bool
+
+
+def _method_shape(method: str) -> _MethodShape:
+    """The request class of `/package.Service/Method` and where its session id is, from the
+    descriptor pool."""
     try:
         found = descriptor_pool.Default().FindMethodByName(method.lstrip("/").replace("/", "."))
     except KeyError:
-        return None
-    found_class: type[message.Message] = message_factory.GetMessageClass(found.input_type)
-    return found_class
+        return _MethodShape(None, False, False)
+    request_class: type[message.Message] = message_factory.GetMessageClass(found.input_type)
+    session = found.output_type.fields_by_name.get(_SESSION_FIELD)
+    return _MethodShape(
+        request_class, _SESSION_ID_FIELD in found.input_type.fields_by_name,
+        session is not None and session.message_type is not None
+        and session.message_type.full_name == RESOURCE_SESSION)
 
 
 def _tolerant(deserializer: Callable[[bytes], Any] | None,
@@ -123,51 +121,71 @@ def _origin(error: BaseException) -> str:
     return f"{last.filename}:{last.lineno} in {last.name}"
 
 
+def _known_session(session_id: object) -> str:
+    """`session_id` if it is of the server's form (nothing else a caller sent is logged)."""
+    if isinstance(session_id, str) and SESSION_ID_PATTERN.fullmatch(session_id):
+        return session_id
+    return ""
+
+
+def _code_set(context: grpc.aio.ServicerContext) -> grpc.StatusCode:
+    """The code a handler set or aborted with itself, OK when none (grpc.aio may report it
+    as a number)."""
+    code = context.code()
+    if code is None or isinstance(code, grpc.StatusCode):
+        return code or grpc.StatusCode.OK
+    for status in grpc.StatusCode:
+        if status.value[0] == code:
+            return status
+    return grpc.StatusCode.UNKNOWN
+
+
 class ErrorInterceptor(grpc.aio.ServerInterceptor):
-    """Maps every call's failure to its status; logs the unexpected ones to `log`."""
+    """Maps every call's failure to its status and writes every call to `log`."""
 
-    def __init__(self, log: TextIO) -> None:
+    def __init__(self, log: CallLog) -> None:
         self._log = log
-        # Method -> its request class, looked up once per method the server serves.
-        self._request_classes: dict[str, type[message.Message] | None] = {}
+        # Method -> what is needed of it, looked up once per method the server serves.
+        self._shapes: dict[str, _MethodShape] = {}
 
-    def request_class(self, method: str) -> type[message.Message] | None:
-        if method not in self._request_classes:
-            self._request_classes[method] = _request_class(method)
-        return self._request_classes[method]
+    def shape(self, method: str) -> _MethodShape:
+        if method not in self._shapes:
+            self._shapes[method] = _method_shape(method)
+        return self._shapes[method]
 
     async def intercept_service(
             self, continuation: Callable[[grpc.HandlerCallDetails],
                                          Awaitable[grpc.RpcMethodHandler]],
             handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        started = time.time()
+        clock = time.perf_counter()
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        call = _Call(self, handler_call_details.method,
-                     handler_call_details.invocation_metadata)
+        method = handler_call_details.method
+        call = _Call(self._log, method, self.shape(method),
+                     request_id_of(handler_call_details.invocation_metadata), started, clock)
         return call.wrap(handler)
-
-    def report(self, method: str, request_id: str, error: BaseException) -> None:
-        line = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "event": "unexpected_error", "request_id": request_id, "method": method,
-                "status": grpc.StatusCode.INTERNAL.name, "error": type(error).__name__,
-                "origin": _origin(error)}
-        self._log.write(json.dumps(line) + "\n")
-        self._log.flush()
 
 
 class _Call:
-    """One call's handler wrapped: decoding checked, failures mapped."""
+    """One call's handler wrapped: decoding checked, failures mapped, the call logged."""
 
-    def __init__(self, interceptor: ErrorInterceptor, method: str,
-                 metadata: Metadata | None) -> None:
-        self._interceptor = interceptor
+    def __init__(self, log: CallLog, method: str, shape: _MethodShape, request_id: str,
+                 started: float, clock: float) -> None:
+        self._log = log
         self._method = method
-        self._metadata = metadata
+        self._shape = shape
+        self._request_id = request_id
+        self._started = started
+        self._clock = clock
+        self._status = grpc.StatusCode.OK
+        self._session_id = ""
+        self._unexpected: Exception | None = None
+        self._finished = False
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        deserializer = _tolerant(handler.request_deserializer,
-                                 self._interceptor.request_class(self._method))
+        deserializer = _tolerant(handler.request_deserializer, self._shape.request_class)
         serializer = handler.response_serializer
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
@@ -181,23 +199,74 @@ class _Call:
         return grpc.stream_stream_rpc_method_handler(
             self._streaming(handler.stream_stream, _decoded_stream), deserializer, serializer)
 
+    def _note_request(self, request: Any) -> None:
+        if not self._shape.request_names_session:
+            return
+        if isinstance(request, message.Message):
+            self._session_id = _known_session(getattr(request, _SESSION_ID_FIELD))
+        elif isinstance(request, bytes) and self._shape.request_class is not None:
+            # A method that parses its own request (`handlers.RAW_METHODS`): read only the
+            # session id, without decoding the (possibly large) rest on the event loop.
+            self._session_id = _known_session(
+                wire.string_field(self._shape.request_class, request, _SESSION_ID_FIELD))
+
+    def _note_response(self, response: Any) -> None:
+        if self._shape.response_holds_session and isinstance(response, message.Message):
+            self._session_id = _known_session(getattr(response, _SESSION_FIELD).id)
+
     async def _fail(self, error: Exception, context: grpc.aio.ServicerContext) -> None:
-        """Ends the call with the status `error` stands for; raises (as `abort` does)."""
+        """Ends the call with the status `error` stands for; raises (as `abort` does).
+
+        The call is logged first: the caller may hear the status before `abort` returns."""
         if isinstance(error, ServiceError):
-            await context.abort(status_of(error), bounded(str(error)))
-        request_id = request_id_of(self._metadata)
-        self._interceptor.report(self._method, request_id, error)
-        await context.abort(grpc.StatusCode.INTERNAL, f"internal error; request id {request_id}")
+            code, text, details = rpc_status(error)
+            self._status = code
+            self._finish()
+            await context.abort(code, text, ((STATUS_DETAILS_KEY, details),))
+        self._status = grpc.StatusCode.INTERNAL
+        self._unexpected = error
+        self._finish()
+        await context.abort(grpc.StatusCode.INTERNAL,
+                            f"internal error; request id {self._request_id}")
+
+    def _ended(self, error: BaseException, context: grpc.aio.ServicerContext) -> None:
+        """Notes the status of a call that ended by `error` without passing `_fail`."""
+        if isinstance(error, grpc.aio.AbortError):
+            if self._status == grpc.StatusCode.OK:  # the handler aborted by itself
+                self._status = _code_set(context)
+        elif isinstance(error, (asyncio.CancelledError, GeneratorExit)):
+            self._status = grpc.StatusCode.CANCELLED
+
+    def _finish(self) -> None:
+        """Logs the call, once."""
+        if self._finished:
+            return
+        self._finished = True
+        if not self._log.wants(self._status):
+            return
+        unexpected = self._unexpected
+        self._log.write(CallRecord(
+            self._started, self._request_id, self._method, self._status,
+            (time.perf_counter() - self._clock) * 1000, self._session_id,
+            "" if unexpected is None else type(unexpected).__name__,
+            "" if unexpected is None else _origin(unexpected)))
 
     def _unary(self, behavior: Callable[..., Any],
                check: Callable[[Any], Any]) -> Callable[..., Awaitable[Any]]:
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            self._note_request(request)
             try:
-                return await behavior(check(request), context)
-            except grpc.aio.AbortError:
+                response = await behavior(check(request), context)
+                self._note_response(response)
+                self._status = _code_set(context)
+                return response
+            except (grpc.aio.AbortError, asyncio.CancelledError) as error:
+                self._ended(error, context)
                 raise
             except Exception as error:  # every failure gets its status here
                 await self._fail(error, context)
+            finally:
+                self._finish()
 
         return guarded
 
@@ -208,12 +277,17 @@ class _Call:
 
         async def guarded(request: Any, context: grpc.aio.ServicerContext
                           ) -> AsyncIterator[Any]:
+            self._note_request(request)
             try:
                 async for response in behavior(check(request), context):
                     yield response
-            except grpc.aio.AbortError:
+                self._status = _code_set(context)
+            except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit) as error:
+                self._ended(error, context)
                 raise
             except Exception as error:  # every failure gets its status here
                 await self._fail(error, context)
+            finally:
+                self._finish()
 
         return guarded

@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Histogram
 
-from shellexec.api.interceptor import status_of
+from shellexec.api.error_details import status_of
 from shellexec.service import ServiceError
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]

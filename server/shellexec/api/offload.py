@@ -46,7 +46,7 @@ class Offload:
         if isinstance(outcome, Refused):
             raise InvalidArgumentError(outcome.field, outcome.reason)
         if isinstance(outcome, Missing):
-            raise NotFoundError(outcome.resource, outcome.identifier)
+            raise NotFoundError(outcome.resource, outcome.identifier, outcome.resource_type)
         return outcome
 
     async def _in_pool(self, work: Callable[[bytes], T | Refused | Missing],

@@ -18,6 +18,7 @@ from shellexec.projection import Masking
 from shellexec.service import InvalidArgumentError, NotFoundError
 from shellexec.service.stateless import normalize_updates
 from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.vocabulary import ResourceType
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Missing:
 
     resource: str
     identifier: str
+    resource_type: ResourceType
 
 
 def _undecodable(message_class: type[pb.NormalizeShellExecRequest | pb.PublishUpdateRequest],
@@ -50,9 +52,9 @@ def normalize_response(raw: bytes) -> bytes | Refused | Missing:
     except DecodeError:
         return _undecodable(pb.NormalizeShellExecRequest, raw)
     except InvalidArgumentError as error:
-        return Refused(error.field, error.reason)
+        return Refused(error.field, error.description)
     except NotFoundError as error:
-        return Missing(error.resource, error.identifier)
+        return Missing(error.resource, error.identifier, error.resource_type)
     # Masked only when asked: a caller may store what it gets back (ADR 0058).
     record = normalize_updates(args.updates, args.agent, Masking(enabled=args.mask_secrets))
     response = convert.normalized(record, normalize.summarize(record.output))
@@ -66,6 +68,6 @@ def publish_args(raw: bytes) -> validation.PublishArgs | Refused | Missing:
     except DecodeError:
         return _undecodable(pb.PublishUpdateRequest, raw)
     except InvalidArgumentError as error:
-        return Refused(error.field, error.reason)
+        return Refused(error.field, error.description)
     except NotFoundError as error:
-        return Missing(error.resource, error.identifier)
+        return Missing(error.resource, error.identifier, error.resource_type)

@@ -48,9 +48,14 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import (
     ACP_TOOL_UPDATES,
     MESSAGE_ID_PREFIX,
+    RESOURCE_MESSAGE,
+    RESOURCE_SESSION,
+    RESOURCE_TASK,
+    RESOURCE_TURN,
     SESSION_ID_PREFIX,
     TURN_ID_PREFIX,
     IdPrefix,
+    ResourceType,
 )
 
 SORTS = ("asc", "desc")
@@ -64,7 +69,7 @@ def _server_id(prefix: IdPrefix) -> re.Pattern[str]:
     return re.compile(f"{re.escape(prefix)}[0-9a-f]{{{SERVER_ID_HEX_DIGITS}}}")
 
 
-_SESSION_ID = _server_id(SESSION_ID_PREFIX)
+SESSION_ID_PATTERN = _server_id(SESSION_ID_PREFIX)
 _TURN_ID = _server_id(TURN_ID_PREFIX)
 _MESSAGE_ID = _server_id(MESSAGE_ID_PREFIX)
 # What the use cases call what they cannot find (the same words, so the answers match).
@@ -141,20 +146,22 @@ def _at_most_chars(value: str, field: str, limit: int) -> str:
     return value
 
 
-def _possible(value: str, pattern: re.Pattern[str], resource: str) -> str:
+def _possible(value: str, pattern: re.Pattern[str], resource: str,
+              resource_type: ResourceType) -> str:
     """`value` if it could name a `resource`; NOT_FOUND, as for an unknown one, otherwise."""
     if not pattern.fullmatch(value):
-        raise NotFoundError(resource, value)
+        raise NotFoundError(resource, value, resource_type)
     return value
 
 
 def _session_id(value: str) -> str:
-    return _possible(_required(value, "session_id"), _SESSION_ID, _SESSION)
+    return _possible(_required(value, "session_id"), SESSION_ID_PATTERN, _SESSION,
+                     RESOURCE_SESSION)
 
 
 def _cursor(value: str, field: str) -> str:
     """An optional message id to page from; the use case reports an unknown one the same way."""
-    return value and _possible(value, _MESSAGE_ID, f"message ({field})")
+    return value and _possible(value, _MESSAGE_ID, f"message ({field})", RESOURCE_MESSAGE)
 
 
 def _request_id(value: str) -> str:
@@ -267,7 +274,7 @@ def publish_update(request: pb.PublishUpdateRequest) -> PublishArgs:
 def complete_turn(request: pb.CompleteTurnRequest) -> CompleteTurnArgs:
     return CompleteTurnArgs(
         _session_id(request.session_id),
-        _possible(_required(request.turn_id, "turn_id"), _TURN_ID, _TURN),
+        _possible(_required(request.turn_id, "turn_id"), _TURN_ID, _TURN, RESOURCE_TURN),
         _at_most_chars(request.stop_reason, "stop_reason", MAX_STOP_REASON_CHARS))
 
 
@@ -288,8 +295,8 @@ def get_shell_output(request: pb.GetShellOutputRequest) -> ShellOutputArgs:
     session_id = _required(request.session_id, "session_id")
     message_id = _required(request.message_id, "message_id")
     # The use case answers one way for a missing, other-session or non-shell message: so here.
-    if not (_SESSION_ID.fullmatch(session_id) and _MESSAGE_ID.fullmatch(message_id)):
-        raise NotFoundError(_SHELL_MESSAGE, message_id)
+    if not (SESSION_ID_PATTERN.fullmatch(session_id) and _MESSAGE_ID.fullmatch(message_id)):
+        raise NotFoundError(_SHELL_MESSAGE, message_id, RESOURCE_MESSAGE)
     return ShellOutputArgs(session_id, message_id)
 
 
@@ -304,5 +311,5 @@ def watch_messages(request: pb.WatchMessagesRequest) -> WatchArgs:
 def get_boot_state(request: pb.GetBootStateRequest) -> str:
     task_id = _required(request.task_id, "task_id")
     if task_id_problem(task_id) is not None:  # no task can have this id
-        raise NotFoundError(_TASK, task_id)
+        raise NotFoundError(_TASK, task_id, RESOURCE_TASK)
     return task_id

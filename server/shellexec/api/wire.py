@@ -103,3 +103,19 @@ def culprit(message_class: type[message.Message], data: bytes) -> Culprit:
     except _NotProtobufError:
         return whole
     return whole
+
+
+def string_field(message_class: type[message.Message], data: bytes, name: str) -> str | None:
+    """The top-level string field `name` of `data` (a `message_class`), decoding that field
+    alone; None when it is absent, malformed, or past the first MAX_FIELDS_EXAMINED fields."""
+    number = message_class.DESCRIPTOR.fields_by_name[name].number
+    found: str | None = None
+    try:
+        for count, (field_number, start, end) in enumerate(_fields(data)):
+            if count >= MAX_FIELDS_EXAMINED:
+                return None
+            if field_number == number:  # the last occurrence wins, as in protobuf
+                found = getattr(message_class.FromString(data[start:end]), name)
+    except (_NotProtobufError, message.DecodeError):
+        return None
+    return found

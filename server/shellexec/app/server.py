@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shellexec.api import SERVICE_NAME
 from shellexec.api.auth import Authenticator
+from shellexec.api.call_log import CallLog
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.metrics_interceptor import MetricsInterceptor
@@ -67,10 +68,10 @@ async def start_server(settings: Settings) -> RunningServer:
     authenticator = Authenticator(app.tokens.authenticate if settings.auth else None)
     # The metrics interceptor comes first, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error
-    # interceptor is next, so it also maps failures of any interceptor after it (and refused
-    # calls get a request id); authentication comes last.
+    # interceptor is next, so it also maps and logs failures of any interceptor after it (and
+    # refused calls get a request id); authentication comes last.
     interceptors = [MetricsInterceptor(app.metrics.requests, app.metrics.latency),
-                    ErrorInterceptor(sys.stderr), authenticator]
+                    ErrorInterceptor(CallLog(sys.stderr, settings.log)), authenticator]
     server = grpc.aio.server(interceptors=interceptors, options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),

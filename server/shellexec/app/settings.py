@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
 from shellexec.rules.limits import STALLED_WATCHER_SECONDS
 
 
@@ -79,6 +80,8 @@ class Settings:
     # what is stored (an update is masked before it is folded).
     mask_secrets: bool = True
     mask_at_rest: bool = False
+    # Which calls the server logs to stderr, one JSON line each: `calls`, `errors` or `off`.
+    log: LogLevel = LOG_CALLS
 
     def __post_init__(self) -> None:
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
@@ -125,4 +128,5 @@ class Settings:
             tls_key_file=env.get("SHELLEXEC_TLS_KEY_FILE", default.tls_key_file),
             mask_secrets=_switch(env, "SHELLEXEC_MASK_SECRETS", default.mask_secrets),
             mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
+            log=log_level(env.get("SHELLEXEC_LOG", default.log)),
         )

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from shellexec.client import ErrorDetails
+
 EXIT_AGENT = 1
 EXIT_USAGE = 2
 EXIT_SERVICE = 3
@@ -64,28 +66,32 @@ class ServiceUnavailableError(ServiceError):
 
 
 class ServiceRejectedError(ServiceError):
-    """The service answered `operation` with a definite refusal (`code`)."""
+    """The service answered `operation` with a definite refusal (`code`); `reason` and
+    `field_violations` are what its error details say (docs/api.md, "Errors")."""
 
-    def __init__(self, operation: str, code: str, details: str) -> None:
+    def __init__(self, operation: str, code: str, details: str,
+                 found: ErrorDetails) -> None:
         super().__init__(f"service refused to {operation}: {code}: {details}")
         self.operation = operation
         self.code = code
         self.details = details
+        self.reason = found.reason
+        self.field_violations = found.field_violations
 
 
-# The CreateSession fields the bridge fills from its options, keyed by the field name the
-# service's INVALID_ARGUMENT message starts with.
+# The CreateSession fields the bridge fills from its options, keyed by the field an
+# INVALID_ARGUMENT error's BadRequest details name.
 _OPTION_OF_FIELD = {"task_id": "--task-id", "agent": "--agent"}
 
 
 def refused_options(refusal: ServiceRejectedError) -> UsageError:
     """The usage error for a session the service refused to create: its arguments come from
     the command line, so retrying cannot help and the user must change an option."""
-    field, _, reason = refusal.details.partition(":")
-    option = _OPTION_OF_FIELD.get(field.strip())
-    if option is None:
-        return UsageError(f"the service refused the session: {refusal.details}")
-    return UsageError(f"the service refused {option}: {reason.strip()}")
+    for field, description in refusal.field_violations:
+        option = _OPTION_OF_FIELD.get(field)
+        if option is not None:
+            return UsageError(f"the service refused {option}: {description}")
+    return UsageError(f"the service refused the session: {refusal.details}")
 
 
 class BufferFullError(ServiceError):

@@ -21,6 +21,7 @@ from typing import TypeVar
 import grpc
 
 from shellexec.bridge.errors import START_HINT, ServiceRejectedError, ServiceUnavailableError
+from shellexec.client import error_details
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
@@ -80,7 +81,8 @@ async def retrying(policy: RetryPolicy, operation: str, attempt: Callable[[], Aw
         except grpc.aio.AioRpcError as error:
             if error.code() not in RETRYABLE:
                 raise ServiceRejectedError(operation, error.code().name,
-                                           error.details() or "") from None
+                                           error.details() or "",
+                                           error_details(error)) from None
             if deadline is None:
                 deadline = loop.time() + policy.window
                 log.warning("service unreachable (%s); will retry for up to %g s to %s; %s",

@@ -11,6 +11,7 @@ from typing import Any
 from shellexec.bridge.errors import ServiceRejectedError
 from shellexec.bridge.retry import RetryPolicy, retrying
 from shellexec.client import AsyncShellExecClient
+from shellexec.vocabulary import REASON_TURN_ALREADY_RUNNING
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -75,7 +76,7 @@ class ServiceLink:
                                   self._reconnect)
             return str(turn.id)
         except ServiceRejectedError as error:
-            if error.code != "FAILED_PRECONDITION":
+            if error.reason != REASON_TURN_ALREADY_RUNNING:
                 raise
             refusal = error
         # The session is this run's own, so its open turn is too: started by an attempt whose

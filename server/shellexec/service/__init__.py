@@ -9,6 +9,7 @@ from __future__ import annotations
 from shellexec.service.access import NOBODY, UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
 from shellexec.service.errors import (
+    AlreadyExistsError,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -24,6 +25,7 @@ from shellexec.service.unit_caches import UnitCaches
 __all__ = [
     "NOBODY",
     "UNRESTRICTED",
+    "AlreadyExistsError",
     "Caller",
     "Clock",
     "FailedPreconditionError",

@@ -10,6 +10,8 @@ summary's byte counts are those of the text the agent sent (ADR 0059).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,12 +23,13 @@ from shellexec.projection.secrets import mask_continuation, mask_json
 from shellexec.service import events, tool_calls, units
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
-from shellexec.service.errors import NotFoundError
+from shellexec.service.errors import AlreadyExistsError, NotFoundError
 from shellexec.service.known_sessions import SessionFacts
 from shellexec.service.records import PublishResult
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
+from shellexec.store.statements import StoredReceipt
 from shellexec.vocabulary import (
     ACP_AGENT_MESSAGE_CHUNK,
     ACP_TOOL_UPDATES,
@@ -36,6 +39,8 @@ from shellexec.vocabulary import (
     EVENT_MESSAGE_ADDED,
     EVENT_MESSAGE_UPDATED,
     MESSAGE_TEXT,
+    REASON_SEQUENCE_CONFLICT,
+    RESOURCE_SESSION,
     AcpChatChunk,
     AuthorType,
 )
@@ -47,6 +52,10 @@ TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
 _IDENTITY_FIELDS = frozenset({"sessionUpdate", "toolCallId", "status", "kind"})
 # How much of a stream's end a delta is masked in the context of (a token split in two).
 _CONTEXT_BYTES = 512
+
+# How much of an update's SHA-256 a receipt keeps: enough that two different updates under
+# one sequence never look alike by chance, small beside the row (ADR 0060).
+PAYLOAD_DIGEST_BYTES = 16
 
 # (message row, event type) or None when the update type is ignored.
 _Change = tuple[Message, str] | None
@@ -72,6 +81,13 @@ def _masked_update(update: Mapping[str, Any], context: str) -> dict[str, Any]:
     """`update` with its text masked as a continuation of `context` (the stream's end)."""
     return {key: value if key in _IDENTITY_FIELDS else mask_json(value, context)
             for key, value in update.items()}
+
+
+def payload_digest(update: Mapping[str, Any]) -> bytes:
+    """The first PAYLOAD_DIGEST_BYTES bytes of the SHA-256 of the update's canonical JSON
+    (sorted keys, no spaces, UTF-8), so equal updates match however their keys were ordered."""
+    canonical = json.dumps(update, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).digest()[:PAYLOAD_DIGEST_BYTES]
 
 
 def _chunk_text(update: Mapping[str, Any]) -> str:
@@ -113,12 +129,14 @@ class Publisher:
                  caller: Caller) -> tuple[PublishResult, FeedEvent | None]:
         session = self._session(session_id)
         if not caller.sees(session.task_id):  # answers as a missing session (ADR 0050)
-            raise NotFoundError("session", session_id)
+            raise NotFoundError("session", session_id, RESOURCE_SESSION)
         statements = self._database.statements
+        digest = b""
         if sequence is not None:
-            stored, position = statements.receipt(session_id, sequence)
-            if stored:
-                return self._replayed(position), None
+            digest = payload_digest(update)
+            receipt = statements.receipt(session_id, sequence)
+            if receipt is not None:
+                return self._replayed(sequence, receipt, digest), None
         change = self._apply(session, update)
         event = None
         if change is not None:
@@ -126,7 +144,8 @@ class Publisher:
             event = events.record(statements, session_id, event_type, row, self._masking)
         if sequence is not None:
             statements.insert_receipt(session_id, sequence,
-                                      None if change is None else int(change[0].position))
+                                      None if change is None else int(change[0].position),
+                                      digest)
         return PublishResult(None if event is None else event.message, False), event
 
     def _session(self, session_id: str) -> SessionFacts:
@@ -136,12 +155,20 @@ class Publisher:
             return known
         facts = self._database.statements.session_facts(session_id)
         if facts is None:
-            raise NotFoundError("session", session_id)
+            raise NotFoundError("session", session_id, RESOURCE_SESSION)
         known = SessionFacts(session_id, *facts)
         self._known_sessions.put(known)
         return known
 
-    def _replayed(self, position: int | None) -> PublishResult:
+    def _replayed(self, sequence: int, receipt: StoredReceipt, digest: bytes) -> PublishResult:
+        """The answer to a sequence already stored: a retry of the same update is a
+        duplicate; another update under it is a conflict (receipts without a digest, from
+        before step 4 of the migrations, are taken as the same update)."""
+        if receipt.digest is not None and receipt.digest != digest:
+            raise AlreadyExistsError(
+                f"sequence: {sequence} was already published with another update; "
+                "publish it under a new sequence", REASON_SEQUENCE_CONFLICT)
+        position = receipt.position
         row = None if position is None else queries.get_message_by_position(position)
         return PublishResult(None if row is None else project_message(row, self._masking), True)
 

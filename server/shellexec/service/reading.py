@@ -22,6 +22,7 @@ from shellexec.service.records import (
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
+from shellexec.vocabulary import REASON_REVISION_AHEAD, RESOURCE_MESSAGE, RESOURCE_TASK
 
 
 def _weight(row: Message) -> int:
@@ -44,7 +45,7 @@ def _cursor_position(session_id: str, field: str, message_id: str) -> int | None
         return None
     position = queries.message_position(session_id, message_id)
     if position is None:
-        raise NotFoundError(f"message ({field})", message_id)
+        raise NotFoundError(f"message ({field})", message_id, RESOURCE_MESSAGE)
     return position
 
 
@@ -96,7 +97,7 @@ class Reader:
             row = queries.find_shell_message(session_id, message_id)
             # One answer for missing, other-session, other-task and non-shell messages alike.
             if row is None or not caller.sees(str(row.task_id)):
-                raise NotFoundError("shell message", message_id)
+                raise NotFoundError("shell message", message_id, RESOURCE_MESSAGE)
             return ShellOutputRecord(row.id, row.status, int(row.updated_at),
                                      self._masking.output(_stored_output(row)))
 
@@ -107,7 +108,7 @@ class Reader:
         def work() -> BootStateRecord:
             session = queries.latest_session_of_task(task_id) if caller.sees(task_id) else None
             if session is None:
-                raise NotFoundError("task", task_id)
+                raise NotFoundError("task", task_id, RESOURCE_TASK)
             rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
                                                      descending=True))
             record = SessionRecord.of(session, int(session.revision),
@@ -127,7 +128,8 @@ class Reader:
             if since_revision is not None and since_revision > session.revision:
                 raise InvalidArgumentError(
                     "since_revision",
-                    f"is ahead of the session's latest revision {session.revision}")
+                    f"is ahead of the session's latest revision {session.revision}",
+                    REASON_REVISION_AHEAD)
         except BaseException:
             self._feed.unsubscribe(session_id, subscription)
             raise

@@ -25,7 +25,16 @@ from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
-from shellexec.vocabulary import EVENT_MESSAGE_UPDATED, SESSION_IDLE, SESSION_RUNNING, TURN_COMPLETE
+from shellexec.vocabulary import (
+    EVENT_MESSAGE_UPDATED,
+    REASON_REQUEST_ID_REUSED,
+    REASON_TURN_ALREADY_RUNNING,
+    RESOURCE_SESSION,
+    RESOURCE_TURN,
+    SESSION_IDLE,
+    SESSION_RUNNING,
+    TURN_COMPLETE,
+)
 
 # How long a request id is remembered, in microseconds (the unit of the clock).
 REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
@@ -36,7 +45,7 @@ def require_session(session_id: str, caller: Caller = UNRESTRICTED) -> Session:
     answers exactly as a missing one (ADR 0050)."""
     session = queries.get_session(session_id)
     if session is None or not caller.sees(str(session.task_id)):
-        raise NotFoundError("session", session_id)
+        raise NotFoundError("session", session_id, RESOURCE_SESSION)
     return session
 
 
@@ -59,7 +68,8 @@ def _same_session_request(earlier: Session, task_id: str, agent: str,
         raise InvalidArgumentError(
             "request_id", f"was already used to create session {quoted(str(earlier.id))} for "
                           f"task {quoted(str(earlier.task_id))} and agent "
-                          f"{quoted(earlier.agent)}; choose a new one")
+                          f"{quoted(earlier.agent)}; choose a new one",
+            REASON_REQUEST_ID_REUSED)
     return _record(earlier)
 
 
@@ -114,7 +124,8 @@ class Sessions:
                     return TurnRecord.of(earlier)
             if queries.running_turn(session_id) is not None:
                 raise FailedPreconditionError(
-                    f"session {quoted(session_id)} already has a running turn; complete it first")
+                    f"session {quoted(session_id)} already has a running turn; complete it first",
+                    REASON_TURN_ALREADY_RUNNING)
             # Every check is done: from here on the unit writes (see `units`).
             statements = self._database.statements
             statements.forget_requests_before(now - REQUEST_ID_WINDOW)
@@ -132,7 +143,7 @@ class Sessions:
             session = require_session(session_id, caller)
             turn = queries.get_turn(session_id, turn_id)
             if turn is None:
-                raise NotFoundError("turn", turn_id)
+                raise NotFoundError("turn", turn_id, RESOURCE_TURN)
             if turn.state == TURN_COMPLETE:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()

@@ -1,9 +1,10 @@
 """Schema migrations, applied in order at start-up.
 
 Each step is a function that receives the database inside a transaction. Step 1 creates the
-tables as first released (`VERSION_1_MODELS`: a new table belongs to the step that adds it, so
-a new database goes through the same steps as an old one); later steps create tables or use
-`playhouse.migrate` operations. Never change what a released step does: add one.
+first release's tables (`VERSION_1_MODELS`) as the models declare them now; a table added
+later belongs to the step that adds it. A step that changes a table (`playhouse.migrate`
+operations) looks first, so on a new database, which already has the current layout, it does
+nothing. Never change what a released step does to an old database: add a step.
 """
 
 from __future__ import annotations
@@ -44,7 +45,17 @@ def _add_tokens(db: PeeweeDatabase) -> None:
     db.create_tables(list(TOKEN_MODELS))
 
 
-# Indexes whose columns lead another index or the primary key (step 4 drops them).
+def _add_payload_digests(db: PeeweeDatabase) -> None:
+    """A digest of each receipt's update, so a sequence reused for another update is a
+    conflict (ADR 0060). Receipts from before have none and stay plain duplicates. A database
+    created since step 1 has the column already."""
+    table, column = PublishReceipt._meta.table_name, PublishReceipt.payload_digest.column_name
+    if column in {found.name for found in db.get_columns(table)}:
+        return
+    run_operations(SqliteMigrator(db).add_column(table, column, PublishReceipt.payload_digest))
+
+
+# Indexes whose columns lead another index or the primary key (step 5 drops them).
 REDUNDANT_INDEXES = {
     "session": "session_task_id",
     "turn": "turn_session_id",
@@ -112,7 +123,8 @@ def _write_less(db: PeeweeDatabase) -> None:
     _keyed_by_number(db, migrator, PublishReceipt)
 
 
-STEPS: tuple[MigrationStep, ...] = (_create_schema, _add_request_ids, _add_tokens, _write_less)
+STEPS: tuple[MigrationStep, ...] = (
+    _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from peewee import (
     AutoField,
     BigIntegerField,
+    BlobField,
     BooleanField,
     CharField,
     CompositeKey,
@@ -168,13 +169,18 @@ class Event(BaseModel):
 
 
 class PublishReceipt(BaseModel):
-    """Marks a publish sequence number as stored, so a retry changes nothing."""
+    """Marks a publish sequence number as stored, so a retry changes nothing.
+
+    `payload_digest` tells a retry (the same update) from a conflict (another update under the
+    same sequence); receipts written before migration step 4 have none (ADR 0060).
+    """
 
     session_number = ForeignKeyField(Session, field=Session.number,
                                      column_name="session_number", on_delete="CASCADE",
                                      index=False)
     sequence = BigIntegerField()
     message_position = IntegerField(null=True)
+    payload_digest = BlobField(null=True)
 
     class Meta:
         table_name = "publish_receipt"

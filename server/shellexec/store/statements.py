@@ -16,7 +16,7 @@ Units of work write through `Statements` only, never through the models' own met
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from peewee import Database as PeeweeDatabase
 from peewee import Model, Query, Value, fn
@@ -46,6 +46,14 @@ from shellexec.vocabulary import (
 _MARK = "\x00shellexec-param:"
 # The most session numbers remembered before the memory starts over.
 MAX_REMEMBERED_SESSIONS = 4096
+
+
+class StoredReceipt(NamedTuple):
+    """A stored publish receipt: the message position its update affected (None when it
+    changed no message) and its update's digest (None for receipts from before migration step 4)."""
+
+    position: int | None
+    digest: bytes | None
 
 
 def param(name: str) -> Value:
@@ -258,20 +266,24 @@ class Statements:
             revision=param("revision")).where(Session.id == param("session")),
             revision=revision, session=session_id)
 
-    def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
-        """(whether the sequence is stored, the message position it affected)."""
+    def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
+        """The receipt of the sequence, None when it is not stored."""
         row = self._run("receipt", lambda: (
-            PublishReceipt.select(PublishReceipt.message_position)
+            PublishReceipt.select(PublishReceipt.message_position, PublishReceipt.payload_digest)
             .where((PublishReceipt.session_number == param("number"))
                    & (PublishReceipt.sequence == param("sequence")))),
             number=self._number(session_id), sequence=sequence).fetchone()
-        return (False, None) if row is None else (True, None if row[0] is None else int(row[0]))
+        if row is None:
+            return None
+        return StoredReceipt(None if row[0] is None else int(row[0]),
+                             None if row[1] is None else bytes(row[1]))
 
-    def insert_receipt(self, session_id: str, sequence: int, position: int | None) -> None:
+    def insert_receipt(self, session_id: str, sequence: int, position: int | None,
+                       digest: bytes) -> None:
         self._run("insert_receipt", lambda: PublishReceipt.insert(
             session_number=param("number"), sequence=param("sequence"),
-            message_position=param("position")),
-            number=self._number(session_id), sequence=sequence, position=position)
+            message_position=param("position"), payload_digest=param("digest")),
+            number=self._number(session_id), sequence=sequence, position=position, digest=digest)
 
     def update_message(self, position: int, columns: Mapping[str, Any],
                        expected_version: int | None = None) -> None:

@@ -13,12 +13,15 @@ authentication on; it is sent with every call.
 iterated with `async for`).
 
 Updates are plain JSON values (the `params.update` object of an ACP `session/update`); the
-generated messages are returned as they are (`shellexec.v1.*_pb2`).
+generated messages are returned as they are (`shellexec.v1.*_pb2`). A failed call raises
+`grpc.RpcError`; `error_reason` and `error_details` read what its google.rpc details say.
 """
 
 from __future__ import annotations
 
 from shellexec.client.aio import AsyncShellExecClient
+from shellexec.client.errors import ErrorDetails, error_details, error_reason
 from shellexec.client.sync import ShellExecClient
 
-__all__ = ["AsyncShellExecClient", "ShellExecClient"]
+__all__ = ["AsyncShellExecClient", "ErrorDetails", "ShellExecClient", "error_details",
+           "error_reason"]
