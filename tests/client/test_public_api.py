@@ -9,7 +9,8 @@ import shellexec.client as client_package
 from shellexec.client import AsyncShellExecClient, ShellExecClient
 
 METHODS = {
-    "boot_state", "close", "complete_turn", "create_session", "get_session", "list_messages",
+    "boot_state", "close", "complete_turn", "create_session", "delete_session", "delete_task",
+    "get_session", "list_messages",
     "messages", "normalize", "publish", "shell_output", "start_turn", "summarize", "watch",
 }
 

@@ -35,8 +35,9 @@ def test_unknown_path_is_404_not_found(stack: Stack, path: str) -> None:
 
 
 @pytest.mark.parametrize(("method", "path", "allow"), [
-    ("DELETE", "/api/v1/task-sessions/ses_x", "GET"),
-    ("POST", "/api/v1/task-sessions/ses_x", "GET"),
+    ("PUT", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
+    ("POST", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
+    ("POST", "/api/v1/tasks/t1", "DELETE"),
     ("GET", "/api/v1/task-sessions", "POST"),
     ("PUT", "/api/v1/task-sessions/ses_x/updates", "POST"),
     ("GET", "/api/v1/shell-exec:normalize", "POST"),

@@ -11,6 +11,7 @@ from shellexec.feed import FeedHub
 from shellexec.projection import Masking
 from shellexec.service import (
     Clock,
+    Deletion,
     IdFactory,
     Publisher,
     Reader,
@@ -34,6 +35,7 @@ class Composition:
     sessions: Sessions
     publisher: Publisher
     reader: Reader
+    deletion: Deletion
     tokens: Tokens
     # Worker processes for large request conversions; `close()` stops them.
     offload: Offload
@@ -58,8 +60,9 @@ def compose(settings: Settings, clock: Clock = system_clock,
                           mask_at_rest=settings.mask_at_rest)
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds, masking=masking)
+    deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
-    return Composition(database, feed, caches, sessions, publisher, reader,
+    return Composition(database, feed, caches, sessions, publisher, reader, deletion,
                        Tokens(database, clock), offload,
-                       ShellExecServicer(sessions, publisher, reader, offload,
+                       ShellExecServicer(sessions, publisher, reader, deletion, offload,
                                          settings.stalled_watcher_seconds))

@@ -3,7 +3,8 @@
 The stream opens with a heartbeat naming the revision the replay starts after, replays the
 log from there, then follows the hub. A quiet period, a lagged queue or a gap in revisions
 sends it back to the log, which is the truth; the hub only wakes it (ADR 0004). It ends with
-`end_of_stream` when its lifetime runs out or the hub closes.
+`end_of_stream` when its lifetime runs out or the hub closes, and with `session_deleted` when
+the session is deleted (ADR 0062).
 """
 
 from __future__ import annotations
@@ -65,6 +66,6 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
             if event.revision == last + 1:
                 last = event.revision
                 yield event
-        yield FeedEvent(EVENT_END_OF_STREAM, last)
+        yield FeedEvent(subscription.final_type or EVENT_END_OF_STREAM, last)
     finally:
         hub.unsubscribe(session_id, subscription)

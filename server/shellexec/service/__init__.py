@@ -7,6 +7,7 @@ events are announced after the commit. Turn and session rules live here.
 from __future__ import annotations
 
 from shellexec.service.access import NOBODY, UNRESTRICTED, Caller
+from shellexec.service.deletion import Deletion
 from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
 from shellexec.service.errors import (
     FailedPreconditionError,
@@ -26,6 +27,7 @@ __all__ = [
     "UNRESTRICTED",
     "Caller",
     "Clock",
+    "Deletion",
     "FailedPreconditionError",
     "IdFactory",
     "InvalidArgumentError",

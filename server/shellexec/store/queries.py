@@ -153,3 +153,16 @@ def unfinished_tool_messages(session_id: str) -> list[Message]:
     return list(Message.select().where(
         (Message.session == session_id) & Message.tool_call_id.is_null(False)
         & Message.status.in_(UNFINISHED_STATUSES)).order_by(Message.position))
+
+
+def session_ids_of_task(task_id: str) -> list[str]:
+    """The ids of the task's sessions, oldest first."""
+    return [str(session.id) for session in Session.select(Session.id)
+            .where(Session.task == task_id).order_by(Session.created_at, Session.id)]
+
+
+def sessions_idle_since(cutoff: int, limit: int) -> list[tuple[str, str]]:
+    """(session id, task id) of up to `limit` sessions last changed before `cutoff`."""
+    return [(str(session.id), str(session.task_id)) for session in
+            Session.select(Session.id, Session.task).where(Session.updated_at < cutoff)
+            .order_by(Session.updated_at).limit(limit)]

@@ -132,14 +132,46 @@ class Statements:
         self._run("session_state", lambda: Session.update(
             state=param("state"), updated_at=param("now")).where(Session.id == param("session")),
             state=state, now=now, session=session.id)
-        running = self._run("task_running", lambda: Session.select(Session.id).where(
-            (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
-            task=session.task_id).fetchone() is not None
-        self._run("task_state", lambda: Task.update(
-            state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
-            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=session.task_id)
+        self._refresh_task_state(str(session.task_id), now)
         session.state = state
         session.updated_at = now
+
+    def _refresh_task_state(self, task_id: str, now: int) -> None:
+        running = self._run("task_running", lambda: Session.select(Session.id).where(
+            (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
+            task=task_id).fetchone() is not None
+        self._run("task_state", lambda: Task.update(
+            state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
+            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=task_id)
+
+    def _delete_by(self, model: type[Model], column: str, value: Any) -> None:
+        field = getattr(model, column)
+        self._run(("delete_by", model, column), lambda: model.delete().where(
+            field == param("value")), value=value)
+
+    def delete_session(self, session_id: str, task_id: str, now: int) -> None:
+        """Deletes a session and every row stored for it, children first (the foreign keys'
+        cascades would do it too, but one write path says what goes). A task left without
+        sessions goes with it; otherwise its state follows its remaining sessions."""
+        number = self._number(session_id)
+        positions = Message.select(Message.position).where(Message.session == param("session"))
+        self._run("delete_chunks", lambda: OutputChunk.delete().where(
+            OutputChunk.message.in_(positions)), session=session_id)
+        for keyed_by_number in (PublishReceipt, Event):
+            self._delete_by(keyed_by_number, "session_number", number)
+        for keyed_by_session in (Message, TurnRequest, SessionRequest, Turn):
+            self._delete_by(keyed_by_session, "session", session_id)
+        self._run("delete_session", lambda: Session.delete().where(
+            Session.id == param("session")), session=session_id)
+        self._numbers.pop(session_id, None)
+        self._revisions.pop(session_id, None)
+        remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
+            Session.task == param("task")).limit(1), task=task_id).fetchone()
+        if remaining is None:
+            self._run("delete_task", lambda: Task.delete().where(Task.id == param("task")),
+                      task=task_id)
+        else:
+            self._refresh_task_state(task_id, now)
 
     def forget_requests_before(self, cutoff: int) -> None:
         """Deletes the request ids remembered before `cutoff` (an index range; usually

@@ -96,6 +96,16 @@ class ShellExecServiceStub:
                 request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.SerializeToString,
                 response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.FromString,
                 _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/shellexec.v1.ShellExecService/DeleteSession',
+                request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
+        self.DeleteTask = channel.unary_unary(
+                '/shellexec.v1.ShellExecService/DeleteTask',
+                request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.SerializeToString,
+                response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.FromString,
+                _registered_method=True)
 
 
 class ShellExecServiceServicer:
@@ -241,6 +251,30 @@ class ShellExecServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteSession(self, request, context):
+        """Deletes a session with everything stored for it: its turns, messages,
+        command output, feed events and publish receipts. Its watchers receive a
+        `session_deleted` event and their streams end; afterwards the session and
+        its messages answer NOT_FOUND. A task exists while it has a session: the
+        task of its last session goes with it.
+
+        Returns NOT_FOUND for an unknown (or already deleted) session. Needs the
+        `admin` scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteTask(self, request, context):
+        """Deletes a task with all its sessions, as DeleteSession deletes each.
+
+        Returns NOT_FOUND for an unknown (or already deleted) task. Needs the
+        `admin` scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ShellExecServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -298,6 +332,16 @@ def add_ShellExecServiceServicer_to_server(servicer, server):
                     servicer.GetBootState,
                     request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.FromString,
                     response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'DeleteTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTask,
+                    request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.FromString,
+                    response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -604,6 +648,60 @@ class ShellExecService:
             '/shellexec.v1.ShellExecService/GetBootState',
             shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.SerializeToString,
             shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shellexec.v1.ShellExecService/DeleteSession',
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.SerializeToString,
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shellexec.v1.ShellExecService/DeleteTask',
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.SerializeToString,
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,
