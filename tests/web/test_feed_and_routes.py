@@ -181,3 +181,20 @@ def test_header_of_a_session_created_without_an_agent_names_no_agent(
         expect(header).not_to_contain_text("null")
         expect(chat.page.get_by_test_id("session-agent")).to_have_count(0)
         assert header.inner_text().split() == ["Session", session["id"], "task", task]
+
+
+def test_page_shows_a_deleted_session_instead_of_reconnecting(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("about to be deleted"))
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    expect(chat.page.locator("[data-testid=message-list] > li")).to_have_count(1)
+    watches = len(chat.feed_urls())
+
+    api.call("DELETE", f"/api/v1/task-sessions/{sid}")
+
+    expect(chat.page.get_by_test_id("session-deleted")).to_contain_text(f"Session {sid} was deleted")
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
+    expect(chat.page.get_by_test_id("message-list")).to_have_count(0)
+    chat.pump(1500)  # longer than the first reconnect delay (500 ms)
+    assert len(chat.feed_urls()) == watches, "the page did not reconnect to a deleted session"
