@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from shellexec.client import ShellExecClient
+from shellexec.demo.rest import RestError
 
 from support.acp import codex_delta, codex_end, codex_start
 from support.rest import unique
@@ -66,9 +67,10 @@ def test_a_deleted_session_leaves_no_rows_and_its_ids_answer_404(stack: Stack) -
             ("POST", f"{base}/updates", {"update": codex_start("c2", "ls")}),
             ("POST", f"{base}/turns", {}), ("DELETE", base, None)]:
         assert stack.api.request(method, path, body).status == 404, (method, path)
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(RestError) as refused:
         next(stack.api.watch(session_id))
-    assert refused.value.response.status == 404  # type: ignore[attr-defined]
+    assert refused.value.response is not None
+    assert refused.value.response.status == 404
 
 
 def test_watchers_receive_session_deleted_and_their_stream_ends(stack: Stack) -> None:

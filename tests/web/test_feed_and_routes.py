@@ -193,7 +193,8 @@ def test_page_shows_a_deleted_session_instead_of_reconnecting(
 
     api.call("DELETE", f"/api/v1/task-sessions/{sid}")
 
-    expect(chat.page.get_by_test_id("session-deleted")).to_contain_text(f"Session {sid} was deleted")
+    notice = chat.page.get_by_test_id("session-deleted")
+    expect(notice).to_contain_text(f"Session {sid} was deleted")
     expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
     expect(chat.page.get_by_test_id("message-list")).to_have_count(0)
     chat.pump(1500)  # longer than the first reconnect delay (500 ms)
