@@ -4,6 +4,7 @@ gone, its watchers hear `session_deleted` and their streams end, and its ids ans
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -137,3 +138,23 @@ def test_deleting_a_running_session_leaves_its_task_to_its_other_sessions(
 def test_ids_that_cannot_exist_answer_404(stack: Stack) -> None:
     for path in ("/api/v1/task-sessions/ses_nothex", "/api/v1/tasks/no%20such%20task"):
         assert stack.api.request("DELETE", path).status == 404, path
+
+
+@pytest.mark.slow
+def test_retention_deletes_a_session_idle_too_long_through_the_running_server(
+        stack_with: Callable[..., Stack]) -> None:
+    own = stack_with(SHELLEXEC_RETENTION_DAYS="1", SHELLEXEC_HOUSEKEEPING_SECONDS="0.2")
+    stale, _, _ = seeded_session(own)
+    fresh, _, _ = seeded_session(own)
+    feed = own.api.watch(stale)
+    assert next(feed)["type"] == "heartbeat"
+    with sqlite3.connect(own.workdir / "shellexec.db") as db:  # two days without activity
+        db.execute("UPDATE session SET active_at = active_at - 2 * 86400000000 WHERE id = ?",
+                   (stale,))
+    db.close()
+
+    # The sweep runs every 0.2 s; the feed ends as soon as it has deleted the session.
+    assert [event["type"] for event in feed if event["type"] != "heartbeat"] == [
+        "session_deleted"]
+    assert own.api.request("GET", f"/api/v1/task-sessions/{stale}").status == 404
+    assert own.api.session(fresh)["id"] == fresh

@@ -20,6 +20,7 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
 
@@ -36,6 +37,8 @@ class Composition:
     publisher: Publisher
     reader: Reader
     deletion: Deletion
+    # The periodic sweep of retention and compaction; the server runs it.
+    housekeeping: Housekeeping
     tokens: Tokens
     # Worker processes for large request conversions; `close()` stops them.
     offload: Offload
@@ -62,7 +65,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
                     settings.stream_lifetime_seconds, masking=masking)
     deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
+    housekeeping = Housekeeping(deletion, clock, retention_days=settings.retention_days)
     return Composition(database, feed, caches, sessions, publisher, reader, deletion,
-                       Tokens(database, clock), offload,
+                       housekeeping, Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, deletion, offload,
                                          settings.stalled_watcher_seconds))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from dataclasses import dataclass
@@ -32,11 +33,15 @@ class RunningServer:
     port: int
     health: health.aio.HealthServicer
     app: Composition
+    housekeeping: asyncio.Task[None]
 
     async def stop(self, grace: float) -> None:
         """Ends every open feed stream at once (watchers resume by revision), then gives the
         other calls `grace` seconds to finish."""
         await self.health.enter_graceful_shutdown()
+        self.housekeeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.housekeeping
         self.app.feed.close()
         await self.server.stop(grace)
         self.app.close()
@@ -84,7 +89,9 @@ async def start_server(settings: Settings) -> RunningServer:
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, port, health_servicer, app)
+    # On the loop like every write: a sweep's transactions take turns with ingest's.
+    sweeping = asyncio.create_task(app.housekeeping.run(settings.housekeeping_seconds))
+    return RunningServer(server, port, health_servicer, app, sweeping)
 
 
 def auth_banner(settings: Settings) -> str:

@@ -26,6 +26,20 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     return _SWITCH_WORDS[value]
 
 
+def _not_negative(env: Mapping[str, str], name: str, default: float) -> float:
+    """A number of at least 0; unset means `default`."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number >= 0:  # also NaN
+        raise ValueError(f"{name} must be a number of at least 0, not {value[:16]!r}")
+    return number
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the service and its front door need to start."""
@@ -74,7 +88,14 @@ class Settings:
     mask_secrets: bool = True
     mask_at_rest: bool = False
 
+    # Sessions without activity for this many days are deleted (0: kept forever), checked
+    # every `housekeeping_seconds` (ADR 0062).
+    retention_days: float = 0.0
+    housekeeping_seconds: float = 60.0
+
     def __post_init__(self) -> None:
+        if not self.housekeeping_seconds > 0:
+            raise ValueError("SHELLEXEC_HOUSEKEEPING_SECONDS must be more than 0")
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
                              "together or not at all")
@@ -114,4 +135,8 @@ class Settings:
             tls_key_file=env.get("SHELLEXEC_TLS_KEY_FILE", default.tls_key_file),
             mask_secrets=_switch(env, "SHELLEXEC_MASK_SECRETS", default.mask_secrets),
             mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
+            retention_days=_not_negative(env, "SHELLEXEC_RETENTION_DAYS",
+                                         default.retention_days),
+            housekeeping_seconds=_not_negative(env, "SHELLEXEC_HOUSEKEEPING_SECONDS",
+                                               default.housekeeping_seconds),
         )

@@ -162,7 +162,8 @@ def session_ids_of_task(task_id: str) -> list[str]:
 
 
 def sessions_idle_since(cutoff: int, limit: int) -> list[tuple[str, str]]:
-    """(session id, task id) of up to `limit` sessions last changed before `cutoff`."""
+    """(session id, task id) of up to `limit` sessions last active before `cutoff`, least
+    recently active first."""
     return [(str(session.id), str(session.task_id)) for session in
-            Session.select(Session.id, Session.task).where(Session.updated_at < cutoff)
-            .order_by(Session.updated_at).limit(limit)]
+            Session.select(Session.id, Session.task).where(Session.active_at < cutoff)
+            .order_by(Session.active_at).limit(limit)]

@@ -123,14 +123,15 @@ class Statements:
             fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
-                   "created_at": now, "updated_at": now}
+                   "created_at": now, "updated_at": now, "active_at": now}
         self._insert(Session, columns)
         return Session(**columns)
 
     def set_session_state(self, session: Session, state: SessionState, now: int) -> None:
         """Sets the session's state, and its task's: running while any of its sessions runs."""
         self._run("session_state", lambda: Session.update(
-            state=param("state"), updated_at=param("now")).where(Session.id == param("session")),
+            state=param("state"), updated_at=param("now"), active_at=param("now")).where(
+            Session.id == param("session")),
             state=state, now=now, session=session.id)
         self._refresh_task_state(str(session.task_id), now)
         session.state = state
@@ -278,17 +279,17 @@ class Statements:
         return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
-                     position: int) -> None:
-        """Logs a feed event and makes its revision the session's: the row keeps it when
-        events are pruned."""
+                     position: int, now: int) -> None:
+        """Logs a feed event and makes its revision the session's, which is active `now`: the
+        row keeps the revision when events are pruned."""
         self._run("insert_event", lambda: Event.insert(
             session_number=param("number"), revision=param("revision"), type=param("type"),
             message=param("position")),
             number=self._number(session_id), revision=revision, type=event_type,
             position=position)
         self._run("session_revision", lambda: Session.update(
-            revision=param("revision")).where(Session.id == param("session")),
-            revision=revision, session=session_id)
+            revision=param("revision"), active_at=param("now")).where(
+            Session.id == param("session")), revision=revision, now=now, session=session_id)
 
     def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
         """(whether the sequence is stored, the message position it affected)."""
