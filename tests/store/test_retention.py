@@ -88,7 +88,8 @@ def test_a_sweep_deletes_in_batches_until_nothing_is_left(
         return count
 
     app.deletion.delete_idle = counted  # type: ignore[method-assign]
-    housekeeping = Housekeeping(app.deletion, clock, retention_days=2, batch=2)
+    housekeeping = Housekeeping(app.database, app.deletion, clock, retention_days=2,
+                                feed_retention_hours=0, batch=2)
 
     assert asyncio.run(housekeeping.sweep()) == 5
     assert batches == [2, 2, 1]

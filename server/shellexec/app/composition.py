@@ -65,7 +65,9 @@ def compose(settings: Settings, clock: Clock = system_clock,
                     settings.stream_lifetime_seconds, masking=masking)
     deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
-    housekeeping = Housekeeping(deletion, clock, retention_days=settings.retention_days)
+    housekeeping = Housekeeping(database, deletion, clock,
+                                retention_days=settings.retention_days,
+                                feed_retention_hours=settings.feed_retention_hours)
     return Composition(database, feed, caches, sessions, publisher, reader, deletion,
                        housekeeping, Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, deletion, offload,

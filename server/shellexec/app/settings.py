@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from shellexec.rules.limits import STALLED_WATCHER_SECONDS
+from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -92,10 +92,16 @@ class Settings:
     # every `housekeeping_seconds` (ADR 0062).
     retention_days: float = 0.0
     housekeeping_seconds: float = 60.0
+    # Feed events older than this many hours are pruned, and publish receipts older than
+    # RECEIPT_WINDOW_SECONDS with them (0: both kept forever); at least the receipt window.
+    feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
 
     def __post_init__(self) -> None:
         if not self.housekeeping_seconds > 0:
             raise ValueError("SHELLEXEC_HOUSEKEEPING_SECONDS must be more than 0")
+        if 0 < self.feed_retention_hours * 3600 < RECEIPT_WINDOW_SECONDS:
+            raise ValueError("SHELLEXEC_FEED_RETENTION_HOURS must be 0 (keep the feed) or at "
+                             f"least {RECEIPT_WINDOW_SECONDS // 3600} (the receipts' window)")
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
                              "together or not at all")
@@ -139,4 +145,6 @@ class Settings:
                                          default.retention_days),
             housekeeping_seconds=_not_negative(env, "SHELLEXEC_HOUSEKEEPING_SECONDS",
                                                default.housekeeping_seconds),
+            feed_retention_hours=_not_negative(env, "SHELLEXEC_FEED_RETENTION_HOURS",
+                                               default.feed_retention_hours),
         )

@@ -96,3 +96,6 @@ STALLED_WATCHER_SECONDS: Final = 30
 # Retention and compaction delete in transactions of at most this many sessions, yielding to
 # the event loop between them, so that ingest waits for one short transaction at most.
 HOUSEKEEPING_BATCH_SESSIONS: Final = 50
+# Publish receipts are kept at least this long after the update they record, so a retry of
+# a `sequence` within it changes nothing; the feed window is at least this long too.
+RECEIPT_WINDOW_SECONDS: Final = 24 * 60 * 60

@@ -291,6 +291,32 @@ class Statements:
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
 
+    def prune_events(self, session_id: str, number: int, through: int) -> None:
+        """Deletes the session's events up to revision `through` (a key range) and makes it
+        the session's compaction point; the revision itself stays."""
+        self._run("prune_events", lambda: Event.delete().where(
+            (Event.session_number == param("number")) & (Event.revision <= param("through"))),
+            number=number, through=through)
+        self._run("compacted_revision", lambda: Session.update(
+            compacted_revision=fn.MAX(Session.compacted_revision, param("through"))).where(
+            Session.id == param("session")), through=through, session=session_id)
+
+    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> None:
+        """Deletes the session's publish receipts older than `cutoff`: all of them once the
+        session was last active before it, else those of messages unchanged since (a
+        receipt is never newer than its message's last change)."""
+        self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
+            (PublishReceipt.session_number == param("number"))
+            & fn.EXISTS(Session.select(Session.id).where(
+                (Session.id == param("session")) & (Session.active_at < param("cutoff"))))),
+            number=number, session=session_id, cutoff=cutoff)
+        old_messages = Message.select(Message.position).where(
+            (Message.session == param("session")) & (Message.updated_at < param("cutoff")))
+        self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
+            (PublishReceipt.session_number == param("number"))
+            & PublishReceipt.message_position.in_(old_messages)),
+            number=number, session=session_id, cutoff=cutoff)
+
     def receipt(self, session_id: str, sequence: int) -> tuple[bool, int | None]:
         """(whether the sequence is stored, the message position it affected)."""
         row = self._run("receipt", lambda: (
