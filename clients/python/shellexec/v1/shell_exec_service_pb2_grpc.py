@@ -232,7 +232,11 @@ class ShellExecServiceServicer:
     def WatchMessages(self, request, context):
         """Streams a session's message events: first every event after
         `since_revision`, then live ones, with heartbeats, until the stream's
-        lifetime ends with an `end_of_stream` event.
+        lifetime ends with an `end_of_stream` event. A deleted session's streams
+        end with `session_deleted`; a replay from before the session's compaction
+        point (events older than the feed window are pruned) sends `reset`,
+        carrying the latest revision, and ends: reload the state, then watch from
+        its revision.
 
         Returns NOT_FOUND for an unknown session and INVALID_ARGUMENT for a
         `since_revision` that is negative or beyond the session's `revision`.
