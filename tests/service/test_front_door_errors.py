@@ -145,6 +145,10 @@ def test_cors_preflight_passes_the_405_routes(tmp_path: Path) -> None:
             "origin": origin, "access-control-request-method": "POST"})
         assert preflight.status == 200
         assert preflight.headers["access-control-allow-origin"] == origin
+        deleting = stack.api.request("OPTIONS", "/api/v1/task-sessions/ses_x", headers={
+            "origin": origin, "access-control-request-method": "DELETE"})
+        assert deleting.status == 200
+        assert "DELETE" in deleting.headers["access-control-allow-methods"]
         plain = stack.api.request("OPTIONS", "/api/v1/task-sessions")
         assert_json_error(plain, 405, UNIMPLEMENTED)
     finally:
