@@ -16,6 +16,7 @@ const FEED_LABELS = {
   live: 'Live',
   reconnecting: 'Reconnecting…',
   stopped: 'Stopped',
+  deleted: 'Deleted',
 };
 
 const main = document.getElementById('main');
@@ -54,6 +55,12 @@ async function start() {
       keepingBottom(() => rows.upsert(message));
     },
     onStatus: showFeedStatus,
+    onDeleted: () => {
+      rows.destroy();
+      showDeleted(session);
+    },
+    // The events after our revision were compacted away: load the state again.
+    onReset: () => window.location.reload(),
     // EventSource cannot send the token: a fetch-based reader does (ADR 0051).
     EventSource: fetchEventSource({
       headers: withToken,
@@ -120,6 +127,13 @@ function showFeedStatus(status) {
   feedStatus.dataset.state = status;
   feedStatus.textContent = FEED_LABELS[status] ?? status;
   feedStatus.hidden = false;
+}
+
+function showDeleted(session) {
+  main.replaceChildren(
+    h('p', { class: 'page-error', role: 'status', 'data-testid': 'session-deleted' },
+      `Session ${session.id} was deleted: its messages and output are gone.`),
+  );
 }
 
 function showError(error) {

@@ -5,6 +5,9 @@
 // reconnect to the ORIGINAL url (the old since_revision), so this module closes the source itself
 // and opens a new one with the last revision seen: at once after `end_of_stream`, after a short
 // capped backoff after an error, and when nothing (not even a heartbeat) arrived for `staleMs`.
+// Two events end the feed for good: `session_deleted` (the session is gone; reconnecting would
+// only answer 404) and `reset` (the events after our revision were compacted away: the state
+// must be loaded again, and the feed started anew from its revision).
 // EventSource and the timers are injected so this is unit-tested.
 
 import { revisionOf, watchPath } from './api.js';
@@ -25,7 +28,9 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  * @param {number} [options.sinceRevision] the revision the loaded state already includes.
  * @param {(event: {type: string, revision: number, message: object}) => void} options.onEvent
  *   message events only (`session.message.added` / `.updated`).
- * @param {(status: 'connecting'|'live'|'reconnecting'|'stopped') => void} [options.onStatus]
+ * @param {(status: 'connecting'|'live'|'reconnecting'|'stopped'|'deleted') => void} [options.onStatus]
+ * @param {() => void} [options.onDeleted] the session was deleted; the feed has stopped.
+ * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
  * @param {typeof EventSource} [options.EventSource]
  * @param {(sessionId: string, sinceRevision: number) => string} [options.urlFor]
  * @param {typeof setTimeout} [options.setTimeout]
@@ -37,6 +42,8 @@ export function createFeed(options) {
     sessionId,
     onEvent,
     onStatus = () => {},
+    onDeleted = () => {},
+    onReset = () => {},
     EventSource: EventSourceImpl = globalThis.EventSource,
     urlFor = watchPath,
     setTimeout: schedule = globalThis.setTimeout.bind(globalThis),
@@ -112,6 +119,13 @@ export function createFeed(options) {
     reconnectTimer = schedule(connect, delay);
   }
 
+  function halt(finalStatus) {
+    running = false;
+    closeSource();
+    clearTimers();
+    setStatus(finalStatus);
+  }
+
   function handle(data) {
     let event;
     try {
@@ -129,6 +143,16 @@ export function createFeed(options) {
       reconnect(0);
       return;
     }
+    if (event.type === 'session_deleted') {
+      halt('deleted');
+      onDeleted();
+      return;
+    }
+    if (event.type === 'reset') {
+      halt('stopped');
+      onReset();
+      return;
+    }
     if (MESSAGE_EVENTS.has(event.type) && event.message && typeof event.message === 'object') {
       onEvent({ type: event.type, revision: eventRevision, message: event.message });
     }
@@ -141,10 +165,7 @@ export function createFeed(options) {
       connect();
     },
     stop() {
-      running = false;
-      closeSource();
-      clearTimers();
-      setStatus('stopped');
+      halt('stopped');
     },
     /** The last revision seen: the next connection asks for everything after it. */
     get revision() {

@@ -79,13 +79,19 @@ RESULTS: Final[tuple[Result, ...]] = (
 # The types of the message feed's events (ADR 0004).
 FeedEventType = Literal[
     "session.message.added", "session.message.updated", "heartbeat", "end_of_stream",
+    "session_deleted", "reset",
 ]
 EVENT_MESSAGE_ADDED: Final[FeedEventType] = "session.message.added"
 EVENT_MESSAGE_UPDATED: Final[FeedEventType] = "session.message.updated"
 EVENT_HEARTBEAT: Final[FeedEventType] = "heartbeat"
 EVENT_END_OF_STREAM: Final[FeedEventType] = "end_of_stream"
+# The session was deleted: its watchers' streams end with this event (ADR 0062).
+EVENT_SESSION_DELETED: Final[FeedEventType] = "session_deleted"
+# The events a watcher asked to resume after were compacted away: reload the boot state.
+EVENT_RESET: Final[FeedEventType] = "reset"
 FEED_EVENT_TYPES: Final[tuple[FeedEventType, ...]] = (
     EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED, EVENT_HEARTBEAT, EVENT_END_OF_STREAM,
+    EVENT_SESSION_DELETED, EVENT_RESET,
 )
 
 # ACP `sessionUpdate` values: a tool call's first update and its later ones...

@@ -51,7 +51,9 @@ def test_bindings_are_read_from_the_descriptor_envoy_uses() -> None:
     assert found[("POST", "/api/v1/task-sessions")] == "shellexec.v1.ShellExecService.CreateSession"
     assert found[("GET", "/api/v1/agent-sessions/{session_id}/messages")] == (
         "shellexec.v1.ShellExecService.ListMessages")  # an additional binding
-    assert len(found) == 12
+    assert found[("DELETE", "/api/v1/tasks/{task_id}")] == (
+        "shellexec.v1.ShellExecService.DeleteTask")
+    assert len(found) == 14
 
 
 def test_no_served_request_of_the_api_meets_a_405_route() -> None:
@@ -60,7 +62,7 @@ def test_no_served_request_of_the_api_meets_a_405_route() -> None:
     for binding in bindings:
         path = sample_path(binding.template)
         assert answer(routes, binding.method, path) is None, (binding.method, path)
-        assert answer(routes, "DELETE", path) is not None, path
+        assert answer(routes, "PUT", path) is not None, path
 
 
 def test_one_route_per_path_allowing_every_method_of_it() -> None:

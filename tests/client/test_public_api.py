@@ -16,7 +16,8 @@ from shellexec.client import (
 )
 
 METHODS = {
-    "boot_state", "close", "complete_turn", "create_session", "get_session", "list_messages",
+    "boot_state", "close", "complete_turn", "create_session", "delete_session", "delete_task",
+    "get_session", "list_messages",
     "messages", "normalize", "publish", "shell_output", "start_turn", "summarize", "watch",
 }
 

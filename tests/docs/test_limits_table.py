@@ -49,6 +49,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "the front door's buffer per stream and per client connection": [
         ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],
+    "retention and compaction": [("HOUSEKEEPING_BATCH_SESSIONS",)],
+    "publish receipts": [("RECEIPT_WINDOW_SECONDS",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

@@ -80,6 +80,8 @@ def protected_routes(seeded: Seeded) -> list[tuple[str, str, object]]:
         ("GET", f"{session}/messages", None),
         ("GET", f"{session}/messages/msg_x/shell-output", None),
         ("GET", f"/api/v1/tasks/{seeded.mine_task}/boot-state", None),
+        ("DELETE", session, None),
+        ("DELETE", f"/api/v1/tasks/{seeded.mine_task}", None),
     ]
 
 
@@ -142,6 +144,11 @@ def test_a_read_token_cannot_write_and_an_ingest_token_cannot_read(
         assert message.endswith("needs the scope ingest"), path
     for path in (f"{session}/messages", f"/api/v1/tasks/{seeded.mine_task}/boot-state"):
         assert writer.request("GET", path).status == 403
+    # Deleting needs `admin`: neither a reader nor a writer deletes.
+    for api in (reader, writer):
+        for path in (session, f"/api/v1/tasks/{seeded.mine_task}"):
+            status, message = _error(api.request("DELETE", path))
+            assert (status, message.endswith("needs the scope admin")) == (403, True), path
     # A writer reads its own session back; both run the stateless calls.
     assert writer.session(seeded.mine)["id"] == seeded.mine
     assert reader.session(seeded.mine)["id"] == seeded.mine

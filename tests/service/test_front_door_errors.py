@@ -35,8 +35,9 @@ def test_unknown_path_is_404_not_found(stack: Stack, path: str) -> None:
 
 
 @pytest.mark.parametrize(("method", "path", "allow"), [
-    ("DELETE", "/api/v1/task-sessions/ses_x", "GET"),
-    ("POST", "/api/v1/task-sessions/ses_x", "GET"),
+    ("PUT", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
+    ("POST", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
+    ("POST", "/api/v1/tasks/t1", "DELETE"),
     ("GET", "/api/v1/task-sessions", "POST"),
     ("PUT", "/api/v1/task-sessions/ses_x/updates", "POST"),
     ("GET", "/api/v1/shell-exec:normalize", "POST"),
@@ -147,6 +148,10 @@ def test_cors_preflight_passes_the_405_routes(tmp_path: Path) -> None:
             "origin": origin, "access-control-request-method": "POST"})
         assert preflight.status == 200
         assert preflight.headers["access-control-allow-origin"] == origin
+        deleting = stack.api.request("OPTIONS", "/api/v1/task-sessions/ses_x", headers={
+            "origin": origin, "access-control-request-method": "DELETE"})
+        assert deleting.status == 200
+        assert "DELETE" in deleting.headers["access-control-allow-methods"]
         plain = stack.api.request("OPTIONS", "/api/v1/task-sessions")
         assert_json_error(plain, 405, UNIMPLEMENTED)
     finally:

@@ -3,6 +3,7 @@ from each of its addresses (issue 4 "The page")."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -181,3 +182,53 @@ def test_header_of_a_session_created_without_an_agent_names_no_agent(
         expect(header).not_to_contain_text("null")
         expect(chat.page.get_by_test_id("session-agent")).to_have_count(0)
         assert header.inner_text().split() == ["Session", session["id"], "task", task]
+
+
+def test_page_shows_a_deleted_session_instead_of_reconnecting(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("about to be deleted"))
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    expect(chat.page.locator("[data-testid=message-list] > li")).to_have_count(1)
+    watches = len(chat.feed_urls())
+
+    api.call("DELETE", f"/api/v1/task-sessions/{sid}")
+
+    notice = chat.page.get_by_test_id("session-deleted")
+    expect(notice).to_contain_text(f"Session {sid} was deleted")
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
+    expect(chat.page.get_by_test_id("message-list")).to_have_count(0)
+    chat.pump(1500)  # longer than the first reconnect delay (500 ms)
+    assert len(chat.feed_urls()) == watches, "the page did not reconnect to a deleted session"
+
+
+def test_page_reloads_when_the_feed_it_resumes_was_compacted(
+        short_stream_stack: Stack, chat: ChatPage) -> None:
+    stack = short_stream_stack
+    api = stack.api
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("seen live"))
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(1)
+
+    # Keep the page away from the feed (its stream ends after 2 s) while the session moves on
+    # and its events are compacted away.
+    chat.page.route("**/messages:watch*", lambda route: route.abort())
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute(
+        "data-state", "reconnecting", timeout=10_000)
+    api.publish(sid, user_text("missed while away"))
+    with sqlite3.connect(stack.workdir / "shellexec.db") as db:
+        db.execute("UPDATE session SET compacted_revision = revision WHERE id = ?", (sid,))
+        db.execute("DELETE FROM event WHERE session_number = "
+                   "(SELECT number FROM session WHERE id = ?)", (sid,))
+    db.close()
+    chat.page.unroute("**/messages:watch*")
+
+    # The resumed feed answers `reset`; the page loads the session again and shows what it
+    # missed, then follows the feed from the fresh revision.
+    expect(messages).to_have_count(2, timeout=15_000)
+    expect(messages.nth(1)).to_contain_text("missed while away")
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    api.publish(sid, agent_text("after the reload"))
+    expect(messages).to_have_count(3)

@@ -35,16 +35,19 @@ function setup(sinceRevision = 0) {
   const { FakeEventSource, instances } = fakeEventSource();
   const events = [];
   const statuses = [];
+  const endings = [];
   const feed = createFeed({
     sessionId: 'ses_1',
     sinceRevision,
     onEvent: (e) => events.push(e),
     onStatus: (s) => statuses.push(s),
+    onDeleted: () => endings.push('deleted'),
+    onReset: () => endings.push('reset'),
     EventSource: FakeEventSource,
     setTimeout: clock.setTimeout,
     clearTimeout: clock.clearTimeout,
   });
-  return { clock, instances, events, statuses, feed };
+  return { clock, instances, events, statuses, endings, feed };
 }
 
 const added = (revision, id = `m${revision}`) => ({ type: 'session.message.added', revision, message: { id } });
@@ -149,6 +152,30 @@ describe('feed', () => {
     old.emit({ type: 'end_of_stream', revision: 0 });
     onmessage({ data: JSON.stringify(added(9)) });
     assert.deepEqual(events, []);
+  });
+
+  test('session_deleted stops the feed for good: no reconnect, status deleted', async () => {
+    const { clock, instances, statuses, endings, feed } = setup(3);
+    feed.start();
+    instances[0].emit({ type: 'session_deleted', revision: 3 });
+    assert.equal(instances[0].closed, true);
+    assert.deepEqual(endings, ['deleted']);
+    assert.equal(feed.status, 'deleted');
+    assert.equal(statuses.at(-1), 'deleted');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 1, 'a deleted session is not watched again');
+    assert.deepEqual(clock.pendingDelays(), []);
+  });
+
+  test('reset stops the feed and asks for the state to be loaded again', async () => {
+    const { clock, instances, events, endings, feed } = setup(2);
+    feed.start();
+    instances[0].emit({ type: 'reset', revision: 40 });
+    instances[0].emit(added(41));
+    assert.deepEqual(endings, ['reset']);
+    assert.deepEqual(events, [], 'nothing after reset is applied to the stale state');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 1);
   });
 
   test('reconnectDelay is capped', () => {

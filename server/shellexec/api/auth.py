@@ -26,6 +26,7 @@ _PREFIX = f"/{_SERVICE.full_name}/"
 ANY_TOKEN: frozenset[Scope] = frozenset()
 _INGEST = frozenset({SCOPE_INGEST})
 _READ = frozenset({SCOPE_READ})
+_ADMIN_ONLY: frozenset[Scope] = frozenset({SCOPE_ADMIN})
 
 # Method -> the scopes of which one is needed; `admin` grants them all. A method missing here
 # needs `admin` (a new method is closed until it is placed). Other services (health,
@@ -43,8 +44,9 @@ METHOD_SCOPES: Mapping[str, frozenset[Scope]] = {
     "GetShellOutput": _READ,
     "WatchMessages": _READ,
     "GetBootState": _READ,
+    "DeleteSession": _ADMIN_ONLY,
+    "DeleteTask": _ADMIN_ONLY,
 }
-_ADMIN_ONLY: frozenset[Scope] = frozenset({SCOPE_ADMIN})
 
 _CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("shellexec_caller",
                                                                  default=NOBODY)

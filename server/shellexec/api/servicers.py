@@ -21,7 +21,7 @@ from shellexec.api import convert, request_work, validation
 from shellexec.api.auth import current_caller
 from shellexec.api.offload import Offload
 from shellexec.feed import FeedEvent
-from shellexec.service import Publisher, Reader, Sessions
+from shellexec.service import Deletion, Publisher, Reader, Sessions
 from shellexec.service.stateless import summarize_output
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -34,8 +34,9 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
     """Serves shellexec.v1.ShellExecService on top of the use cases."""
 
     def __init__(self, sessions: Sessions, publisher: Publisher, reader: Reader,
-                 offload: Offload, stalled_watcher_seconds: float) -> None:
+                 deletion: Deletion, offload: Offload, stalled_watcher_seconds: float) -> None:
         self._sessions = sessions
+        self._deletion = deletion
         self._publisher = publisher
         self._reader = reader
         self._offload = offload
@@ -133,3 +134,15 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             session=convert.session(boot.session),
             messages=[convert.message(view) for view in boot.messages],
             task_state=boot.task_state))
+
+    async def DeleteSession(self, request: pb.DeleteSessionRequest,
+                            context: grpc.aio.ServicerContext) -> pb.DeleteSessionResponse:
+        session_id = await self._deletion.delete_session(validation.delete_session(request),
+                                                         caller=current_caller())
+        return pb.DeleteSessionResponse(session_id=session_id)
+
+    async def DeleteTask(self, request: pb.DeleteTaskRequest,
+                         context: grpc.aio.ServicerContext) -> pb.DeleteTaskResponse:
+        deleted = await self._deletion.delete_task(validation.delete_task(request),
+                                                   caller=current_caller())
+        return pb.DeleteTaskResponse(deleted_session_ids=deleted)

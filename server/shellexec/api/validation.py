@@ -309,7 +309,19 @@ def watch_messages(request: pb.WatchMessagesRequest) -> WatchArgs:
 
 
 def get_boot_state(request: pb.GetBootStateRequest) -> str:
-    task_id = _required(request.task_id, "task_id")
+    return _existing_task_id(request.task_id)
+
+
+def _existing_task_id(value: str) -> str:
+    task_id = _required(value, "task_id")
     if task_id_problem(task_id) is not None:  # no task can have this id
         raise NotFoundError(_TASK, task_id, RESOURCE_TASK)
     return task_id
+
+
+def delete_session(request: pb.DeleteSessionRequest) -> str:
+    return _session_id(request.session_id)
+
+
+def delete_task(request: pb.DeleteTaskRequest) -> str:
+    return _existing_task_id(request.task_id)

@@ -14,6 +14,7 @@ from shellexec.feed import FeedHub
 from shellexec.projection import Masking
 from shellexec.service import (
     Clock,
+    Deletion,
     IdFactory,
     Publisher,
     Reader,
@@ -22,6 +23,7 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.publishing import PUBLISH_OUTCOMES
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
@@ -38,6 +40,9 @@ class Composition:
     sessions: Sessions
     publisher: Publisher
     reader: Reader
+    deletion: Deletion
+    # The periodic sweep of retention and compaction; the server runs it.
+    housekeeping: Housekeeping
     tokens: Tokens
     # Worker processes for large request conversions; `close()` stops them.
     offload: Offload
@@ -68,8 +73,12 @@ def compose(settings: Settings, clock: Clock = system_clock,
                           on_outcome=metrics.count_publish(PUBLISH_OUTCOMES))
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds, masking=masking)
+    deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
-    return Composition(database, feed, caches, sessions, publisher, reader,
-                       Tokens(database, clock), offload,
-                       ShellExecServicer(sessions, publisher, reader, offload,
+    housekeeping = Housekeeping(database, deletion, clock,
+                                retention_days=settings.retention_days,
+                                feed_retention_hours=settings.feed_retention_hours)
+    return Composition(database, feed, caches, sessions, publisher, reader, deletion,
+                       housekeeping, Tokens(database, clock), offload,
+                       ShellExecServicer(sessions, publisher, reader, deletion, offload,
                                          settings.stalled_watcher_seconds), metrics)

@@ -121,7 +121,7 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
     policy = {"envoy.filters.http.cors": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",
         "allow_origin_string_match": [{"exact": origin} for origin in origins],
-        "allow_methods": "GET, POST, OPTIONS",
+        "allow_methods": "GET, POST, DELETE, OPTIONS",
         "allow_headers": "content-type, x-grpc-web, x-user-agent, grpc-timeout",
         "expose_headers": "grpc-status, grpc-message",
         "max_age": "600",

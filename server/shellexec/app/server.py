@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from dataclasses import dataclass
@@ -37,12 +38,16 @@ class RunningServer:
     port: int
     health: Health
     app: Composition
+    housekeeping: asyncio.Task[None]
     metrics: MetricsEndpoint | None = None
 
     async def stop(self, grace: float) -> None:
         """Ends every open feed stream at once (watchers resume by revision), then gives the
         other calls `grace` seconds to finish."""
         await self.health.stop()
+        self.housekeeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.housekeeping
         self.app.feed.close()
         await self.server.stop(grace)
         if self.metrics is not None:
@@ -99,7 +104,9 @@ async def start_server(settings: Settings) -> RunningServer:
     await server.start()
     if metrics is not None:
         metrics.start()
-    return RunningServer(server, port, health_servicer, app, metrics)
+    # On the loop like every write: a sweep's transactions take turns with ingest's.
+    sweeping = asyncio.create_task(app.housekeeping.run(settings.housekeeping_seconds))
+    return RunningServer(server, port, health_servicer, app, sweeping, metrics)
 
 
 def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint | None:

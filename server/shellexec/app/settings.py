@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
-from shellexec.rules.limits import STALLED_WATCHER_SECONDS
+from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -25,6 +25,20 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     if value not in _SWITCH_WORDS:
         raise ValueError(f"{name} must be `on` or `off`, not {value[:16]!r}")
     return _SWITCH_WORDS[value]
+
+
+def _not_negative(env: Mapping[str, str], name: str, default: float) -> float:
+    """A number of at least 0; unset means `default`."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number >= 0:  # also NaN
+        raise ValueError(f"{name} must be a number of at least 0, not {value[:16]!r}")
+    return number
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +97,20 @@ class Settings:
     # Which calls the server logs to stderr, one JSON line each: `calls`, `errors` or `off`.
     log: LogLevel = LOG_CALLS
 
+    # Sessions without activity for this many days are deleted (0: kept forever), checked
+    # every `housekeeping_seconds` (ADR 0062).
+    retention_days: float = 0.0
+    housekeeping_seconds: float = 60.0
+    # Feed events older than this many hours are pruned, and publish receipts older than
+    # RECEIPT_WINDOW_SECONDS with them (0: both kept forever); at least the receipt window.
+    feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
+
     def __post_init__(self) -> None:
+        if not self.housekeeping_seconds > 0:
+            raise ValueError("SHELLEXEC_HOUSEKEEPING_SECONDS must be more than 0")
+        if 0 < self.feed_retention_hours * 3600 < RECEIPT_WINDOW_SECONDS:
+            raise ValueError("SHELLEXEC_FEED_RETENTION_HOURS must be 0 (keep the feed) or at "
+                             f"least {RECEIPT_WINDOW_SECONDS // 3600} (the receipts' window)")
         if bool(self.tls_cert_file) != bool(self.tls_key_file):
             raise ValueError("SHELLEXEC_TLS_CERT_FILE and SHELLEXEC_TLS_KEY_FILE are set "
                              "together or not at all")
@@ -129,4 +156,10 @@ class Settings:
             mask_secrets=_switch(env, "SHELLEXEC_MASK_SECRETS", default.mask_secrets),
             mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
             log=log_level(env.get("SHELLEXEC_LOG", default.log)),
+            retention_days=_not_negative(env, "SHELLEXEC_RETENTION_DAYS",
+                                         default.retention_days),
+            housekeeping_seconds=_not_negative(env, "SHELLEXEC_HOUSEKEEPING_SECONDS",
+                                               default.housekeeping_seconds),
+            feed_retention_hours=_not_negative(env, "SHELLEXEC_FEED_RETENTION_HOURS",
+                                               default.feed_retention_hours),
         )

@@ -45,6 +45,8 @@ class Subscription:
         # Set when the server stops: the watcher ends its stream at once (it resumes by
         # revision elsewhere) instead of holding the shutdown until its grace runs out.
         self.closed = False
+        # The event that ends the stream instead of `end_of_stream` (`session_deleted`).
+        self.final_type: str | None = None
 
     def offer(self, event: FeedEvent) -> None:
         if self.lagged:
@@ -63,6 +65,11 @@ class Subscription:
         # A full queue wakes the watcher by itself; an empty one needs something to return.
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait((FeedEvent(EVENT_END_OF_STREAM, -1), None))
+
+    def finish(self, final_type: str) -> None:
+        """Closes the subscription so that its stream ends with an event of `final_type`."""
+        self.final_type = final_type
+        self.close()
 
     async def next(self, timeout: float) -> FeedEvent | None:
         """The next live event, or None when `timeout` seconds pass without one."""
@@ -114,6 +121,11 @@ class FeedHub:
         self._watchers -= 1
         if not watchers:
             del self._subscriptions[session_id]
+
+    def finish(self, session_id: str, final_type: str) -> None:
+        """Ends every watcher's stream of the session with an event of `final_type`."""
+        for subscription in tuple(self._subscriptions.get(session_id, ())):
+            subscription.finish(final_type)
 
     def broadcast(self, session_id: str, event: FeedEvent) -> None:
         """Offers a committed event to every watcher of its session."""

@@ -3,7 +3,9 @@
 The stream opens with a heartbeat naming the revision the replay starts after, replays the
 log from there, then follows the hub. A quiet period, a lagged queue or a gap in revisions
 sends it back to the log, which is the truth; the hub only wakes it (ADR 0004). It ends with
-`end_of_stream` when its lifetime runs out or the hub closes.
+`end_of_stream` when its lifetime runs out or the hub closes, and with `session_deleted` when
+the session is deleted. A replay that finds the events it needs compacted away sends `reset`
+(carrying the session's latest revision) and ends: the watcher reloads the state (ADR 0062).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
-from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
+from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT, EVENT_RESET
 
 # How many logged events one read returns at most. A watcher that stops reading mid-replay
 # holds one batch until it is ended, so this bounds its memory too (ADR 0046).
@@ -47,8 +49,10 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
         # drops mid-replay resumes from it without missing an event.
         yield FeedEvent(EVENT_HEARTBEAT, last)
         async for replayed in _replay(read_events, last, subscription):
-            last = replayed.revision
             yield replayed
+            if replayed.type == EVENT_RESET:
+                return  # the watcher reloads the state and watches anew
+            last = replayed.revision
         while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
             event = await subscription.next(min(heartbeat_seconds, remaining))
             if subscription.closed:
@@ -57,14 +61,16 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
                 # A quiet period, a lagged queue or a gap: the durable log is the truth.
                 subscription.lagged = False
                 async for missed in _replay(read_events, last, subscription):
-                    last = missed.revision
                     yield missed
+                    if missed.type == EVENT_RESET:
+                        return
+                    last = missed.revision
                 if event is None and deadline - time.monotonic() > 0:
                     yield FeedEvent(EVENT_HEARTBEAT, last)
                 continue
             if event.revision == last + 1:
                 last = event.revision
                 yield event
-        yield FeedEvent(EVENT_END_OF_STREAM, last)
+        yield FeedEvent(subscription.final_type or EVENT_END_OF_STREAM, last)
     finally:
         hub.unsubscribe(session_id, subscription)

@@ -7,6 +7,7 @@ events are announced after the commit. Turn and session rules live here.
 from __future__ import annotations
 
 from shellexec.service.access import NOBODY, UNRESTRICTED, Caller
+from shellexec.service.deletion import Deletion
 from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
 from shellexec.service.errors import (
     AlreadyExistsError,
@@ -28,6 +29,7 @@ __all__ = [
     "AlreadyExistsError",
     "Caller",
     "Clock",
+    "Deletion",
     "FailedPreconditionError",
     "IdFactory",
     "InvalidArgumentError",

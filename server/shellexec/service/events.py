@@ -13,5 +13,6 @@ def record(statements: Statements, session_id: str, event_type: str, row: Messag
     """Gives the session its next revision, logs the event durably, and returns it for the
     watchers (to be announced once the unit of work has committed)."""
     revision = statements.next_revision(session_id)
-    statements.insert_event(session_id, revision, event_type, int(row.position))
+    statements.insert_event(session_id, revision, event_type, int(row.position),
+                            int(row.updated_at))
     return FeedEvent(event_type, revision, project_message(row, masking))

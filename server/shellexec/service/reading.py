@@ -22,7 +22,12 @@ from shellexec.service.records import (
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
-from shellexec.vocabulary import REASON_REVISION_AHEAD, RESOURCE_MESSAGE, RESOURCE_TASK
+from shellexec.vocabulary import (
+    EVENT_RESET,
+    REASON_REVISION_AHEAD,
+    RESOURCE_MESSAGE,
+    RESOURCE_TASK,
+)
 
 
 def _weight(row: Message) -> int:
@@ -135,11 +140,16 @@ class Reader:
             raise
         start = session.revision if since_revision is None else since_revision
 
-        async def read_events(after: int, limit: int) -> list[FeedEvent]:
-            rows = await self._database.read(
-                functools.partial(queries.events_after, session_id, after, limit))
+        def events_or_reset(after: int, limit: int) -> list[FeedEvent]:
+            compacted, latest = queries.compaction_point(session_id)
+            if after < compacted:  # the events after `after` are gone: start over
+                return [FeedEvent(EVENT_RESET, latest)]
             return [FeedEvent(event_type, revision, project_message(row, self._masking))
-                    for revision, event_type, row in rows]
+                    for revision, event_type, row in queries.events_after(session_id, after,
+                                                                          limit)]
+
+        async def read_events(after: int, limit: int) -> list[FeedEvent]:
+            return await self._database.read(functools.partial(events_or_reset, after, limit))
 
         return follow(self._feed, session_id, subscription, start, read_events,
                       heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

@@ -123,8 +123,19 @@ def _write_less(db: PeeweeDatabase) -> None:
     _keyed_by_number(db, migrator, PublishReceipt)
 
 
+def _track_activity(db: PeeweeDatabase) -> None:
+    """When each session was last active, for retention and feed compaction (ADR 0062):
+    until its next change, the last time its row changed."""
+    if "active_at" in {column.name for column in db.get_columns("session")}:
+        return
+    run_operations(SqliteMigrator(db).add_column("session", "active_at",
+                                                 BigIntegerField(null=True)))
+    Session.update(active_at=Session.updated_at).execute()
+
+
 STEPS: tuple[MigrationStep, ...] = (
-    _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less)
+    _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
+    _track_activity)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -53,8 +53,10 @@ class Session(BaseModel):
 
     `revision` is the revision of its latest feed event, written with the event: events may
     be pruned, revisions never go back. `compacted_revision` is the revision up to which its
-    events have been pruned (0: none yet). `number` is a small integer key the per-publish
-    rows (events, receipts) use instead of the 36-character id (ADR 0024).
+    events have been pruned (0: none yet). `active_at` is when anything of it last changed
+    (created, a turn, a feed event): retention and compaction go by it (ADR 0062). `number`
+    is a small integer key the per-publish rows (events, receipts) use instead of the
+    36-character id (ADR 0024).
     """
 
     task_id: str  # the foreign key's raw value, set by peewee
@@ -70,6 +72,9 @@ class Session(BaseModel):
     number = IntegerField(unique=True)
     revision = BigIntegerField(default=0)
     compacted_revision = BigIntegerField(default=0)
+    # Written with the revision (the same statement): no index, so a publish writes no more
+    # pages; the housekeeping sweep reads the whole (small) table instead.
+    active_at = BigIntegerField(default=0)
 
     class Meta:
         indexes = ((("task", "created_at"), False),)

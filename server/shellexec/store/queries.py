@@ -153,3 +153,54 @@ def unfinished_tool_messages(session_id: str) -> list[Message]:
     return list(Message.select().where(
         (Message.session == session_id) & Message.tool_call_id.is_null(False)
         & Message.status.in_(UNFINISHED_STATUSES)).order_by(Message.position))
+
+
+def session_ids_of_task(task_id: str) -> list[str]:
+    """The ids of the task's sessions, oldest first."""
+    return [str(session.id) for session in Session.select(Session.id)
+            .where(Session.task == task_id).order_by(Session.created_at, Session.id)]
+
+
+def sessions_idle_since(cutoff: int, limit: int) -> list[tuple[str, str]]:
+    """(session id, task id) of up to `limit` sessions last active before `cutoff`, least
+    recently active first."""
+    return [(str(session.id), str(session.task_id)) for session in
+            Session.select(Session.id, Session.task).where(Session.active_at < cutoff)
+            .order_by(Session.active_at).limit(limit)]
+
+
+def compaction_point(session_id: str) -> tuple[int, int]:
+    """(the session's compacted revision, its latest revision); (0, 0) for a session that
+    does not exist."""
+    row = (Session.select(Session.compacted_revision, Session.revision)
+           .where(Session.id == session_id).first())
+    return (0, 0) if row is None else (int(row.compacted_revision), int(row.revision))
+
+
+# A session to compact: its id, number and compaction point, and the revision up to which
+# its events may now be pruned.
+Compactable = tuple[str, int, int, int]
+
+
+def compactable_sessions(cutoff: int, after_id: str, limit: int) -> list[Compactable]:
+    """Up to `limit` sessions (by id, after `after_id`) with feed events from before `cutoff`
+    still stored.
+
+    Events carry no time of their own (a timestamp on every publish's row would cost bytes on
+    every publish): an event of a message that has not changed since before `cutoff` is
+    older than it, and revisions grow with time, so every event up to the highest such
+    revision is older too (ADR 0062)."""
+    old_message = (Message.select(fn.MAX(Event.revision))
+                   .join(Event, on=(Event.message == Message.position))
+                   .where((Message.session == Session.id) & (Message.updated_at < cutoff)
+                          & (Event.session_number == Session.number)
+                          & (Event.revision > Session.compacted_revision)))
+    rows = (Session.select(Session.id, Session.number, Session.compacted_revision,
+                           old_message.alias("prunable"))
+            .where((Session.id > after_id) & (Session.created_at < cutoff)
+                   & (Session.revision > Session.compacted_revision))
+            .order_by(Session.id).limit(limit))
+    found = [cast(Any, row) for row in rows]  # `prunable` is set on the row at run time
+    return [(str(row.id), int(row.number), int(row.compacted_revision), int(row.prunable or 0))
+            for row in found]
+

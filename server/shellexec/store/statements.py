@@ -131,23 +131,56 @@ class Statements:
             fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
-                   "created_at": now, "updated_at": now}
+                   "created_at": now, "updated_at": now, "active_at": now}
         self._insert(Session, columns)
         return Session(**columns)
 
     def set_session_state(self, session: Session, state: SessionState, now: int) -> None:
         """Sets the session's state, and its task's: running while any of its sessions runs."""
         self._run("session_state", lambda: Session.update(
-            state=param("state"), updated_at=param("now")).where(Session.id == param("session")),
+            state=param("state"), updated_at=param("now"), active_at=param("now")).where(
+            Session.id == param("session")),
             state=state, now=now, session=session.id)
-        running = self._run("task_running", lambda: Session.select(Session.id).where(
-            (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
-            task=session.task_id).fetchone() is not None
-        self._run("task_state", lambda: Task.update(
-            state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
-            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=session.task_id)
+        self._refresh_task_state(str(session.task_id), now)
         session.state = state
         session.updated_at = now
+
+    def _refresh_task_state(self, task_id: str, now: int) -> None:
+        running = self._run("task_running", lambda: Session.select(Session.id).where(
+            (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
+            task=task_id).fetchone() is not None
+        self._run("task_state", lambda: Task.update(
+            state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
+            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=task_id)
+
+    def _delete_by(self, model: type[Model], column: str, value: Any) -> None:
+        field = getattr(model, column)
+        self._run(("delete_by", model, column), lambda: model.delete().where(
+            field == param("value")), value=value)
+
+    def delete_session(self, session_id: str, task_id: str, now: int) -> None:
+        """Deletes a session and every row stored for it, children first (the foreign keys'
+        cascades would do it too, but one write path says what goes). A task left without
+        sessions goes with it; otherwise its state follows its remaining sessions."""
+        number = self._number(session_id)
+        positions = Message.select(Message.position).where(Message.session == param("session"))
+        self._run("delete_chunks", lambda: OutputChunk.delete().where(
+            OutputChunk.message.in_(positions)), session=session_id)
+        for keyed_by_number in (PublishReceipt, Event):
+            self._delete_by(keyed_by_number, "session_number", number)
+        for keyed_by_session in (Message, TurnRequest, SessionRequest, Turn):
+            self._delete_by(keyed_by_session, "session", session_id)
+        self._run("delete_session", lambda: Session.delete().where(
+            Session.id == param("session")), session=session_id)
+        self._numbers.pop(session_id, None)
+        self._revisions.pop(session_id, None)
+        remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
+            Session.task == param("task")).limit(1), task=task_id).fetchone()
+        if remaining is None:
+            self._run("delete_task", lambda: Task.delete().where(Task.id == param("task")),
+                      task=task_id)
+        else:
+            self._refresh_task_state(task_id, now)
 
     def forget_requests_before(self, cutoff: int) -> None:
         """Deletes the request ids remembered before `cutoff` (an index range; usually
@@ -254,17 +287,43 @@ class Statements:
         return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
-                     position: int) -> None:
-        """Logs a feed event and makes its revision the session's: the row keeps it when
-        events are pruned."""
+                     position: int, now: int) -> None:
+        """Logs a feed event and makes its revision the session's, which is active `now`: the
+        row keeps the revision when events are pruned."""
         self._run("insert_event", lambda: Event.insert(
             session_number=param("number"), revision=param("revision"), type=param("type"),
             message=param("position")),
             number=self._number(session_id), revision=revision, type=event_type,
             position=position)
         self._run("session_revision", lambda: Session.update(
-            revision=param("revision")).where(Session.id == param("session")),
-            revision=revision, session=session_id)
+            revision=param("revision"), active_at=param("now")).where(
+            Session.id == param("session")), revision=revision, now=now, session=session_id)
+
+    def prune_events(self, session_id: str, number: int, through: int) -> None:
+        """Deletes the session's events up to revision `through` (a key range) and makes it
+        the session's compaction point; the revision itself stays."""
+        self._run("prune_events", lambda: Event.delete().where(
+            (Event.session_number == param("number")) & (Event.revision <= param("through"))),
+            number=number, through=through)
+        self._run("compacted_revision", lambda: Session.update(
+            compacted_revision=fn.MAX(Session.compacted_revision, param("through"))).where(
+            Session.id == param("session")), through=through, session=session_id)
+
+    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> None:
+        """Deletes the session's publish receipts older than `cutoff`: all of them once the
+        session was last active before it, else those of messages unchanged since (a
+        receipt is never newer than its message's last change)."""
+        self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
+            (PublishReceipt.session_number == param("number"))
+            & fn.EXISTS(Session.select(Session.id).where(
+                (Session.id == param("session")) & (Session.active_at < param("cutoff"))))),
+            number=number, session=session_id, cutoff=cutoff)
+        old_messages = Message.select(Message.position).where(
+            (Message.session == param("session")) & (Message.updated_at < param("cutoff")))
+        self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
+            (PublishReceipt.session_number == param("number"))
+            & PublishReceipt.message_position.in_(old_messages)),
+            number=number, session=session_id, cutoff=cutoff)
 
     def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
         """The receipt of the sequence, None when it is not stored."""

@@ -108,6 +108,17 @@ class AsyncShellExecClient:
         response = await self._stub.GetBootState(request, timeout=self._timeout)
         return response.initial_state  # type: ignore[no-any-return]
 
+    async def delete_session(self, session_id: str) -> None:
+        """Deletes the session with its messages, output and feed (needs `admin`)."""
+        await self._stub.DeleteSession(pb.DeleteSessionRequest(session_id=session_id),
+                                       timeout=self._timeout)
+
+    async def delete_task(self, task_id: str) -> list[str]:
+        """Deletes the task with all its sessions; returns the deleted sessions' ids."""
+        response = await self._stub.DeleteTask(pb.DeleteTaskRequest(task_id=task_id),
+                                               timeout=self._timeout)
+        return list(response.deleted_session_ids)
+
     async def watch(self, session_id: str, since_revision: int | None = None,
                     timeout: float | None = None
                     ) -> AsyncGenerator[pb.WatchMessagesResponse, None]:

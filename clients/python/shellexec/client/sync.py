@@ -101,6 +101,17 @@ class ShellExecClient:
         response = self._stub.GetBootState(request, timeout=self._timeout)
         return response.initial_state  # type: ignore[no-any-return]
 
+    def delete_session(self, session_id: str) -> None:
+        """Deletes the session with its messages, output and feed (needs `admin`)."""
+        self._stub.DeleteSession(pb.DeleteSessionRequest(session_id=session_id),
+                                 timeout=self._timeout)
+
+    def delete_task(self, task_id: str) -> list[str]:
+        """Deletes the task with all its sessions; returns the deleted sessions' ids."""
+        response = self._stub.DeleteTask(pb.DeleteTaskRequest(task_id=task_id),
+                                         timeout=self._timeout)
+        return list(response.deleted_session_ids)
+
     def watch(self, session_id: str, since_revision: int | None = None,
               timeout: float | None = None) -> Iterator[pb.WatchMessagesResponse]:
         """The session's feed; iterate it, and cancel it by closing the iterator."""

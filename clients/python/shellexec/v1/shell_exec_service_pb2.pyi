@@ -212,3 +212,27 @@ class BootState(_message.Message):
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     task_state: str
     def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., task_state: _Optional[str] = ...) -> None: ...
+
+class DeleteSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class DeleteSessionResponse(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class DeleteTaskRequest(_message.Message):
+    __slots__ = ("task_id",)
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    def __init__(self, task_id: _Optional[str] = ...) -> None: ...
+
+class DeleteTaskResponse(_message.Message):
+    __slots__ = ("deleted_session_ids",)
+    DELETED_SESSION_IDS_FIELD_NUMBER: _ClassVar[int]
+    deleted_session_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, deleted_session_ids: _Optional[_Iterable[str]] = ...) -> None: ...

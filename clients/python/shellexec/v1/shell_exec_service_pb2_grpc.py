@@ -96,6 +96,16 @@ class ShellExecServiceStub:
                 request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.SerializeToString,
                 response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.FromString,
                 _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/shellexec.v1.ShellExecService/DeleteSession',
+                request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
+        self.DeleteTask = channel.unary_unary(
+                '/shellexec.v1.ShellExecService/DeleteTask',
+                request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.SerializeToString,
+                response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.FromString,
+                _registered_method=True)
 
 
 class ShellExecServiceServicer:
@@ -222,7 +232,11 @@ class ShellExecServiceServicer:
     def WatchMessages(self, request, context):
         """Streams a session's message events: first every event after
         `since_revision`, then live ones, with heartbeats, until the stream's
-        lifetime ends with an `end_of_stream` event.
+        lifetime ends with an `end_of_stream` event. A deleted session's streams
+        end with `session_deleted`; a replay from before the session's compaction
+        point (events older than the feed window are pruned) sends `reset`,
+        carrying the latest revision, and ends: reload the state, then watch from
+        its revision.
 
         Returns NOT_FOUND for an unknown session and INVALID_ARGUMENT for a
         `since_revision` that is negative or beyond the session's `revision`.
@@ -236,6 +250,30 @@ class ShellExecServiceServicer:
         session's messages and the task's state.
 
         Returns NOT_FOUND for a task with no session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteSession(self, request, context):
+        """Deletes a session with everything stored for it: its turns, messages,
+        command output, feed events and publish receipts. Its watchers receive a
+        `session_deleted` event and their streams end; afterwards the session and
+        its messages answer NOT_FOUND. A task exists while it has a session: the
+        task of its last session goes with it.
+
+        Returns NOT_FOUND for an unknown (or already deleted) session. Needs the
+        `admin` scope.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteTask(self, request, context):
+        """Deletes a task with all its sessions, as DeleteSession deletes each.
+
+        Returns NOT_FOUND for an unknown (or already deleted) task. Needs the
+        `admin` scope.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -298,6 +336,16 @@ def add_ShellExecServiceServicer_to_server(servicer, server):
                     servicer.GetBootState,
                     request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.FromString,
                     response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'DeleteTask': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteTask,
+                    request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.FromString,
+                    response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -604,6 +652,60 @@ class ShellExecService:
             '/shellexec.v1.ShellExecService/GetBootState',
             shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateRequest.SerializeToString,
             shellexec_dot_v1_dot_shell__exec__service__pb2.GetBootStateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shellexec.v1.ShellExecService/DeleteSession',
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionRequest.SerializeToString,
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteTask(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shellexec.v1.ShellExecService/DeleteTask',
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskRequest.SerializeToString,
+            shellexec_dot_v1_dot_shell__exec__service__pb2.DeleteTaskResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,79 @@
+"""Use cases that delete: a session, a task with its sessions, and sessions idle too long.
+
+A deletion is one unit of work that removes every row stored for its sessions (see
+`Statements.delete_session`); once it has committed, the sessions' watchers receive
+`session_deleted` and their streams end. What units of work remember (fold states, session
+facts, revisions) is forgotten in the same unit, so nothing written later can reach a deleted
+session through a cache (ADR 0062).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shellexec.feed import FeedHub
+from shellexec.service import units
+from shellexec.service.access import UNRESTRICTED, Caller
+from shellexec.service.deps import Clock
+from shellexec.service.errors import NotFoundError
+from shellexec.service.sessions import require_session
+from shellexec.service.unit_caches import UnitCaches
+from shellexec.store import Database, queries
+from shellexec.vocabulary import EVENT_SESSION_DELETED, RESOURCE_TASK
+
+# (session id, task id) of a session to delete.
+Doomed = tuple[str, str]
+
+
+class Deletion:
+    """Deletes sessions and tasks, and ends their watchers' streams."""
+
+    def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches,
+                 clock: Clock) -> None:
+        self._database = database
+        self._feed = feed
+        self._caches = caches
+        self._clock = clock
+
+    async def delete_session(self, session_id: str, *, caller: Caller = UNRESTRICTED) -> str:
+        def work() -> list[Doomed]:
+            session = require_session(session_id, caller)
+            return self._delete([(session_id, str(session.task_id))])
+
+        self._announce(await units.write(self._database, work))
+        return session_id
+
+    async def delete_task(self, task_id: str, *,
+                          caller: Caller = UNRESTRICTED) -> tuple[str, ...]:
+        """Deletes the task's sessions and the task; returns the deleted sessions' ids."""
+        def work() -> list[Doomed]:
+            ids = queries.session_ids_of_task(task_id) if caller.sees(task_id) else []
+            if not ids:  # a task exists while it has a session
+                raise NotFoundError("task", task_id, RESOURCE_TASK)
+            return self._delete([(session_id, task_id) for session_id in ids])
+
+        deleted = await units.write(self._database, work)
+        self._announce(deleted)
+        return tuple(session_id for session_id, _ in deleted)
+
+    async def delete_idle(self, cutoff: int, limit: int) -> int:
+        """Deletes up to `limit` sessions unchanged since before `cutoff` (microseconds);
+        returns how many it deleted."""
+        def work() -> list[Doomed]:
+            return self._delete(queries.sessions_idle_since(cutoff, limit))
+
+        deleted = await units.write(self._database, work)
+        self._announce(deleted)
+        return len(deleted)
+
+    def _delete(self, doomed: list[Doomed]) -> list[Doomed]:
+        now = self._clock()
+        for session_id, task_id in doomed:
+            self._database.statements.delete_session(session_id, task_id, now)
+        if doomed:
+            self._caches.forget()
+        return doomed
+
+    def _announce(self, deleted: Sequence[Doomed]) -> None:
+        for session_id, _ in deleted:
+            self._feed.finish(session_id, EVENT_SESSION_DELETED)

@@ -1,0 +1,154 @@
+"""Feed compaction, in-process on a real SQLite file with a settable clock: events older than
+the feed window are pruned and the compaction point follows, a watcher resuming from before
+it gets `reset`, revisions keep increasing, and publish receipts go after their window."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellexec.app.composition import Composition, compose
+from shellexec.app.settings import Settings
+from shellexec.feed import FeedEvent
+
+from support.acp import agent_text, codex_start
+
+HOUR = 60 * 60 * 1_000_000
+START = 1_000_000_000_000_000
+
+
+class SettableClock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> SettableClock:
+    return SettableClock(START)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "compaction.db"
+
+
+@pytest.fixture
+def app(path: Path, clock: SettableClock) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=f"sqlite:///{path}"), clock)  # 24 h feed window
+    yield composed
+    composed.close()
+
+
+def first_events(app: Composition, session_id: str, since: int, count: int) -> list[FeedEvent]:
+    async def watch() -> list[FeedEvent]:
+        stream = await app.reader.watch(session_id, since)
+        found: list[FeedEvent] = []
+        async for event in stream:
+            found.append(event)
+            if len(found) == count:
+                break
+        await stream.aclose()
+        return found
+    return asyncio.run(watch())
+
+
+def stored(path: Path, session_id: str) -> dict[str, Any]:
+    with sqlite3.connect(path) as db:
+        number, revision, compacted = db.execute(
+            "SELECT number, revision, compacted_revision FROM session WHERE id = ?",
+            (session_id,)).fetchone()
+        events = [row[0] for row in db.execute(
+            "SELECT revision FROM event WHERE session_number = ? ORDER BY revision", (number,))]
+        receipts = [row[0] for row in db.execute(
+            "SELECT sequence FROM publish_receipt WHERE session_number = ? ORDER BY sequence",
+            (number,))]
+    db.close()
+    return {"revision": revision, "compacted": compacted, "events": events,
+            "receipts": receipts}
+
+
+def publish(app: Composition, session_id: str, update: dict[str, Any],
+            sequence: int | None = None) -> bool:
+    return bool(asyncio.run(app.publisher.publish(session_id, update, sequence)).duplicate)
+
+
+def test_a_quiet_session_loses_its_events_and_a_late_watcher_gets_reset(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    session_id = str(asyncio.run(app.sessions.create("task-quiet", "codex")).id)
+    publish(app, session_id, codex_start("a", "make"), 1)
+    publish(app, session_id, agent_text("done"), 2)
+    clock.now += 25 * HOUR
+
+    asyncio.run(app.housekeeping.sweep())
+
+    assert stored(path, session_id) == {"revision": 2, "compacted": 2, "events": [],
+                                        "receipts": []}
+    heartbeat, reset = first_events(app, session_id, 0, 2)
+    assert (heartbeat.type, heartbeat.revision) == ("heartbeat", 0)
+    assert (reset.type, reset.revision, reset.message) == ("reset", 2, None)
+    # A watcher that is up to date replays nothing and stays.
+    assert [event.type for event in first_events(app, session_id, 2, 1)] == ["heartbeat"]
+    # Revisions go on from the session's row.
+    publish(app, session_id, agent_text(" and more"), 3)
+    assert stored(path, session_id)["events"] == [3]
+    assert [(e.type, e.revision) for e in first_events(app, session_id, 2, 2)][1] == (
+        "session.message.updated", 3)
+
+
+def test_an_active_session_keeps_the_events_of_the_window(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    session_id = str(asyncio.run(app.sessions.create("task-active", "codex")).id)
+    publish(app, session_id, codex_start("old", "make"), 1)  # revision 1
+    publish(app, session_id, agent_text("earlier"), 2)  # revision 2
+    clock.now += 25 * HOUR
+    publish(app, session_id, codex_start("new", "ls"), 3)  # revision 3, inside the window
+
+    asyncio.run(app.housekeeping.sweep())
+
+    assert stored(path, session_id) == {"revision": 3, "compacted": 2, "events": [3],
+                                        "receipts": [3]}
+    assert [event.type for event in first_events(app, session_id, 1, 2)] == [
+        "heartbeat", "reset"]
+    replayed = first_events(app, session_id, 2, 2)[1]
+    assert (replayed.type, replayed.revision) == ("session.message.added", 3)
+
+
+def test_receipts_answer_retries_through_their_window_then_go(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    session_id = str(asyncio.run(app.sessions.create("task-receipts", "codex")).id)
+    publish(app, session_id, agent_text("once"), 1)
+    clock.now += 23 * HOUR
+    asyncio.run(app.housekeeping.sweep())
+    assert publish(app, session_id, agent_text("once"), 1), "a retry within 24 h is a duplicate"
+    assert stored(path, session_id)["receipts"] == [1]
+
+    clock.now += 2 * HOUR
+    asyncio.run(app.housekeeping.sweep())
+    assert stored(path, session_id)["receipts"] == []
+
+
+def test_no_feed_window_keeps_every_event(tmp_path: Path, clock: SettableClock) -> None:
+    path = tmp_path / "forever.db"
+    app = compose(Settings(database_url=f"sqlite:///{path}", feed_retention_hours=0), clock)
+    try:
+        session_id = str(asyncio.run(app.sessions.create("task-forever", "codex")).id)
+        publish(app, session_id, agent_text("kept"), 1)
+        clock.now += 10_000 * HOUR
+        asyncio.run(app.housekeeping.sweep())
+        assert stored(path, session_id) == {"revision": 1, "compacted": 0, "events": [1],
+                                            "receipts": [1]}
+    finally:
+        app.close()
+
+
+def test_a_feed_window_shorter_than_the_receipts_is_refused() -> None:
+    with pytest.raises(ValueError, match="SHELLEXEC_FEED_RETENTION_HOURS"):
+        Settings.from_env({"SHELLEXEC_FEED_RETENTION_HOURS": "2"})
