@@ -17,17 +17,10 @@ from shellexec.app.settings import Settings
 from shellexec.feed import FeedEvent
 
 from support.acp import agent_text, codex_start
+from support.clock import SettableClock
 
 HOUR = 60 * 60 * 1_000_000
 START = 1_000_000_000_000_000
-
-
-class SettableClock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @pytest.fixture

@@ -17,17 +17,10 @@ from shellexec.service import NotFoundError
 from shellexec.service.housekeeping import Housekeeping
 
 from support.acp import agent_text
+from support.clock import SettableClock
 
 DAY = 24 * 60 * 60 * 1_000_000
 START = 1_000_000_000_000_000
-
-
-class SettableClock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @pytest.fixture

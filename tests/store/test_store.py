@@ -36,6 +36,7 @@ from shellexec.store.models import (
 from shellexec.vocabulary import REASON_SEQUENCE_CONFLICT
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
+from support.clock import SettableClock
 
 
 class Harness:
@@ -196,14 +197,6 @@ def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
     revisions = harness.run(harness.database.read(
         lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
     assert revisions == [1, 2, 3]
-
-
-class SettableClock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def _remembered(harness: Harness) -> tuple[list[str], list[str]]:
