@@ -7,6 +7,7 @@ requests can be large take and answer bytes and parse them where `offload` decid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -33,3 +34,26 @@ def method_handlers(servicer: Any) -> dict[str, grpc.RpcMethodHandler]:
         handlers[method.name] = factory(behaviour, request_deserializer=parse,
                                         response_serializer=serialize)
     return handlers
+
+
+# Wraps a method's behaviour; told whether the method's requests come as a stream.
+Wrapper = Callable[[Callable[..., Any], bool], Callable[..., Any]]
+
+
+def rewrapped(handler: grpc.RpcMethodHandler, single_response: Wrapper,
+              streamed_responses: Wrapper,
+              request_deserializer: Callable[[bytes], Any] | None) -> grpc.RpcMethodHandler:
+    """A handler of the same kind as `handler`, with its behaviour wrapped by
+    `single_response` or `streamed_responses`, and `request_deserializer` (interceptors)."""
+    serializer = handler.response_serializer
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            single_response(handler.unary_unary, False), request_deserializer, serializer)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(
+            single_response(handler.stream_unary, True), request_deserializer, serializer)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            streamed_responses(handler.unary_stream, False), request_deserializer, serializer)
+    return grpc.stream_stream_rpc_method_handler(
+        streamed_responses(handler.stream_stream, True), request_deserializer, serializer)

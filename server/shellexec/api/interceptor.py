@@ -33,6 +33,7 @@ from google.protobuf import descriptor_pool, message, message_factory
 from shellexec.api import wire
 from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
+from shellexec.api.handlers import rewrapped
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
 from shellexec.service import InvalidArgumentError, ServiceError
 from shellexec.vocabulary import RESOURCE_SESSION
@@ -185,19 +186,13 @@ class _Call:
         self._finished = False
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        deserializer = _tolerant(handler.request_deserializer, self._shape.request_class)
-        serializer = handler.response_serializer
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, _decoded), deserializer, serializer)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(
-                self._unary(handler.stream_unary, _decoded_stream), deserializer, serializer)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._streaming(handler.unary_stream, _decoded), deserializer, serializer)
-        return grpc.stream_stream_rpc_method_handler(
-            self._streaming(handler.stream_stream, _decoded_stream), deserializer, serializer)
+        def check(streamed_requests: bool) -> Callable[[Any], Any]:
+            return _decoded_stream if streamed_requests else _decoded
+
+        return rewrapped(
+            handler, lambda behavior, streamed: self._unary(behavior, check(streamed)),
+            lambda behavior, streamed: self._streaming(behavior, check(streamed)),
+            _tolerant(handler.request_deserializer, self._shape.request_class))
 
     def _note_request(self, request: Any) -> None:
         if not self._shape.request_names_session:

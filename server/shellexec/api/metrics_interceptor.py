@@ -21,6 +21,7 @@ import grpc
 from prometheus_client import Counter, Histogram
 
 from shellexec.api.error_details import status_of
+from shellexec.api.handlers import rewrapped
 from shellexec.service import ServiceError
 
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]
@@ -72,19 +73,9 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         duration.observe(seconds)
 
     def _wrap(self, handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-        deserializer = handler.request_deserializer
-        serializer = handler.response_serializer
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(handler.unary_unary, method), deserializer, serializer)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(
-                self._unary(handler.stream_unary, method), deserializer, serializer)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                self._streaming(handler.unary_stream, method), deserializer, serializer)
-        return grpc.stream_stream_rpc_method_handler(
-            self._streaming(handler.stream_stream, method), deserializer, serializer)
+        return rewrapped(handler, lambda behavior, _: self._unary(behavior, method),
+                         lambda behavior, _: self._streaming(behavior, method),
+                         handler.request_deserializer)
 
     def _unary(self, behavior: Callable[..., Any],
                method: str) -> Callable[..., Awaitable[Any]]:
