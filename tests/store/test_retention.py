@@ -14,6 +14,7 @@ import pytest
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.service import NotFoundError
+from shellexec.service.deletion import IdleDeleted
 from shellexec.service.housekeeping import Housekeeping
 
 from support.acp import agent_text
@@ -65,6 +66,8 @@ def test_sessions_idle_past_the_retention_are_deleted_and_active_ones_kept(
     assert deleted == 1
     assert not exists(app, idle)
     assert exists(app, quiet_turn)
+    assert app.metrics.registry.get_sample_value(
+        "shellexec_pruned_rows_total", {"table": "session"}) == 1
 
 
 def test_a_sweep_deletes_in_batches_until_nothing_is_left(
@@ -75,10 +78,10 @@ def test_a_sweep_deletes_in_batches_until_nothing_is_left(
     batches: list[int] = []
     delete_idle = app.deletion.delete_idle
 
-    async def counted(cutoff: int, limit: int) -> int:
-        count = await delete_idle(cutoff, limit)
-        batches.append(count)
-        return count
+    async def counted(cutoff: int, limit: int) -> IdleDeleted:
+        batch = await delete_idle(cutoff, limit)
+        batches.append(batch.sessions)
+        return batch
 
     app.deletion.delete_idle = counted  # type: ignore[method-assign]
     housekeeping = Housekeeping(app.database, app.deletion, clock, retention_days=2,

@@ -153,25 +153,30 @@ class Statements:
             state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
             state=TASK_RUNNING if running else TASK_IDLE, now=now, task=task_id)
 
-    def _delete_by(self, model: type[Model], column: str, value: Any) -> None:
+    def _delete_by(self, model: type[Model], column: str, value: Any) -> int:
         field = getattr(model, column)
-        self._run(("delete_by", model, column), lambda: model.delete().where(
-            field == param("value")), value=value)
+        return int(self._run(("delete_by", model, column), lambda: model.delete().where(
+            field == param("value")), value=value).rowcount)
 
-    def delete_session(self, session_id: str, task_id: str, now: int) -> None:
+    def delete_session(self, session_id: str, task_id: str, now: int) -> dict[str, int]:
         """Deletes a session and every row stored for it, children first (the foreign keys'
         cascades would do it too, but one write path says what goes). A task left without
-        sessions goes with it; otherwise its state follows its remaining sessions."""
+        sessions goes with it; otherwise its state follows its remaining sessions. Returns
+        how many rows went, by table."""
         number = self._number(session_id)
         positions = Message.select(Message.position).where(Message.session == param("session"))
-        self._run("delete_chunks", lambda: OutputChunk.delete().where(
-            OutputChunk.message.in_(positions)), session=session_id)
+        deleted = {OutputChunk._meta.table_name: int(self._run(
+            "delete_chunks", lambda: OutputChunk.delete().where(
+                OutputChunk.message.in_(positions)), session=session_id).rowcount)}
         for keyed_by_number in (PublishReceipt, Event):
-            self._delete_by(keyed_by_number, "session_number", number)
+            deleted[keyed_by_number._meta.table_name] = self._delete_by(
+                keyed_by_number, "session_number", number)
         for keyed_by_session in (Message, TurnRequest, SessionRequest, Turn):
-            self._delete_by(keyed_by_session, "session", session_id)
-        self._run("delete_session", lambda: Session.delete().where(
-            Session.id == param("session")), session=session_id)
+            deleted[keyed_by_session._meta.table_name] = self._delete_by(
+                keyed_by_session, "session", session_id)
+        deleted[Session._meta.table_name] = int(self._run(
+            "delete_session", lambda: Session.delete().where(
+                Session.id == param("session")), session=session_id).rowcount)
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
@@ -181,6 +186,7 @@ class Statements:
                       task=task_id)
         else:
             self._refresh_task_state(task_id, now)
+        return deleted
 
     def forget_requests_before(self, cutoff: int) -> None:
         """Deletes the request ids remembered before `cutoff` (an index range; usually
@@ -299,31 +305,33 @@ class Statements:
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
 
-    def prune_events(self, session_id: str, number: int, through: int) -> None:
+    def prune_events(self, session_id: str, number: int, through: int) -> int:
         """Deletes the session's events up to revision `through` (a key range) and makes it
-        the session's compaction point; the revision itself stays."""
-        self._run("prune_events", lambda: Event.delete().where(
+        the session's compaction point; the revision itself stays. Returns how many went."""
+        pruned = int(self._run("prune_events", lambda: Event.delete().where(
             (Event.session_number == param("number")) & (Event.revision <= param("through"))),
-            number=number, through=through)
+            number=number, through=through).rowcount)
         self._run("compacted_revision", lambda: Session.update(
             compacted_revision=fn.MAX(Session.compacted_revision, param("through"))).where(
             Session.id == param("session")), through=through, session=session_id)
+        return pruned
 
-    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> None:
+    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> int:
         """Deletes the session's publish receipts older than `cutoff`: all of them once the
         session was last active before it, else those of messages unchanged since (a
-        receipt is never newer than its message's last change)."""
-        self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
+        receipt is never newer than its message's last change). Returns how many went."""
+        idle = self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
             (PublishReceipt.session_number == param("number"))
             & fn.EXISTS(Session.select(Session.id).where(
                 (Session.id == param("session")) & (Session.active_at < param("cutoff"))))),
             number=number, session=session_id, cutoff=cutoff)
         old_messages = Message.select(Message.position).where(
             (Message.session == param("session")) & (Message.updated_at < param("cutoff")))
-        self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
+        old = self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
             (PublishReceipt.session_number == param("number"))
             & PublishReceipt.message_position.in_(old_messages)),
             number=number, session=session_id, cutoff=cutoff)
+        return int(idle.rowcount) + int(old.rowcount)
 
     def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
         """The receipt of the sequence, None when it is not stored."""
