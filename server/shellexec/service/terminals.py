@@ -6,15 +6,16 @@ The service links a terminal to a tool-call message, once, and keeps the link (A
 1. the first tool update whose `content` names the terminal (`{"type": "terminal",
    "terminalId": ...}`) links it to that call;
 2. a terminal update whose `_meta.shellexec_tool_call_id` names a stored tool call of the
-   session links its terminal to that call (the bridge names the call of the terminals it
-   hosts, ADR 0087);
+   session links its terminal to that call, and moves the link there if it was elsewhere
+   (the bridge names the call of the terminals it hosts, ADR 0087);
 3. a terminal update of a terminal not linked yet is held (stored as published) until a
    tool update names its terminal, or is the call it names; the held updates are then folded
    into that call in arrival order, in the same transaction. A session holds at most
    MAX_HELD_TERMINAL_UPDATES of them and MAX_HELD_TERMINAL_BYTES of their data: past that, the
    publish is refused (FAILED_PRECONDITION) and nothing is stored.
 
-A link, once made, stays: a later call naming the same terminal does not move it.
+A later call naming a linked terminal in its content does not move the link; only the
+hosting client's `_meta` does.
 """
 
 from __future__ import annotations
@@ -92,16 +93,19 @@ class Terminals:
         update's hint just linked the terminal (rule 2); None when it must be held."""
         terminal_id = str(terminal_id_of(update))
         position = self._statements.terminal_message(session_id, terminal_id)
-        if position is not None:
-            row = queries.get_message_row(position)
-            return row, tool_calls.load(row, self._states), False
         hint = link_hint(update)
         call = None if hint is None else tool_calls.load_call(
             self._statements, session_id, hint, self._states)
-        if call is None:
+        if call is not None and int(call[0].position) != position:
+            # The hosting client's word: it moved the terminal to the call that named it.
+            if position is not None:
+                self._statements.unlink_terminal(session_id, terminal_id)
+            self._statements.link_terminal(session_id, terminal_id, int(call[0].position))
+            return call[0], call[1], position is None
+        if position is None:
             return None
-        self._statements.link_terminal(session_id, terminal_id, int(call[0].position))
-        return call[0], call[1], True
+        row = queries.get_message_row(position)
+        return row, tool_calls.load(row, self._states), False
 
     def hold(self, session_id: str, update: Mapping[str, Any]) -> None:
         """Stores a terminal update until its terminal is linked; refused past the bounds."""

@@ -360,6 +360,12 @@ class Statements:
         self._insert(TerminalLink, {"session": session_id, "terminal_id": terminal_id,
                                     "message": position})
 
+    def unlink_terminal(self, session_id: str, terminal_id: str) -> None:
+        self._run("unlink_terminal", lambda: TerminalLink.delete().where(
+            (TerminalLink.session == param("session"))
+            & (TerminalLink.terminal_id == param("terminal_id"))),
+            session=session_id, terminal_id=terminal_id)
+
     def held_terminal_totals(self, session_id: str) -> tuple[int, int]:
         """(updates, decoded data bytes) the session holds for terminals not yet linked."""
         row = self._run("held_terminal_totals", lambda: (
