@@ -188,7 +188,7 @@ class FakeAgent:
                 self._terminal_ids[step["as"]] = created.terminal_id
                 answer = created
             else:
-                terminal_id = self._terminal_ids.get(step[kind], step[kind])
+                terminal_id = self._terminal_ids.get(str(step[kind]), str(step[kind]))
                 call = {"terminal_output": conn.terminal_output,
                         "terminal_wait": conn.wait_for_terminal_exit,
                         "terminal_kill": conn.kill_terminal,
