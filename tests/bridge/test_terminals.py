@@ -203,3 +203,21 @@ def test_cancel_kills_the_whole_process_group_and_keeps_the_output(
     assert shell["status"] == "cancelled"
     assert shell["output"]["stdout"] == "started\n"
     assert os.getpgid(os.getpid()) != child
+
+
+def test_a_terminal_named_by_another_call_moves_there_with_its_output(
+        stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "first", status="in_progress"),
+        tool_call("c2", "second", status="in_progress"),
+        create("echo from-the-terminal"),  # rule 2 picks c2, the most recent open call
+        {"terminal_wait": "t1"},
+        tool_update("c1", content=[{"type": "terminal", "terminalId": "@t1"}]),  # rule 1
+        {"terminal_release": "t1"},
+        tool_update("c1", status="completed"), tool_update("c2", status="completed"),
+    ])
+    _, first = shell_message(stack, finished, 0)
+    assert first["output"] == {"exit_code": 0, "stdout": "from-the-terminal\n",
+                               "truncated": False}
+    _, second = shell_message(stack, finished, 1)
+    assert second["output"] == {"stdout": "", "truncated": False}

@@ -38,7 +38,7 @@ from shellexec.rules.limits import MAX_HELD_TERMINAL_BYTES, MAX_HELD_TERMINAL_UP
 from shellexec.service import tool_calls
 from shellexec.service.errors import FailedPreconditionError
 from shellexec.service.state_cache import StateCache
-from shellexec.store import Statements, queries
+from shellexec.store import Statements
 from shellexec.store.models import Message
 from shellexec.vocabulary import ACP_TERMINAL_OUTPUT_CHUNK
 
@@ -92,20 +92,21 @@ class Terminals:
         """The message a terminal update folds into, its stored state, and whether this
         update's hint just linked the terminal (rule 2); None when it must be held."""
         terminal_id = str(terminal_id_of(update))
-        position = self._statements.terminal_message(session_id, terminal_id)
+        linked = self._statements.terminal_message(session_id, terminal_id)
         hint = link_hint(update)
-        call = None if hint is None else tool_calls.load_call(
-            self._statements, session_id, hint, self._states)
-        if call is not None and int(call[0].position) != position:
-            # The hosting client's word: it moved the terminal to the call that named it.
-            if position is not None:
-                self._statements.unlink_terminal(session_id, terminal_id)
-            self._statements.link_terminal(session_id, terminal_id, int(call[0].position))
-            return call[0], call[1], position is None
-        if position is None:
+        if hint is not None and (linked is None or linked[1] != hint):
+            call = tool_calls.load_call(self._statements, session_id, hint, self._states)
+            if call is not None:
+                # The hosting client's word: it moved the terminal to the call that named it.
+                if linked is not None:
+                    self._statements.unlink_terminal(session_id, terminal_id)
+                self._statements.link_terminal(session_id, terminal_id, int(call[0].position))
+                return call[0], call[1], linked is None
+        if linked is None:
             return None
-        row = queries.get_message_row(position)
-        return row, tool_calls.load(row, self._states), False
+        found = tool_calls.load_call(self._statements, session_id, linked[1], self._states)
+        assert found is not None  # the link's message exists: the join found it
+        return found[0], found[1], False
 
     def hold(self, session_id: str, update: Mapping[str, Any]) -> None:
         """Stores a terminal update until its terminal is linked; refused past the bounds."""

@@ -347,14 +347,15 @@ class Statements:
             message_position=param("position"), payload_digest=param("digest")),
             number=self._number(session_id), sequence=sequence, position=position, digest=digest)
 
-    def terminal_message(self, session_id: str, terminal_id: str) -> int | None:
-        """The position of the message a session's terminal is linked to, or None."""
+    def terminal_message(self, session_id: str, terminal_id: str) -> tuple[int, str] | None:
+        """(position, tool call id) of the message a session's terminal is linked to."""
         row = self._run("terminal_message", lambda: (
-            TerminalLink.select(TerminalLink.message)
+            TerminalLink.select(TerminalLink.message, Message.tool_call_id)
+            .join(Message, on=(TerminalLink.message == Message.position))
             .where((TerminalLink.session == param("session"))
                    & (TerminalLink.terminal_id == param("terminal_id")))),
             session=session_id, terminal_id=terminal_id).fetchone()
-        return None if row is None else int(row[0])
+        return None if row is None else (int(row[0]), str(row[1]))
 
     def link_terminal(self, session_id: str, terminal_id: str, position: int) -> None:
         self._insert(TerminalLink, {"session": session_id, "terminal_id": terminal_id,
