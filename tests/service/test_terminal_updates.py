@@ -193,3 +193,14 @@ def test_normalize_folds_the_terminal_updates_of_the_call(stack: Stack) -> None:
     answer = stack.api.call("POST", "/api/v1/shell-exec:normalize", {"updates": updates})
     assert answer["output"] == {"exit_code": 0, "stdout": "early\nlate\n", "truncated": False}
     assert answer["status"] == "complete"
+
+
+def test_a_hint_naming_a_call_not_yet_published_waits_for_it(stack: Stack) -> None:
+    session = stack.api.new_session(agent="vibe")["id"]
+    hint = {"_meta": {"shellexec_tool_call_id": "c11"}}
+    assert "message" not in stack.api.publish(session, chunk("t11", "early\n", **hint))
+    message = stack.api.publish(session, {"sessionUpdate": "tool_call", "toolCallId": "c11",
+                                          "title": "bash: ls"})["message"]
+    assert message["type"] == "tool_execute"
+    stack.api.publish(session, chunk("t11", "late\n", **hint))
+    assert output_of(stack, session, message["id"])["output"]["stdout"] == "early\nlate\n"

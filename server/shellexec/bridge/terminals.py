@@ -57,6 +57,8 @@ log = logging.getLogger("shellexec.bridge")
 _READ_BYTES = 64 * 1024
 # Output still in the pipe once the shell exited (a background child may hold it open).
 _DRAIN_SECONDS = 1.0
+# Terminals one agent may hold at once (created and not released): each is a process group.
+MAX_TERMINALS = 64
 
 Record = Callable[[dict[str, Any]], None]
 
@@ -73,6 +75,7 @@ class _Terminal:
     status: TerminalExitStatus | None = None
     ended: asyncio.Task[TerminalExitStatus] | None = None
     timer: asyncio.TimerHandle | None = None
+    group_killed: bool = False
 
 
 def shell_line(command: str, args: Sequence[str] | None) -> str:
@@ -117,6 +120,9 @@ class TerminalHost:
                      env: Sequence[EnvVariable] | None, cwd: str | None,
                      output_byte_limit: int | None) -> str:
         line = shell_line(command, args)
+        if len(self._terminals) >= MAX_TERMINALS:
+            raise RequestError.invalid_request(
+                {"reason": f"{MAX_TERMINALS} terminals are open; release one first"})
         if not line.strip():
             raise RequestError.invalid_params({"command": command, "reason": "is empty"})
         where = self._directory(cwd)
@@ -144,8 +150,9 @@ class TerminalHost:
 
     def kill(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
-        log.info("terminal %s: killed at the agent's request", terminal_id)
-        _kill_group(terminal.process)
+        if terminal.process.returncode is None:
+            log.info("terminal %s: killed at the agent's request", terminal_id)
+            _kill_group(terminal.process)
 
     async def release(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
@@ -241,6 +248,8 @@ class TerminalHost:
                                       data=base64.b64encode(data).decode("ascii")))
 
     def _time_out(self, terminal: _Terminal) -> None:
+        if terminal.process.returncode is not None:
+            return
         log.warning("terminal %s: still running after %g s (--terminal-timeout); killing it",
                     terminal.terminal_id, self._timeout)
         _kill_group(terminal.process)
@@ -251,8 +260,11 @@ class TerminalHost:
         if not terminal.ended.done():
             _kill_group(terminal.process)
         await asyncio.wait({terminal.ended})
-        # The shell may have exited leaving children in its group: they go too.
-        _kill_group(terminal.process)
+        # The shell may have exited leaving children in its group: they go too. Once only,
+        # so a group id the system reuses later is never signalled.
+        if not terminal.group_killed:
+            terminal.group_killed = True
+            _kill_group(terminal.process)
 
     def _update(self, terminal: _Terminal, kind: str, **fields: Any) -> dict[str, Any]:
         update: dict[str, Any] = {"sessionUpdate": kind, "terminalId": terminal.terminal_id,
