@@ -24,12 +24,14 @@ from peewee import Model, Query, Value, fn
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
     Event,
+    HeldTerminalUpdate,
     Message,
     OutputChunk,
     PublishReceipt,
     Session,
     SessionRequest,
     Task,
+    TerminalLink,
     Turn,
     TurnRequest,
 )
@@ -171,7 +173,8 @@ class Statements:
         for keyed_by_number in (PublishReceipt, Event):
             deleted[keyed_by_number._meta.table_name] = self._delete_by(
                 keyed_by_number, "session_number", number)
-        for keyed_by_session in (Message, TurnRequest, SessionRequest, Turn):
+        for keyed_by_session in (HeldTerminalUpdate, TerminalLink, Message, TurnRequest,
+                                 SessionRequest, Turn):
             deleted[keyed_by_session._meta.table_name] = self._delete_by(
                 keyed_by_session, "session", session_id)
         deleted[Session._meta.table_name] = int(self._run(
@@ -351,6 +354,56 @@ class Statements:
             session_number=param("number"), sequence=param("sequence"),
             message_position=param("position"), payload_digest=param("digest")),
             number=self._number(session_id), sequence=sequence, position=position, digest=digest)
+
+    def terminal_message(self, session_id: str, terminal_id: str) -> tuple[int, str] | None:
+        """(position, tool call id) of the message a session's terminal is linked to."""
+        row = self._run("terminal_message", lambda: (
+            TerminalLink.select(TerminalLink.message, Message.tool_call_id)
+            .join(Message, on=(TerminalLink.message == Message.position))
+            .where((TerminalLink.session == param("session"))
+                   & (TerminalLink.terminal_id == param("terminal_id")))),
+            session=session_id, terminal_id=terminal_id).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def link_terminal(self, session_id: str, terminal_id: str, position: int) -> None:
+        self._insert(TerminalLink, {"session": session_id, "terminal_id": terminal_id,
+                                    "message": position})
+
+    def unlink_terminal(self, session_id: str, terminal_id: str) -> None:
+        self._run("unlink_terminal", lambda: TerminalLink.delete().where(
+            (TerminalLink.session == param("session"))
+            & (TerminalLink.terminal_id == param("terminal_id"))),
+            session=session_id, terminal_id=terminal_id)
+
+    def held_terminal_totals(self, session_id: str) -> tuple[int, int]:
+        """(updates, decoded data bytes) the session holds for terminals not yet linked."""
+        row = self._run("held_terminal_totals", lambda: (
+            HeldTerminalUpdate.select(fn.COUNT(HeldTerminalUpdate.id),
+                                      fn.COALESCE(fn.SUM(HeldTerminalUpdate.data_bytes), 0))
+            .where(HeldTerminalUpdate.session == param("session"))),
+            session=session_id).fetchone()
+        return int(row[0]), int(row[1])
+
+    def hold_terminal_update(self, session_id: str, terminal_id: str, hinted_call: str | None,
+                             payload: str, data_bytes: int) -> None:
+        self._insert(HeldTerminalUpdate, {
+            "session": session_id, "terminal_id": terminal_id, "hinted_call": hinted_call,
+            "payload": payload, "data_bytes": data_bytes})
+
+    def held_terminal_updates(self, session_id: str) -> list[tuple[int, str, str | None, str]]:
+        """(id, terminal id, hinted call, payload) of every update the session holds, in
+        arrival order (at most MAX_HELD_TERMINAL_UPDATES rows)."""
+        rows = self._run("held_terminal_updates", lambda: (
+            HeldTerminalUpdate.select(HeldTerminalUpdate.id, HeldTerminalUpdate.terminal_id,
+                                      HeldTerminalUpdate.hinted_call, HeldTerminalUpdate.payload)
+            .where(HeldTerminalUpdate.session == param("session"))
+            .order_by(HeldTerminalUpdate.id)), session=session_id).fetchall()
+        return [(int(row[0]), str(row[1]), None if row[2] is None else str(row[2]), str(row[3]))
+                for row in rows]
+
+    def release_held_terminal_update(self, held_id: int) -> None:
+        self._run("release_terminal_update", lambda: HeldTerminalUpdate.delete().where(
+            HeldTerminalUpdate.id == param("id")), id=held_id)
 
     def update_message(self, position: int, columns: Mapping[str, Any],
                        expected_version: int | None = None) -> None:
