@@ -25,7 +25,7 @@ from shellexec.normalize.output import OutputSummary, summary_of
 from shellexec.normalize.status import shell_result, shell_status
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import Result, ShellStatus
-from shellexec.vocabulary import STATUS_PENDING
+from shellexec.vocabulary import AGENT_CODEX, STATUS_PENDING
 
 LiveSource = Literal["none", "content", "terminal"]
 EchoPhase = Literal["pending", "separator", "done"]
@@ -108,4 +108,4 @@ def new_state(agent: str | None = None) -> ShellState:
     `_meta.terminal_output` is read as chunks even before a Codex-shaped update arrives.
     """
     hint = valid_text(agent).strip() if isinstance(agent, str) else ""
-    return ShellState(agent=hint or None, terminal_chunks="codex" in hint.lower())
+    return ShellState(agent=hint or None, terminal_chunks=AGENT_CODEX in hint.lower())
