@@ -30,6 +30,8 @@ from shellexec.normalize.commands import (
     work_dir_of,
 )
 from shellexec.normalize.content import content_output
+from shellexec.normalize.dialect_state import with_dialect, with_dialect_output
+from shellexec.normalize.dialects import read_dialect
 from shellexec.normalize.echo import presentation_line, strip_presentation
 from shellexec.normalize.exit_codes import ExitRank, terminal_exit
 from shellexec.normalize.raw_output import read_raw_output
@@ -51,6 +53,9 @@ def fold(state: ShellState, update: object) -> ShellState:
     """The state after one ACP `params.update` object (any JSON value; never raises)."""
     if not isinstance(update, Mapping) or update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
         return state
+    # Step 0: other agents' dialects, read into the shapes the steps below know (`dialects`).
+    reading = read_dialect(state.agent, update)
+    state, update = with_dialect(state, reading), reading.update
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)
     # A result is final once the call has finished, unless the update itself says it is
@@ -58,6 +63,9 @@ def fold(state: ShellState, update: object) -> ShellState:
     final = is_terminal(state.reported_status) and (reported is None or is_terminal(reported))
     state, heard = _with_output(state, update, final)
     state = _with_exit(state, terminal_exit(update.get("_meta")), ExitRank.TERMINAL)
+    state, heard_live = with_dialect_output(state, reading)
+    state = _with_exit(state, reading.text_exit, ExitRank.MARKUP)
+    heard = heard or heard_live
     return _with_status(state, STATUS_RUNNING) if heard and reported is None else state
 
 
