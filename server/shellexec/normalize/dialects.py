@@ -84,6 +84,8 @@ _KIMI_TITLE_PREFIX: Final = "Shell: "
 _GOOSE_EMPTY: Final = "(no output)"
 _GOOSE_NOTICE: Final = re.compile(r"\A\[Output exceeded .* Full output saved to .*\]\Z", re.DOTALL)
 _VIBE_RESULT_KEYS: Final = frozenset({"command", "stdout", "stderr", "returncode"})
+_DELTA_KEYS: Final = frozenset({"sessionUpdate", "toolCallId", "status", "_meta"})
+_DELTA_META_KEYS: Final = frozenset({"terminal_output", "terminal_output_delta", "terminal_exit"})
 _RAW_INPUT: Final = "rawInput"
 _RAW_OUTPUT: Final = "rawOutput"
 _CONTENT: Final = "content"
@@ -110,18 +112,28 @@ class AgentReading:
 
 def read_dialect(hint: str | None, update: JsonObject) -> AgentReading:
     """`update` read in the dialect of the agent `hint` or its shape names (see the module)."""
-    agent = agent_of(hint) or agent_by_shape(update)
+    agent = agent_of(hint)
+    if agent is None and _only_live_output(update):
+        return AgentReading(update)  # a delta of a call of the agents the rules read directly
+    agent = agent or agent_by_shape(update)
+    translate = _TRANSLATORS.get(agent) if agent is not None else None
+    if translate is None and not isinstance(update.get(_RAW_INPUT), str):
+        # The common case (every delta of the agents the rules read directly): no copy.
+        return AgentReading(update, agent, agent_shell_signal(update, obj(update.get(_RAW_INPUT))))
     work: _Work = dict(update)
     raw_input = raw_input_object(work.get(_RAW_INPUT))
     if raw_input is not None:
         work[_RAW_INPUT] = raw_input
     live = goose_live_output(work.get("_meta")) if agent == AGENT_GOOSE else None
-    translate = _TRANSLATORS.get(agent) if agent is not None else None
     text_exit = translate(work) if translate is not None else None
     shell = agent_shell_signal(work, obj(work.get(_RAW_INPUT)))
     return AgentReading(work, agent, shell, text_exit,
                         None if live is None else live.stdout,
                         None if live is None else live.stderr)
+
+
+def _only_live_output(update: JsonObject) -> bool:
+    return update.keys() <= _DELTA_KEYS and obj(update.get("_meta")).keys() <= _DELTA_META_KEYS
 
 
 def agent_by_shape(update: JsonObject) -> AgentName | None:

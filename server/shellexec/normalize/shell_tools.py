@@ -27,6 +27,9 @@ _NEUTRAL_KINDS: Final = frozenset({"", "other"})
 _SHELL_TOOL_NAMES: Final = frozenset({"shell", "run_shell_command", "bash"})
 _SHELL_TITLE_PREFIXES: Final = ("Shell: ", "shell · ", "bash: ")
 _SHELL_TITLE: Final = "Shell"
+# `_meta` keys that only carry live output, never the tool's name.
+_LIVE_META_KEYS: Final = frozenset({"terminal_output", "terminal_output_delta", "terminal_exit",
+                                     "toolNotification"})
 # What a shell tool takes besides its command (Goose, Kimi, Vibe, Qwen, Claude, OpenCode).
 _SHELL_ARGUMENTS: Final = frozenset({
     "command", "timeout", "timeout_secs", "cwd", "workdir", "directory", "description",
@@ -39,6 +42,8 @@ def agent_shell_signal(update: JsonObject, arguments: JsonObject) -> bool:
 
     `arguments` are the call's arguments as read so far (`rawInput`, or Kimi's argument text).
     """
+    if not _may_name_a_tool(update, arguments):
+        return False  # a live delta: cheap, it runs for every chunk
     kind = update.get("kind")
     if isinstance(kind, str) and kind.strip().lower() not in _NEUTRAL_KINDS:
         return False
@@ -46,6 +51,13 @@ def agent_shell_signal(update: JsonObject, arguments: JsonObject) -> bool:
     if named is not None:
         return named in _SHELL_TOOL_NAMES
     return _shell_title(text_at(update, "title")) or _shell_arguments(arguments)
+
+
+def _may_name_a_tool(update: JsonObject, arguments: JsonObject) -> bool:
+    if arguments or "title" in update:
+        return True
+    meta = obj(update.get("_meta"))
+    return bool(meta) and not meta.keys() <= _LIVE_META_KEYS
 
 
 def tool_name(update: JsonObject) -> str | None:
