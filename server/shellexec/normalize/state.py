@@ -43,7 +43,8 @@ class ShellState:
     """
 
     agent: str | None = None
-    """The optional agent hint given to `new_state` (e.g. `"codex"`)."""
+    """The optional agent hint given to `new_state` (e.g. `"codex"`), or, when it names no known
+    agent, the agent the call's shape revealed (`dialects`), so later updates read alike."""
     tool_call_id: str | None = None
     kind: str | None = None
     """The latest ACP `kind` the agent sent."""
