@@ -7,7 +7,7 @@
 | 2 `NATIVE` | `rawOutput.metadata.exit` | OpenCode |
 | 2 `NATIVE` | `rawOutput.details.exitCode` | OMP (only when nonzero) |
 | 1 `MARKUP` | `<return-code>N</return-code>` in `rawOutput.output` | Auggie |
-| 1 `MARKUP` | each agent's own exit sentence, in its exact place (`text_exits`) | Qwen, Goose, Vibe, Copilot, Gemini, Kimi |
+| 1 `MARKUP` | an agent's own exit sentence, where it writes it (`text_exits`) | Qwen, Goose, ... |
 
 Goose's `rawOutput.exit_code`, Vibe's JSON `returncode` and Cursor's `exitCode` reach rank 2
 as `exit_code` once `dialects` has read them.
