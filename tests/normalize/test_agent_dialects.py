@@ -246,3 +246,25 @@ def test_a_resumed_state_keeps_reading_the_agent_it_recognised() -> None:
     assert isinstance(restored, ShellState)
     assert fold(restored, final).exit_code == 2
     assert fold(restored, final) == fold(state, final)
+
+
+@pytest.mark.parametrize("update", [
+    _start(title="bash: x", kind="execute", rawInput="{" * 100_000, _meta={"tool_name": "bash"}),
+    _start(title="bash: x", kind="execute", rawInput='{"a": ' * 50_000 + "1" + "}" * 50_000),
+    _update(status="completed", rawOutput='{"returncode": ' + "9" * 5000 + "}",
+            _meta={"tool_name": "bash"}),
+    _update(status="in_progress", _meta={"toolNotification": {"type": "live_output", "params": {
+        "chunks": [{"stream": ["stdout"], "output": "x"}, {"stream": {}, "output": 5}, 7]}}}),
+    _start(title="x [current working directory " * 1000, kind="execute", content=[]),
+    _update(status="completed", content=[_text("[Output exceeded " + " Full output saved to " * 9)],
+            _meta={"goose": {}}),
+])
+def test_hostile_agent_shapes_fold_without_raising(update: Update) -> None:
+    state = fold(new_state(), update)
+    assert shell_record(state).output.exit_code is None
+
+
+def test_an_older_gemini_title_splits_at_its_last_place_mark() -> None:
+    title = "echo '[current working directory /x]' [current working directory /r] (Echo)"
+    state = fold(new_state(), _start(title=title, kind="execute", content=[]))
+    assert (state.command, state.work_dir) == ("echo '[current working directory /x]'", "/r")

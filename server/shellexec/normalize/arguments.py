@@ -27,7 +27,7 @@ from shellexec.normalize.text import valid_text
 
 _GEMINI_PLACE: Final = re.compile(
     r"\[current working directory (?P<cwd>[^\]\n]+)\](?: \((?P<description>[^\n]*)\))?")
-_GEMINI_TITLE: Final = re.compile(r"(?P<command>.+?) " + _GEMINI_PLACE.pattern, re.DOTALL)
+_GEMINI_TITLE_MARK: Final = " [current working directory "
 
 
 def json_object_text(value: object) -> JsonObject | None:
@@ -36,7 +36,7 @@ def json_object_text(value: object) -> JsonObject | None:
         return None
     try:
         parsed = json.loads(value)
-    except ValueError:  # partial or malformed: states nothing
+    except (ValueError, RecursionError):  # partial, malformed or absurdly nested: says nothing
         return None
     return parsed if isinstance(parsed, dict) else None
 
@@ -61,7 +61,17 @@ def is_gemini_place(text: str) -> bool:
 
 def is_gemini_title(title: str | None) -> bool:
     """Whether a title is an older Gemini's `command [current working directory ...] (...)`."""
-    return title is not None and _GEMINI_TITLE.fullmatch(title.strip()) is not None
+    return _legacy_title(title) is not None
+
+
+def _legacy_title(title: str | None) -> tuple[str, re.Match[str]] | None:
+    """The command and the place of an older Gemini title (split at its last place mark)."""
+    if title is None:
+        return None
+    text = title.strip()
+    at = text.rfind(_GEMINI_TITLE_MARK)
+    place = _GEMINI_PLACE.fullmatch(text, at + 1) if at > 0 else None
+    return None if place is None else (text[:at], place)
 
 
 def gemini_arguments(title: str | None, content: object) -> JsonObject | None:
@@ -70,9 +80,10 @@ def gemini_arguments(title: str | None, content: object) -> JsonObject | None:
     place = next((m for m in map(_gemini_place, block_texts(content)) if m is not None), None)
     if place is not None:
         fields.update(place)
-    titled = None if title is None else _GEMINI_TITLE.fullmatch(title.strip())
-    if titled is not None:  # before v0.42 the title holds all three
-        fields = {**_place_fields(titled), **fields, "command": titled.group("command")}
+    legacy = _legacy_title(title)
+    if legacy is not None:  # before v0.42 the title holds all three
+        command, place_of_title = legacy
+        fields = {**_place_fields(place_of_title), **fields, "command": command}
     elif title is not None and title.strip():
         fields["command"] = valid_text(title.strip())
     return fields if "command" in fields else None

@@ -26,7 +26,6 @@ translation: its cumulative output per update is the snapshot rule of `content`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -82,7 +81,8 @@ _LIVE_OUTPUT: Final = "live_output"
 _KIMI_TITLE: Final = "Shell"
 _KIMI_TITLE_PREFIX: Final = "Shell: "
 _GOOSE_EMPTY: Final = "(no output)"
-_GOOSE_NOTICE: Final = re.compile(r"\A\[Output exceeded .* Full output saved to .*\]\Z", re.DOTALL)
+_GOOSE_NOTICE_HEAD: Final = "[Output exceeded "
+_GOOSE_NOTICE_SAVED: Final = " Full output saved to "
 _VIBE_RESULT_KEYS: Final = frozenset({"command", "stdout", "stderr", "returncode"})
 _DELTA_KEYS: Final = frozenset({"sessionUpdate", "toolCallId", "status", "_meta"})
 _DELTA_META_KEYS: Final = frozenset({"terminal_output", "terminal_output_delta", "terminal_exit"})
@@ -233,13 +233,18 @@ def _goose(work: _Work) -> int | None:
     if found is not None:
         first, code = found.rest, found.exit_code
     first = "" if first.strip() == _GOOSE_EMPTY else first
-    notices = [text for text in texts[1:] if _GOOSE_NOTICE.match(text.strip())]
+    notices = [text for text in texts[1:] if _is_goose_notice(text.strip())]
     _set_texts(work, [first, *(text for text in texts[1:] if text not in notices)])
     raw = work.get(_RAW_OUTPUT)
     stdout = text_at(raw, "stdout")
     if notices and isinstance(raw, dict) and stdout is not None:
         work[_RAW_OUTPUT] = {**raw, "stdout": join_blocks([stdout, *notices])}
     return code
+
+
+def _is_goose_notice(text: str) -> bool:
+    return (text.startswith(_GOOSE_NOTICE_HEAD) and text.endswith("]")
+            and _GOOSE_NOTICE_SAVED in text)
 
 
 def _kimi(work: _Work) -> int | None:

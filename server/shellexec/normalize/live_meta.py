@@ -47,7 +47,7 @@ def goose_live_output(meta: object) -> LiveChunks | None:
     for chunk in chunks:
         output = text_at(chunk, "output")
         stream = obj(chunk).get("stream")
-        if output and stream in streams and isinstance(stream, str):
+        if output and isinstance(stream, str) and stream in streams:
             streams[stream].append(output)
     return LiveChunks("".join(streams[_STDOUT]) or None, "".join(streams[_STDERR]) or None)
 
