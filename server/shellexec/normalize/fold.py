@@ -5,13 +5,16 @@ Only `tool_call` and `tool_call_update` say anything about a tool call; every ot
 whatever `json.loads` produced, leaves the state as it was. Within one update the fields are
 read in this order, each by the module that owns its rules:
 
+0. other agents' dialects (`dialects`): an update of Gemini, Qwen, Goose, Kimi, Vibe, Cursor
+   or Copilot is read into the shapes the steps below know;
 1. identity, shell detection, command, directory, title, description (`commands`): command,
    directory and description are filled once, from the first update that names them;
 2. the ACP `status` (`status`);
 3. live output: `_meta.terminal_output_delta`, `_meta.terminal_output`, then `content`
    (`streams`, `content`, `echo`);
 4. the result: `rawOutput` (`raw_output`, `markup`) and `_meta.terminal_exit` (`exit_codes`);
-5. an update without a `status` that carried output means the command is running.
+5. the dialect's own live output and text exit code (`dialect_state`, `text_exits`);
+6. an update without a `status` that carried output means the command is running.
 
 `fold` never raises and never mutates its arguments.
 """
