@@ -19,7 +19,10 @@ has them as tables):
 - `status`: status and result (`shell_result` also gives a stored row its result);
 - `text`: the 256 KiB bound (newest bytes of an output, first bytes of other text) and
   valid UTF-8;
-- `serialize`, `changes`: persisting a state and its output cheaply.
+- `serialize`, `changes`: persisting a state and its output cheaply;
+- `dialects` (with `agents`, `shell_tools`, `arguments`, `live_meta`, `text_exits`,
+  `cancel_texts`): Gemini's, Qwen's, Goose's, Kimi's, Vibe's, Cursor's and Copilot's own
+  shapes, read into the ones above.
 """
 
 from __future__ import annotations
