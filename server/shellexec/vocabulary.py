@@ -131,6 +131,43 @@ ACP_FAILED: Final[AcpToolStatus] = "failed"
 # The ACP stop reason of a prompt the client cancelled.
 ACP_STOP_CANCELLED: Final = "cancelled"
 
+# The agents whose ACP dialects the normalizer knows (docs/normalization.md, "Per agent"): the
+# canonical names of a session's `agent` and the Normalize `agent` hint. A hint is optional:
+# every rule also works from the shape of the updates.
+AgentName = Literal["codex", "claude", "opencode", "auggie", "omp", "gemini", "qwen", "goose",
+                    "kimi", "vibe", "cursor", "copilot", "grok"]
+AGENT_CODEX: Final[AgentName] = "codex"
+AGENT_CLAUDE: Final[AgentName] = "claude"
+AGENT_OPENCODE: Final[AgentName] = "opencode"
+AGENT_AUGGIE: Final[AgentName] = "auggie"
+AGENT_OMP: Final[AgentName] = "omp"
+AGENT_GEMINI: Final[AgentName] = "gemini"
+AGENT_QWEN: Final[AgentName] = "qwen"
+AGENT_GOOSE: Final[AgentName] = "goose"
+AGENT_KIMI: Final[AgentName] = "kimi"
+AGENT_VIBE: Final[AgentName] = "vibe"
+AGENT_CURSOR: Final[AgentName] = "cursor"
+AGENT_COPILOT: Final[AgentName] = "copilot"
+AGENT_GROK: Final[AgentName] = "grok"
+AGENT_NAMES: Final[tuple[AgentName, ...]] = (
+    AGENT_CLAUDE, AGENT_CODEX, AGENT_OPENCODE, AGENT_AUGGIE, AGENT_OMP, AGENT_GEMINI, AGENT_QWEN,
+    AGENT_GOOSE, AGENT_KIMI, AGENT_VIBE, AGENT_CURSOR, AGENT_COPILOT, AGENT_GROK,
+)
+"""Every known agent, in the order a name that holds several of them is read."""
+AGENT_ALIASES: Final[dict[str, AgentName]] = {
+    "gemini-cli": AGENT_GEMINI, "google-gemini": AGENT_GEMINI,
+    "qwen-code": AGENT_QWEN, "qwen-cli": AGENT_QWEN,
+    "goose-cli": AGENT_GOOSE, "block-goose": AGENT_GOOSE,
+    "kimi-cli": AGENT_KIMI, "kimi-code": AGENT_KIMI, "moonshot-kimi": AGENT_KIMI,
+    "mistral-vibe": AGENT_VIBE, "vibe-acp": AGENT_VIBE,
+    "cursor-agent": AGENT_CURSOR, "cursor-cli": AGENT_CURSOR,
+    "copilot-cli": AGENT_COPILOT, "github-copilot": AGENT_COPILOT, "gh-copilot": AGENT_COPILOT,
+    "grok-cli": AGENT_GROK, "xai-grok": AGENT_GROK,
+    "claude-code": AGENT_CLAUDE, "claude-agent-acp": AGENT_CLAUDE, "codex-acp": AGENT_CODEX,
+    "oh-my-pi": AGENT_OMP, "augment": AGENT_AUGGIE,
+}
+"""Other spellings people give an agent (lower case, as a whole name): each means that agent."""
+
 # How the identifiers the server assigns begin (then hex digits, see `rules.limits`).
 IdPrefix = Literal["ses_", "turn_", "msg_"]
 SESSION_ID_PREFIX: Final[IdPrefix] = "ses_"

@@ -1,4 +1,8 @@
-"""Every recorded provider sequence in tests/fixtures/acp folds to its expected record."""
+"""Every recorded provider sequence in tests/fixtures/acp folds to its expected record.
+
+A fixture named `*-prompt-cancelled` ends with its call unfinished, as the agent leaves it when
+the prompt is cancelled (Kimi sends no final update): its expected record is the one after the
+prompt ended (`cancel`)."""
 
 from __future__ import annotations
 
@@ -8,11 +12,19 @@ from typing import Any
 
 import pytest
 
-from shellexec.normalize import MAX_FIELD_BYTES, ShellRecord, fold_all, shell_record
+from shellexec.normalize import (
+    MAX_FIELD_BYTES,
+    ShellRecord,
+    ShellState,
+    cancel,
+    fold_all,
+    shell_record,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "acp"
 NAMES = sorted(path.stem for path in FIXTURES.glob("*.jsonl"))
 V1_STATUSES = {None, "pending", "in_progress", "completed", "failed"}
+PROMPT_CANCELLED = "-prompt-cancelled"
 
 
 def _updates(name: str) -> list[dict[str, Any]]:
@@ -47,9 +59,14 @@ def test_every_fixture_has_an_expected_view_and_every_view_a_fixture() -> None:
     assert len(NAMES) >= 21
 
 
+def _folded(name: str, agent: str | None = None) -> ShellState:
+    state = fold_all(_updates(name), agent=agent)
+    return cancel(state) if name.endswith(PROMPT_CANCELLED) else state
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_fixture_folds_to_its_expected_view(name: str) -> None:
-    assert _record(shell_record(fold_all(_updates(name)))) == _expected(name)
+    assert _record(shell_record(_folded(name))) == _expected(name)
 
 
 @pytest.mark.parametrize("name", NAMES)

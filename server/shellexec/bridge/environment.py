@@ -24,6 +24,7 @@ from fnmatch import fnmatchcase
 from acp.transports import DEFAULT_INHERITED_ENV_VARS
 
 from shellexec.bridge.errors import UsageError
+from shellexec.vocabulary import AGENT_AUGGIE, AGENT_CLAUDE, AGENT_CODEX, AGENT_OMP, AGENT_OPENCODE
 
 RUNTIME_VARIABLES: tuple[str, ...] = (
     "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "COLORTERM",
@@ -36,14 +37,14 @@ RUNTIME_VARIABLES: tuple[str, ...] = (
 # Per agent, the patterns (fnmatch, case-sensitive) of what it reads. Shared model-provider
 # keys are listed under every agent that can use them.
 PROVIDER_VARIABLES: dict[str, tuple[str, ...]] = {
-    "claude": ("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR"),
-    "codex": ("OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"),
-    "opencode": ("OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                 "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY",
-                 "MISTRAL_API_KEY", "XAI_API_KEY", "DEEPSEEK_API_KEY"),
-    "auggie": ("AUGMENT_*",),
-    "omp": ("OMP_*", "PI_CODING_AGENT_DIR", "ANTHROPIC_*", "OPENAI_*", "GEMINI_API_KEY",
-            "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
+    AGENT_CLAUDE: ("ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR"),
+    AGENT_CODEX: ("OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"),
+    AGENT_OPENCODE: ("OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                     "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY",
+                     "MISTRAL_API_KEY", "XAI_API_KEY", "DEEPSEEK_API_KEY"),
+    AGENT_AUGGIE: ("AUGMENT_*",),
+    AGENT_OMP: ("OMP_*", "PI_CODING_AGENT_DIR", "ANTHROPIC_*", "OPENAI_*", "GEMINI_API_KEY",
+                "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY", "XAI_API_KEY"),
 }
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

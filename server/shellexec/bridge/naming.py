@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from shellexec.rules import MAX_AGENT_CHARS
-
-KNOWN_AGENTS = ("claude", "codex", "opencode", "auggie", "omp")
+from shellexec.vocabulary import AGENT_ALIASES, AGENT_NAMES
 
 # Programs that run another program named by their first non-option argument.
 _LAUNCHERS = frozenset({"npx", "bunx", "pnpx", "uvx", "pipx", "node", "bun", "deno", "env",
@@ -45,8 +44,11 @@ def _program(command: Sequence[str]) -> str:
 def agent_name(command: Sequence[str]) -> str:
     """A known agent's canonical name when the program names one, else the program name."""
     program = _program(command)
+    alias = AGENT_ALIASES.get(program.lower())
+    if alias is not None:
+        return alias
     words = {word.lower() for word in _WORD_SPLIT.split(program)}
-    for known in KNOWN_AGENTS:
+    for known in AGENT_NAMES:
         if known in words:
             return known
     return (program or "agent")[:MAX_AGENT_CHARS]

@@ -22,6 +22,9 @@ has them as tables):
 - `serialize`, `changes`: persisting a state and its output cheaply;
 - `terminal_updates`, `terminal_fold`, `terminal_links`: ACP v2 terminal updates, folded into
   the call that names their terminal, whose output and exit status then outrank the agent's.
+- `dialects` (with `agents`, `shell_tools`, `arguments`, `live_meta`, `text_exits`,
+  `cancel_texts`): Gemini's, Qwen's, Goose's, Kimi's, Vibe's, Cursor's and Copilot's own
+  shapes, read into the ones above.
 """
 
 from __future__ import annotations

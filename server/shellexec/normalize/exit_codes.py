@@ -8,6 +8,10 @@
 | 2 `NATIVE` | `rawOutput.metadata.exit` | OpenCode |
 | 2 `NATIVE` | `rawOutput.details.exitCode` | OMP (only when nonzero) |
 | 1 `MARKUP` | `<return-code>N</return-code>` in `rawOutput.output` | Auggie |
+| 1 `MARKUP` | an agent's own exit sentence, where it writes it (`text_exits`) | Qwen, Goose, ... |
+
+Goose's `rawOutput.exit_code`, Vibe's JSON `returncode` and Cursor's `exitCode` reach rank 2
+as `exit_code` once `dialects` has read them.
 
 A value counts only when it is an integer in the signed 32-bit range, given as a JSON integer,
 an integral JSON number (`2.0`) or a decimal string (`"2"`). Booleans, `null`, NaN, infinities,

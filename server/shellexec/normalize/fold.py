@@ -5,13 +5,16 @@ Only `tool_call` and `tool_call_update` say anything about a tool call; every ot
 whatever `json.loads` produced, leaves the state as it was. Within one update the fields are
 read in this order, each by the module that owns its rules:
 
+0. other agents' dialects (`dialects`): an update of Gemini, Qwen, Goose, Kimi, Vibe, Cursor
+   or Copilot is read into the shapes the steps below know;
 1. identity, shell detection, command, directory, title, description (`commands`): command,
    directory and description are filled once, from the first update that names them;
 2. the ACP `status` (`status`);
 3. live output: `_meta.terminal_output_delta`, `_meta.terminal_output`, then `content`
    (`streams`, `content`, `echo`);
 4. the result: `rawOutput` (`raw_output`, `markup`) and `_meta.terminal_exit` (`exit_codes`);
-5. an update without a `status` that carried output means the command is running.
+5. the dialect's own live output and text exit code (`dialect_state`, `text_exits`);
+6. an update without a `status` that carried output means the command is running.
 
 A v2 terminal update (`terminal_update`, `terminal_output_chunk`) is folded by
 `terminal_fold`; once a call's terminal owns its output, step 3 and the texts of step 4 are
@@ -34,6 +37,8 @@ from shellexec.normalize.commands import (
     work_dir_of,
 )
 from shellexec.normalize.content import content_output
+from shellexec.normalize.dialect_state import with_dialect, with_dialect_output
+from shellexec.normalize.dialects import read_dialect
 from shellexec.normalize.echo import presentation_line, strip_presentation
 from shellexec.normalize.exit_codes import ExitRank, terminal_exit
 from shellexec.normalize.raw_output import read_raw_output
@@ -65,6 +70,9 @@ def fold(state: ShellState, update: object) -> ShellState:
         return fold_terminal(state, update)
     if update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
         return state
+    # Step 0: other agents' dialects, read into the shapes the steps below know (`dialects`).
+    reading = read_dialect(state.agent, update)
+    state, update = with_dialect(state, reading), reading.update
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)
     # A result is final once the call has finished, unless the update itself says it is
@@ -72,6 +80,9 @@ def fold(state: ShellState, update: object) -> ShellState:
     final = is_terminal(state.reported_status) and (reported is None or is_terminal(reported))
     state, heard = _with_output(state, update, final)
     state = _with_exit(state, terminal_exit(update.get("_meta")), ExitRank.TERMINAL)
+    state, heard_live = with_dialect_output(state, reading)
+    state = _with_exit(state, reading.text_exit, ExitRank.MARKUP)
+    heard = heard or heard_live
     return _with_status(state, STATUS_RUNNING) if heard and reported is None else state
 
 

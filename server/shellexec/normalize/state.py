@@ -25,7 +25,7 @@ from shellexec.normalize.output import OutputSummary, summary_of
 from shellexec.normalize.status import shell_result, shell_status
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import Result, ShellStatus
-from shellexec.vocabulary import STATUS_PENDING
+from shellexec.vocabulary import AGENT_CODEX, STATUS_PENDING
 
 LiveSource = Literal["none", "content", "terminal"]
 EchoPhase = Literal["pending", "separator", "done"]
@@ -43,7 +43,8 @@ class ShellState:
     """
 
     agent: str | None = None
-    """The optional agent hint given to `new_state` (e.g. `"codex"`)."""
+    """The optional agent hint given to `new_state` (e.g. `"codex"`), or, when it names no known
+    agent, the agent the call's shape revealed (`dialects`), so later updates read alike."""
     tool_call_id: str | None = None
     kind: str | None = None
     """The latest ACP `kind` the agent sent."""
@@ -117,4 +118,4 @@ def new_state(agent: str | None = None) -> ShellState:
     `_meta.terminal_output` is read as chunks even before a Codex-shaped update arrives.
     """
     hint = valid_text(agent).strip() if isinstance(agent, str) else ""
-    return ShellState(agent=hint or None, terminal_chunks="codex" in hint.lower())
+    return ShellState(agent=hint or None, terminal_chunks=AGENT_CODEX in hint.lower())
