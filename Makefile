@@ -8,7 +8,9 @@ STAMP := $(VENV)/.installed
 TOOLS := .tools
 BUF := $(TOOLS)/node_modules/.bin/buf
 BUF_VERSION := 1.75.0
-GOOGLEAPIS := .build/googleapis/google/api
+# The TypeScript client's toolchain (protoc-gen-es, tsc, esbuild), pinned in its package-lock.
+TS_CLIENT := clients/typescript
+TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
         envoy-validate web-unit chromium venv clean
@@ -28,11 +30,15 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
 
-generate: $(STAMP)  ## regenerate the Python stubs and Envoy's descriptor from proto/
+generate: $(STAMP) $(BUF) $(TS_STAMP)  ## regenerate every client and Envoy's descriptor from proto/
 	$(BIN)/python proto/generate.py
 
-check-generated: $(STAMP)
+check-generated: $(STAMP) $(BUF) $(TS_STAMP)
 	$(BIN)/python proto/generate.py --check
+
+$(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
+	touch $@
 
 venv: $(STAMP)
 
@@ -51,11 +57,8 @@ lint-python: $(STAMP)
 $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
 
-# buf needs google/api as a local module; copy it from the googleapis-common-protos wheel.
+# google/api and google/rpc are vendored in third_party/googleapis: buf works offline.
 lint-proto: $(STAMP) $(BUF)
-	mkdir -p $(GOOGLEAPIS)
-	site=$$($(BIN)/python -c 'import google.api as g; print(list(g.__path__)[0])'); \
-	  cp $$site/annotations.proto $$site/http.proto $$site/field_behavior.proto $(GOOGLEAPIS)/
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
 
