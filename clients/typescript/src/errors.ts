@@ -9,6 +9,7 @@
  *     catch (error) { if (errorReason(error) === "TURN_ALREADY_RUNNING") { ... } }
  */
 
+import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 
 import {
@@ -33,9 +34,9 @@ export interface ErrorDetails {
 /** The code and google.rpc details of `error` (Code.Unknown and empty for a non-RPC error). */
 export function errorDetails(error: unknown): ErrorDetails {
   const failure = ConnectError.from(error);
-  const [info] = failure.findDetails(ErrorInfoSchema);
-  const [resource] = failure.findDetails(ResourceInfoSchema);
-  const violations = failure.findDetails(BadRequestSchema).flatMap(
+  const [info] = findDetails(failure, ErrorInfoSchema);
+  const [resource] = findDetails(failure, ResourceInfoSchema);
+  const violations = findDetails(failure, BadRequestSchema).flatMap(
     (badRequest) => badRequest.fieldViolations.map(
       (v): [string, string] => [v.field, v.description]));
   return {
@@ -46,6 +47,19 @@ export function errorDetails(error: unknown): ErrorDetails {
     resourceType: resource?.resourceType ?? "",
     resourceName: resource?.resourceName ?? "",
   };
+}
+
+/** The details of type `schema`. Connect names a detail's type by its bare name, but Envoy's
+ * Connect bridge passes on the google.protobuf.Any type URL
+ * ("type.googleapis.com/google.rpc.ErrorInfo"), which ConnectError.findDetails misses. */
+function findDetails<Desc extends DescMessage>(failure: ConnectError, schema: Desc
+): MessageShape<Desc>[] {
+  const typeUrlNamed = failure.details.flatMap((detail) => {
+    if (!("type" in detail) || !detail.type.includes("/")) return [];
+    const name = detail.type.slice(detail.type.lastIndexOf("/") + 1);
+    return name === schema.typeName ? [fromBinary(schema, detail.value)] : [];
+  });
+  return [...failure.findDetails(schema), ...typeUrlNamed];
 }
 
 /** The ErrorInfo reason of `error`, or "" when it has none. */
