@@ -13,13 +13,13 @@ TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+        envoy-validate web-unit chromium venv clean breaking baseline
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every test
+test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -61,6 +61,14 @@ $(BUF):
 lint-proto: $(STAMP) $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
+
+# The contract only grows: proto/ is compared with the released contract, proto/baseline.binpb
+# (ADR 0101). `make baseline` records it, deliberately, with each additive release.
+breaking: $(BUF)
+	$(BUF) breaking proto --against proto/baseline.binpb
+
+baseline: $(BUF)  ## record proto/ as the released contract `make breaking` compares with
+	$(BUF) build proto --exclude-source-info -o proto/baseline.binpb
 
 envoy-validate: $(STAMP)  ## with the statistics listener on, so it is validated too
 	mkdir -p .build
