@@ -13,7 +13,7 @@ TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean breaking baseline
+        envoy-validate web-unit chromium venv clean breaking baseline lint-ts
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -48,11 +48,14 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	  --config-settings editable_mode=compat -e clients/python -e '.[dev]'
 	touch $@
 
-lint: lint-python lint-proto
+lint: lint-python lint-proto lint-ts
 
 lint-python: $(STAMP)
 	$(BIN)/ruff check server clients/python/shellexec/client tests bench proto
 	$(BIN)/mypy
+
+lint-ts: $(TS_STAMP)  ## tsc --strict over the TypeScript client and its conformance runner
+	npm run --prefix $(TS_CLIENT) --silent check
 
 $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)

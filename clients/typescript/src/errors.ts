@@ -68,3 +68,8 @@ export function errorReason(error: unknown): string {
 }
 
 export { Code, ConnectError };
+
+/** The gRPC name of `code`, as the proto and docs/api.md write it: Code.NotFound -> "NOT_FOUND". */
+export function grpcCodeName(code: Code): string {
+  return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
