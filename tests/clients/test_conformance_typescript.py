@@ -1,7 +1,8 @@
 """The conformance scenario (tests/clients/scenario.json, described in its README) played by the
 TypeScript client (clients/typescript): in Node over gRPC straight to the server, and through
 Envoy over gRPC, gRPC-Web and Connect; and once in Chromium, from the page the front door
-serves, over gRPC-Web to the page's own origin with the page's Content-Security-Policy."""
+serves, over gRPC-Web to the page's own origin with the page's Content-Security-Policy. Then
+the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Route, sync_playwright
 from web.browser import launch
 
-from support.stack import Stack
+from support.stack import Stack, running_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "clients" / "typescript"
@@ -53,6 +54,24 @@ def test_the_scenario_plays_in_node(stack: Stack, runners: Path, route: str, pro
         capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip() == "conformance: passed"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("secured"), SHELLEXEC_AUTH="on") as stack:
+        yield stack
+
+
+@pytest.mark.parametrize(("route", "protocol"), [("direct", "grpc"), ("envoy", "connect")])
+def test_the_wrapper_s_other_calls_work_with_tokens(secured: Stack, runners: Path, route: str,
+                                                     protocol: str) -> None:
+    port = secured.grpc_port if route == "direct" else secured.rest_port
+    tokens = [secured.create_token(f"ts-{name}-{route}", name) for name in ("admin", "read")]
+    result = subprocess.run(
+        ["node", str(runners / "wrapper-node.mjs"), str(SCENARIO), f"http://127.0.0.1:{port}",
+         protocol, *tokens], capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "wrapper: passed"
 
 
 @pytest.fixture(scope="module")
