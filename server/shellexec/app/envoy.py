@@ -3,9 +3,10 @@
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
 socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the
 descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
-headers), one direct-response route per file of web/ (Envoy reads the files when it starts, so
-the page needs no web server of its own), and what turns Envoy's own errors into JSON (the 405
-routes derived from the descriptor and the local reply mappers).
+headers), the Connect bridge and its JSON refusal routes, one direct-response route per file
+of web/ (Envoy reads the files when it starts, so the page needs no web server of its own),
+and what turns Envoy's own errors into JSON (the 405 routes derived from the descriptor and
+the local reply mappers).
 """
 
 from __future__ import annotations
