@@ -1,7 +1,8 @@
 """The Connect protocol through the real Envoy (docs/api.md, "Connect"; ADR 0100): binary
 Connect calls reach the service, unary and streaming, with the gRPC code and the google.rpc
 details in Connect's error shape; JSON Connect gets 415 with a JSON error naming the supported
-codec and reaches nothing; a browser's Connect client passes the CORS policy."""
+codec and reaches nothing; the browser boundary holds for Connect as for every request, and a
+browser's Connect client from an allowed origin passes the CORS policy."""
 
 from __future__ import annotations
 
@@ -145,3 +146,27 @@ def test_a_browser_connect_client_passes_cors(stack_with: StackWith) -> None:
     assert response.status == 404
     assert response.headers["access-control-allow-origin"] == origin
     assert "grpc-status-details-bin" in response.headers["access-control-expose-headers"]
+
+
+@pytest.mark.parametrize("content_type", ["application/proto", "application/json"])
+def test_the_browser_boundary_holds_for_connect(stack: Stack, content_type: str) -> None:
+    task_id = unique("foreign_connect")
+    response = post(stack, f"{SERVICE}/CreateSession",
+                    pb.CreateSessionRequest(task_id=task_id).SerializeToString(),
+                    {"content-type": content_type, "origin": "http://evil.example", **CONNECT})
+    assert response.status == 403
+    assert json.loads(response.body)["code"] == 7
+    assert response.headers["content-security-policy"].startswith("default-src 'self'")
+    assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 404
+
+
+def test_rest_with_a_connect_header_stays_rest(stack: Stack) -> None:
+    task_id = unique("rest_connect_header")
+    response = post(stack, "/api/v1/task-sessions", json.dumps({"task_id": task_id}).encode(),
+                    {"content-type": "application/json", **CONNECT})
+    assert response.status == 200, response.body
+    assert json.loads(response.body)["session"]["task_id"] == task_id
+    refused = post(stack, "/api/v1/task-sessions", b"{", {"content-type": "application/json",
+                                                          **CONNECT})
+    assert refused.status == 400
+    assert json.loads(refused.body)["code"] == 3

@@ -24,17 +24,23 @@ CORS_ALLOW_HEADERS = ("connect-protocol-version", "connect-timeout-ms")
 CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
-# On the refusal routes no filter may turn the request into gRPC first: the bridge would make
-# it application/grpc+json, and Envoy would then keep the 415 out of the JSON error mapping.
-_REFUSAL_FILTERS = {name: {"@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-                           "disabled": True}
-                    for name in (BRIDGE, "envoy.filters.http.grpc_json_transcoder",
-                                 "envoy.filters.http.buffer")}
+# On the refusal routes neither the transcoder nor the buffer has a part (as on the browser
+# boundary's); the bridge is off there as everywhere but on the gRPC paths' routes.
+_REFUSAL_FILTERS = {
+    "envoy.filters.http.grpc_json_transcoder": {
+        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
+    "envoy.filters.http.buffer": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
+        "disabled": True},
+}
 
 
 def bridge_filter() -> dict[str, Any]:
-    """The HTTP filter turning Connect into gRPC (after gRPC-Web, before the transcoder)."""
-    return {"name": BRIDGE, "typed_config": {
+    """The HTTP filter turning Connect into gRPC (after gRPC-Web, before the transcoder).
+    Disabled unless a route enables it: the gRPC paths' routes do, so a REST request or a
+    refused one never has its content type rewritten to gRPC's, which would keep Envoy's
+    refusals out of the JSON error mapping."""
+    return {"name": BRIDGE, "disabled": True, "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.connect_grpc_bridge.v3."
                  "FilterConfig"}}
 
