@@ -7,14 +7,12 @@ the wrapper's other calls (clients/typescript/test/wrapper.ts) with authenticati
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Route, sync_playwright
-from web.browser import launch
+from playwright.sync_api import Browser, Route
 
 from support.stack import Stack, running_stack
 
@@ -72,15 +70,6 @@ def test_the_wrapper_s_other_calls_work_with_tokens(secured: Stack, runners: Pat
          protocol, *tokens], capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip() == "wrapper: passed"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    with sync_playwright() as playwright:
-        launched = launch(playwright)
-        yield launched
-        launched.close()
 
 
 @pytest.mark.slow
