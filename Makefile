@@ -8,16 +8,18 @@ STAMP := $(VENV)/.installed
 TOOLS := .tools
 BUF := $(TOOLS)/node_modules/.bin/buf
 BUF_VERSION := 1.75.0
-GOOGLEAPIS := .build/googleapis/google/api
+# The TypeScript client's toolchain (protoc-gen-es, tsc, esbuild), pinned in its package-lock.
+TS_CLIENT := clients/typescript
+TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+        envoy-validate web-unit chromium venv clean breaking baseline lint-ts
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every test
+test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -28,11 +30,15 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
 
-generate: $(STAMP)  ## regenerate the Python stubs and Envoy's descriptor from proto/
+generate: $(STAMP) $(BUF) $(TS_STAMP)  ## regenerate every client and Envoy's descriptor from proto/
 	$(BIN)/python proto/generate.py
 
-check-generated: $(STAMP)
+check-generated: $(STAMP) $(BUF) $(TS_STAMP)
 	$(BIN)/python proto/generate.py --check
+
+$(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
+	touch $@
 
 venv: $(STAMP)
 
@@ -42,22 +48,30 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	  --config-settings editable_mode=compat -e clients/python -e '.[dev]'
 	touch $@
 
-lint: lint-python lint-proto
+lint: lint-python lint-proto lint-ts
 
 lint-python: $(STAMP)
 	$(BIN)/ruff check server clients/python/shellexec/client tests bench proto
 	$(BIN)/mypy
 
+lint-ts: $(TS_STAMP)  ## tsc --strict over the TypeScript client and its conformance runner
+	npm run --prefix $(TS_CLIENT) --silent check
+
 $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
 
-# buf needs google/api as a local module; copy it from the googleapis-common-protos wheel.
+# google/api and google/rpc are vendored in third_party/googleapis: buf works offline.
 lint-proto: $(STAMP) $(BUF)
-	mkdir -p $(GOOGLEAPIS)
-	site=$$($(BIN)/python -c 'import google.api as g; print(list(g.__path__)[0])'); \
-	  cp $$site/annotations.proto $$site/http.proto $$site/field_behavior.proto $(GOOGLEAPIS)/
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
+
+# The contract only grows: proto/ is compared with the released contract, proto/baseline.binpb
+# (ADR 0101). `make baseline` records it, deliberately, with each additive release.
+breaking: $(BUF)
+	$(BUF) breaking proto --against proto/baseline.binpb
+
+baseline: $(BUF)  ## record proto/ as the released contract `make breaking` compares with
+	$(BUF) build proto --exclude-source-info -o proto/baseline.binpb
 
 envoy-validate: $(STAMP)  ## with the statistics listener on, so it is validated too
 	mkdir -p .build

@@ -1,5 +1,6 @@
 """Regenerates every artefact derived from proto/: the Python stubs of the client
-package and the descriptor set Envoy's JSON transcoder loads.
+package, the descriptor set Envoy's JSON transcoder loads, and what `buf generate` writes for
+the other clients (buf.gen.yaml; each plugin has its own `out` folder).
 
 Run it through `make generate`; never edit its outputs by hand. `make check-generated`
 runs it into a scratch directory and fails when the committed outputs differ.
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import google.api
 import grpc_tools
+import yaml
 from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +25,10 @@ PROTO_ROOT = ROOT / "proto"
 PYTHON_OUT = ROOT / "clients" / "python"
 DESCRIPTOR_OUT = ROOT / "envoy" / "shellexec.pb"
 GENERATED_PACKAGE = PYTHON_OUT / "shellexec" / "v1"
+BUF = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
+# The root template generates the clients from proto/; the TypeScript client's own template
+# adds the google.rpc error details it decodes, which are no part of the contract.
+BUF_TEMPLATES = (ROOT / "buf.gen.yaml", ROOT / "clients" / "typescript" / "buf.gen.yaml")
 
 
 def _googleapis_include() -> Path:
@@ -59,6 +66,19 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
     (package_dir / "__init__.py").write_text(docstring)
 
 
+def buf_outputs() -> list[str]:
+    """The `out` folder of every plugin of the buf templates, relative to the root."""
+    return [plugin["out"] for template in BUF_TEMPLATES
+            for plugin in yaml.safe_load(template.read_text())["plugins"]]
+
+
+def buf_generate(base: Path) -> None:
+    """Runs every buf template with its `out` folders under `base` (the root, or scratch)."""
+    for template in BUF_TEMPLATES:
+        subprocess.run([str(BUF), "generate", "--template", str(template), "--output",
+                        str(base)], cwd=ROOT, check=True)
+
+
 def _generated_files(root: Path) -> set[Path]:
     # Only what protoc writes: byte-code caches beside the stubs are not generated code.
     return {path.relative_to(root) for path in root.rglob("*")
@@ -81,6 +101,9 @@ def check() -> int:
         stale = _same_tree(out / "shellexec" / "v1", GENERATED_PACKAGE)
         if (out / "shellexec.pb").read_bytes() != DESCRIPTOR_OUT.read_bytes():
             stale.append(str(DESCRIPTOR_OUT.relative_to(ROOT)))
+        buf_generate(out / "buf")
+        stale += [f"{folder}/{name}" for folder in buf_outputs()
+                  for name in _same_tree(out / "buf" / folder, ROOT / folder)]
     if stale:
         print("generated code is stale; run `make generate`:", *stale, sep="\n  ")
         return 1
@@ -94,6 +117,7 @@ def main() -> int:
     if parser.parse_args().check:
         return check()
     generate(PYTHON_OUT, DESCRIPTOR_OUT)
+    buf_generate(ROOT)
     return 0
 
 

@@ -1,14 +1,18 @@
 """Fixtures: one real server + Envoy stack shared by the run (tests use their own sessions),
-and a fresh stack for tests that kill or restart the server."""
+a fresh stack for tests that kill or restart the server, and one Debian Chromium for the
+browser tests of every folder (Playwright allows one sync driver per run)."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+from web.browser import TIMEOUT_MS, launch
 
 from shellexec.client import ShellExecClient
 
@@ -47,3 +51,16 @@ def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
             return started.enter_context(running_stack(workdir, **settings))
 
         yield start
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+    expect.set_options(timeout=TIMEOUT_MS)
+    with sync_playwright() as playwright:
+        try:
+            launched = launch(playwright)
+        except FileNotFoundError as error:
+            pytest.fail(str(error))
+        yield launched
+        launched.close()

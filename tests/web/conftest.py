@@ -1,31 +1,17 @@
-"""Browser fixtures: one Debian Chromium for the run, a fresh context per test, at a desktop
-(1280x800) and a mobile (390x844, touch) viewport."""
+"""Browser fixtures: a fresh context per test on the run's one Chromium (tests/conftest.py),
+at a desktop (1280x800) and a mobile (390x844, touch) viewport."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
-from web.browser import TIMEOUT_MS, VIEWPORTS, launch, new_context
+from playwright.sync_api import Browser
+from web.browser import VIEWPORTS, new_context
 from web.chat import ChatPage
 
 from support.rest import Api
 from support.stack import Stack
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    expect.set_options(timeout=TIMEOUT_MS)
-    with sync_playwright() as playwright:
-        try:
-            launched = launch(playwright)
-        except FileNotFoundError as error:
-            pytest.fail(str(error))
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(params=list(VIEWPORTS))

@@ -3,9 +3,10 @@
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
 socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the
 descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
-headers), one direct-response route per file of web/ (Envoy reads the files when it starts, so
-the page needs no web server of its own), and what turns Envoy's own errors into JSON (the 405
-routes derived from the descriptor and the local reply mappers).
+headers), the Connect bridge and its JSON refusal routes, one direct-response route per file
+of web/ (Envoy reads the files when it starts, so the page needs no web server of its own),
+and what turns Envoy's own errors into JSON (the 405 routes derived from the descriptor and
+the local reply mappers).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ from shellexec.app.browser_boundary import (
     foreign_host_virtual_host,
     guard_routes,
     security_headers_filter,
+)
+from shellexec.app.connect_protocol import (
+    CORS_ALLOW_HEADERS,
+    CORS_EXPOSE_HEADERS,
+    bridge_filter,
+    json_refusal_routes,
 )
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
@@ -122,8 +129,9 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
         "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",
         "allow_origin_string_match": [{"exact": origin} for origin in origins],
         "allow_methods": "GET, POST, DELETE, OPTIONS",
-        "allow_headers": "content-type, x-grpc-web, x-user-agent, grpc-timeout",
-        "expose_headers": "grpc-status, grpc-message",
+        "allow_headers": ", ".join(
+            ("content-type", "x-grpc-web", "x-user-agent", "grpc-timeout", *CORS_ALLOW_HEADERS)),
+        "expose_headers": ", ".join(("grpc-status", "grpc-message", *CORS_EXPOSE_HEADERS)),
         "max_age": "600",
     }}
     return f"{' ' * 22}typed_per_filter_config: {json.dumps(policy)}"
@@ -191,6 +199,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
+        connect_json_routes=_items(_ROUTE_INDENT, json_refusal_routes()),
+        connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config()), **_stats_parts(settings))

@@ -1,0 +1,177 @@
+/**
+ * The thin typed wrapper over the generated ShellExecService client: plain arguments in,
+ * generated messages out, ACP updates as plain JSON objects (never google.protobuf.Value
+ * builders). Transport-agnostic: pass a Connect transport from `./node.js` or `./web.js`.
+ */
+
+import { fromJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+
+import type { Message } from "./gen/shellexec/v1/message_pb.js";
+import type { Session, Turn } from "./gen/shellexec/v1/session_pb.js";
+import {
+  ShellExecService,
+  type BootState,
+  type CompleteTurnResponse,
+  type GetShellOutputResponse,
+  type ListMessagesResponse,
+  type NormalizeShellExecResponse,
+  type PublishUpdateResponse,
+  type WatchMessagesResponse,
+} from "./gen/shellexec/v1/shell_exec_service_pb.js";
+import type {
+  ShellOutputSchema,
+  ShellOutputSummary,
+} from "./gen/shellexec/v1/shell_output_pb.js";
+
+/** The largest page `messages()` asks for while it follows the cursor. */
+const PAGE_SIZE = 500;
+
+export interface CallOptions {
+  /** Ends the call (and a watch) when aborted. */
+  signal?: AbortSignal;
+}
+
+export interface ListOptions extends CallOptions {
+  limit?: number;
+  before?: string;
+  after?: string;
+  sort?: string;
+}
+
+export interface WatchOptions extends CallOptions {
+  /** Replay every event after this revision first; absent means live events only. */
+  sinceRevision?: number;
+}
+
+export interface ClientOptions {
+  /** Per-call deadline of the unary calls, in milliseconds (watch has none). */
+  timeoutMs?: number;
+}
+
+/** Blocking-free calls to one shellexec service over `transport`. */
+export class ShellExecClient {
+  private readonly stub: Client<typeof ShellExecService>;
+  private readonly timeoutMs: number;
+
+  constructor(transport: Transport, options: ClientOptions = {}) {
+    this.stub = createClient(ShellExecService, transport);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** The normalized record of one tool call's updates (plain ACP `params.update` objects). */
+  async normalize(updates: readonly JsonValue[],
+                  options: { agent?: string; maskSecrets?: boolean } & CallOptions = {}
+  ): Promise<NormalizeShellExecResponse> {
+    return this.stub.normalizeShellExec({
+      updates: updates.map(toValue), agent: options.agent ?? "",
+      maskSecrets: options.maskSecrets ?? false,
+    }, this.unary(options));
+  }
+
+  async summarize(output: MessageInitShape<typeof ShellOutputSchema>,
+                  options: CallOptions = {}): Promise<ShellOutputSummary | undefined> {
+    return (await this.stub.summarizeShellOutput({ output }, this.unary(options))).summary;
+  }
+
+  /** Pass the same `requestId` on every retry of one call: a lost answer then creates no
+   * second session. */
+  async createSession(taskId: string,
+                      options: { agent?: string; requestId?: string } & CallOptions = {}
+  ): Promise<Session> {
+    const response = await this.stub.createSession({
+      taskId, agent: options.agent ?? "", requestId: options.requestId ?? "",
+    }, this.unary(options));
+    return required(response.session, "session");
+  }
+
+  async getSession(sessionId: string, options: CallOptions = {}): Promise<Session> {
+    const response = await this.stub.getSession({ sessionId }, this.unary(options));
+    return required(response.session, "session");
+  }
+
+  /** Pass the same `requestId` on every retry of one call: a lost answer then starts no
+   * second turn. */
+  async startTurn(sessionId: string, options: { requestId?: string } & CallOptions = {}
+  ): Promise<Turn> {
+    const response = await this.stub.startTurn(
+      { sessionId, requestId: options.requestId ?? "" }, this.unary(options));
+    return required(response.turn, "turn");
+  }
+
+  /** Publishes one ACP update; with a `sequence`, a retry of it returns `duplicate: true`. */
+  async publish(sessionId: string, update: JsonValue, sequence?: number | bigint,
+                options: CallOptions = {}): Promise<PublishUpdateResponse> {
+    return this.stub.publishUpdate({
+      sessionId, update: toValue(update),
+      sequence: sequence === undefined ? undefined : BigInt(sequence),
+    }, this.unary(options));
+  }
+
+  async completeTurn(sessionId: string, turnId: string, stopReason = "end_turn",
+                     options: CallOptions = {}): Promise<CompleteTurnResponse> {
+    return this.stub.completeTurn({ sessionId, turnId, stopReason }, this.unary(options));
+  }
+
+  async listMessages(sessionId: string, options: ListOptions = {}
+  ): Promise<ListMessagesResponse> {
+    return this.stub.listMessages({
+      sessionId, limit: options.limit ?? 0, before: options.before ?? "",
+      after: options.after ?? "", sort: options.sort ?? "",
+    }, this.unary(options));
+  }
+
+  /** Every message of the session, oldest first (follows the pages). */
+  async messages(sessionId: string, options: CallOptions = {}): Promise<Message[]> {
+    const found: Message[] = [];
+    let after = "";
+    for (;;) {
+      const page = await this.listMessages(sessionId, { ...options, limit: PAGE_SIZE, after });
+      found.push(...page.messages);
+      if (!page.hasMore) return found;
+      after = page.cursor;
+    }
+  }
+
+  async shellOutput(sessionId: string, messageId: string, options: CallOptions = {}
+  ): Promise<GetShellOutputResponse> {
+    return this.stub.getShellOutput({ sessionId, messageId }, this.unary(options));
+  }
+
+  async bootState(taskId: string, options: CallOptions = {}): Promise<BootState> {
+    const response = await this.stub.getBootState({ taskId }, this.unary(options));
+    return required(response.initialState, "initial_state");
+  }
+
+  /** Deletes the session with its messages, output and feed (needs the `admin` scope). */
+  async deleteSession(sessionId: string, options: CallOptions = {}): Promise<void> {
+    await this.stub.deleteSession({ sessionId }, this.unary(options));
+  }
+
+  /** Deletes the task with all its sessions; returns the deleted sessions' ids. */
+  async deleteTask(taskId: string, options: CallOptions = {}): Promise<string[]> {
+    return (await this.stub.deleteTask({ taskId }, this.unary(options))).deletedSessionIds;
+  }
+
+  /** The session's feed; iterate it, and end it with `signal` (or by leaving the loop). */
+  watch(sessionId: string, options: WatchOptions = {}): AsyncIterable<WatchMessagesResponse> {
+    return this.stub.watchMessages(
+      { sessionId, sinceRevision: options.sinceRevision },
+      { signal: options.signal });
+  }
+
+  private unary(options: CallOptions): { timeoutMs: number; signal?: AbortSignal } {
+    return { timeoutMs: this.timeoutMs, signal: options.signal };
+  }
+}
+
+/** A plain JSON value as the google.protobuf.Value the contract carries. */
+export function toValue(value: JsonValue): Value {
+  return fromJson(ValueSchema, value);
+}
+
+function required<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw new Error(`the response has no ${field}`);
+  return value;
+}

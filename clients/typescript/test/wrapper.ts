@@ -1,0 +1,76 @@
+/**
+ * The wrapper's calls the conformance scenario does not make, against a real service with
+ * authentication on:
+ *   node build/wrapper-node.mjs SCENARIO BASE_URL PROTOCOL ADMIN_TOKEN READ_TOKEN
+ * normalize and summarize (the scenario's first shell call), every page at once, boot state,
+ * delete session and task, and the bearer token: none is UNAUTHENTICATED, a read token may
+ * not create. Prints "wrapper: passed" or the failed assertion.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+
+import type { JsonValue } from "@bufbuild/protobuf";
+
+import { connect, errorDetails, grpcCodeName, type Protocol, type ShellExecClient }
+  from "../src/node.js";
+import type { Scenario } from "../conformance/scenario.js";
+
+async function codeOf(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (error) {
+    return grpcCodeName(errorDetails(error).code);
+  }
+  return "OK";
+}
+
+function firstShellCall(scenario: Scenario): JsonValue[] {
+  const updates = scenario.publishes.map((entry) => entry.update as Record<string, JsonValue>);
+  const id = updates.find((u) => u["sessionUpdate"] === "tool_call")?.["toolCallId"];
+  return updates.filter((u) => u["toolCallId"] === id);
+}
+
+async function checkNormalizeAndSummarize(client: ShellExecClient, scenario: Scenario) {
+  const expected = scenario.messages.find((m) => m["type"] === "tool_execute");
+  const normalized = await client.normalize(firstShellCall(scenario),
+                                            { agent: scenario.session.agent });
+  assert.equal(normalized.shellExec?.command, expected?.["command"]);
+  assert.equal(normalized.shellExec?.output?.exitCode, expected?.["exit_code"]);
+  const summary = await client.summarize({ stdout: "one\ntwo\n", exitCode: 3 });
+  assert.deepEqual([summary?.exitCode, summary?.hasOutput, summary?.stdoutBytes], [3, true, 8]);
+}
+
+async function checkReadsAndDeletes(client: ShellExecClient, scenario: Scenario) {
+  const taskId = `wrapper-${Math.random().toString(16).slice(2, 10)}`;
+  const session = await client.createSession(taskId, { agent: scenario.session.agent });
+  await client.startTurn(session.id);
+  for (const entry of scenario.publishes) {
+    await client.publish(session.id, entry.update, entry.sequence);
+  }
+  const messages = await client.messages(session.id);
+  assert.equal(messages.length, scenario.messages.length);
+  const boot = await client.bootState(taskId);
+  assert.equal(boot.session?.id, session.id);
+  assert.deepEqual(boot.messages.map((m) => m.id), messages.map((m) => m.id));
+  await client.deleteSession(session.id);
+  assert.equal(await codeOf(client.getSession(session.id)), "NOT_FOUND");
+  const second = await client.createSession(taskId);
+  assert.deepEqual(await client.deleteTask(taskId), [second.id]);
+}
+
+async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) {
+  assert.ok(scenarioPath && baseUrl && protocol && admin && reader, "usage: see the header");
+  const scenario = JSON.parse(readFileSync(scenarioPath, "utf8")) as Scenario;
+  const as = (token?: string) => connect({ baseUrl, protocol: protocol as Protocol, token });
+  await checkNormalizeAndSummarize(as(admin), scenario);
+  await checkReadsAndDeletes(as(admin), scenario);
+  assert.equal(await codeOf(as().createSession("wrapper-anonymous")), "UNAUTHENTICATED");
+  assert.equal(await codeOf(as(reader).createSession("wrapper-reader")), "PERMISSION_DENIED");
+  console.log("wrapper: passed");
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

@@ -1,0 +1,62 @@
+"""The Connect protocol at the front door, as parts of the rendered Envoy configuration.
+
+Envoy's `connect_grpc_bridge` filter turns a Connect request into a gRPC one and the gRPC
+answer back into Connect, so Connect clients (connect-web, connect-go, connect-node) reach the
+service through the front door. Only the binary (Protobuf) codec: a JSON Connect request
+would reach the server as `application/grpc+json`, a codec grpc.aio does not have, and come
+back as an internal error naming a Python exception. The routes here refuse it first, with a
+415 whose JSON body names the supported format. See ADR 0100.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The gRPC paths a Connect client calls (/package.Service/Method).
+_RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
+# Connect's unary (application/json) and streaming (application/connect+json) JSON codecs.
+JSON_CONTENT_TYPES = ("application/json", "application/connect+json")
+REFUSAL = ("the Connect protocol is served with the binary codec only: send content-type "
+           "application/proto (streams: application/connect+proto), e.g. useBinaryFormat: true")
+# Request headers a browser's Connect client sends and the response headers it reads, for the
+# CORS policy.
+CORS_ALLOW_HEADERS = ("connect-protocol-version", "connect-timeout-ms")
+CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
+
+BRIDGE = "envoy.filters.http.connect_grpc_bridge"
+# On the refusal routes neither the transcoder nor the buffer has a part (as on the browser
+# boundary's); the bridge is off there as everywhere but on the gRPC paths' routes.
+_REFUSAL_FILTERS = {
+    "envoy.filters.http.grpc_json_transcoder": {
+        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
+    "envoy.filters.http.buffer": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
+        "disabled": True},
+}
+
+
+def bridge_filter() -> dict[str, Any]:
+    """The HTTP filter turning Connect into gRPC (after gRPC-Web, before the transcoder).
+    Disabled unless a route enables it: the gRPC paths' routes do, so a REST request or a
+    refused one never has its content type rewritten to gRPC's, which would keep Envoy's
+    refusals out of the JSON error mapping."""
+    return {"name": BRIDGE, "disabled": True, "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.connect_grpc_bridge.v3."
+                 "FilterConfig"}}
+
+
+def _refusal(match: dict[str, Any]) -> dict[str, Any]:
+    return {"match": match,
+            "direct_response": {"status": 415, "body": {"inline_string": REFUSAL}},
+            "typed_per_filter_config": _REFUSAL_FILTERS}
+
+
+def json_refusal_routes() -> list[dict[str, Any]]:
+    """415 routes for JSON Connect: a POST with a JSON content type to a gRPC path, and a
+    Connect GET (`?encoding=json`) to one."""
+    path = {"safe_regex": {"regex": _RPC_PATHS}}
+    posts = [_refusal({**path, "headers": [{"name": "content-type", "string_match": {
+        "prefix": content_type, "ignore_case": True}}]}) for content_type in JSON_CONTENT_TYPES]
+    get = _refusal({**path, "query_parameters": [{"name": "encoding", "string_match": {
+        "exact": "json", "ignore_case": True}}]})
+    return [*posts, get]

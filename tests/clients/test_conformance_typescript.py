@@ -1,0 +1,110 @@
+"""The conformance scenario (tests/clients/scenario.json, described in its README) played by the
+TypeScript client (clients/typescript): in Node over gRPC straight to the server, and through
+Envoy over gRPC, gRPC-Web and Connect; and once in Chromium, from the page the front door
+serves, over gRPC-Web to the page's own origin with the page's Content-Security-Policy. Then
+the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Route
+
+from support.stack import Stack, running_stack
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "clients" / "typescript"
+SCENARIO = Path(__file__).parent / "scenario.json"
+RUNNER_TIMEOUT_S = 120
+# Where the page loads the browser runner from: a path of the page's own origin that Envoy does
+# not serve, so the test's answer for it is the only one.
+RUNNER_PATH = "/conformance-runner.js"
+
+
+@pytest.fixture(scope="module")
+def runners() -> Path:
+    """The Node and browser runners, bundled from clients/typescript (its node_modules are
+    installed by `make check-generated`, which `make test` runs first)."""
+    if not (PACKAGE / "node_modules" / ".bin" / "esbuild").exists():
+        pytest.fail("clients/typescript/node_modules is missing: run `make check-generated`")
+    subprocess.run(["npm", "run", "--silent", "conformance:build"], cwd=PACKAGE, check=True,
+                   timeout=RUNNER_TIMEOUT_S)
+    return PACKAGE / "build"
+
+
+@pytest.mark.parametrize(("route", "protocol", "http_version"), [
+    ("direct", "grpc", "2"),
+    ("envoy", "grpc", "2"),
+    ("envoy", "grpc-web", "1.1"),
+    ("envoy", "grpc-web", "2"),
+    ("envoy", "connect", "1.1"),
+])
+def test_the_scenario_plays_in_node(stack: Stack, runners: Path, route: str, protocol: str,
+                                    http_version: str) -> None:
+    port = stack.grpc_port if route == "direct" else stack.rest_port
+    result = subprocess.run(
+        ["node", str(runners / "conformance-node.mjs"), str(SCENARIO),
+         f"http://127.0.0.1:{port}", protocol, http_version],
+        capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "conformance: passed"
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("secured"), SHELLEXEC_AUTH="on") as stack:
+        yield stack
+
+
+@pytest.mark.parametrize(("route", "protocol"), [("direct", "grpc"), ("envoy", "connect")])
+def test_the_wrapper_s_other_calls_work_with_tokens(secured: Stack, runners: Path, route: str,
+                                                     protocol: str) -> None:
+    port = secured.grpc_port if route == "direct" else secured.rest_port
+    tokens = [secured.create_token(f"ts-{name}-{route}", name) for name in ("admin", "read")]
+    result = subprocess.run(
+        ["node", str(runners / "wrapper-node.mjs"), str(SCENARIO), f"http://127.0.0.1:{port}",
+         protocol, *tokens], capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "wrapper: passed"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_scenario_plays_in_chromium_from_the_page_origin(
+        stack: Stack, runners: Path, browser: Browser) -> None:
+    script = (runners / "conformance-browser.js").read_text()
+
+    def serve_runner(route: Route) -> None:
+        route.fulfill(status=200, body=script, content_type="text/javascript")
+
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.route(f"{stack.rest_url}{RUNNER_PATH}", serve_runner)
+        refused: list[str] = []
+        page.on("console", lambda m: refused.append(m.text) if "Refused" in m.text else None)
+        calls: list[str] = []
+        page.on("request", lambda r: calls.append(r.headers.get("content-type", ""))
+                if r.url.startswith(f"{stack.rest_url}/shellexec.v1.") else None)
+        page.goto(f"{stack.rest_url}/")
+        # The page's own CSP (script-src 'self', connect-src 'self') governs the runner: it is
+        # a module script of the page's origin calling that origin. Its calls time out by
+        # themselves, so it always reports.
+        result = page.evaluate("""([scenario, src]) => new Promise((resolve) => {
+            window.conformanceScenario = scenario;
+            window.addEventListener("conformance", (event) => resolve(event.detail));
+            const runner = document.createElement("script");
+            runner.type = "module";
+            runner.src = src;
+            document.head.append(runner);
+        })""", [json.loads(SCENARIO.read_text()), RUNNER_PATH])
+        assert result == "passed"
+        assert refused == []
+        assert calls
+        assert all(kind == "application/grpc-web+proto" for kind in calls), set(calls)
+    finally:
+        context.close()

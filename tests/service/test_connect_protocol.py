@@ -1,0 +1,172 @@
+"""The Connect protocol through the real Envoy (docs/api.md, "Connect"; ADR 0100): binary
+Connect calls reach the service, unary and streaming, with the gRPC code and the google.rpc
+details in Connect's error shape; JSON Connect gets 415 with a JSON error naming the supported
+codec and reaches nothing; the browser boundary holds for Connect as for every request, and a
+browser's Connect client from an allowed origin passes the CORS policy."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import struct
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2
+
+from shellexec.v1 import shell_exec_service_pb2 as pb
+
+from support.rest import unique
+from support.stack import Stack
+
+SERVICE = "/shellexec.v1.ShellExecService"
+CONNECT = {"connect-protocol-version": "1"}
+StackWith = Callable[..., Stack]
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+
+@contextmanager
+def posting(stack: Stack, path: str, body: bytes, headers: dict[str, str],
+            method: str = "POST") -> Iterator[http.client.HTTPResponse]:
+    """The answer to one request, unread (a stream's), closed after."""
+    connection = http.client.HTTPConnection("127.0.0.1", stack.rest_port, timeout=10)
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        yield connection.getresponse()
+    finally:
+        connection.close()
+
+
+def post(stack: Stack, path: str, body: bytes, headers: dict[str, str],
+         method: str = "POST") -> Answer:
+    with posting(stack, path, body, headers, method) as response:
+        return Answer(response.status, response.headers, response.read())
+
+
+def unary(stack: Stack, method: str, request: Message) -> Answer:
+    return post(stack, f"{SERVICE}/{method}", request.SerializeToString(),
+                {"content-type": "application/proto", **CONNECT})
+
+
+def envelope(message: Message) -> bytes:
+    body: bytes = message.SerializeToString()
+    return struct.pack(">BI", 0, len(body)) + body
+
+
+def test_binary_connect_creates_a_session_that_rest_reads(stack: Stack) -> None:
+    task_id = unique("connect")
+    response = unary(stack, "CreateSession", pb.CreateSessionRequest(task_id=task_id))
+    assert response.status == 200
+    assert response.headers["content-type"] == "application/proto"
+    session = pb.CreateSessionResponse.FromString(response.body).session
+    assert session.task_id == task_id
+    assert stack.api.session(session.id)["task_id"] == task_id
+
+
+def test_binary_connect_errors_keep_the_code_and_the_details(stack: Stack) -> None:
+    session = stack.api.new_session()
+    response = unary(stack, "GetShellOutput", pb.GetShellOutputRequest(
+        session_id=session["id"], message_id="msg_foreign"))
+    assert response.status == 404
+    assert response.headers["content-type"] == "application/json"
+    error = json.loads(response.body)
+    assert error["code"] == "not_found"
+    [detail] = [d for d in error["details"] if d["type"].endswith("google.rpc.ResourceInfo")]
+    padded = detail["value"] + "=" * (-len(detail["value"]) % 4)
+    resource = error_details_pb2.ResourceInfo.FromString(base64.b64decode(padded))
+    assert resource.resource_name == "msg_foreign"
+
+
+def test_binary_connect_streams_the_feed(stack: Stack) -> None:
+    session = stack.api.new_session()
+    request = envelope(pb.WatchMessagesRequest(session_id=session["id"], since_revision=0))
+    with posting(stack, f"{SERVICE}/WatchMessages", request,
+                 {"content-type": "application/connect+proto", **CONNECT}) as response:
+        assert response.status == 200
+        assert response.headers["content-type"] == "application/connect+proto"
+        flags, length = struct.unpack(">BI", response.read(5))
+        assert flags == 0  # a message, not the end of the stream
+        event = pb.WatchMessagesResponse.FromString(response.read(length))
+        assert event.type
+
+
+@pytest.mark.parametrize(("method", "content_type", "body"), [
+    ("CreateSession", "application/json", b'{"taskId": "%s"}'),
+    ("CreateSession", "application/json; charset=utf-8", b'{"taskId": "%s"}'),
+    ("CreateSession", "Application/JSON", b'{"taskId": "%s"}'),
+    ("WatchMessages", "application/connect+json", b'\x00\x00\x00\x00\x02{}'),
+])
+def test_json_connect_is_415_naming_the_binary_codec(
+        stack: Stack, method: str, content_type: str, body: bytes) -> None:
+    task_id = unique("json_connect")
+    response = post(stack, f"{SERVICE}/{method}", body.replace(b"%s", task_id.encode()),
+                    {"content-type": content_type, **CONNECT})
+    assert response.status == 415
+    assert response.headers["content-type"] == "application/json"
+    error = json.loads(response.body)
+    assert error["code"] == 3
+    assert "application/proto" in error["message"]
+    assert "Error" not in error["message"]
+    assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 404
+
+
+def test_a_json_connect_get_is_415(stack: Stack) -> None:
+    session = stack.api.new_session()
+    message = urllib.parse.quote(json.dumps({"sessionId": session["id"]}))
+    response = stack.api.request(
+        "GET", f"{SERVICE}/GetSession?connect=v1&encoding=json&message={message}")
+    assert response.status == 415
+    assert "application/proto" in response.json()["message"]
+
+
+def test_a_browser_connect_client_passes_cors(stack_with: StackWith) -> None:
+    origin = "http://page.example"
+    stack = stack_with(SHELLEXEC_CORS_ORIGINS=origin)
+    preflight = post(stack, f"{SERVICE}/CreateSession", b"", {
+        "origin": origin, "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,connect-protocol-version,"
+                                          "connect-timeout-ms"}, method="OPTIONS")
+    assert preflight.status == 200
+    allowed = preflight.headers["access-control-allow-headers"]
+    assert {"connect-protocol-version", "connect-timeout-ms"} <= set(allowed.split(", "))
+    response = post(stack, f"{SERVICE}/GetSession",
+                    pb.GetSessionRequest(session_id="ses_missing").SerializeToString(),
+                    {"content-type": "application/proto", "origin": origin, **CONNECT})
+    assert response.status == 404
+    assert response.headers["access-control-allow-origin"] == origin
+    assert "grpc-status-details-bin" in response.headers["access-control-expose-headers"]
+
+
+@pytest.mark.parametrize("content_type", ["application/proto", "application/json"])
+def test_the_browser_boundary_holds_for_connect(stack: Stack, content_type: str) -> None:
+    task_id = unique("foreign_connect")
+    response = post(stack, f"{SERVICE}/CreateSession",
+                    pb.CreateSessionRequest(task_id=task_id).SerializeToString(),
+                    {"content-type": content_type, "origin": "http://evil.example", **CONNECT})
+    assert response.status == 403
+    assert json.loads(response.body)["code"] == 7
+    assert response.headers["content-security-policy"].startswith("default-src 'self'")
+    assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 404
+
+
+def test_rest_with_a_connect_header_stays_rest(stack: Stack) -> None:
+    task_id = unique("rest_connect_header")
+    response = post(stack, "/api/v1/task-sessions", json.dumps({"task_id": task_id}).encode(),
+                    {"content-type": "application/json", **CONNECT})
+    assert response.status == 200, response.body
+    assert json.loads(response.body)["session"]["task_id"] == task_id
+    refused = post(stack, "/api/v1/task-sessions", b"{", {"content-type": "application/json",
+                                                          **CONNECT})
+    assert refused.status == 400
+    assert json.loads(refused.body)["code"] == 3
