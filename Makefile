@@ -11,7 +11,7 @@ BUF_VERSION := 1.75.0
 GOOGLEAPIS := .build/googleapis/google/api
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+        envoy-validate web-unit chromium venv clean googleapis lint-go
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -28,10 +28,10 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
 
-generate: $(STAMP)  ## regenerate the Python stubs and Envoy's descriptor from proto/
+generate: $(STAMP) $(BUF) googleapis  ## regenerate the stubs, clients and Envoy's descriptor from proto/
 	$(BIN)/python proto/generate.py
 
-check-generated: $(STAMP)
+check-generated: $(STAMP) $(BUF) googleapis
 	$(BIN)/python proto/generate.py --check
 
 venv: $(STAMP)
@@ -42,7 +42,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	  --config-settings editable_mode=compat -e clients/python -e '.[dev]'
 	touch $@
 
-lint: lint-python lint-proto
+lint: lint-python lint-proto lint-go
 
 lint-python: $(STAMP)
 	$(BIN)/ruff check server clients/python/shellexec/client tests bench proto
@@ -52,12 +52,19 @@ $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
 
 # buf needs google/api as a local module; copy it from the googleapis-common-protos wheel.
-lint-proto: $(STAMP) $(BUF)
+googleapis: $(STAMP)
 	mkdir -p $(GOOGLEAPIS)
 	site=$$($(BIN)/python -c 'import google.api as g; print(list(g.__path__)[0])'); \
 	  cp $$site/annotations.proto $$site/http.proto $$site/field_behavior.proto $(GOOGLEAPIS)/
+
+lint-proto: $(STAMP) $(BUF) googleapis
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
+
+# The Go client and the Go test programs (conformance runner, grpc-gateway; ADR 0104).
+lint-go:
+	cd clients/go && go vet ./...
+	cd tests/clients/go && go vet ./...
 
 envoy-validate: $(STAMP)  ## with the statistics listener on, so it is validated too
 	mkdir -p .build

@@ -1,5 +1,6 @@
 """Regenerates every artefact derived from proto/: the Python stubs of the client
-package and the descriptor set Envoy's JSON transcoder loads.
+package, the descriptor set Envoy's JSON transcoder loads, and what `buf generate` makes
+with the local plugins of buf.gen.yaml (the other languages' clients).
 
 Run it through `make generate`; never edit its outputs by hand. `make check-generated`
 runs it into a scratch directory and fails when the committed outputs differ.
@@ -8,7 +9,9 @@ runs it into a scratch directory and fails when the committed outputs differ.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +25,8 @@ PROTO_ROOT = ROOT / "proto"
 PYTHON_OUT = ROOT / "clients" / "python"
 DESCRIPTOR_OUT = ROOT / "envoy" / "shellexec.pb"
 GENERATED_PACKAGE = PYTHON_OUT / "shellexec" / "v1"
+BUF = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
+BUF_TEMPLATE = ROOT / "buf.gen.yaml"
 
 
 def _googleapis_include() -> Path:
@@ -59,6 +64,18 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
     (package_dir / "__init__.py").write_text(docstring)
 
 
+def _buf_outputs() -> list[str]:
+    # Each plugin's `out:` folder holds generated files only (buf's `clean` empties it).
+    return sorted(set(re.findall(r"^\s*out:\s*(\S+)\s*$", BUF_TEMPLATE.read_text(), re.M)))
+
+
+def buf_generate(base: Path) -> None:
+    """Runs every plugin of buf.gen.yaml, writing each `out:` under `base`."""
+    command = [str(BUF), "generate", "--template", str(BUF_TEMPLATE), "--output", str(base)]
+    if subprocess.run(command, cwd=ROOT, check=False).returncode != 0:
+        sys.exit("buf generate failed")
+
+
 def _generated_files(root: Path) -> set[Path]:
     # Only what protoc writes: byte-code caches beside the stubs are not generated code.
     return {path.relative_to(root) for path in root.rglob("*")
@@ -81,6 +98,10 @@ def check() -> int:
         stale = _same_tree(out / "shellexec" / "v1", GENERATED_PACKAGE)
         if (out / "shellexec.pb").read_bytes() != DESCRIPTOR_OUT.read_bytes():
             stale.append(str(DESCRIPTOR_OUT.relative_to(ROOT)))
+        buf_generate(out / "buf")
+        for folder in _buf_outputs():
+            changed = _same_tree(out / "buf" / folder, ROOT / folder)
+            stale += [f"{folder}/{name}" for name in changed]
     if stale:
         print("generated code is stale; run `make generate`:", *stale, sep="\n  ")
         return 1
@@ -94,6 +115,7 @@ def main() -> int:
     if parser.parse_args().check:
         return check()
     generate(PYTHON_OUT, DESCRIPTOR_OUT)
+    buf_generate(ROOT)
     return 0
 
 
