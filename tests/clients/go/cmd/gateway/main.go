@@ -17,8 +17,12 @@ import (
 	"os"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	// The error details the server sends must be known to print them (as Envoy's descriptor
+	// holds them).
+	_ "google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	gateway "shellexec/tests/clients/go/gen/shellexec/v1"
 )
@@ -34,7 +38,8 @@ func main() {
 
 func run(backend, listen string) error {
 	mux := runtime.NewServeMux(muxOptions()...)
-	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(markReach)}
 	if err := gateway.RegisterShellExecServiceHandlerFromEndpoint(context.Background(), mux, backend, dial); err != nil {
 		return err
 	}
@@ -43,9 +48,21 @@ func run(backend, listen string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "listening on %s\n", listener.Addr())
-	return http.Serve(listener, mux)
+	return http.Serve(listener, frontDoor(serviceBindings(), mux))
 }
 
 func muxOptions() []runtime.ServeMuxOption {
-	return nil
+	// Envoy's print options: proto field names, every primitive field printed (but an unset
+	// message field left out, which EmitUnpopulated would print as null); like Envoy's
+	// transcoder, a body field the request does not have is ignored.
+	marshaler := &runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+	}
+	return []runtime.ServeMuxOption{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, eventStream{marshaler}),
+		runtime.WithErrorHandler(errorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.SetQueryParameterParser(strictQuery{}),
+	}
 }
