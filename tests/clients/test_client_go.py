@@ -16,6 +16,8 @@ from support.stack import Stack, running_stack
 
 GO_MODULE = Path(__file__).resolve().parent / "go"
 
+pytestmark = pytest.mark.slow  # its own stack, and `go test` builds the tests
+
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:

@@ -135,14 +135,29 @@ def _events(response: http.client.HTTPResponse, last_revision: int) -> list[Any]
     return events
 
 
+SESSIONS = "/api/v1/task-sessions"
+MISSING = f"{SESSIONS}/ses_{'0' * 32}"
+CALL = "call_parity"
+UPDATES = [codex_start(CALL, "ls -la"), codex_delta(CALL, "total 0\n"),
+           codex_end(CALL, "total 0\n", 0)]
+
+
 def play(door: Door) -> list[Exchange]:
-    """Every unary route with its success and error cases, in one fixed order."""
-    call = "call_parity"
-    updates = [codex_start(call, "ls -la"), codex_delta(call, "total 0\n"),
-               codex_end(call, "total 0\n", 0)]
+    """Every unary route with its success and error cases, the feed, and the front door's
+    own errors, in one fixed order."""
+    _stateless(door)
+    here = _sessions(door)
+    _turn(door, here)
+    _reads(door, here)
+    _deletes(door, here)
+    _front_door(door)
+    return door.exchanges
+
+
+def _stateless(door: Door) -> None:
     send = door.send
     send("normalize", "POST", "/api/v1/shell-exec:normalize",
-         {"updates": updates, "agent": "codex", "mask_secrets": True})
+         {"updates": UPDATES, "agent": "codex", "mask_secrets": True})
     send("normalize: no updates", "POST", "/api/v1/shell-exec:normalize", {"updates": []})
     send("normalize: update not an object", "POST", "/api/v1/shell-exec:normalize",
          {"updates": [7]})
@@ -151,99 +166,109 @@ def play(door: Door) -> list[Exchange]:
     send("summarize: empty output", "POST", "/api/v1/shell-exec:summarize", {"output": {}})
     send("summarize: no output", "POST", "/api/v1/shell-exec:summarize", {})
 
-    sessions = "/api/v1/task-sessions"
-    request_id = f"req-{uuid.uuid4().hex[:12]}"
-    session = send("create session", "POST", sessions,
-                   {"task_id": door.task, "agent": "codex", "request_id": request_id})["session"]
-    send("create session: retried request id", "POST", sessions,
-         {"task_id": door.task, "agent": "codex", "request_id": request_id})
-    send("create session: request id reused", "POST", sessions,
-         {"task_id": door.other_task, "agent": "codex", "request_id": request_id})
-    send("create session: no agent", "POST", sessions, {"task_id": door.other_task})
-    send("create session: empty task id", "POST", sessions, {"task_id": ""})
-    send("create session: malformed task id", "POST", sessions, {"task_id": "a b"})
-    sid = session["id"]
-    here = f"{sessions}/{sid}"
-    missing = f"{sessions}/ses_{'0' * 32}"
-    send("get session", "GET", here)
-    send("get session: unknown", "GET", missing)
-    send("get session: not an id", "GET", f"{sessions}/nope")
 
+def _sessions(door: Door) -> str:
+    """Creates the door's session; returns its path."""
+    send = door.send
+    request_id = f"req-{uuid.uuid4().hex[:12]}"
+    session = send("create session", "POST", SESSIONS,
+                   {"task_id": door.task, "agent": "codex", "request_id": request_id})["session"]
+    send("create session: retried request id", "POST", SESSIONS,
+         {"task_id": door.task, "agent": "codex", "request_id": request_id})
+    send("create session: request id reused", "POST", SESSIONS,
+         {"task_id": door.other_task, "agent": "codex", "request_id": request_id})
+    send("create session: no agent", "POST", SESSIONS, {"task_id": door.other_task})
+    send("create session: empty task id", "POST", SESSIONS, {"task_id": ""})
+    send("create session: malformed task id", "POST", SESSIONS, {"task_id": "a b"})
+    here = f"{SESSIONS}/{session['id']}"
+    send("get session", "GET", here)
+    send("get session: unknown", "GET", MISSING)
+    send("get session: not an id", "GET", f"{SESSIONS}/nope")
+    return here
+
+
+def _turn(door: Door, here: str) -> None:
+    send = door.send
     turn = send("start turn", "POST", f"{here}/turns", {})["turn"]
     send("start turn: already running", "POST", f"{here}/turns", {})
-    send("start turn: unknown session", "POST", f"{missing}/turns", {})
+    send("start turn: unknown session", "POST", f"{MISSING}/turns", {})
     send("start turn: malformed request id", "POST", f"{here}/turns", {"request_id": "a b"})
 
-    updates_path = f"{here}/updates"
-    for sequence, update in enumerate(updates, 1):
-        send(f"publish #{sequence}", "POST", updates_path,
-             {"update": update, "sequence": sequence})
-    send("publish: retried sequence", "POST", updates_path, {"update": updates[0], "sequence": 1})
-    send("publish: sequence conflict", "POST", updates_path,
+    updates = f"{here}/updates"
+    for sequence, update in enumerate(UPDATES, 1):
+        send(f"publish #{sequence}", "POST", updates, {"update": update, "sequence": sequence})
+    send("publish: retried sequence", "POST", updates, {"update": UPDATES[0], "sequence": 1})
+    send("publish: sequence conflict", "POST", updates,
          {"update": agent_text("other"), "sequence": 1})
-    send("publish: chat text", "POST", updates_path, {"update": agent_text("Listing.")})
-    send("publish: ignored type", "POST", updates_path,
+    send("publish: chat text", "POST", updates, {"update": agent_text("Listing.")})
+    send("publish: ignored type", "POST", updates,
          {"update": {"sessionUpdate": "available_commands_update", "availableCommands": []}})
-    send("publish: update not an object", "POST", updates_path, {"update": "text"})
-    send("publish: update null", "POST", updates_path, {"update": None})
-    send("publish: sequence 0", "POST", updates_path, {"update": agent_text("x"), "sequence": 0})
-    send("publish: unknown session", "POST", f"{missing}/updates", {"update": agent_text("x")})
+    send("publish: update not an object", "POST", updates, {"update": "text"})
+    send("publish: update null", "POST", updates, {"update": None})
+    send("publish: sequence 0", "POST", updates, {"update": agent_text("x"), "sequence": 0})
+    send("publish: unknown session", "POST", f"{MISSING}/updates", {"update": agent_text("x")})
+    send("publish: still running", "POST", updates,
+         {"update": codex_start("call_running", "sleep 60")})
 
-    running = codex_start("call_running", "sleep 60")
-    send("publish: still running", "POST", updates_path, {"update": running})
-    send("complete turn", "POST", f"{here}/turns/{turn['id']}:complete",
-         {"stop_reason": "end_turn"})
-    send("complete turn: again", "POST", f"{here}/turns/{turn['id']}:complete", {})
+    complete = f"{here}/turns/{turn['id']}:complete"
+    send("complete turn", "POST", complete, {"stop_reason": "end_turn"})
+    send("complete turn: again", "POST", complete, {})
     send("complete turn: unknown turn", "POST", f"{here}/turns/turn_{'0' * 32}:complete", {})
 
+
+def _reads(door: Door, here: str) -> None:
+    send = door.send
     messages = f"{here}/messages"
     page = send("list: first page", "GET", f"{messages}?limit=2")
     send("list: next page", "GET", f"{messages}?limit=2&after={page['cursor']}")
     send("list: desc", "GET", f"{messages}?sort=desc")
-    send("list: alias", "GET", f"/api/v1/agent-sessions/{sid}/messages")
+    send("list: alias", "GET", here.replace("/task-sessions/", "/agent-sessions/") + "/messages")
     send("list: negative limit", "GET", f"{messages}?limit=-1")
     send("list: before and after", "GET",
          f"{messages}?before={page['cursor']}&after={page['cursor']}")
     send("list: unknown sort", "GET", f"{messages}?sort=up")
     send("list: unknown cursor", "GET", f"{messages}?after=msg_{'0' * 32}")
-    send("list: unknown session", "GET", f"{missing}/messages")
+    send("list: unknown session", "GET", f"{MISSING}/messages")
 
-    shell_id = page["messages"][0]["id"]
+    shell_id, chat_id = (message["id"] for message in page["messages"])
     send("shell output", "GET", f"{messages}/{shell_id}/shell-output")
     send("shell output: unknown message", "GET", f"{messages}/msg_{'0' * 32}/shell-output")
-    chat_id = page["messages"][1]["id"]
     send("shell output: not a shell message", "GET", f"{messages}/{chat_id}/shell-output")
 
     revision = send("get session: after the turn", "GET", here)["session"]["revision"]
-    door.watch("watch from 0", f"{here}/messages:watch?since_revision=0", revision)
-    door.watch("watch from the middle", f"{here}/messages:watch?since_revision=3", revision)
-    door.watch("watch: revision ahead", f"{here}/messages:watch?since_revision=99", 0)
-    door.watch("watch: unknown session", f"{missing}/messages:watch", 0)
+    door.watch("watch from 0", f"{messages}:watch?since_revision=0", revision)
+    door.watch("watch from the middle", f"{messages}:watch?since_revision=3", revision)
+    door.watch("watch: revision ahead", f"{messages}:watch?since_revision=99", 0)
+    door.watch("watch: unknown session", f"{MISSING}/messages:watch", 0)
 
     send("boot state", "GET", f"/api/v1/tasks/{door.task}/boot-state")
     send("boot state: unknown task", "GET", f"/api/v1/tasks/{door.task}-none/boot-state")
     send("boot state: malformed task", "GET", "/api/v1/tasks/a%20b/boot-state")
 
-    send("delete session", "DELETE", f"{sessions}/{sid}")
-    send("delete session: again", "DELETE", f"{sessions}/{sid}")
-    send("delete task", "DELETE", f"/api/v1/tasks/{door.other_task}")
-    send("delete task: unknown", "DELETE", f"/api/v1/tasks/{door.other_task}")
 
-    # What the front door answers itself.
+def _deletes(door: Door, here: str) -> None:
+    door.send("delete session", "DELETE", here)
+    door.send("delete session: again", "DELETE", here)
+    door.send("delete task", "DELETE", f"/api/v1/tasks/{door.other_task}")
+    door.send("delete task: unknown", "DELETE", f"/api/v1/tasks/{door.other_task}")
+
+
+def _front_door(door: Door) -> None:
+    """What the front door answers itself."""
+    send = door.send
     send("unknown route", "GET", "/api/v1/nothing")
-    send("wrong method", "PUT", sessions, {})
-    send("malformed json", "POST", sessions, raw=b'{"task_id": ')
-    send("unknown body field", "POST", sessions, {"task_id": door.task, "colour": "red"})
-    send("wrong field type", "POST", sessions, {"task_id": 7})
-    send("unknown query parameter", "GET", f"{missing}?colour=red")
-    send("unknown query parameter of a body route", "POST", f"{sessions}?colour=red",
+    send("wrong method", "PUT", SESSIONS, {})
+    send("wrong method on a path with variables", "PATCH", f"{MISSING}/messages")
+    send("malformed json", "POST", SESSIONS, raw=b'{"task_id": ')
+    send("unknown body field", "POST", SESSIONS, {"task_id": door.task, "colour": "red"})
+    send("wrong field type", "POST", SESSIONS, {"task_id": 7})
+    send("unknown query parameter", "GET", f"{MISSING}?colour=red")
+    send("unknown query parameter of a body route", "POST", f"{SESSIONS}?colour=red",
          {"task_id": door.task})
-    send("wrong method on a path with variables", "PATCH", f"{missing}/messages")
-    send("wrong query type", "GET", f"{missing}/messages?limit=abc")
-    send("query names the path's field", "GET", f"{missing}?session_id=ses_{'1' * 32}")
-    send("body names another session", "POST", f"{missing}/updates",
+    send("wrong query type", "GET", f"{MISSING}/messages?limit=abc")
+    send("query names the path's field", "GET", f"{MISSING}?session_id=ses_{'1' * 32}")
+    send("body names another session", "POST", f"{MISSING}/updates",
          {"session_id": f"ses_{'1' * 32}", "update": agent_text("x")})
-    return door.exchanges
 
 
 @pytest.fixture(scope="module")
