@@ -32,13 +32,23 @@ func reached(ctx context.Context) bool {
 	return found != nil && found.backend
 }
 
-// markReach is a client interceptor on the gateway's connection to the server.
-func markReach(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
-	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+func markReached(ctx context.Context) {
 	if found, ok := ctx.Value(reachKey{}).(*reach); ok {
 		found.backend = true
 	}
+}
+
+// reachUnary and reachStream are client interceptors on the gateway's connection to the server.
+func reachUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	markReached(ctx)
 	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func reachStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	markReached(ctx)
+	return streamer(ctx, desc, cc, method, opts...)
 }
 
 func writeFrontDoor(w http.ResponseWriter, httpStatus int, code codes.Code, message string) {

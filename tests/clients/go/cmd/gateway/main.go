@@ -39,7 +39,7 @@ func main() {
 func run(backend, listen string) error {
 	mux := runtime.NewServeMux(muxOptions()...)
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(markReach)}
+		grpc.WithUnaryInterceptor(reachUnary), grpc.WithStreamInterceptor(reachStream)}
 	if err := gateway.RegisterShellExecServiceHandlerFromEndpoint(context.Background(), mux, backend, dial); err != nil {
 		return err
 	}
