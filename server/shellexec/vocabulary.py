@@ -108,6 +108,18 @@ ACP_CHAT_CHUNKS: Final[tuple[AcpChatChunk, ...]] = (
     ACP_AGENT_MESSAGE_CHUNK, ACP_USER_MESSAGE_CHUNK,
 )
 
+# ... and the ACP v2 "Terminal Output" updates, folded into the tool call whose content
+# names their terminal (`{"type": "terminal", "terminalId": ...}`, ADR 0085).
+AcpTerminalUpdate = Literal["terminal_update", "terminal_output_chunk"]
+ACP_TERMINAL_UPDATE: Final[AcpTerminalUpdate] = "terminal_update"
+ACP_TERMINAL_OUTPUT_CHUNK: Final[AcpTerminalUpdate] = "terminal_output_chunk"
+ACP_TERMINAL_UPDATES: Final[tuple[AcpTerminalUpdate, ...]] = (
+    ACP_TERMINAL_UPDATE, ACP_TERMINAL_OUTPUT_CHUNK,
+)
+# The `_meta` key with which a client that hosts a terminal (the bridge) names the tool call
+# its terminal updates belong to, when no content names the terminal (ADR 0087).
+META_TERMINAL_TOOL_CALL: Final = "shellexec_tool_call_id"
+
 # ACP `ToolCallStatus` as ACP v1 spells it (what the demo sends; agents' other spellings are
 # in `normalize.vocabulary`).
 AcpToolStatus = Literal["pending", "in_progress", "completed", "failed"]

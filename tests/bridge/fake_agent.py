@@ -13,6 +13,13 @@ SCRIPT is JSON Lines; on `session/prompt` the agent plays it, one step per line:
     {"read_file": {"path": "/abs"}}      fs/read_text_file; result -> record["files"]
     {"write_file": {"path": "/abs", "content": "..."}}
     {"stderr": "text", "repeat": 1000}   write to stderr (the bridge must drain it)
+    {"terminal": {"command": "...", "cwd": ..., "env": [...], "outputByteLimit": N},
+     "as": "t1"}                         terminal/create; the id replaces "@t1" in later steps
+    {"terminal_output": "t1"}            terminal/output
+    {"terminal_wait": "t1"}              terminal/wait_for_exit
+    {"terminal_kill": "t1"}              terminal/kill
+    {"terminal_release": "t1"}           terminal/release
+                                         (each answer -> record["terminals"], in order)
     {"exit": 3}                          die at once with this status
     {"stop": "max_tokens"}               the stop reason (default end_turn; cancelled after cancel)
 
@@ -39,6 +46,7 @@ from acp.exceptions import RequestError
 from acp.interfaces import Agent, Client
 from acp.schema import (
     AgentCapabilities,
+    EnvVariable,
     Implementation,
     InitializeResponse,
     NewSessionResponse,
@@ -58,7 +66,7 @@ class Recorder:
     def __init__(self, path: Path, report_env: list[str]) -> None:
         self._path = path
         self.data: dict[str, Any] = {
-            "session/cancel": [], "permissions": [], "files": [], "marks": [],
+            "session/cancel": [], "permissions": [], "files": [], "marks": [], "terminals": [],
             "env_names": sorted(os.environ),
             "env": {name: os.environ.get(name) for name in report_env},
         }
@@ -96,6 +104,7 @@ class FakeAgent:
         self._recorder = recorder
         self._cancelled = asyncio.Event()
         self._conn: AgentSideConnection | None = None
+        self._terminal_ids: dict[str, str] = {}
 
     def on_connect(self, conn: Client) -> None:
         assert isinstance(conn, AgentSideConnection)
@@ -119,8 +128,18 @@ class FakeAgent:
             await self._play(session_id, step)
         return PromptResponse(stop_reason="cancelled" if self._cancelled.is_set() else stop)
 
+    def _with_terminal_ids(self, step: Step) -> Step:
+        text = json.dumps(step)
+        for name, terminal_id in self._terminal_ids.items():
+            text = text.replace(f'"@{name}"', json.dumps(terminal_id))
+        played: Step = json.loads(text)
+        return played
+
     async def _play(self, session_id: str, step: Step) -> None:
-        if "update" in step:
+        step = self._with_terminal_ids(step)
+        if any(key.startswith("terminal") for key in step):
+            await self._terminal(session_id, step)
+        elif "update" in step:
             await self._connection()._conn.send_notification(
                 "session/update", {"sessionId": session_id, "update": step["update"]})
         elif "sleep" in step:
@@ -153,6 +172,32 @@ class FakeAgent:
         except RequestError as error:
             key = "permissions" if "permission" in step else "files"
             self._recorder.add(key, _error(error))
+
+    async def _terminal(self, session_id: str, step: Step) -> None:
+        conn = self._connection()
+        kind = next(key for key in step if key.startswith("terminal"))
+        answer: Any = None
+        try:
+            if kind == "terminal":
+                request = step["terminal"]
+                created = await conn.create_terminal(
+                    session_id=session_id, command=request["command"],
+                    args=request.get("args"), cwd=request.get("cwd"),
+                    env=[EnvVariable.model_validate(e) for e in request.get("env", [])],
+                    output_byte_limit=request.get("outputByteLimit"))
+                self._terminal_ids[step["as"]] = created.terminal_id
+                answer = created
+            else:
+                terminal_id = self._terminal_ids.get(str(step[kind]), str(step[kind]))
+                call = {"terminal_output": conn.terminal_output,
+                        "terminal_wait": conn.wait_for_terminal_exit,
+                        "terminal_kill": conn.kill_terminal,
+                        "terminal_release": conn.release_terminal}[kind]
+                answer = await call(session_id=session_id, terminal_id=terminal_id)
+            dumped = {} if answer is None else answer.model_dump(mode="json", by_alias=True)
+            self._recorder.add("terminals", {"step": kind, **dumped})
+        except RequestError as error:
+            self._recorder.add("terminals", {"step": kind, **_error(error)})
 
     async def _ask(self, session_id: str, request: dict[str, Any]) -> dict[str, Any]:
         response = await self._connection().request_permission(

@@ -51,6 +51,11 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],
     "retention and compaction": [("HOUSEKEEPING_BATCH_SESSIONS",)],
     "publish receipts": [("RECEIPT_WINDOW_SECONDS",)],
+    "a terminal update's `terminalId`": [("MAX_TERMINAL_ID_CHARS",)],
+    "a terminal update's data (`data`, `output.data`)": [("MAX_TERMINAL_DATA_BYTES",),
+                                                         ("MAX_TERMINAL_SIGNAL_CHARS",)],
+    "terminal updates held before their terminal is linked": [
+        ("MAX_HELD_TERMINAL_UPDATES",), ("MAX_HELD_TERMINAL_BYTES",)],
 }
 # Rows whose limit names the characters an identifier may use, as ID_CHARACTERS allows them.
 ALPHABET_ROWS = ("`task_id`", "`request_id`")

@@ -68,6 +68,12 @@ def stored(path: Path, session_id: str) -> dict[str, Any]:
             "receipts": receipts}
 
 
+def pruned(app: Composition, table: str) -> float | None:
+    """What the metrics say was pruned from `table` so far."""
+    return app.metrics.registry.get_sample_value("shellexec_pruned_rows_total",
+                                                 {"table": table})
+
+
 def publish(app: Composition, session_id: str, update: dict[str, Any],
             sequence: int | None = None) -> bool:
     return bool(asyncio.run(app.publisher.publish(session_id, update, sequence)).duplicate)
@@ -108,6 +114,9 @@ def test_an_active_session_keeps_the_events_of_the_window(
 
     assert stored(path, session_id) == {"revision": 3, "compacted": 2, "events": [3],
                                         "receipts": [3]}
+    assert (pruned(app, "event"), pruned(app, "publish_receipt")) == (2, 2)
+    asyncio.run(app.housekeeping.sweep())  # nothing more to prune: nothing more counted
+    assert (pruned(app, "event"), pruned(app, "publish_receipt")) == (2, 2)
     assert [event.type for event in first_events(app, session_id, 1, 2)] == [
         "heartbeat", "reset"]
     replayed = first_events(app, session_id, 2, 2)[1]

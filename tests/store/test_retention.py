@@ -14,6 +14,7 @@ import pytest
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.service import NotFoundError
+from shellexec.service.deletion import IdleDeleted
 from shellexec.service.housekeeping import Housekeeping
 
 from support.acp import agent_text
@@ -65,6 +66,8 @@ def test_sessions_idle_past_the_retention_are_deleted_and_active_ones_kept(
     assert deleted == 1
     assert not exists(app, idle)
     assert exists(app, quiet_turn)
+    assert app.metrics.registry.get_sample_value(
+        "shellexec_pruned_rows_total", {"table": "session"}) == 1
 
 
 def test_a_sweep_deletes_in_batches_until_nothing_is_left(
@@ -75,10 +78,10 @@ def test_a_sweep_deletes_in_batches_until_nothing_is_left(
     batches: list[int] = []
     delete_idle = app.deletion.delete_idle
 
-    async def counted(cutoff: int, limit: int) -> int:
-        count = await delete_idle(cutoff, limit)
-        batches.append(count)
-        return count
+    async def counted(cutoff: int, limit: int) -> IdleDeleted:
+        batch = await delete_idle(cutoff, limit)
+        batches.append(batch.sessions)
+        return batch
 
     app.deletion.delete_idle = counted  # type: ignore[method-assign]
     housekeeping = Housekeeping(app.database, app.deletion, clock, retention_days=2,
@@ -109,7 +112,7 @@ def test_an_upgraded_session_counts_as_active_when_its_row_last_changed(
     app.close()
     with sqlite3.connect(path) as db:  # as step 6 found a session of before it
         db.execute("UPDATE session SET updated_at = ?", (START - 5 * DAY,))
-        db.execute("DELETE FROM schema_version WHERE version = 6")
+        db.execute("DELETE FROM schema_version WHERE version >= 6")
         db.execute("ALTER TABLE session DROP COLUMN active_at")
     db.close()
 

@@ -16,6 +16,8 @@ that cannot exist is the one reported.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +37,9 @@ from shellexec.rules.limits import (
     MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
     MAX_SUMMARIZE_FIELD_BYTES,
+    MAX_TERMINAL_DATA_BYTES,
+    MAX_TERMINAL_ID_CHARS,
+    MAX_TERMINAL_SIGNAL_CHARS,
     MAX_TOOL_CALL_ID_CHARS,
     MAX_UPDATE_BYTES,
     MIN_NORMALIZE_UPDATES,
@@ -46,8 +51,11 @@ from shellexec.rules.limits import (
 from shellexec.service import InvalidArgumentError, NotFoundError
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import (
+    ACP_TERMINAL_OUTPUT_CHUNK,
+    ACP_TERMINAL_UPDATES,
     ACP_TOOL_UPDATES,
     MESSAGE_ID_PREFIX,
+    META_TERMINAL_TOOL_CALL,
     RESOURCE_MESSAGE,
     RESOURCE_SESSION,
     RESOURCE_TASK,
@@ -195,6 +203,79 @@ def _tool_call_id(update: Mapping[str, Any]) -> None:
     _at_most_chars(value, "update.toolCallId", MAX_TOOL_CALL_ID_CHARS)
 
 
+# Base64 of MAX_TERMINAL_DATA_BYTES bytes is at most this long: longer is refused undecoded.
+_MAX_TERMINAL_DATA_CHARS = 4 * -(-MAX_TERMINAL_DATA_BYTES // 3)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _optional_text(update: Mapping[str, Any], key: str, field: str) -> None:
+    value = update.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InvalidArgumentError(field, "must be a string or null")
+
+
+def _terminal_data(value: object, field: str) -> None:
+    """Standard, padded base64 of at most MAX_TERMINAL_DATA_BYTES bytes."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(field, "must be a base64 string")
+    if len(value) > _MAX_TERMINAL_DATA_CHARS:
+        raise InvalidArgumentError(
+            field, f"must decode to at most {MAX_TERMINAL_DATA_BYTES} bytes")
+    try:
+        decoded = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise InvalidArgumentError(field, "must be standard base64 (A-Z a-z 0-9 + /, "
+                                          "padded with =)") from None
+    if len(decoded) > MAX_TERMINAL_DATA_BYTES:
+        raise InvalidArgumentError(
+            field, f"must decode to at most {MAX_TERMINAL_DATA_BYTES} bytes")
+
+
+def _exit_status(value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError("update.exitStatus", "must be an object or null")
+    code = value.get("exitCode")
+    integral = isinstance(code, int | float) and not isinstance(code, bool) and float(
+        code).is_integer()
+    if code is not None and not (integral and _INT32[0] <= code <= _INT32[1]):
+        raise InvalidArgumentError("update.exitStatus.exitCode",
+                                   "must be a 32-bit integer or null")
+    signal = value.get("signal")
+    if signal is not None and not (isinstance(signal, str)
+                                   and 0 < len(signal) <= MAX_TERMINAL_SIGNAL_CHARS):
+        raise InvalidArgumentError(
+            "update.exitStatus.signal",
+            f"must be a signal name of 1 to {MAX_TERMINAL_SIGNAL_CHARS} characters or null")
+
+
+def _terminal_update(update: Mapping[str, Any]) -> None:
+    """An ACP v2 terminal update, every field it states checked (ADR 0085)."""
+    terminal_id = update.get("terminalId")
+    if not isinstance(terminal_id, str) or not terminal_id.strip():
+        raise InvalidArgumentError("update.terminalId", "must be a non-empty string")
+    _at_most_chars(terminal_id, "update.terminalId", MAX_TERMINAL_ID_CHARS)
+    meta = update.get("_meta")
+    hint = meta.get(META_TERMINAL_TOOL_CALL) if isinstance(meta, Mapping) else None
+    if hint is not None and not (isinstance(hint, str) and hint
+                                 and len(hint) <= MAX_TOOL_CALL_ID_CHARS):
+        raise InvalidArgumentError(f"update._meta.{META_TERMINAL_TOOL_CALL}",
+                                   "must name a tool call (a non-empty string of at most "
+                                   f"{MAX_TOOL_CALL_ID_CHARS} characters)")
+    if update["sessionUpdate"] == ACP_TERMINAL_OUTPUT_CHUNK:
+        _terminal_data(update.get("data"), "update.data")
+        return
+    _optional_text(update, "command", "update.command")
+    _optional_text(update, "cwd", "update.cwd")
+    output = update.get("output")
+    if output is not None:
+        if not isinstance(output, Mapping):
+            raise InvalidArgumentError("update.output", "must be an object or null")
+        _terminal_data(output.get("data"), "update.output.data")
+    _exit_status(update.get("exitStatus"))
+
+
 def _acp_update(value: object) -> Mapping[str, Any]:
     """The shape every published update needs; provider fields are the fold's business."""
     if not isinstance(value, Mapping):
@@ -204,6 +285,8 @@ def _acp_update(value: object) -> Mapping[str, Any]:
         raise InvalidArgumentError("update.sessionUpdate", "must be a non-empty string")
     if kind in ACP_TOOL_UPDATES:
         _tool_call_id(value)
+    if kind in ACP_TERMINAL_UPDATES:
+        _terminal_update(value)
     return value
 
 

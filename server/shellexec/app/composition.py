@@ -77,7 +77,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
     offload = Offload(settings.conversion_workers)
     housekeeping = Housekeeping(database, deletion, clock,
                                 retention_days=settings.retention_days,
-                                feed_retention_hours=settings.feed_retention_hours)
+                                feed_retention_hours=settings.feed_retention_hours,
+                                on_pruned=metrics.count_pruned)
     return Composition(database, feed, caches, sessions, publisher, reader, deletion,
                        housekeeping, Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, deletion, offload,

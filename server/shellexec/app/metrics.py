@@ -50,12 +50,15 @@ class Metrics:
 
         return count
 
+    def count_pruned(self, table: str, rows: int) -> None:
+        """Counts `rows` deleted from `table` by retention or compaction."""
+        self.pruned_rows.labels(table=table).inc(rows)
+
 
 def create_metrics(registry: CollectorRegistry) -> Metrics:
     """Registers the server's metric families in `registry`."""
-    pruned = Counter("shellexec_pruned_rows", "Rows deleted by retention and compaction, by "
-                     "table (nothing prunes yet: these stay at 0).", ["table"],
-                     registry=registry)
+    pruned = Counter("shellexec_pruned_rows", "Rows deleted by retention and feed compaction, "
+                     "by table.", ["table"], registry=registry)
     for table in PRUNED_TABLES:
         pruned.labels(table=table)  # exported at 0 from the start, not when first pruned
     return Metrics(

@@ -57,10 +57,11 @@ class AgentHandle:
         return "" if code is None else f" (agent exited with status {code})"
 
 
-def capabilities(files: FileAccess) -> ClientCapabilities:
-    """What the bridge offers: display-terminal output (`_meta`), no terminal, fs per flags."""
+def capabilities(files: FileAccess, host_terminals: bool = False) -> ClientCapabilities:
+    """What the bridge offers: display-terminal output (`_meta`), terminals with
+    `--host-terminals`, fs per flags."""
     return ClientCapabilities(
-        terminal=False,
+        terminal=host_terminals,
         fs=FileSystemCapabilities(read_text_file=files.read_enabled,
                                   write_text_file=files.write_enabled),
         field_meta={"terminal_output": True, "terminal_output_delta": True},
@@ -172,11 +173,13 @@ def _reason(error: Exception) -> str:
     return f"{text} {data}" if data else text
 
 
-async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess) -> str:
+async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,
+                           host_terminals: bool = False) -> str:
     """`initialize` with our capabilities, then `session/new`; returns the ACP session id."""
     connection = handle.connection
     started = await agent_step(handle, "initialize", connection.initialize(
-        protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities(files),
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=capabilities(files, host_terminals),
         client_info=_client_info()))
     info = started.agent_info
     log.info("agent %s %s speaks ACP v%s", info.name if info else "?",

@@ -37,6 +37,7 @@ from shellexec.bridge.options import (
     DEFAULT_CANCEL_GRACE_SECONDS,
     DEFAULT_RETRY_SECONDS,
     DEFAULT_SERVER,
+    DEFAULT_TERMINAL_TIMEOUT_SECONDS,
     DEFAULT_WEB_URL,
     BridgeOptions,
 )
@@ -92,6 +93,13 @@ def _add_policy_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve fs/read_text_file inside --cwd (default: refused)")
     parser.add_argument("--allow-fs-write", action="store_true",
                         help="serve fs/write_text_file inside --cwd (default: refused)")
+    parser.add_argument("--host-terminals", action="store_true",
+                        help="run the agent's commands itself (ACP terminal/*), so their "
+                             "output and exit codes are exact; NOT a sandbox (default: off)")
+    parser.add_argument("--terminal-timeout", type=float,
+                        default=DEFAULT_TERMINAL_TIMEOUT_SECONDS, metavar="SECONDS",
+                        help="kill a hosted terminal's command after this long "
+                             "(default: %(default)g)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME",
                         help="also pass this variable to the agent (repeatable)")
     parser.add_argument("--retry-for", type=float, default=DEFAULT_RETRY_SECONDS,
@@ -171,7 +179,9 @@ def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOption
         limits=BufferLimits(
             max_updates=int(_positive("--max-buffered-updates", args.max_buffered_updates)),
             max_bytes=int(_positive("--max-buffered-bytes", args.max_buffered_bytes))),
-        cancel_grace=_positive("--cancel-grace", args.cancel_grace))
+        cancel_grace=_positive("--cancel-grace", args.cancel_grace),
+        host_terminals=args.host_terminals,
+        terminal_timeout=_positive("--terminal-timeout", args.terminal_timeout))
 
 
 def parse(argv: Sequence[str]) -> tuple[BridgeOptions, bool]:

@@ -34,6 +34,7 @@ from acp.schema import (
 from shellexec.bridge import permissions
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.permissions import PermissionAnswer
+from shellexec.bridge.terminals import TerminalHost
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -49,43 +50,52 @@ def _logged(action: str, path: str) -> Iterator[None]:
     log.info("agent asked to %s %s: done", action, path)
 
 
-class _NoTerminal:
-    """`terminal/*`: not offered (`clientCapabilities.terminal: false`), so agents run
-    commands themselves and report them; a call anyway is "method not found" rather than the
-    SDK's silent `null` result."""
+class BridgeClient:
+    """Answers permission and file requests by policy, and terminal requests when it hosts
+    terminals; nothing here blocks on a human."""
+
+    def __init__(self, answer: PermissionAnswer, files: FileAccess,
+                 cancelling: Callable[[], bool], terminals: TerminalHost | None = None) -> None:
+        self._answer = answer
+        self._files = files
+        self._cancelling = cancelling
+        self._terminals = terminals
+
+    def _host(self, method: str) -> TerminalHost:
+        """The terminal host; without `--host-terminals` (`clientCapabilities.terminal`
+        false) a call anyway is "method not found" rather than the SDK's silent `null`."""
+        if self._terminals is None:
+            raise RequestError.method_not_found(method)
+        return self._terminals
 
     async def create_terminal(self, session_id: str, command: str,
                               args: list[str] | None = None,
                               env: list[EnvVariable] | None = None, cwd: str | None = None,
                               output_byte_limit: int | None = None, **kwargs: Any
                               ) -> CreateTerminalResponse:
-        raise RequestError.method_not_found("terminal/create")
+        terminal_id = await self._host("terminal/create").create(command, args, env, cwd,
+                                                                 output_byte_limit)
+        return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any
                               ) -> TerminalOutputResponse:
-        raise RequestError.method_not_found("terminal/output")
+        output, truncated, status = self._host("terminal/output").output(terminal_id)
+        return TerminalOutputResponse(output=output, truncated=truncated, exit_status=status)
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
                                ) -> ReleaseTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/release")
+        await self._host("terminal/release").release(terminal_id)
+        return ReleaseTerminalResponse()
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any
                                      ) -> WaitForTerminalExitResponse:
-        raise RequestError.method_not_found("terminal/wait_for_exit")
+        status = await self._host("terminal/wait_for_exit").wait_for_exit(terminal_id)
+        return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
                             ) -> KillTerminalResponse | None:
-        raise RequestError.method_not_found("terminal/kill")
-
-
-class BridgeClient(_NoTerminal):
-    """Answers permission and file requests by policy; nothing here blocks on a human."""
-
-    def __init__(self, answer: PermissionAnswer, files: FileAccess,
-                 cancelling: Callable[[], bool]) -> None:
-        self._answer = answer
-        self._files = files
-        self._cancelling = cancelling
+        self._host("terminal/kill").kill(terminal_id)
+        return KillTerminalResponse()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         return None  # recorded by the stream observer; see the module docstring

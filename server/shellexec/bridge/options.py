@@ -13,6 +13,7 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 DEFAULT_WEB_URL = "http://127.0.0.1:8080"
 DEFAULT_CANCEL_GRACE_SECONDS = 5.0
 DEFAULT_RETRY_SECONDS = 60.0
+DEFAULT_TERMINAL_TIMEOUT_SECONDS = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,9 @@ class BridgeOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     limits: BufferLimits = field(default_factory=BufferLimits)
     cancel_grace: float = DEFAULT_CANCEL_GRACE_SECONDS
+    # Host the agent's terminals (`terminal/*`) and how long one command may run.
+    host_terminals: bool = False
+    terminal_timeout: float = DEFAULT_TERMINAL_TIMEOUT_SECONDS
 
     def session_url(self, session_id: str) -> str:
         """The chat page of a service session."""

@@ -37,9 +37,11 @@ from shellexec.bridge.errors import (
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.forwarder import Forwarder
 from shellexec.bridge.handlers import BridgeClient
+from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.options import BridgeOptions
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
+from shellexec.bridge.terminals import TerminalHost
 from shellexec.vocabulary import ACP_STOP_CANCELLED, ACP_USER_MESSAGE_CHUNK
 
 log = logging.getLogger("shellexec.bridge")
@@ -80,6 +82,8 @@ class BridgeRun:
         self._forwarder = Forwarder(options.limits)
         self._link = ServiceLink(options.server, options.retry, token=options.token)
         self._cancel_sent = False
+        self._calls = OpenCalls()
+        self._terminals: TerminalHost | None = None
 
     async def execute(self) -> RunResult:
         """Runs the agent and records its turn; raises what prevented recording it."""
@@ -103,18 +107,40 @@ class BridgeRun:
         log.info("agent environment: %s", " ".join(environment.names()))
         for name in environment.missing:
             log.warning("--env %s: not set in this environment; not passed", name)
-        client = BridgeClient(options.permission, self._files, lambda: self._cancel_sent)
+        if options.host_terminals:
+            self._terminals = TerminalHost(options.cwd, environment.values,
+                                           options.terminal_timeout, self._forwarder.enqueue,
+                                           self._calls)
+        client = BridgeClient(options.permission, self._files, lambda: self._cancel_sent,
+                              self._terminals)
         async with running_agent(options.command, environment.values, options.cwd, client,
-                                 self._forwarder.enqueue, AGENT_EXIT_SECONDS) as agent:
-            acp_session = await self._signals.unless_signalled(
-                open_acp_session(agent, options.cwd, self._files), "the agent to start")
-            turn = await self._signals.unless_signalled(
-                self._open_turn(), "the service to open a session")
-            log.info("recording into session %s (%s)", turn.session_id,
-                     options.session_url(turn.session_id))
-            self._forwarder.start(functools.partial(self._link.publish, turn.session_id))
-            stop_reason, error = await self._prompt(agent, acp_session)
+                                 self._observed, AGENT_EXIT_SECONDS) as agent:
+            try:
+                acp_session = await self._signals.unless_signalled(
+                    open_acp_session(agent, options.cwd, self._files, options.host_terminals),
+                    "the agent to start")
+                turn = await self._signals.unless_signalled(
+                    self._open_turn(), "the service to open a session")
+                log.info("recording into session %s (%s)", turn.session_id,
+                         options.session_url(turn.session_id))
+                self._forwarder.start(functools.partial(self._link.publish, turn.session_id))
+                stop_reason, error = await self._prompt(agent, acp_session)
+            finally:
+                await self._stop_terminals()
         return turn, stop_reason, error
+
+    def _observed(self, update: object) -> None:
+        """Each `session/update` of the agent, in arrival order: followed, then recorded."""
+        self._calls.observe(update)
+        self._forwarder.enqueue(update)
+        if self._terminals is not None:
+            self._terminals.observe(update)
+
+    async def _stop_terminals(self) -> None:
+        """Kills the process group of every hosted terminal still running (their exits are
+        recorded before the turn is completed)."""
+        if self._terminals is not None:
+            await self._terminals.stop_all()
 
     async def _open_turn(self) -> ServiceTurn:
         try:
@@ -155,6 +181,7 @@ class BridgeRun:
                     self._options.cancel_grace)
         with contextlib.suppress(Exception):  # the agent may already be gone
             await agent.connection.cancel(session_id=session_id)
+        await self._stop_terminals()
         with contextlib.suppress(SignalError):  # a second signal: stop waiting now
             await self._signals.unless_signalled(
                 asyncio.wait({prompt}, timeout=self._options.cancel_grace),

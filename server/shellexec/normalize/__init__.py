@@ -19,7 +19,9 @@ has them as tables):
 - `status`: status and result (`shell_result` also gives a stored row its result);
 - `text`: the 256 KiB bound (newest bytes of an output, first bytes of other text) and
   valid UTF-8;
-- `serialize`, `changes`: persisting a state and its output cheaply.
+- `serialize`, `changes`: persisting a state and its output cheaply;
+- `terminal_updates`, `terminal_fold`, `terminal_links`: ACP v2 terminal updates, folded into
+  the call that names their terminal, whose output and exit status then outrank the agent's.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 | rank | source | agents |
 | --- | --- | --- |
+| 4 `HOST` | `exitStatus.exitCode` of a `terminal_update` | bridge-hosted terminals, v2 |
 | 3 `TERMINAL` | `_meta.terminal_exit.exit_code` | Codex, Claude (terminal mode) |
 | 2 `NATIVE` | `rawOutput.exit_code` | Codex |
 | 2 `NATIVE` | `rawOutput.metadata.exit` | OpenCode |
@@ -39,6 +40,9 @@ class ExitRank(IntEnum):
     MARKUP = 1
     NATIVE = 2
     TERMINAL = 3
+    HOST = 4
+    """The `exitStatus` of an ACP terminal (v2 `terminal_update`, or the bridge's own
+    terminal): the process's own status, above anything the agent says (ADR 0085)."""
 
 
 def parse_exit_code(value: object) -> int | None:

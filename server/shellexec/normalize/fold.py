@@ -13,6 +13,10 @@ read in this order, each by the module that owns its rules:
 4. the result: `rawOutput` (`raw_output`, `markup`) and `_meta.terminal_exit` (`exit_codes`);
 5. an update without a `status` that carried output means the command is running.
 
+A v2 terminal update (`terminal_update`, `terminal_output_chunk`) is folded by
+`terminal_fold`; once a call's terminal owns its output, step 3 and the texts of step 4 are
+skipped (ADR 0085).
+
 `fold` never raises and never mutates its arguments.
 """
 
@@ -41,15 +45,25 @@ from shellexec.normalize.streams import (
     apply_snapshot,
     apply_terminal_output,
 )
+from shellexec.normalize.terminal_fold import fold_terminal
+from shellexec.normalize.terminal_links import CallTerminals
 from shellexec.normalize.vocabulary import ShellStatus, is_terminal, parse_acp_status
-from shellexec.vocabulary import ACP_TOOL_UPDATES, STATUS_RUNNING
+from shellexec.vocabulary import ACP_TERMINAL_UPDATES, ACP_TOOL_UPDATES, STATUS_RUNNING
 
 _IDENTITY_KEYS = ("kind", "name", "rawInput", "title")
 
 
 def fold(state: ShellState, update: object) -> ShellState:
-    """The state after one ACP `params.update` object (any JSON value; never raises)."""
-    if not isinstance(update, Mapping) or update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
+    """The state after one ACP `params.update` object (any JSON value; never raises).
+
+    A v2 terminal update is folded as the update of this call's terminal (`terminal_fold`):
+    the caller routes it here only once it knows the call names that terminal.
+    """
+    if not isinstance(update, Mapping):
+        return state
+    if update.get("sessionUpdate") in ACP_TERMINAL_UPDATES:
+        return fold_terminal(state, update)
+    if update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
         return state
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)
@@ -64,10 +78,15 @@ def fold(state: ShellState, update: object) -> ShellState:
 def fold_all(
     updates: Iterable[object], state: ShellState | None = None, agent: str | None = None
 ) -> ShellState:
-    """`fold` over `updates` in order, from `state` or else from `new_state(agent)`."""
+    """`fold` over one call's `updates` in order, from `state` or else from `new_state(agent)`.
+
+    Terminal updates count once the call names their terminal (`terminal_links`).
+    """
     current = new_state(agent) if state is None else state
+    terminals = CallTerminals()
     for update in updates:
-        current = fold(current, update)
+        for routed in terminals.route(current.tool_call_id, update):
+            current = fold(current, routed)
     return current
 
 
@@ -116,6 +135,9 @@ def _with_status(state: ShellState, reported: ShellStatus | None) -> ShellState:
 
 def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[ShellState, bool]:
     """`state` after the update's output fields, and whether the update carried output."""
+    if state.host_output:
+        # The call's terminal owns its output: the agent's copy is not the output (ADR 0085).
+        return _with_reported_exit(state, update), False
     state, live = _with_live_output(state, update)
     if "rawOutput" not in update:
         return state, live
@@ -123,6 +145,13 @@ def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[Sh
     state = apply_final(state, result, final)
     state = _with_exit(state, result.exit_code, result.exit_rank)
     return state, live or result.stdout is not None or result.stderr is not None
+
+
+def _with_reported_exit(state: ShellState, update: JsonObject) -> ShellState:
+    if "rawOutput" not in update:
+        return state
+    result = read_raw_output(update["rawOutput"])
+    return _with_exit(state, result.exit_code, result.exit_rank)
 
 
 def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState, bool]:

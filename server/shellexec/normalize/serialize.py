@@ -50,7 +50,15 @@ def dump_state(state: ShellState) -> dict[str, object]:
         "live_source": state.live_source,
         "echo": state.echo,
         "terminal_chunks": state.terminal_chunks,
+        "host": _dump_host(state),
     }
+
+
+def _dump_host(state: ShellState) -> dict[str, object] | None:
+    if not state.host_output and state.host_signal is None:
+        return None
+    return {"output": state.host_output, "partial": state.host_pending.hex(),
+            "signal": state.host_signal}
 
 
 def _dump_stream(
@@ -66,6 +74,8 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
     """The state `record` (from `dump_state`) describes, with its stored output texts."""
     exit_code = parse_exit_code(_int(record, "exit_code"))
     stdout_meta, stderr_meta = obj(record.get("stdout")), obj(record.get("stderr"))
+    host = obj(record.get("host"))
+    signal = _text(host, "signal")
     return ShellState(
         agent=_text(record, "agent"),
         tool_call_id=_text(record, "tool_call_id"),
@@ -78,7 +88,8 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         reported_status=_word(record, "reported_status", SHELL_STATUSES),
         cancelled_by_prompt=_flag(record, "cancelled_by_prompt"),
         exit_code=exit_code,
-        exit_rank=_exit_rank(record) if exit_code is not None else ExitRank.NONE,
+        exit_rank=(_exit_rank(record) if exit_code is not None or signal is not None
+                   else ExitRank.NONE),
         stdout=_load_stream(stdout, stdout_meta),
         stderr=_load_stream(stderr, stderr_meta),
         stdout_final=stdout is not None and _flag(stdout_meta, "final"),
@@ -87,7 +98,21 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         live_source=_word(record, "live_source", LIVE_SOURCES),
         echo=_word(record, "echo", ECHO_PHASES),
         terminal_chunks=_flag(record, "terminal_chunks"),
+        host_output=_flag(host, "output"),
+        host_pending=_pending(host),
+        host_signal=signal,
     )
+
+
+def _pending(host: Mapping[str, object]) -> bytes:
+    """At most 3 bytes: an incomplete UTF-8 sequence never needs more."""
+    value = host.get("partial")
+    if not isinstance(value, str) or len(value) > 6:
+        return b""
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return b""
 
 
 def _load_stream(body: str | None, meta: Mapping[str, object]) -> OutputText | None:
@@ -121,5 +146,5 @@ def _word(record: Mapping[str, object], key: str, words: tuple[_Word, ...]) -> _
 
 def _exit_rank(record: Mapping[str, object]) -> ExitRank:
     rank = _int(record, "exit_rank")
-    valid = rank is not None and ExitRank.MARKUP <= rank <= ExitRank.TERMINAL
+    valid = rank is not None and ExitRank.MARKUP <= rank <= ExitRank.HOST
     return ExitRank(rank) if valid and rank is not None else ExitRank.TERMINAL

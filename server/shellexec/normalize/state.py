@@ -71,11 +71,20 @@ class ShellState:
     live_source: LiveSource = "none"
     echo: EchoPhase = "pending"
     terminal_chunks: bool = False
+    host_output: bool = False
+    """An ACP terminal (v2 terminal updates, or one the bridge hosts) owns the output: its
+    exact transcript, not the agent's report of it, is stdout (see `terminal_fold`)."""
+    host_pending: bytes = b""
+    """The last bytes of the terminal's output when they end inside a UTF-8 sequence: the
+    next chunk completes them."""
+    host_signal: str | None = None
+    """The signal that ended the terminal's process, when one did."""
 
     @property
     def status(self) -> ShellStatus:
         """The public status: `pending`, `running`, `complete`, `failed` or `cancelled`."""
-        return shell_status(self.reported_status, self.cancelled_by_prompt, self.exit_code)
+        return shell_status(self.reported_status, self.cancelled_by_prompt, self.exit_code,
+                            signalled=self.host_signal is not None)
 
     @property
     def result(self) -> Result:

@@ -7,6 +7,7 @@ finished command, nor a second terminal status rewrite it.
 | reported by the agent | exit code | prompt ended | status |
 | --- | --- | --- | --- |
 | `complete` | known, nonzero | any | `failed` (OpenCode reports exit 2 as completed) |
+| `complete` | a signal ended its terminal | any | `failed` (Vibe says exit 0 for a kill) |
 | `complete`, `failed`, `cancelled` | any other | any | as reported |
 | `pending`, `running` | any | no | as reported |
 | `pending`, `running` | any | yes (`cancel`) | `cancelled` |
@@ -54,10 +55,12 @@ def advance(current: ShellStatus, reported: ShellStatus | None) -> ShellStatus:
 
 
 def shell_status(
-    reported: ShellStatus, cancelled_by_prompt: bool, exit_code: int | None
+    reported: ShellStatus, cancelled_by_prompt: bool, exit_code: int | None,
+    *, signalled: bool = False,
 ) -> ShellStatus:
-    """The public status of a command (first table of the module)."""
-    if reported == STATUS_COMPLETE and exit_code not in (None, 0):
+    """The public status of a command (first table of the module); `signalled` when a
+    signal ended its terminal's process (it did not complete, whatever the agent says)."""
+    if reported == STATUS_COMPLETE and (exit_code not in (None, 0) or signalled):
         return STATUS_FAILED
     if cancelled_by_prompt and not is_terminal(reported):
         return STATUS_CANCELLED

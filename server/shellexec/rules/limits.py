@@ -99,3 +99,14 @@ HOUSEKEEPING_BATCH_SESSIONS: Final = 50
 # Publish receipts are kept at least this long after the update they record, so a retry of
 # a `sequence` within it changes nothing; the feed window is at least this long too.
 RECEIPT_WINDOW_SECONDS: Final = 24 * 60 * 60
+
+# ACP v2 terminal updates (ADR 0085): a `terminalId` is at most this long, and the bytes one
+# update's base64 `data` decodes to (a chunk, or a snapshot of which the newest
+# MAX_OUTPUT_STREAM_BYTES are kept) at most this many; an `exitStatus.signal` names a signal.
+MAX_TERMINAL_ID_CHARS: Final = 256
+MAX_TERMINAL_DATA_BYTES: Final = 1 * _MIB
+MAX_TERMINAL_SIGNAL_CHARS: Final = 32
+# Terminal updates that arrive before any tool call names their terminal are held, per
+# session, until one does (ADR 0086): at most this many, and this many decoded bytes of data.
+MAX_HELD_TERMINAL_UPDATES: Final = 256
+MAX_HELD_TERMINAL_BYTES: Final = 4 * _MIB

@@ -9,7 +9,9 @@ session through a cache (ADR 0062).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from shellexec.feed import FeedHub
 from shellexec.service import units
@@ -23,6 +25,14 @@ from shellexec.vocabulary import EVENT_SESSION_DELETED, RESOURCE_TASK
 
 # (session id, task id) of a session to delete.
 Doomed = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class IdleDeleted:
+    """What one batch of retention deleted: how many sessions, and their rows by table."""
+
+    sessions: int
+    rows: Counter[str] = field(default_factory=Counter)
 
 
 class Deletion:
@@ -56,20 +66,24 @@ class Deletion:
         self._announce(deleted)
         return tuple(session_id for session_id, _ in deleted)
 
-    async def delete_idle(self, cutoff: int, limit: int) -> int:
-        """Deletes up to `limit` sessions unchanged since before `cutoff` (microseconds);
-        returns how many it deleted."""
+    async def delete_idle(self, cutoff: int, limit: int) -> IdleDeleted:
+        """Deletes up to `limit` sessions unchanged since before `cutoff` (microseconds)."""
+        rows: Counter[str] = Counter()
+
         def work() -> list[Doomed]:
-            return self._delete(queries.sessions_idle_since(cutoff, limit))
+            rows.clear()  # a unit of work may run twice (database.py): count the last run
+            return self._delete(queries.sessions_idle_since(cutoff, limit), rows)
 
         deleted = await units.write(self._database, work)
         self._announce(deleted)
-        return len(deleted)
+        return IdleDeleted(len(deleted), rows)
 
-    def _delete(self, doomed: list[Doomed]) -> list[Doomed]:
+    def _delete(self, doomed: list[Doomed], rows: Counter[str] | None = None) -> list[Doomed]:
         now = self._clock()
         for session_id, task_id in doomed:
-            self._database.statements.delete_session(session_id, task_id, now)
+            deleted = self._database.statements.delete_session(session_id, task_id, now)
+            if rows is not None:
+                rows.update(deleted)
         if doomed:
             self._caches.forget()
         return doomed

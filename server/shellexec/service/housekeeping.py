@@ -13,17 +13,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections import Counter
+from collections.abc import Callable
 
 from shellexec.rules.limits import HOUSEKEEPING_BATCH_SESSIONS, RECEIPT_WINDOW_SECONDS
 from shellexec.service import units
 from shellexec.service.deletion import Deletion
 from shellexec.service.deps import Clock
 from shellexec.store import Database, queries
+from shellexec.store.models import Event, PublishReceipt
 
 _MICROS_PER_HOUR = 60 * 60 * 1_000_000
 _RECEIPT_WINDOW = RECEIPT_WINDOW_SECONDS * 1_000_000
 
 _log = logging.getLogger(__name__)
+
+# Told, after each transaction of a sweep, how many rows it deleted from a table.
+PrunedListener = Callable[[str, int], None]
+
+
+def _uncounted(table: str, rows: int) -> None:
+    return None
 
 
 class Housekeeping:
@@ -31,13 +41,15 @@ class Housekeeping:
 
     def __init__(self, database: Database, deletion: Deletion, clock: Clock, *,
                  retention_days: float, feed_retention_hours: float,
-                 batch: int = HOUSEKEEPING_BATCH_SESSIONS) -> None:
+                 batch: int = HOUSEKEEPING_BATCH_SESSIONS,
+                 on_pruned: PrunedListener = _uncounted) -> None:
         self._database = database
         self._deletion = deletion
         self._clock = clock
         self._retention = int(retention_days * 24 * _MICROS_PER_HOUR)
         self._feed_window = int(feed_retention_hours * _MICROS_PER_HOUR)
         self._batch = batch
+        self._on_pruned = on_pruned
 
     async def sweep(self) -> int:
         """One pass; returns how many sessions retention deleted."""
@@ -51,9 +63,10 @@ class Housekeeping:
         cutoff = self._clock() - self._retention
         deleted = 0
         while True:
-            count = await self._deletion.delete_idle(cutoff, self._batch)
-            deleted += count
-            if count < self._batch:
+            batch = await self._deletion.delete_idle(cutoff, self._batch)
+            self._report(batch.rows)
+            deleted += batch.sessions
+            if batch.sessions < self._batch:
                 return deleted
             await asyncio.sleep(0)  # let the writes that queued meanwhile commit first
 
@@ -71,18 +84,27 @@ class Housekeeping:
             if not found:
                 return
 
-            def work(found: list[queries.Compactable] = found) -> None:
+            def work(found: list[queries.Compactable] = found) -> Counter[str]:
                 statements = self._database.statements
+                rows: Counter[str] = Counter()
                 for session_id, number, compacted, prunable in found:
                     if prunable > compacted:
-                        statements.prune_events(session_id, number, prunable)
-                    statements.prune_receipts(session_id, number, receipt_cutoff)
+                        rows[Event._meta.table_name] += statements.prune_events(
+                            session_id, number, prunable)
+                    rows[PublishReceipt._meta.table_name] += statements.prune_receipts(
+                        session_id, number, receipt_cutoff)
+                return rows
 
-            await units.write(self._database, work)
+            self._report(await units.write(self._database, work))
             if len(found) < self._batch:
                 return
             after = found[-1][0]
             await asyncio.sleep(0)
+
+    def _report(self, rows: Counter[str]) -> None:
+        for table, count in rows.items():
+            if count:
+                self._on_pruned(table, count)
 
     async def run(self, interval_seconds: float) -> None:
         """Sweeps every `interval_seconds` until cancelled; a failed sweep is retried at the

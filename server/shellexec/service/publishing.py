@@ -26,12 +26,14 @@ from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import AlreadyExistsError, NotFoundError
 from shellexec.service.known_sessions import SessionFacts
 from shellexec.service.records import PublishResult
+from shellexec.service.terminals import Terminals, masked_terminal_update
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
 from shellexec.store.statements import StoredReceipt
 from shellexec.vocabulary import (
     ACP_AGENT_MESSAGE_CHUNK,
+    ACP_TERMINAL_UPDATES,
     ACP_TOOL_UPDATES,
     ACP_USER_MESSAGE_CHUNK,
     AUTHOR_AGENT,
@@ -178,7 +180,33 @@ class Publisher:
             return self._fold_tool_update(session, update)
         if kind in TEXT_AUTHORS:
             return self._append_text(session, TEXT_AUTHORS[kind], _chunk_text(update))
+        if kind in ACP_TERMINAL_UPDATES:
+            return self._fold_terminal_update(session, update)
         return None
+
+    def _terminals(self) -> Terminals:
+        return Terminals(self._database.statements, self._states)
+
+    def _fold_terminal_update(self, session: SessionFacts, update: Mapping[str, Any]
+                              ) -> _Change:
+        """Folds a terminal update into its tool call, or holds it until one names its
+        terminal (`service.terminals`)."""
+        terminals = self._terminals()
+        found = terminals.find(session.id, update)
+        if found is None:
+            terminals.hold(session.id, update if not self._mask_at_rest
+                           else masked_terminal_update(update, ""))
+            return None
+        row, before, just_linked = found
+        if self._mask_at_rest:
+            context = "" if before.stdout is None else before.stdout.tail(_CONTEXT_BYTES)
+            update = masked_terminal_update(update, context)
+        state = before
+        if just_linked:
+            state, _ = terminals.release(session.id, before, [str(update["terminalId"])])
+        tool_calls.save(self._database.statements, row, before, normalize.fold(state, update),
+                        self._clock(), self._states)
+        return row, EVENT_MESSAGE_UPDATED
 
     def _fold_tool_update(self, session: SessionFacts, update: Mapping[str, Any]) -> _Change:
         tool_call_id = str(update["toolCallId"])
@@ -195,19 +223,30 @@ class Publisher:
         if self._mask_at_rest:
             context = "" if before.stdout is None else before.stdout.tail(_CONTEXT_BYTES)
             update = _masked_update(update, context)
-        tool_calls.save(statements, row, before, normalize.fold(before, update), now,
-                        self._states)
+        after = normalize.fold(before, update)
+        terminals = self._terminals()
+        named = terminals.unlinked_refs(session.id, update)
+        if named:
+            after, named = terminals.release(session.id, after, named)
+            terminals.link(session.id, named, int(row.position))
+        tool_calls.save(statements, row, before, after, now, self._states)
         return row, EVENT_MESSAGE_UPDATED
 
     def _insert_tool_call(self, session: SessionFacts, tool_call_id: str,
                           update: Mapping[str, Any], now: int) -> Message:
         """Folds a tool call's first update, then inserts its row once with every column."""
         state = normalize.fold(normalize.new_state(agent=session.agent or None), update)
+        terminals = self._terminals()
+        state, linked = terminals.release(session.id, state,
+                                          terminals.unlinked_refs(session.id, update),
+                                          tool_call_id)
         turn = queries.running_turn(session.id)
         identity = {"id": self._new_id("msg"), "session": session.id, "task_id": session.task_id,
                     "turn_id": "" if turn is None else turn.id, "author_type": AUTHOR_AGENT,
                     "tool_call_id": tool_call_id}
-        return tool_calls.insert(self._database.statements, identity, state, now, self._states)
+        row = tool_calls.insert(self._database.statements, identity, state, now, self._states)
+        terminals.link(session.id, linked, int(row.position))
+        return row
 
     def _append_text(self, session: SessionFacts, author: AuthorType, text: str) -> _Change:
         """Appends a chat chunk to the author's latest text message of the current turn,

@@ -19,6 +19,7 @@ from playhouse.migrate import migrate as run_operations
 
 from shellexec.store.models import (
     REQUEST_MODELS,
+    TERMINAL_MODELS,
     TOKEN_MODELS,
     VERSION_1_MODELS,
     BaseModel,
@@ -133,9 +134,15 @@ def _track_activity(db: PeeweeDatabase) -> None:
     Session.update(active_at=Session.updated_at).execute()
 
 
+def _add_terminals(db: PeeweeDatabase) -> None:
+    """Which tool call each ACP terminal's updates fold into, and the updates that arrived
+    before any call named their terminal (ADR 0086). New tables: created only if absent."""
+    db.create_tables(list(TERMINAL_MODELS), safe=True)
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
-    _track_activity)
+    _track_activity, _add_terminals)
 SCHEMA_VERSION = len(STEPS)
 
 

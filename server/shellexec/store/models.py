@@ -239,6 +239,40 @@ class ApiToken(BaseModel):
         table_name = "api_token"
 
 
+class TerminalLink(BaseModel):
+    """An ACP terminal of a session and the tool-call message its updates fold into: the
+    first tool call whose content names the terminal, or the one its hosting client names
+    (ADR 0086)."""
+
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE",
+                              index=False)
+    terminal_id = CharField(max_length=256)
+    message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
+                              on_delete="CASCADE", index=False)
+
+    class Meta:
+        table_name = "terminal_link"
+        primary_key = CompositeKey("session", "terminal_id")
+
+
+class HeldTerminalUpdate(BaseModel):
+    """A terminal update that arrived before any tool call named its terminal, as the JSON it
+    was published as, until one does (ADR 0086). `data_bytes` is what its data decodes to."""
+
+    id = AutoField()
+    session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE",
+                              index=False)
+    terminal_id = CharField(max_length=256)
+    # The tool call its hosting client named (`_meta`), when that call was not stored yet.
+    hinted_call = CharField(max_length=256, null=True)
+    payload = TextField()
+    data_bytes = IntegerField(default=0)
+
+    class Meta:
+        table_name = "held_terminal_update"
+        indexes = ((("session", "terminal_id", "id"), False),)
+
+
 # The tables as migration step 1 created them; later steps add to this schema.
 VERSION_1_MODELS: tuple[type[BaseModel], ...] = (
     SchemaVersion, Task, Session, Turn, Message, OutputChunk, Event, PublishReceipt,
@@ -249,4 +283,8 @@ REQUEST_MODELS: tuple[type[BaseModel], ...] = (SessionRequest, TurnRequest)
 # Step 3: bearer tokens.
 TOKEN_MODELS: tuple[type[BaseModel], ...] = (ApiToken,)
 
-ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS, *TOKEN_MODELS)
+# Step 7: ACP terminals linked to tool calls, and their updates held until linked.
+TERMINAL_MODELS: tuple[type[BaseModel], ...] = (TerminalLink, HeldTerminalUpdate)
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS, *TOKEN_MODELS,
+                                           *TERMINAL_MODELS)

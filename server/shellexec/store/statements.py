@@ -24,12 +24,14 @@ from peewee import Model, Query, Value, fn
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
     Event,
+    HeldTerminalUpdate,
     Message,
     OutputChunk,
     PublishReceipt,
     Session,
     SessionRequest,
     Task,
+    TerminalLink,
     Turn,
     TurnRequest,
 )
@@ -153,25 +155,31 @@ class Statements:
             state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
             state=TASK_RUNNING if running else TASK_IDLE, now=now, task=task_id)
 
-    def _delete_by(self, model: type[Model], column: str, value: Any) -> None:
+    def _delete_by(self, model: type[Model], column: str, value: Any) -> int:
         field = getattr(model, column)
-        self._run(("delete_by", model, column), lambda: model.delete().where(
-            field == param("value")), value=value)
+        return int(self._run(("delete_by", model, column), lambda: model.delete().where(
+            field == param("value")), value=value).rowcount)
 
-    def delete_session(self, session_id: str, task_id: str, now: int) -> None:
+    def delete_session(self, session_id: str, task_id: str, now: int) -> dict[str, int]:
         """Deletes a session and every row stored for it, children first (the foreign keys'
         cascades would do it too, but one write path says what goes). A task left without
-        sessions goes with it; otherwise its state follows its remaining sessions."""
+        sessions goes with it; otherwise its state follows its remaining sessions. Returns
+        how many rows went, by table."""
         number = self._number(session_id)
         positions = Message.select(Message.position).where(Message.session == param("session"))
-        self._run("delete_chunks", lambda: OutputChunk.delete().where(
-            OutputChunk.message.in_(positions)), session=session_id)
+        deleted = {OutputChunk._meta.table_name: int(self._run(
+            "delete_chunks", lambda: OutputChunk.delete().where(
+                OutputChunk.message.in_(positions)), session=session_id).rowcount)}
         for keyed_by_number in (PublishReceipt, Event):
-            self._delete_by(keyed_by_number, "session_number", number)
-        for keyed_by_session in (Message, TurnRequest, SessionRequest, Turn):
-            self._delete_by(keyed_by_session, "session", session_id)
-        self._run("delete_session", lambda: Session.delete().where(
-            Session.id == param("session")), session=session_id)
+            deleted[keyed_by_number._meta.table_name] = self._delete_by(
+                keyed_by_number, "session_number", number)
+        for keyed_by_session in (HeldTerminalUpdate, TerminalLink, Message, TurnRequest,
+                                 SessionRequest, Turn):
+            deleted[keyed_by_session._meta.table_name] = self._delete_by(
+                keyed_by_session, "session", session_id)
+        deleted[Session._meta.table_name] = int(self._run(
+            "delete_session", lambda: Session.delete().where(
+                Session.id == param("session")), session=session_id).rowcount)
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
@@ -181,6 +189,7 @@ class Statements:
                       task=task_id)
         else:
             self._refresh_task_state(task_id, now)
+        return deleted
 
     def forget_requests_before(self, cutoff: int) -> None:
         """Deletes the request ids remembered before `cutoff` (an index range; usually
@@ -299,31 +308,33 @@ class Statements:
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
 
-    def prune_events(self, session_id: str, number: int, through: int) -> None:
+    def prune_events(self, session_id: str, number: int, through: int) -> int:
         """Deletes the session's events up to revision `through` (a key range) and makes it
-        the session's compaction point; the revision itself stays."""
-        self._run("prune_events", lambda: Event.delete().where(
+        the session's compaction point; the revision itself stays. Returns how many went."""
+        pruned = int(self._run("prune_events", lambda: Event.delete().where(
             (Event.session_number == param("number")) & (Event.revision <= param("through"))),
-            number=number, through=through)
+            number=number, through=through).rowcount)
         self._run("compacted_revision", lambda: Session.update(
             compacted_revision=fn.MAX(Session.compacted_revision, param("through"))).where(
             Session.id == param("session")), through=through, session=session_id)
+        return pruned
 
-    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> None:
+    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> int:
         """Deletes the session's publish receipts older than `cutoff`: all of them once the
         session was last active before it, else those of messages unchanged since (a
-        receipt is never newer than its message's last change)."""
-        self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
+        receipt is never newer than its message's last change). Returns how many went."""
+        idle = self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
             (PublishReceipt.session_number == param("number"))
             & fn.EXISTS(Session.select(Session.id).where(
                 (Session.id == param("session")) & (Session.active_at < param("cutoff"))))),
             number=number, session=session_id, cutoff=cutoff)
         old_messages = Message.select(Message.position).where(
             (Message.session == param("session")) & (Message.updated_at < param("cutoff")))
-        self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
+        old = self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
             (PublishReceipt.session_number == param("number"))
             & PublishReceipt.message_position.in_(old_messages)),
             number=number, session=session_id, cutoff=cutoff)
+        return int(idle.rowcount) + int(old.rowcount)
 
     def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
         """The receipt of the sequence, None when it is not stored."""
@@ -343,6 +354,56 @@ class Statements:
             session_number=param("number"), sequence=param("sequence"),
             message_position=param("position"), payload_digest=param("digest")),
             number=self._number(session_id), sequence=sequence, position=position, digest=digest)
+
+    def terminal_message(self, session_id: str, terminal_id: str) -> tuple[int, str] | None:
+        """(position, tool call id) of the message a session's terminal is linked to."""
+        row = self._run("terminal_message", lambda: (
+            TerminalLink.select(TerminalLink.message, Message.tool_call_id)
+            .join(Message, on=(TerminalLink.message == Message.position))
+            .where((TerminalLink.session == param("session"))
+                   & (TerminalLink.terminal_id == param("terminal_id")))),
+            session=session_id, terminal_id=terminal_id).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def link_terminal(self, session_id: str, terminal_id: str, position: int) -> None:
+        self._insert(TerminalLink, {"session": session_id, "terminal_id": terminal_id,
+                                    "message": position})
+
+    def unlink_terminal(self, session_id: str, terminal_id: str) -> None:
+        self._run("unlink_terminal", lambda: TerminalLink.delete().where(
+            (TerminalLink.session == param("session"))
+            & (TerminalLink.terminal_id == param("terminal_id"))),
+            session=session_id, terminal_id=terminal_id)
+
+    def held_terminal_totals(self, session_id: str) -> tuple[int, int]:
+        """(updates, decoded data bytes) the session holds for terminals not yet linked."""
+        row = self._run("held_terminal_totals", lambda: (
+            HeldTerminalUpdate.select(fn.COUNT(HeldTerminalUpdate.id),
+                                      fn.COALESCE(fn.SUM(HeldTerminalUpdate.data_bytes), 0))
+            .where(HeldTerminalUpdate.session == param("session"))),
+            session=session_id).fetchone()
+        return int(row[0]), int(row[1])
+
+    def hold_terminal_update(self, session_id: str, terminal_id: str, hinted_call: str | None,
+                             payload: str, data_bytes: int) -> None:
+        self._insert(HeldTerminalUpdate, {
+            "session": session_id, "terminal_id": terminal_id, "hinted_call": hinted_call,
+            "payload": payload, "data_bytes": data_bytes})
+
+    def held_terminal_updates(self, session_id: str) -> list[tuple[int, str, str | None, str]]:
+        """(id, terminal id, hinted call, payload) of every update the session holds, in
+        arrival order (at most MAX_HELD_TERMINAL_UPDATES rows)."""
+        rows = self._run("held_terminal_updates", lambda: (
+            HeldTerminalUpdate.select(HeldTerminalUpdate.id, HeldTerminalUpdate.terminal_id,
+                                      HeldTerminalUpdate.hinted_call, HeldTerminalUpdate.payload)
+            .where(HeldTerminalUpdate.session == param("session"))
+            .order_by(HeldTerminalUpdate.id)), session=session_id).fetchall()
+        return [(int(row[0]), str(row[1]), None if row[2] is None else str(row[2]), str(row[3]))
+                for row in rows]
+
+    def release_held_terminal_update(self, held_id: int) -> None:
+        self._run("release_terminal_update", lambda: HeldTerminalUpdate.delete().where(
+            HeldTerminalUpdate.id == param("id")), id=held_id)
 
     def update_message(self, position: int, columns: Mapping[str, Any],
                        expected_version: int | None = None) -> None:

@@ -1,0 +1,63 @@
+"""The agent's tool calls as the bridge sees them go by: which are open, which look like
+shell commands, and which terminal each one's content names.
+
+The bridge hosts terminals for the agent (`terminals.py`), and `terminal/create` names no
+tool call. A hosted terminal belongs to (ADR 0087):
+
+1. the tool call whose `content` names its terminal id (`{"type": "terminal", ...}`);
+2. else the most recent open tool call that looks like a shell command (the normalizer's
+   shell signals: `kind` `execute`, a command argv...);
+3. else the most recent open tool call of any kind (it runs a terminal, so it is one).
+
+"Open" means not reported `completed`, `failed` or `cancelled`; "recent" means first
+reported last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shellexec.normalize.commands import shell_signal
+from shellexec.normalize.terminal_updates import terminal_refs
+from shellexec.normalize.vocabulary import is_terminal, parse_acp_status
+from shellexec.vocabulary import ACP_TOOL_UPDATES
+
+
+@dataclass(slots=True)
+class _Call:
+    shell: bool = False
+    open: bool = True
+
+
+class OpenCalls:
+    """Follows every `session/update` the agent sends (`observe`, in arrival order)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, _Call] = {}  # in the order they were first reported
+        self._named: dict[str, str] = {}  # terminal id -> the first call that named it
+
+    def observe(self, update: object) -> None:
+        if not isinstance(update, Mapping) or update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
+            return
+        call_id = update.get("toolCallId")
+        if not isinstance(call_id, str) or not call_id:
+            return
+        call = self._calls.setdefault(call_id, _Call())
+        call.shell = call.shell or shell_signal(update)
+        status = parse_acp_status(update.get("status"))
+        if status is not None and is_terminal(status):
+            call.open = False
+        for terminal_id in terminal_refs(update):
+            self._named.setdefault(terminal_id, call_id)
+
+    def naming(self, terminal_id: str) -> str | None:
+        """The call whose content named the terminal first (rule 1), if any."""
+        return self._named.get(terminal_id)
+
+    def fallback(self) -> str | None:
+        """The call a terminal no content names belongs to (rules 2 and 3), if any."""
+        open_calls = [call_id for call_id, call in self._calls.items() if call.open]
+        shells = [call_id for call_id in open_calls if self._calls[call_id].shell]
+        candidates = shells or open_calls
+        return candidates[-1] if candidates else None

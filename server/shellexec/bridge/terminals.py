@@ -1,0 +1,283 @@
+"""Terminals the bridge hosts for the agent (`--host-terminals`): ACP's client terminal
+methods, and the exact output and exit status recorded into the tool call's record.
+
+`terminal/create` runs the command line through a shell (`bash -c`, else `sh -c`; with
+`args`, the command and its arguments shell-quoted), stdin closed, stdout and stderr joined
+as a terminal shows them, in its own process group, in the requested directory if it lies
+inside the bridge's `--cwd` tree (else in `--cwd`), with the bridge's allow-listed
+environment plus the variables the agent asked for. `terminal/output` answers the newest
+`outputByteLimit` bytes (`output_window`), `terminal/wait_for_exit` the exit code or signal,
+`terminal/kill` kills the process group and keeps the terminal, `terminal/release` kills it if
+it still runs and forgets the terminal. A command still running after `--terminal-timeout`
+seconds, on cancel and when the bridge stops is killed with its whole group. This is not a
+sandbox: see docs/bridge.md.
+
+What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
+command and directory at create, a `terminal_output_chunk` per read of the output (all of it:
+the service keeps its own bound), and a `terminal_update` with `exitStatus` once the process
+ended. Each names the tool call the terminal belongs to (`open_calls`) in
+`_meta.shellexec_tool_call_id`; if the agent's content later names the terminal in another
+call, the bridge clears what it recorded into the first call and records the terminal's
+output again into the call that named it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+import signal
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp.exceptions import RequestError
+from acp.schema import EnvVariable, TerminalExitStatus
+
+from shellexec.bridge.environment import validate_names
+from shellexec.bridge.errors import UsageError
+from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.output_window import OutputWindow
+from shellexec.normalize.terminal_updates import terminal_refs
+from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+from shellexec.vocabulary import (
+    ACP_TERMINAL_OUTPUT_CHUNK,
+    ACP_TERMINAL_UPDATE,
+    META_TERMINAL_TOOL_CALL,
+)
+
+log = logging.getLogger("shellexec.bridge")
+
+_READ_BYTES = 64 * 1024
+# Output still in the pipe once the shell exited (a background child may hold it open).
+_DRAIN_SECONDS = 1.0
+# Terminals one agent may hold at once (created and not released): each is a process group.
+MAX_TERMINALS = 64
+
+Record = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class _Terminal:
+    terminal_id: str
+    command: str
+    cwd: Path
+    process: asyncio.subprocess.Process
+    window: OutputWindow
+    call_id: str | None
+    recorded: OutputWindow = field(default_factory=lambda: OutputWindow(MAX_OUTPUT_STREAM_BYTES))
+    status: TerminalExitStatus | None = None
+    ended: asyncio.Task[TerminalExitStatus] | None = None
+    timer: asyncio.TimerHandle | None = None
+    group_killed: bool = False
+
+
+def shell_line(command: str, args: Sequence[str] | None) -> str:
+    """The line the shell runs: the command as sent, or with its arguments shell-quoted."""
+    return shlex.join([command, *args]) if args else command
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _exit_status(returncode: int) -> TerminalExitStatus:
+    if returncode >= 0:
+        return TerminalExitStatus(exit_code=returncode)
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"SIG{-returncode}"
+    return TerminalExitStatus(exit_code=None, signal=name)
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+class TerminalHost:
+    """The terminals of one bridge run."""
+
+    def __init__(self, root: Path, environment: Mapping[str, str], timeout: float,
+                 record: Record, calls: OpenCalls) -> None:
+        self._root = Path(os.path.realpath(root))
+        self._environment = dict(environment)
+        self._timeout = timeout
+        self._record = record
+        self._calls = calls
+        self._terminals: dict[str, _Terminal] = {}
+
+    # -- the ACP methods ---------------------------------------------------------------------
+
+    async def create(self, command: str, args: Sequence[str] | None,
+                     env: Sequence[EnvVariable] | None, cwd: str | None,
+                     output_byte_limit: int | None) -> str:
+        line = shell_line(command, args)
+        if len(self._terminals) >= MAX_TERMINALS:
+            raise RequestError.invalid_request(
+                {"reason": f"{MAX_TERMINALS} terminals are open; release one first"})
+        if not line.strip():
+            raise RequestError.invalid_params({"command": command, "reason": "is empty"})
+        where = self._directory(cwd)
+        process = await self._spawn(line, where, self._env(env))
+        terminal_id = f"term_{uuid.uuid4().hex[:16]}"
+        terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
+                             self._calls.fallback())
+        self._terminals[terminal_id] = terminal
+        log.info("terminal %s: running %r in %s", terminal_id, line, where)
+        self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line, cwd=str(where)))
+        terminal.ended = asyncio.ensure_future(self._run(terminal))
+        terminal.timer = asyncio.get_running_loop().call_later(
+            self._timeout, self._time_out, terminal)
+        return terminal_id
+
+    def output(self, terminal_id: str) -> tuple[str, bool, TerminalExitStatus | None]:
+        terminal = self._terminal(terminal_id)
+        text = terminal.window.text(complete=terminal.status is not None)
+        return text, terminal.window.truncated, terminal.status
+
+    async def wait_for_exit(self, terminal_id: str) -> TerminalExitStatus:
+        terminal = self._terminal(terminal_id)
+        assert terminal.ended is not None
+        return await asyncio.shield(terminal.ended)
+
+    def kill(self, terminal_id: str) -> None:
+        terminal = self._terminal(terminal_id)
+        if terminal.process.returncode is None:
+            log.info("terminal %s: killed at the agent's request", terminal_id)
+            _kill_group(terminal.process)
+
+    async def release(self, terminal_id: str) -> None:
+        terminal = self._terminal(terminal_id)
+        del self._terminals[terminal_id]
+        await self._ended(terminal)
+
+    # -- the bridge's own ------------------------------------------------------------------
+
+    def observe(self, update: object) -> None:
+        """An agent update went by: a hosted terminal its content names belongs to that
+        call, and is recorded into it again if it was recorded into another one."""
+        for terminal_id in terminal_refs(update):
+            terminal = self._terminals.get(terminal_id)
+            named = self._calls.naming(terminal_id)
+            if terminal is None or named is None or named == terminal.call_id:
+                continue
+            if terminal.call_id is not None:
+                self._record(self._update(terminal, ACP_TERMINAL_UPDATE, output=None,
+                                          exitStatus=None))
+            terminal.call_id = named
+            self._record(self._snapshot(terminal))
+
+    async def stop_all(self) -> None:
+        """Kills every terminal's process group (cancel, the bridge stopping)."""
+        terminals = list(self._terminals.values())
+        for terminal in terminals:
+            await self._ended(terminal)
+
+    # -- inside ------------------------------------------------------------------------------
+
+    def _terminal(self, terminal_id: str) -> _Terminal:
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None:
+            raise RequestError.invalid_params({"terminalId": terminal_id,
+                                               "reason": "no such terminal"})
+        return terminal
+
+    def _directory(self, cwd: str | None) -> Path:
+        """The requested directory when it lies inside the root, else the root."""
+        if not cwd:
+            return self._root
+        wanted = Path(os.path.realpath(self._root / cwd))
+        if wanted.is_relative_to(self._root) and wanted.is_dir():
+            return wanted
+        log.warning("terminal: directory %r is outside --cwd or missing; running in %s",
+                    cwd, self._root)
+        return self._root
+
+    def _env(self, requested: Sequence[EnvVariable] | None) -> dict[str, str]:
+        env = dict(self._environment)
+        for variable in requested or ():
+            try:
+                validate_names([variable.name])
+            except UsageError:
+                raise RequestError.invalid_params(
+                    {"env": variable.name, "reason": "not a variable name"}) from None
+            env[variable.name] = variable.value
+        return env
+
+    async def _spawn(self, line: str, cwd: Path, env: Mapping[str, str]
+                     ) -> asyncio.subprocess.Process:
+        try:
+            return await asyncio.create_subprocess_exec(
+                _shell(), "-c", line, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                cwd=str(cwd), env=dict(env), start_new_session=True)
+        except OSError as error:
+            raise RequestError.internal_error(
+                {"command": line, "reason": error.strerror or str(error)}) from None
+
+    async def _run(self, terminal: _Terminal) -> TerminalExitStatus:
+        reading = asyncio.ensure_future(self._read(terminal))
+        returncode = await terminal.process.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reading), _DRAIN_SECONDS)
+        reading.cancel()
+        if terminal.timer is not None:
+            terminal.timer.cancel()
+        terminal.status = _exit_status(returncode)
+        log.info("terminal %s: exited (%s)", terminal.terminal_id,
+                 terminal.status.signal or terminal.status.exit_code)
+        self._record(self._update(terminal, ACP_TERMINAL_UPDATE, exitStatus=terminal.status
+                                  .model_dump(by_alias=True, exclude={"field_meta"})))
+        return terminal.status
+
+    async def _read(self, terminal: _Terminal) -> None:
+        stream = terminal.process.stdout
+        assert stream is not None
+        while data := await stream.read(_READ_BYTES):
+            terminal.window.append(data)
+            terminal.recorded.append(data)
+            self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
+                                      data=base64.b64encode(data).decode("ascii")))
+
+    def _time_out(self, terminal: _Terminal) -> None:
+        if terminal.process.returncode is not None:
+            return
+        log.warning("terminal %s: still running after %g s (--terminal-timeout); killing it",
+                    terminal.terminal_id, self._timeout)
+        _kill_group(terminal.process)
+
+    async def _ended(self, terminal: _Terminal) -> None:
+        """Kills the terminal's process group unless it ended, and waits until it has."""
+        assert terminal.ended is not None
+        if not terminal.ended.done():
+            _kill_group(terminal.process)
+        await asyncio.wait({terminal.ended})
+        # The shell may have exited leaving children in its group: they go too. Once only,
+        # so a group id the system reuses later is never signalled.
+        if not terminal.group_killed:
+            terminal.group_killed = True
+            _kill_group(terminal.process)
+
+    def _update(self, terminal: _Terminal, kind: str, **fields: Any) -> dict[str, Any]:
+        update: dict[str, Any] = {"sessionUpdate": kind, "terminalId": terminal.terminal_id,
+                                  **fields}
+        if terminal.call_id is not None:
+            update["_meta"] = {META_TERMINAL_TOOL_CALL: terminal.call_id}
+        return update
+
+    def _snapshot(self, terminal: _Terminal) -> dict[str, Any]:
+        fields: dict[str, Any] = {
+            "command": terminal.command, "cwd": str(terminal.cwd),
+            "output": {"data": base64.b64encode(terminal.recorded.data()).decode("ascii")}}
+        if terminal.status is not None:
+            fields["exitStatus"] = terminal.status.model_dump(by_alias=True,
+                                                              exclude={"field_meta"})
+        return self._update(terminal, ACP_TERMINAL_UPDATE, **fields)

@@ -1,0 +1,223 @@
+"""`shellexec bridge --host-terminals`: the bridge runs the agent's commands (ACP client
+terminals) and records their exact output and exit status into the tool call (ADR 0087).
+The fake agent uses the terminals as Goose, Kimi and Vibe do when offered them: the whole
+shell line as `command`, then wait, output, release."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bridge.harness import Finished, launch, run_bridge
+
+from support.stack import Stack
+
+pytestmark = pytest.mark.slow
+
+PROMPT = "Run it."
+Step = dict[str, Any]
+
+
+def tool_call(call_id: str, title: str, **fields: Any) -> Step:
+    return {"update": {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": title,
+                       "kind": "execute", "status": "pending", **fields}}
+
+
+def tool_update(call_id: str, **fields: Any) -> Step:
+    return {"update": {"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields}}
+
+
+def create(command: str, name: str = "t1", **request: Any) -> Step:
+    return {"terminal": {"command": command, **request}, "as": name}
+
+
+def answers(finished: Finished, step: str) -> list[dict[str, Any]]:
+    return [answer for answer in finished.record["terminals"] if answer["step"] == step]
+
+
+def shell_message(stack: Stack, finished: Finished, index: int = 0) -> tuple[dict[str, Any],
+                                                                             dict[str, Any]]:
+    """The session's `index`-th tool message and its shell output."""
+    session_id = finished.result()["session_id"]
+    tools = [m for m in stack.api.messages(session_id) if m["type"].startswith("tool")]
+    message = tools[index]
+    return message, stack.api.shell_output(session_id, message["id"])
+
+
+def run(stack: Stack, workdir: Path, steps: list[Step], *options: str,
+        env: dict[str, str] | None = None) -> Finished:
+    finished = run_bridge(stack, workdir, steps, "--host-terminals", "--agent", "goose",
+                          "--prompt", PROMPT, *options, env=env)
+    assert finished.code == 0, finished.stderr
+    return finished
+
+
+def test_a_successful_command_is_recorded_exactly_whatever_the_agent_reports(
+        stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "shell · build"),
+        create("printf 'hello\\n'; printf 'world\\n' >&2"),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"terminal_wait": "t1"}, {"terminal_output": "t1"}, {"terminal_release": "t1"},
+        # The agent's own report: a tail and a made-up exit code.
+        tool_update("c1", status="completed", content=[
+            {"type": "content", "content": {"type": "text", "text": "world (tail)"}}],
+            rawOutput={"stdout": "world (tail)", "stderr": "", "exit_code": 7}),
+    ])
+    assert finished.record["initialize"]["clientCapabilities"]["terminal"] is True
+    assert answers(finished, "terminal_wait") == [{"step": "terminal_wait", "exitCode": 0,
+                                                   "signal": None, "_meta": None}]
+    output = answers(finished, "terminal_output")[0]
+    assert (output["output"], output["truncated"]) == ("hello\nworld\n", False)
+    assert output["exitStatus"]["exitCode"] == 0
+
+    message, shell = shell_message(stack, finished)
+    assert message["type"] == "tool_execute"
+    assert message["metadata"]["normalized"]["shell_exec"]["work_dir"] == str(tmp_path)
+    assert shell["status"] == "complete"
+    assert shell["output"] == {"exit_code": 0, "stdout": "hello\nworld\n", "truncated": False}
+
+
+def test_a_failing_command_links_to_the_open_shell_call_and_fails_it(
+        stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c0", "read notes", kind="read", status="in_progress"),
+        tool_call("c1", "Shell: make", status="in_progress"),
+        create("echo oops; exit 3"),  # no content names the terminal: rule 2
+        {"terminal_wait": "t1"}, {"terminal_release": "t1"},
+        tool_update("c1", status="completed"),  # the agent says completed
+        tool_update("c0", status="completed"),
+    ])
+    assert answers(finished, "terminal_wait")[0]["exitCode"] == 3
+    tools = stack.api.messages(finished.result()["session_id"])
+    assert [m["type"] for m in tools[1:]] == ["tool_call", "tool_execute"]  # after the prompt
+    message, shell = shell_message(stack, finished, 1)
+    assert message["content"] == "echo oops; exit 3"
+    assert shell["status"] == "failed"
+    assert shell["output"] == {"exit_code": 3, "stdout": "oops\n", "truncated": False}
+
+
+def test_the_output_byte_limit_keeps_the_newest_whole_characters(
+        stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "print"),
+        create("printf 'ééééééééé'", outputByteLimit=5),  # 18 bytes; the limit cuts an é
+        {"terminal_wait": "t1"}, {"terminal_output": "t1"}, {"terminal_release": "t1"},
+        tool_update("c1", status="completed"),
+    ])
+    output = answers(finished, "terminal_output")[0]
+    assert (output["output"], output["truncated"]) == ("éé", True)
+    _, shell = shell_message(stack, finished)
+    assert shell["output"]["stdout"] == "ééééééééé"  # the record keeps its own bound
+
+
+def test_a_killed_command_reports_its_signal_and_fails(stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "wait"),
+        create("echo waiting; exec sleep 60"),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"terminal_kill": "t1"}, {"terminal_wait": "t1"}, {"terminal_output": "t1"},
+        {"terminal_release": "t1"},
+        tool_update("c1", status="completed", rawOutput={"returncode": 0}),  # as Vibe says
+    ])
+    assert answers(finished, "terminal_wait")[0]["signal"] == "SIGKILL"
+    assert answers(finished, "terminal_wait")[0]["exitCode"] is None
+    _, shell = shell_message(stack, finished)
+    assert shell["status"] == "failed"
+    assert "exit_code" not in shell["output"]
+
+
+def test_an_unknown_terminal_is_invalid_params(stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [{"terminal_output": "term_nope"}])
+    assert answers(finished, "terminal_output")[0]["error"]["code"] == -32602
+
+
+def test_without_the_option_terminals_are_not_offered(stack: Stack, tmp_path: Path) -> None:
+    finished = run_bridge(stack, tmp_path, [create("true")], "--prompt", PROMPT)
+    assert finished.code == 0, finished.stderr
+    assert finished.record["initialize"]["clientCapabilities"].get("terminal", False) is False
+    assert answers(finished, "terminal")[0]["error"]["code"] == -32601
+
+
+def test_directory_outside_the_tree_and_environment(stack: Stack, tmp_path: Path) -> None:
+    inside = tmp_path / "sub"
+    inside.mkdir()
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "where"),
+        create("pwd; echo \"$ASKED-${BRIDGE_ONLY:-unset}\"", cwd="/",
+               env=[{"name": "ASKED", "value": "given"}]),
+        {"terminal_wait": "t1"}, {"terminal_release": "t1"},
+        tool_call("c2", "where again"),
+        create("pwd", name="t2", cwd=str(inside)),
+        {"terminal_wait": "t2"}, {"terminal_release": "t2"},
+        tool_update("c1", status="completed"), tool_update("c2", status="completed"),
+    ], env={"BRIDGE_ONLY": "secret-of-the-bridge"})
+    _, first = shell_message(stack, finished, 0)
+    assert first["output"]["stdout"] == f"{tmp_path}\ngiven-unset\n"
+    _, second = shell_message(stack, finished, 1)
+    assert second["output"]["stdout"] == f"{inside}\n"
+
+
+def test_a_command_past_the_timeout_is_killed(stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "slow"), create("exec sleep 60"),
+        {"terminal_wait": "t1"}, {"terminal_release": "t1"},
+        tool_update("c1", status="failed"),
+    ], "--terminal-timeout", "0.2")
+    assert answers(finished, "terminal_wait")[0]["signal"] == "SIGKILL"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_cancel_kills_the_whole_process_group_and_keeps_the_output(
+        stack: Stack, tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    launched = launch(stack, tmp_path, [
+        tool_call("c1", "serve"),
+        create(f"echo started; sleep 60 & echo $! > {pid_file}; wait"),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"wait_for_file": str(pid_file)},
+        {"mark": "running"},
+        {"wait_for_cancel": 30},
+    ], "--host-terminals", "--prompt", PROMPT)
+    launched.wait_for_mark("running")
+    child = int(pid_file.read_text().strip() or "0")
+    assert _alive(child)
+    launched.process.send_signal(signal.SIGINT)
+    finished = launched.finish()
+    assert finished.code == 130, finished.stderr
+    assert not _alive(child)
+    _, shell = shell_message(stack, finished)
+    assert shell["status"] == "cancelled"
+    assert shell["output"]["stdout"] == "started\n"
+    assert os.getpgid(os.getpid()) != child
+
+
+def test_a_terminal_named_by_another_call_moves_there_with_its_output(
+        stack: Stack, tmp_path: Path) -> None:
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "first", status="in_progress"),
+        tool_call("c2", "second", status="in_progress"),
+        create("echo from-the-terminal"),  # rule 2 picks c2, the most recent open call
+        {"terminal_wait": "t1"},
+        tool_update("c1", content=[{"type": "terminal", "terminalId": "@t1"}]),  # rule 1
+        {"terminal_release": "t1"},
+        tool_update("c1", status="completed"), tool_update("c2", status="completed"),
+    ])
+    _, first = shell_message(stack, finished, 0)
+    assert first["output"] == {"exit_code": 0, "stdout": "from-the-terminal\n",
+                               "truncated": False}
+    _, second = shell_message(stack, finished, 1)
+    assert second["output"] == {"stdout": "", "truncated": False}

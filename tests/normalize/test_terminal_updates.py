@@ -1,0 +1,135 @@
+"""ACP v2 terminal updates folded into the call that names their terminal (ADR 0085)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from shellexec.normalize import dump_state, fold, fold_all, load_state, new_state, shell_record
+
+Update = dict[str, Any]
+TERMINAL = {"type": "terminal", "terminalId": "term-1"}
+
+
+def b64(data: bytes | str) -> str:
+    raw = data.encode() if isinstance(data, str) else data
+    return base64.b64encode(raw).decode()
+
+
+def start(**fields: Any) -> Update:
+    return {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute",
+            "status": "in_progress", "content": [TERMINAL], **fields}
+
+
+def update(**fields: Any) -> Update:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c", **fields}
+
+
+def terminal(**fields: Any) -> Update:
+    return {"sessionUpdate": "terminal_update", "terminalId": "term-1", **fields}
+
+
+def chunk(data: bytes | str, terminal_id: str = "term-1") -> Update:
+    return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal_id,
+            "data": b64(data)}
+
+
+def text_content(text: str) -> list[Any]:
+    return [{"type": "content", "content": {"type": "text", "text": text}}]
+
+
+def test_chunks_append_and_the_exit_status_is_the_record_s() -> None:
+    record = shell_record(fold_all([
+        start(), terminal(command="make", cwd="/r"), chunk("a\n"), chunk("b\n"),
+        terminal(exitStatus={"exitCode": 2, "signal": None}), update(status="completed")]))
+    assert (record.command, record.work_dir) == ("make", "/r")
+    assert record.output.stdout == "a\nb\n"
+    assert (record.output.exit_code, record.status, record.result) == (2, "failed", "failure")
+
+
+def test_a_snapshot_replaces_the_output_and_null_clears_it() -> None:
+    state = fold_all([start(), chunk("old"), terminal(output={"data": b64("new text")})])
+    assert shell_record(state).output.stdout == "new text"
+    state = fold(state, terminal(output=None))
+    assert shell_record(state).output.stdout == ""
+
+
+def test_a_utf8_sequence_split_between_chunks_is_joined() -> None:
+    euro = "€".encode()
+    state = fold_all([start(), chunk(b"price " + euro[:1]), chunk(euro[1:2])])
+    assert shell_record(state).output.stdout == "price "
+    # The held bytes survive a restart of the fold (they are in the stored state).
+    restored = load_state(dump_state(state), shell_record(state).output.stdout, None)
+    assert shell_record(fold(restored, chunk(euro[2:] + b"!"))).output.stdout == "price €!"
+
+
+def test_terminal_output_outranks_the_agent_s_report() -> None:
+    record = shell_record(fold_all([
+        start(), chunk("1\n2\n3\n"),
+        update(content=text_content("3\n"), _meta={"terminal_output_delta": "x"}),
+        update(status="completed", rawOutput={"stdout": "(tail) 3\n", "stderr": "e",
+                                              "exit_code": 0}),
+        terminal(exitStatus={"exitCode": 1})]))
+    assert (record.output.stdout, record.output.stderr) == ("1\n2\n3\n", None)
+    assert (record.output.exit_code, record.status) == (1, "failed")
+
+
+def test_the_agent_s_exit_code_stands_below_the_terminal_s() -> None:
+    state = fold_all([start(), chunk("x"), update(status="completed", rawOutput={"exit_code": 0})])
+    assert shell_record(state).output.exit_code == 0
+    state = fold(state, terminal(exitStatus={"exitCode": 3}))
+    state = fold(state, update(rawOutput={"exit_code": 0}))
+    assert shell_record(state).output.exit_code == 3
+
+
+def test_a_signal_fails_a_call_the_agent_reports_completed() -> None:
+    state = fold_all([start(), chunk("x"), terminal(exitStatus={"exitCode": None,
+                                                                "signal": "SIGKILL"}),
+                      update(status="completed", rawOutput={"returncode": 0, "exit_code": 0})])
+    record = shell_record(state)
+    assert (record.output.exit_code, record.status, record.result) == (None, "failed", "failure")
+    restored = load_state(dump_state(state), record.output.stdout, None)
+    assert restored.status == "failed"
+    cleared = fold(state, terminal(exitStatus=None))
+    assert shell_record(cleared).status == "complete"
+
+
+def test_updates_before_the_call_names_its_terminal_are_held() -> None:
+    early = [terminal(command="ls"), chunk("a"), chunk("b")]
+    first = {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute",
+             "status": "in_progress"}
+    record = shell_record(fold_all([first, *early, update(content=[TERMINAL]), chunk("c")]))
+    assert (record.command, record.output.stdout) == ("ls", "abc")
+
+
+def test_a_terminal_the_call_never_names_is_not_its_output() -> None:
+    record = shell_record(fold_all([start(), chunk("mine"), chunk("other", "term-2")]))
+    assert record.output.stdout == "mine"
+
+
+def test_a_hosting_client_names_the_call_in_meta() -> None:
+    hinted = {**chunk("out"), "_meta": {"shellexec_tool_call_id": "c"}}
+    first = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "run it"}
+    record = shell_record(fold_all([hinted, first]))
+    assert (record.is_shell, record.output.stdout) == (True, "out")
+
+
+def test_malformed_terminal_updates_state_nothing() -> None:
+    state = fold_all([start(), chunk("ok")])
+    for bad in (
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "term-1", "data": "!!"},
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "term-1", "data": 7},
+        {"sessionUpdate": "terminal_output_chunk", "data": b64("x")},
+        terminal(output={"data": "not base64"}, exitStatus={"exitCode": "two"}),
+        terminal(exitStatus=[1]),
+    ):
+        assert shell_record(fold(state, bad)) == shell_record(state)
+
+
+def test_invalid_bytes_become_replacement_characters() -> None:
+    state = fold_all([start(), chunk(b"a\xffb")])
+    assert shell_record(state).output.stdout == "a\ufffdb"
+
+
+def test_a_new_state_has_no_terminal() -> None:
+    assert dump_state(new_state())["host"] is None
