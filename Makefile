@@ -13,7 +13,7 @@ TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean breaking baseline lint-ts
+        envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -48,7 +48,7 @@ $(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	  --config-settings editable_mode=compat -e clients/python -e '.[dev]'
 	touch $@
 
-lint: lint-python lint-proto lint-ts
+lint: lint-python lint-proto lint-ts lint-go
 
 lint-python: $(STAMP)
 	$(BIN)/ruff check server clients/python/shellexec/client tests bench proto
@@ -72,6 +72,11 @@ breaking: $(BUF)
 
 baseline: $(BUF)  ## record proto/ as the released contract `make breaking` compares with
 	$(BUF) build proto --exclude-source-info -o proto/baseline.binpb
+
+# The Go client and the Go test programs (conformance runner, grpc-gateway; ADR 0104).
+lint-go:
+	cd clients/go && go vet ./...
+	cd tests/clients/go && go vet ./...
 
 envoy-validate: $(STAMP)  ## with the statistics listener on, so it is validated too
 	mkdir -p .build

@@ -1,0 +1,262 @@
+// Command conformance plays the client conformance scenario (tests/clients/scenario.json,
+// described in tests/clients/README.md) with the Go client against one address: the server
+// itself or Envoy's front door. tests/clients/test_conformance_go.py runs it.
+//
+//	conformance -target 127.0.0.1:50051 -scenario tests/clients/scenario.json
+//
+// It prints one line per step and exits 1 at the first difference, naming it.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"time"
+
+	shellexec "shellexec/clients/go"
+	pb "shellexec/clients/go/gen/shellexec/v1"
+)
+
+func main() {
+	target := flag.String("target", "", "host:port of the server or of Envoy")
+	path := flag.String("scenario", "", "the scenario file")
+	flag.Parse()
+	if err := run(*target, *path); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		os.Exit(1)
+	}
+	fmt.Println("conformance: every step passed")
+}
+
+func run(target, path string) error {
+	plan, err := readScenario(path)
+	if err != nil {
+		return fmt.Errorf("scenario: %w", err)
+	}
+	client, err := shellexec.Dial(target)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	player := &player{client: client, plan: plan}
+	for _, step := range []struct {
+		name string
+		play func(context.Context) error
+	}{
+		{"publish a turn", player.publishTurn},
+		{"list the pages", player.listPages},
+		{"get the shell output", player.shellOutput},
+		{"watch from 0, then resume", player.watch},
+		{"errors", player.errors},
+	} {
+		if err := step.play(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.name, err)
+		}
+		fmt.Println("ok:", step.name)
+	}
+	return nil
+}
+
+type player struct {
+	client   *shellexec.Client
+	plan     *scenario
+	session  *pb.Session
+	messages []*pb.Message
+}
+
+func unique(prefix string) string {
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	return prefix + "-" + hex.EncodeToString(suffix)
+}
+
+func (p *player) publishTurn(ctx context.Context) error {
+	session, err := p.client.CreateSession(ctx, unique(p.plan.Session.TaskIDPrefix+"-go"),
+		shellexec.SessionOptions{Agent: p.plan.Session.Agent})
+	if err != nil {
+		return err
+	}
+	p.session = session
+	turn, err := p.client.StartTurn(ctx, session.GetId(), "")
+	if err != nil {
+		return err
+	}
+	for _, entry := range p.plan.Publishes {
+		answer, err := p.client.PublishSequenced(ctx, session.GetId(), entry.Sequence, entry.Update)
+		if err != nil {
+			return fmt.Errorf("sequence %d: %w", entry.Sequence, err)
+		}
+		if answer.GetDuplicate() != entry.Duplicate {
+			return fmt.Errorf("sequence %d: duplicate is %v, want %v", entry.Sequence, answer.GetDuplicate(), entry.Duplicate)
+		}
+	}
+	if _, err := p.client.CompleteTurn(ctx, session.GetId(), turn.GetId(), p.plan.StopReason); err != nil {
+		return err
+	}
+	final, err := p.client.GetSession(ctx, session.GetId())
+	if err != nil {
+		return err
+	}
+	if final.GetState() != p.plan.FinalSession.State || final.GetRevision() != p.plan.FinalSession.Revision {
+		return fmt.Errorf("final session is %s at revision %d, want %+v", final.GetState(), final.GetRevision(), p.plan.FinalSession)
+	}
+	return nil
+}
+
+func (p *player) listPages(ctx context.Context) error {
+	page := shellexec.Page{Limit: p.plan.PageSize}
+	pages := 0
+	for {
+		answer, err := p.client.ListMessages(ctx, p.session.GetId(), page)
+		if err != nil {
+			return err
+		}
+		pages++
+		p.messages = append(p.messages, answer.GetMessages()...)
+		if !answer.GetHasMore() {
+			break
+		}
+		page.After = answer.GetCursor()
+	}
+	if pages < 2 {
+		return errors.New("page_size must be smaller than the number of messages")
+	}
+	described := make([]any, 0, len(p.messages))
+	for _, message := range p.messages {
+		described = append(described, describe(message))
+	}
+	return same("messages", described, p.plan.Messages)
+}
+
+// describe is a message in the scenario's terms (the keys tests/clients/README.md lists).
+func describe(message *pb.Message) map[string]any {
+	described := map[string]any{"author_type": message.GetAuthorType(), "type": message.GetType(),
+		"content": message.GetContent()}
+	if normalized := message.GetMetadata().GetNormalized(); normalized != nil {
+		shell := normalized.GetShellExec()
+		described["status"] = message.GetMetadata().GetStatus()
+		described["command"] = shell.GetCommand()
+		described["exit_code"] = shell.GetOutput().GetExitCode()
+		described["result"] = shell.GetResult()
+	}
+	return described
+}
+
+func (p *player) shellOutput(ctx context.Context) error {
+	index := int(p.plan.ShellOutput["message"].(float64))
+	answer, err := p.client.ShellOutput(ctx, p.session.GetId(), p.messages[index].GetId())
+	if err != nil {
+		return err
+	}
+	got := map[string]any{"message": index, "status": answer.GetStatus(),
+		"exit_code": answer.GetOutput().GetExitCode(), "stdout": answer.GetOutput().GetStdout(),
+		"stderr": answer.GetOutput().GetStderr()}
+	return same("shell output", got, p.plan.ShellOutput)
+}
+
+type event struct {
+	Revision  int32
+	Type      string
+	MessageID string
+}
+
+func (p *player) watch(ctx context.Context) error {
+	var expected []event
+	for _, each := range p.plan.Watch.Events {
+		expected = append(expected, event{each.Revision, each.Type, p.messages[each.Message].GetId()})
+	}
+	seen, err := p.watched(ctx, 0, len(expected))
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(seen, expected) {
+		return fmt.Errorf("from 0: events %v, want %v", seen, expected)
+	}
+	resume := p.plan.Watch.ResumeFromRevision
+	tail := slices.DeleteFunc(slices.Clone(expected), func(e event) bool { return e.Revision <= resume })
+	seen, err = p.watched(ctx, resume, len(tail))
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(seen, tail) {
+		return fmt.Errorf("from %d: events %v, want %v", resume, seen, tail)
+	}
+	return nil
+}
+
+// watched reads count events after since, heartbeats left out, then ends the stream.
+func (p *player) watched(ctx context.Context, since int32, count int) ([]event, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	feed, err := p.client.WatchFrom(ctx, p.session.GetId(), since)
+	if err != nil {
+		return nil, err
+	}
+	var seen []event
+	for len(seen) < count {
+		received, err := feed.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("the stream ended after %v", seen)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if received.GetType() != "heartbeat" {
+			seen = append(seen, event{received.GetRevision(), received.GetType(), received.GetMessage().GetId()})
+		}
+	}
+	return seen, nil
+}
+
+func (p *player) errors(ctx context.Context) error {
+	foreign := p.plan.Errors.ForeignMessage
+	other, err := p.client.CreateSession(ctx, unique("conformance-go-other"), shellexec.SessionOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = p.client.ShellOutput(ctx, other.GetId(), p.messages[foreign.Message].GetId())
+	if failed := asError(err); failed == nil || failed.Code != foreign.Code {
+		return fmt.Errorf("foreign message: %v, want %s", err, foreign.Code)
+	}
+	bad := p.plan.Errors.BadField
+	_, err = p.client.ListMessages(ctx, p.session.GetId(), shellexec.Page{Limit: bad.Limit})
+	failed := asError(err)
+	if failed == nil || failed.Code != bad.Code || failed.Field() != bad.Field {
+		return fmt.Errorf("bad field: %v, want %s naming %s", err, bad.Code, bad.Field)
+	}
+	return nil
+}
+
+func asError(err error) *shellexec.Error {
+	var failed *shellexec.Error
+	if errors.As(err, &failed) {
+		return failed
+	}
+	return nil
+}
+
+// same compares through JSON, as the scenario file holds its values.
+func same(what string, got, want any) error {
+	text, err := json.Marshal(got)
+	if err != nil {
+		return err
+	}
+	var decoded any
+	if err := json.Unmarshal(text, &decoded); err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(decoded, want) {
+		return fmt.Errorf("%s: got %s, want %v", what, text, want)
+	}
+	return nil
+}

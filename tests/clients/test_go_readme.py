@@ -1,0 +1,39 @@
+"""clients/go/README.md is true: a new Go module that follows its Install section and runs its
+example against a real server prints what the page says."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support.stack import Stack
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "clients" / "go" / "README.md").read_text()
+
+pytestmark = pytest.mark.slow  # resolves and builds a new module
+
+
+def _block(language: str) -> str:
+    found = re.search(rf"^```{language}\n(.*?)^```", README, re.M | re.S)
+    assert found, f"no {language} block"
+    return found.group(1)
+
+
+def test_a_new_module_follows_the_readme(stack: Stack, tmp_path: Path) -> None:
+    env = {**os.environ, "SHELLEXEC": str(ROOT), "SHELLEXEC_GRPC_ADDRESS": stack.grpc_target}
+    subprocess.run(["go", "mod", "init", "example.com/caller"], cwd=tmp_path, env=env,
+                   check=True, capture_output=True)
+    subprocess.run(["bash", "-euc", _block("sh")], cwd=tmp_path, env=env, check=True)
+    (tmp_path / "main.go").write_text(_block("go"))
+    subprocess.run(["go", "mod", "tidy"], cwd=tmp_path, env=env, check=True)
+    ran = subprocess.run(["go", "run", "."], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert ran.returncode == 0, ran.stderr
+    printed = re.search(r"It prints `([^`]*)`", README)
+    assert printed
+    assert ran.stdout == printed.group(1) + "\n"
