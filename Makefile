@@ -11,7 +11,7 @@ BUF_VERSION := 1.75.0
 GOOGLEAPIS := .build/googleapis/google/api
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+        envoy-validate web-unit chromium venv clean googleapis java-codegen
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -28,11 +28,21 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
 
-generate: $(STAMP)  ## regenerate the Python stubs and Envoy's descriptor from proto/
+generate: $(STAMP) $(BUF) googleapis java-codegen  ## regenerate everything made from proto/
 	$(BIN)/python proto/generate.py
 
-check-generated: $(STAMP)
+check-generated: $(STAMP) $(BUF) googleapis java-codegen
 	$(BIN)/python proto/generate.py --check
+
+# Java (clients/java): the pinned protoc and grpc-java generator buf runs, fetched by Maven
+# through the project's wrapper (versions in clients/java/pom.xml).
+JAVA_CODEGEN := $(TOOLS)/java/protoc $(TOOLS)/java/protoc-gen-grpc-java
+java-codegen: $(JAVA_CODEGEN)
+
+$(JAVA_CODEGEN) &: clients/java/pom.xml
+	cd clients/java && ./mvnw -q -B dependency:copy@codegen-tools
+	chmod +x $(JAVA_CODEGEN)
+	touch $(JAVA_CODEGEN)
 
 venv: $(STAMP)
 
@@ -52,10 +62,12 @@ $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
 
 # buf needs google/api as a local module; copy it from the googleapis-common-protos wheel.
-lint-proto: $(STAMP) $(BUF)
+googleapis: $(STAMP)
 	mkdir -p $(GOOGLEAPIS)
 	site=$$($(BIN)/python -c 'import google.api as g; print(list(g.__path__)[0])'); \
 	  cp $$site/annotations.proto $$site/http.proto $$site/field_behavior.proto $(GOOGLEAPIS)/
+
+lint-proto: $(STAMP) $(BUF) googleapis
 	$(BUF) lint
 	$(BUF) format --diff --exit-code proto
 

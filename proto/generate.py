@@ -1,5 +1,6 @@
 """Regenerates every artefact derived from proto/: the Python stubs of the client
-package and the descriptor set Envoy's JSON transcoder loads.
+package, the descriptor set Envoy's JSON transcoder loads, and what `buf generate` makes from
+buf.gen.yaml (the other languages' clients and the OpenAPI document).
 
 Run it through `make generate`; never edit its outputs by hand. `make check-generated`
 runs it into a scratch directory and fails when the committed outputs differ.
@@ -8,7 +9,9 @@ runs it into a scratch directory and fails when the committed outputs differ.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -17,11 +20,19 @@ import google.api
 import grpc_tools
 from grpc_tools import protoc
 
+from shellexec.app.openapi_document import corrected, render
+
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
 PYTHON_OUT = ROOT / "clients" / "python"
 DESCRIPTOR_OUT = ROOT / "envoy" / "shellexec.pb"
 GENERATED_PACKAGE = PYTHON_OUT / "shellexec" / "v1"
+BUF = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
+# What `buf generate` writes that is committed, relative to the repository (buf.gen.yaml).
+BUF_OUTPUTS = (Path("clients/java/src/main/generated"),)
+# protoc-gen-openapiv2's document, and the corrected one Envoy serves (ADR 0109).
+OPENAPI_GENERATED = Path(".build/openapi/shellexec.swagger.json")
+OPENAPI_OUT = Path("docs/openapi.json")
 
 
 def _googleapis_include() -> Path:
@@ -59,6 +70,13 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
     (package_dir / "__init__.py").write_text(docstring)
 
 
+def generate_with_buf(root: Path) -> None:
+    """Runs `buf generate` with its outputs under `root`, then corrects the OpenAPI document."""
+    subprocess.run([str(BUF), "generate", "--output", str(root)], cwd=ROOT, check=True)
+    generated = json.loads((root / OPENAPI_GENERATED).read_text())
+    (root / OPENAPI_OUT).write_text(render(corrected(generated)))
+
+
 def _generated_files(root: Path) -> set[Path]:
     # Only what protoc writes: byte-code caches beside the stubs are not generated code.
     return {path.relative_to(root) for path in root.rglob("*")
@@ -81,6 +99,13 @@ def check() -> int:
         stale = _same_tree(out / "shellexec" / "v1", GENERATED_PACKAGE)
         if (out / "shellexec.pb").read_bytes() != DESCRIPTOR_OUT.read_bytes():
             stale.append(str(DESCRIPTOR_OUT.relative_to(ROOT)))
+        buf_out = out / "buf"
+        (buf_out / OPENAPI_OUT).parent.mkdir(parents=True)
+        generate_with_buf(buf_out)
+        stale += [str(path / name) for path in BUF_OUTPUTS
+                  for name in _same_tree(buf_out / path, ROOT / path)]
+        if (buf_out / OPENAPI_OUT).read_bytes() != (ROOT / OPENAPI_OUT).read_bytes():
+            stale.append(str(OPENAPI_OUT))
     if stale:
         print("generated code is stale; run `make generate`:", *stale, sep="\n  ")
         return 1
@@ -94,6 +119,7 @@ def main() -> int:
     if parser.parse_args().check:
         return check()
     generate(PYTHON_OUT, DESCRIPTOR_OUT)
+    generate_with_buf(ROOT)
     return 0
 
 
