@@ -144,6 +144,11 @@ _ERROR_SCHEMA: Final[Schema] = {
     "required": [name for name in _ERROR_PROPERTIES if name != "details"],
     "properties": _ERROR_PROPERTIES,
 }
+_BEARER: Final = "bearer"
+_BEARER_SCHEME: Final[Schema] = {
+    "type": "apiKey", "in": "header", "name": "authorization",
+    "description": "`Bearer <token>` when authentication is on (docs/api.md, "
+                   "\"Authentication\"); each route needs the scope docs/api.md names."}
 _EVENT_DESCRIPTION: Final = (
     "A server-sent event stream (`text/event-stream`): each event is one `data:` line "
     "holding a WatchMessagesResponse as JSON (the `x-event-data` schema), followed by a "
@@ -158,17 +163,23 @@ def corrected(generated: Schema) -> Schema:
     document["info"] = {"title": TITLE, "version": API_VERSION,
                         "description": "The REST/JSON routes of the shellexec front door "
                                        "(Envoy); see docs/api.md."}
+    document["securityDefinitions"] = {_BEARER: _BEARER_SCHEME}
+    # Authentication is off on loopback with no tokens configured (docs/api.md).
+    document["security"] = [{}, {_BEARER: []}]
     definitions: dict[str, Schema] = document["definitions"]
     definitions[_ERROR] = copy.deepcopy(_ERROR_SCHEMA)
     _constrain_properties(definitions)
     for name in CLOSED_DEFINITIONS:
         definitions[name]["additionalProperties"] = False
+    constrained: set[str] = set()
     for path, operations in document["paths"].items():
         for operation in operations.values():
-            _constrain_parameters(operation)
+            constrained |= _constrain_parameters(operation)
             _error_responses(operation)
             if path == WATCH_PATH:
                 _event_stream(operation)
+    if unused := PARAMETER_CONSTRAINTS.keys() - constrained:
+        raise ValueError(f"no parameter of the document is named {sorted(unused)}")
     return document
 
 
@@ -178,12 +189,16 @@ def _constrain_properties(definitions: dict[str, Schema]) -> None:
             definitions[definition]["properties"][name].update(copy.deepcopy(constraint))
 
 
-def _constrain_parameters(operation: Schema) -> None:
+def _constrain_parameters(operation: Schema) -> set[str]:
+    """Adds the constraints of the operation's parameters; returns the names constrained."""
+    constrained = set()
     for parameter in operation.get("parameters", ()):
         if parameter["in"] == "body" and operation["operationId"] in OPTIONAL_BODY_OPERATIONS:
             parameter["required"] = False
-        if parameter["in"] in ("path", "query"):
-            parameter.update(copy.deepcopy(PARAMETER_CONSTRAINTS.get(parameter["name"], {})))
+        if parameter["in"] in ("path", "query") and parameter["name"] in PARAMETER_CONSTRAINTS:
+            parameter.update(copy.deepcopy(PARAMETER_CONSTRAINTS[parameter["name"]]))
+            constrained.add(parameter["name"])
+    return constrained
 
 
 def _error_responses(operation: Schema) -> None:
