@@ -69,3 +69,35 @@ def test_a_watch_refused_before_any_event_is_the_documented_error(stack: Stack) 
     error = refused.value.response.json()
     _validator(WATCH["responses"]["400"]["schema"]).validate(error)
     assert error["details"], "the server's errors carry details"
+
+
+def _parameter(path: str, name: str) -> dict[str, Any]:
+    operation = next(iter(DOCUMENT["paths"][path].values()))
+    found: dict[str, Any] = next(p for p in operation["parameters"] if p["name"] == name)
+    return found
+
+
+@pytest.mark.parametrize(("definition", "body"), [
+    ("ShellExecServicePublishUpdateBody", {"update": None}),
+    ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": ""}}),
+    ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": "x"}, "sequence": "0"}),
+    ("v1CreateSessionRequest", {"task_id": ""}),
+    ("v1CreateSessionRequest", {"task_id": "t", "request_id": "no spaces"}),
+    ("v1NormalizeShellExecRequest", {"updates": []}),
+])
+def test_the_document_refuses_bodies_the_server_refuses(definition: str,
+                                                        body: dict[str, Any]) -> None:
+    assert not _validator({"$ref": f"#/definitions/{definition}"}).is_valid(body)
+
+
+@pytest.mark.parametrize(("path", "name", "value"), [
+    ("/api/v1/task-sessions/{session_id}/messages", "limit", -1),
+    ("/api/v1/task-sessions/{session_id}/messages", "after", "not-a-message-id"),
+    ("/api/v1/task-sessions/{session_id}", "session_id", ""),
+    ("/api/v1/tasks/{task_id}/boot-state", "task_id", "a/b"),
+])
+def test_the_document_refuses_parameters_the_server_refuses(path: str, name: str,
+                                                            value: object) -> None:
+    parameter = _parameter(path, name)
+    schema = {key: parameter[key] for key in ("type", "minimum", "pattern") if key in parameter}
+    assert not _validator(schema).is_valid(value)
