@@ -99,5 +99,6 @@ def test_the_document_refuses_bodies_the_server_refuses(definition: str,
 def test_the_document_refuses_parameters_the_server_refuses(path: str, name: str,
                                                             value: object) -> None:
     parameter = _parameter(path, name)
-    schema = {key: parameter[key] for key in ("type", "minimum", "pattern") if key in parameter}
+    schema: dict[str, Any] = {key: parameter[key] for key in ("type", "minimum", "pattern")
+                              if key in parameter}
     assert not _validator(schema).is_valid(value)
