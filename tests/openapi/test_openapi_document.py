@@ -35,6 +35,11 @@ def test_envoy_serves_the_checked_in_document_before_the_transcoder(stack: Stack
     assert answer.headers["x-content-type-options"] == "nosniff"
 
 
+def test_the_browser_boundary_comes_first(stack: Stack) -> None:
+    foreign = stack.api.request("GET", OPENAPI_PATH, headers={"origin": "http://evil.example"})
+    assert foreign.status == 403
+
+
 def test_the_document_accepts_no_other_method(stack: Stack) -> None:
     answer = stack.api.request("POST", OPENAPI_PATH, {})
     assert answer.status == 405
