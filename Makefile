@@ -13,7 +13,8 @@ TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go
+        envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go \
+        java-codegen
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -30,15 +31,25 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
 	$(BIN)/python -m shellexec.demo
 
-generate: $(STAMP) $(BUF) $(TS_STAMP)  ## regenerate every client and Envoy's descriptor from proto/
+generate: $(STAMP) $(BUF) $(TS_STAMP) java-codegen  ## regenerate every client and Envoy's descriptor from proto/
 	$(BIN)/python proto/generate.py
 
-check-generated: $(STAMP) $(BUF) $(TS_STAMP)
+check-generated: $(STAMP) $(BUF) $(TS_STAMP) java-codegen
 	$(BIN)/python proto/generate.py --check
 
 $(TS_STAMP): $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund --silent
 	touch $@
+
+# Java (clients/java): the pinned protoc and grpc-java generator buf runs, fetched by Maven
+# through the project's wrapper (versions in clients/java/pom.xml).
+JAVA_CODEGEN := $(TOOLS)/java/protoc $(TOOLS)/java/protoc-gen-grpc-java
+java-codegen: $(JAVA_CODEGEN)
+
+$(JAVA_CODEGEN) &: clients/java/pom.xml
+	cd clients/java && ./mvnw -q -B dependency:copy@codegen-tools
+	chmod +x $(JAVA_CODEGEN)
+	touch $(JAVA_CODEGEN)
 
 venv: $(STAMP)
 

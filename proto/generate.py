@@ -1,6 +1,7 @@
 """Regenerates every artefact derived from proto/: the Python stubs of the client
-package, the descriptor set Envoy's JSON transcoder loads, and what `buf generate` writes for
-the other clients (buf.gen.yaml; each plugin has its own `out` folder).
+package, the descriptor set Envoy's JSON transcoder loads, what `buf generate` writes for
+the other clients (buf.gen.yaml; each plugin has its own `out` folder), and the OpenAPI
+document Envoy serves (protoc-gen-openapiv2's, corrected where Envoy differs: ADR 0109).
 
 Run it through `make generate`; never edit its outputs by hand. `make check-generated`
 runs it into a scratch directory and fails when the committed outputs differ.
@@ -9,6 +10,7 @@ runs it into a scratch directory and fails when the committed outputs differ.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,8 @@ import grpc_tools
 import yaml
 from grpc_tools import protoc
 
+from shellexec.app.openapi_document import corrected, render
+
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
 PYTHON_OUT = ROOT / "clients" / "python"
@@ -29,6 +33,11 @@ BUF = ROOT / ".tools" / "node_modules" / ".bin" / "buf"
 # The root template generates the clients from proto/; the TypeScript client's own template
 # adds the google.rpc error details it decodes, which are no part of the contract.
 BUF_TEMPLATES = (ROOT / "buf.gen.yaml", ROOT / "clients" / "typescript" / "buf.gen.yaml")
+# Plugin outputs under .build/ are steps, not committed code: the uncorrected OpenAPI document
+# becomes OPENAPI_OUT.
+SCRATCH_OUTPUTS = ".build/"
+OPENAPI_GENERATED = Path(".build/openapi/shellexec.swagger.json")
+OPENAPI_OUT = Path("docs/openapi.json")
 
 
 def _googleapis_include() -> Path:
@@ -68,8 +77,10 @@ def generate(python_out: Path, descriptor_out: Path) -> None:
 
 def buf_outputs() -> list[str]:
     """The `out` folder of every plugin of the buf templates, relative to the root."""
-    return [plugin["out"] for template in BUF_TEMPLATES
-            for plugin in yaml.safe_load(template.read_text())["plugins"]]
+    outputs = [plugin["out"] for template in BUF_TEMPLATES
+               for plugin in yaml.safe_load(template.read_text())["plugins"]
+               if not plugin["out"].startswith(SCRATCH_OUTPUTS)]
+    return list(dict.fromkeys(outputs))  # two plugins may share a folder
 
 
 def buf_generate(base: Path) -> None:
@@ -77,6 +88,9 @@ def buf_generate(base: Path) -> None:
     for template in BUF_TEMPLATES:
         subprocess.run([str(BUF), "generate", "--template", str(template), "--output",
                         str(base)], cwd=ROOT, check=True)
+    generated = json.loads((base / OPENAPI_GENERATED).read_text())
+    (base / OPENAPI_OUT).parent.mkdir(parents=True, exist_ok=True)
+    (base / OPENAPI_OUT).write_text(render(corrected(generated)))
 
 
 def _generated_files(root: Path) -> set[Path]:
@@ -104,6 +118,8 @@ def check() -> int:
         buf_generate(out / "buf")
         stale += [f"{folder}/{name}" for folder in buf_outputs()
                   for name in _same_tree(out / "buf" / folder, ROOT / folder)]
+        if (out / "buf" / OPENAPI_OUT).read_bytes() != (ROOT / OPENAPI_OUT).read_bytes():
+            stale.append(str(OPENAPI_OUT))
     if stale:
         print("generated code is stale; run `make generate`:", *stale, sep="\n  ")
         return 1

@@ -5,8 +5,8 @@ socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle t
 descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
 headers), the Connect bridge and its JSON refusal routes, one direct-response route per file
 of web/ (Envoy reads the files when it starts, so the page needs no web server of its own),
-and what turns Envoy's own errors into JSON (the 405 routes derived from the descriptor and
-the local reply mappers).
+the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405 routes
+derived from the descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from shellexec.app.front_door_errors import (
     method_not_allowed_routes,
     query_collision_routes,
 )
+from shellexec.app.openapi_document import OPENAPI_PATH
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
@@ -53,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TEMPLATE = ROOT / "envoy" / "envoy.template.yaml"
 DESCRIPTOR = ROOT / "envoy" / "shellexec.pb"
 WEB_ROOT = ROOT / "web"
+OPENAPI_DOCUMENT = ROOT / "docs" / "openapi.json"
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -77,7 +79,7 @@ def _web_files(web_root: Path) -> list[Path]:
     )
 
 
-def _static_route(match: dict[str, str], file: Path) -> str:
+def _static_route(match: dict[str, Any], file: Path) -> str:
     route = {
         "match": match,
         "direct_response": {"status": 200, "body": {"filename": str(file)}},
@@ -104,6 +106,25 @@ def web_routes(web_root: Path = WEB_ROOT) -> str:
         routes += [_static_route({"path": "/"}, index),
                    _static_route({"prefix": "/sessions/"}, index)]
     return "\n".join(routes)
+
+
+def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
+    """The OpenAPI document at OPENAPI_PATH for GET (and HEAD), and a 405 for other methods;
+    they come before the transcoder's `/api/` route, which would answer 404 (ADR 0109)."""
+    reading = {"name": ":method", "string_match": {"safe_regex": {"regex": "GET|HEAD"}}}
+    other = {**reading, "invert_match": True}
+    refusal = {
+        "match": {"path": OPENAPI_PATH, "headers": [other]},
+        "direct_response": {"status": 405,
+                            "body": {"inline_string": f"{OPENAPI_PATH} accepts GET and HEAD"}},
+        "response_headers_to_add": [{"header": {"key": "allow", "value": "GET, HEAD"},
+                                     "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        "typed_per_filter_config": {"envoy.filters.http.grpc_json_transcoder": {
+            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
+            "disabled": True}},
+    }
+    return "\n".join((_static_route({"path": OPENAPI_PATH, "headers": [reading]}, document),
+                      f"{_ROUTE_INDENT}- {json.dumps(refusal)}"))
 
 
 def api_method_routes(descriptor: Path = DESCRIPTOR) -> str:
@@ -194,7 +215,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
-        web_routes=web_routes(), tls_transport_socket=_tls_transport_socket(settings),
+        web_routes=web_routes(), openapi_routes=openapi_routes(),
+        tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),

@@ -1,0 +1,263 @@
+package com.shellexec.client;
+
+import com.shellexec.v1.BootState;
+import com.shellexec.v1.CompleteTurnRequest;
+import com.shellexec.v1.CompleteTurnResponse;
+import com.shellexec.v1.CreateSessionRequest;
+import com.shellexec.v1.DeleteSessionRequest;
+import com.shellexec.v1.DeleteTaskRequest;
+import com.shellexec.v1.GetBootStateRequest;
+import com.shellexec.v1.GetSessionRequest;
+import com.shellexec.v1.GetShellOutputRequest;
+import com.shellexec.v1.GetShellOutputResponse;
+import com.shellexec.v1.ListMessagesRequest;
+import com.shellexec.v1.ListMessagesResponse;
+import com.shellexec.v1.Message;
+import com.shellexec.v1.NormalizeShellExecRequest;
+import com.shellexec.v1.NormalizeShellExecResponse;
+import com.shellexec.v1.PublishUpdateRequest;
+import com.shellexec.v1.PublishUpdateResponse;
+import com.shellexec.v1.Session;
+import com.shellexec.v1.ShellExecServiceGrpc;
+import com.shellexec.v1.ShellOutput;
+import com.shellexec.v1.ShellOutputSummary;
+import com.shellexec.v1.StartTurnRequest;
+import com.shellexec.v1.SummarizeShellOutputRequest;
+import com.shellexec.v1.Turn;
+import com.shellexec.v1.WatchMessagesRequest;
+import com.shellexec.v1.WatchMessagesResponse;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Context;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Blocking calls to a shellexec server, straight or through its Envoy front door.
+ *
+ * <p>ACP updates are plain Java values (maps, lists, strings, numbers, booleans, null; see
+ * {@link Values}). A failed call throws {@link ShellExecException} with the gRPC code and the
+ * {@code ErrorInfo} reason.
+ *
+ * <pre>{@code
+ * try (ShellExecClient client = ShellExecClient.builder("127.0.0.1:50051").build()) {
+ *   Session session = client.createSession("task-1", "codex", "");
+ * }
+ * }</pre>
+ */
+public final class ShellExecClient implements AutoCloseable {
+  /** The gRPC message limit of docs/api.md ("Limits"), both ways. */
+  public static final int MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+  private static final int ALL_PAGES_LIMIT = 500;
+
+  private final ManagedChannel channel;
+  private final ShellExecServiceGrpc.ShellExecServiceBlockingStub stub;
+  private final Duration timeout;
+
+  private ShellExecClient(ManagedChannel channel, String token, Duration timeout) {
+    Channel calls = token.isEmpty() ? channel : ClientInterceptors.intercept(channel,
+        new BearerToken(token));
+    this.channel = channel;
+    this.stub = ShellExecServiceGrpc.newBlockingStub(calls);
+    this.timeout = timeout;
+  }
+
+  /** A client of the server at {@code target} ({@code host:port}, plaintext). */
+  public static Builder builder(String target) {
+    return new Builder(target);
+  }
+
+  /** The folded record of one tool call's updates; nothing is stored. */
+  public NormalizeShellExecResponse normalize(List<?> updates, String agent,
+      boolean maskSecrets) {
+    NormalizeShellExecRequest.Builder request = NormalizeShellExecRequest.newBuilder()
+        .setAgent(agent).setMaskSecrets(maskSecrets);
+    updates.forEach(update -> request.addUpdates(Values.of(update)));
+    return call(() -> unary().normalizeShellExec(request.build()));
+  }
+
+  /** The browser-facing summary of a full output. */
+  public ShellOutputSummary summarize(ShellOutput output) {
+    SummarizeShellOutputRequest request =
+        SummarizeShellOutputRequest.newBuilder().setOutput(output).build();
+    return call(() -> unary().summarizeShellOutput(request).getSummary());
+  }
+
+  /**
+   * Creates a session; pass the same {@code requestId} on every retry of one call so that a
+   * lost answer creates no second session ("" for none).
+   */
+  public Session createSession(String taskId, String agent, String requestId) {
+    CreateSessionRequest request = CreateSessionRequest.newBuilder()
+        .setTaskId(taskId).setAgent(agent).setRequestId(requestId).build();
+    return call(() -> unary().createSession(request).getSession());
+  }
+
+  public Session getSession(String sessionId) {
+    GetSessionRequest request = GetSessionRequest.newBuilder().setSessionId(sessionId).build();
+    return call(() -> unary().getSession(request).getSession());
+  }
+
+  /**
+   * Starts a turn; pass the same {@code requestId} on every retry of one call so that a lost
+   * answer starts no second turn ("" for none).
+   */
+  public Turn startTurn(String sessionId, String requestId) {
+    StartTurnRequest request = StartTurnRequest.newBuilder()
+        .setSessionId(sessionId).setRequestId(requestId).build();
+    return call(() -> unary().startTurn(request).getTurn());
+  }
+
+  /**
+   * Publishes one ACP update (a plain map, or JSON text through {@link Values#ofJson}); with a
+   * {@code sequence} (null for none) a retry comes back with {@code duplicate} set.
+   */
+  public PublishUpdateResponse publish(String sessionId, Object update, Long sequence) {
+    PublishUpdateRequest.Builder request = PublishUpdateRequest.newBuilder()
+        .setSessionId(sessionId).setUpdate(Values.of(update));
+    if (sequence != null) {
+      request.setSequence(sequence);
+    }
+    return call(() -> unary().publishUpdate(request.build()));
+  }
+
+  public CompleteTurnResponse completeTurn(String sessionId, String turnId, String stopReason) {
+    CompleteTurnRequest request = CompleteTurnRequest.newBuilder()
+        .setSessionId(sessionId).setTurnId(turnId).setStopReason(stopReason).build();
+    return call(() -> unary().completeTurn(request));
+  }
+
+  /** One page of messages: {@code limit} 0 for the default; "" for no cursor or sort. */
+  public ListMessagesResponse listMessages(String sessionId, int limit, String before,
+      String after, String sort) {
+    ListMessagesRequest request = ListMessagesRequest.newBuilder().setSessionId(sessionId)
+        .setLimit(limit).setBefore(before).setAfter(after).setSort(sort).build();
+    return call(() -> unary().listMessages(request));
+  }
+
+  /** Every message of the session, oldest first (follows the pages). */
+  public List<Message> messages(String sessionId) {
+    List<Message> found = new ArrayList<>();
+    String cursor = "";
+    while (true) {
+      ListMessagesResponse page = listMessages(sessionId, ALL_PAGES_LIMIT, "", cursor, "");
+      found.addAll(page.getMessagesList());
+      if (!page.getHasMore()) {
+        return found;
+      }
+      cursor = page.getCursor();
+    }
+  }
+
+  public GetShellOutputResponse shellOutput(String sessionId, String messageId) {
+    GetShellOutputRequest request = GetShellOutputRequest.newBuilder()
+        .setSessionId(sessionId).setMessageId(messageId).build();
+    return call(() -> unary().getShellOutput(request));
+  }
+
+  public BootState bootState(String taskId) {
+    GetBootStateRequest request = GetBootStateRequest.newBuilder().setTaskId(taskId).build();
+    return call(() -> unary().getBootState(request).getInitialState());
+  }
+
+  /** Deletes the session with its messages, output and feed (needs the {@code admin} scope). */
+  public void deleteSession(String sessionId) {
+    DeleteSessionRequest request =
+        DeleteSessionRequest.newBuilder().setSessionId(sessionId).build();
+    call(() -> unary().deleteSession(request));
+  }
+
+  /** Deletes the task with all its sessions; returns the deleted sessions' ids. */
+  public List<String> deleteTask(String taskId) {
+    DeleteTaskRequest request = DeleteTaskRequest.newBuilder().setTaskId(taskId).build();
+    return call(() -> List.copyOf(unary().deleteTask(request).getDeletedSessionIdsList()));
+  }
+
+  /**
+   * The session's feed: every event after {@code sinceRevision} (null: live events only), then
+   * live ones. No deadline: close the feed to stop watching.
+   */
+  public Feed watch(String sessionId, Integer sinceRevision) {
+    WatchMessagesRequest.Builder request =
+        WatchMessagesRequest.newBuilder().setSessionId(sessionId);
+    if (sinceRevision != null) {
+      request.setSinceRevision(sinceRevision);
+    }
+    Context.CancellableContext context = Context.current().withCancellation();
+    Iterator<WatchMessagesResponse> events =
+        call(() -> context.wrap(() -> stub.watchMessages(request.build())).call());
+    return new Feed(context, events);
+  }
+
+  /** Closes the channel, waiting a few seconds for calls in flight. */
+  @Override
+  public void close() {
+    channel.shutdown();
+    try {
+      channel.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+    } finally {
+      channel.shutdownNow();
+    }
+  }
+
+  private ShellExecServiceGrpc.ShellExecServiceBlockingStub unary() {
+    return stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private static <T> T call(Callable<T> body) {
+    try {
+      return body.call();
+    } catch (StatusRuntimeException error) {
+      throw ShellExecException.from(error);
+    } catch (RuntimeException error) {
+      throw error;
+    } catch (Exception error) {
+      throw new IllegalStateException(error);
+    }
+  }
+
+  /** A call that may throw what {@code Context.wrap(...).call()} declares. */
+  @FunctionalInterface
+  private interface Callable<T> {
+    T call() throws Exception;
+  }
+
+  /** How to reach the server: its address, an optional bearer token and a call timeout. */
+  public static final class Builder {
+    private final String target;
+    private String token = "";
+    private Duration timeout = Duration.ofSeconds(30);
+
+    private Builder(String target) {
+      this.target = target;
+    }
+
+    /** Sends {@code authorization: Bearer <token>} with every call ("" for none). */
+    public Builder token(String token) {
+      this.token = token;
+      return this;
+    }
+
+    /** The deadline of each unary call (default 30 s); feeds have none. */
+    public Builder timeout(Duration timeout) {
+      this.timeout = timeout;
+      return this;
+    }
+
+    public ShellExecClient build() {
+      ManagedChannel channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+          .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
+      return new ShellExecClient(channel, token, timeout);
+    }
+  }
+}

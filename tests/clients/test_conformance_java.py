@@ -1,0 +1,74 @@
+"""The conformance scenario (tests/clients/scenario.json, described in its README) played by
+the Java client (clients/java), straight to the server and through Envoy; and what the client
+reports of failed calls (gRPC code, ErrorInfo reason) and of its bearer token.
+
+Maven's wrapper builds the client and its runner once (fetching Maven and the dependencies on
+a fresh machine); each case then runs the runner on one address.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support.stack import Stack, running_stack
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+JAVA_CLIENT = ROOT / "clients" / "java"
+SCENARIO = Path(__file__).parent / "scenario.json"
+RUNNER = "com.shellexec.conformance.ConformanceRunner"
+PROBE = "com.shellexec.conformance.ErrorProbe"
+# What ErrorProbe prints for each of its steps (docs/api.md, "Error reasons").
+PROBE_LINES = [
+    "create_session OK",
+    "start_turn OK",
+    "start_turn_again FAILED_PRECONDITION TURN_ALREADY_RUNNING",
+    "publish OK",
+    "publish_other_update_same_sequence ALREADY_EXISTS SEQUENCE_CONFLICT",
+    "get_unknown_session NOT_FOUND shellexec.v1.Session",
+]
+CLASSPATH_FILE = JAVA_CLIENT / "target" / "conformance.classpath"
+
+
+@pytest.fixture(scope="module")
+def classpath() -> str:
+    """The compiled client, its runner and their dependencies, built by the Maven wrapper."""
+    subprocess.run(
+        ["./mvnw", "-q", "-B", "test-compile", "dependency:build-classpath",
+         "-Dmdep.includeScope=test", f"-Dmdep.outputFile={CLASSPATH_FILE}"],
+        cwd=JAVA_CLIENT, check=True, timeout=600)
+    target = JAVA_CLIENT / "target"
+    return ":".join((str(target / "classes"), str(target / "test-classes"),
+                     CLASSPATH_FILE.read_text().strip()))
+
+
+@pytest.mark.parametrize("route", ["direct", "envoy"])
+def test_the_scenario_plays_as_written(route: str, classpath: str, stack: Stack) -> None:
+    address = stack.grpc_target if route == "direct" else f"127.0.0.1:{stack.rest_port}"
+    result = subprocess.run(["java", "-cp", classpath, RUNNER, address, str(SCENARIO)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert f"passed against {address}" in result.stdout
+
+
+def _probe(classpath: str, address: str, *token: str) -> list[str]:
+    result = subprocess.run(["java", "-cp", classpath, PROBE, address, *token],
+                            capture_output=True, text=True, timeout=120, check=True)
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("route", ["direct", "envoy"])
+def test_failures_keep_their_code_and_reason(route: str, classpath: str, stack: Stack) -> None:
+    address = stack.grpc_target if route == "direct" else f"127.0.0.1:{stack.rest_port}"
+    assert _probe(classpath, address) == PROBE_LINES
+
+
+def test_the_bearer_token_goes_with_every_call(classpath: str, tmp_path: Path) -> None:
+    with running_stack(tmp_path, SHELLEXEC_AUTH="on") as secured:
+        token = secured.create_token("java", "admin")
+        assert _probe(classpath, secured.grpc_target, token) == PROBE_LINES
+        assert _probe(classpath, secured.grpc_target) == ["create_session UNAUTHENTICATED -"]
