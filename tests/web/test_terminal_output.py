@@ -62,7 +62,7 @@ def test_colours_and_progress_lines_render_as_a_terminal_shows_them(
     assert chat.page.evaluate("window.__ansiInjected") is None
 
     def look(text: str) -> dict[str, str]:
-        span = stdout.locator("span", has_text=text).first
+        span = stdout.locator("span:not(.output__chunk)", has_text=text).first
         return dict(span.evaluate(
             "el => { const s = getComputedStyle(el); return {cls: el.className, color: s.color,"
             " background: s.backgroundColor, weight: s.fontWeight, style: s.fontStyle,"
