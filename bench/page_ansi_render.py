@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import statistics
 
-from _service import conclude, running_stack
 from playwright.sync_api import sync_playwright
 from web.browser import launch, new_context
+
+from _service import conclude, running_stack
 
 BODY_BYTES = 256 * 1024
 ROUNDS = 15
@@ -39,7 +40,7 @@ RENDER = """async ([text, rounds]) => {
 
 def dense_output() -> str:
     """Test-runner-like lines where nearly every word changes colour or attribute."""
-    lines = []
+    lines: list[str] = []
     i = 0
     while sum(len(line) + 1 for line in lines) < BODY_BYTES:
         lines.append(
@@ -70,7 +71,8 @@ def main() -> None:
     plain_median, coloured_median = statistics.median(plain_ms), statistics.median(coloured_ms)
     ratio = coloured_median / plain_median
     conclude("page ANSI render (256 KiB dense SGR vs the same text plain, Chromium, layout incl.)",
-             f"plain {plain_median:.1f} ms, coloured {coloured_median:.1f} ms ({spans} styled runs)",
+             f"plain {plain_median:.1f} ms, coloured {coloured_median:.1f} ms "
+             f"({spans} styled runs)",
              {"plain_ms": plain_median, "coloured_ms": coloured_median, "styled_runs": spans},
              ratio, f"<= {TARGET:g}", ratio <= TARGET)
 

@@ -58,7 +58,8 @@ def test_agent_markdown_renders_and_the_prompt_stays_plain(
     expect(user.get_by_test_id("chat-text")).to_have_text("please **fix** the `parser`")
     assert user.locator("strong, code").count() == 0
 
-    reply = chat.page.locator("[data-testid=chat-message][data-author=agent]").get_by_test_id("chat-text")
+    agent = chat.page.locator("[data-testid=chat-message][data-author=agent]")
+    reply = agent.get_by_test_id("chat-text")
     expect(reply).to_have_attribute("data-format", "markdown")
     expect(reply.locator("h5")).to_have_text("What I changed")  # under the page's own headings
     expect(reply.locator("strong")).to_have_text("parser")

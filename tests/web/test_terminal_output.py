@@ -69,7 +69,8 @@ def test_colours_and_progress_lines_render_as_a_terminal_shows_them(
             " decoration: s.textDecorationLine, opacity: s.opacity}; }"))
 
     failed = look("1 failed")
-    assert failed["cls"] == "ansi-bold ansi-fg-1" and int(failed["weight"]) >= 700
+    assert failed["cls"] == "ansi-bold ansi-fg-1"
+    assert int(failed["weight"]) >= 700
     passed = look("2 passed")
     assert passed["color"] != failed["color"]
     assert look("warning")["color"] == "rgb(255, 135, 0)"

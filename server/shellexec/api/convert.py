@@ -8,10 +8,10 @@ from google.protobuf import struct_pb2, timestamp_pb2
 
 from shellexec.feed import FeedEvent
 from shellexec.normalize import OutputSummary, ShellOutput, ShellRecord
-from shellexec.projection import MessageView
+from shellexec.projection import MessageView, TurnView
 from shellexec.rules.limits import MAX_REQUEST_VALUES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
-from shellexec.service.records import SessionRecord, TurnRecord
+from shellexec.service.records import SessionRecord
 from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
 from shellexec.vocabulary import NORMALIZED_SHELL_EXEC
 
@@ -67,7 +67,7 @@ def session(record: SessionRecord) -> session_pb2.Session:
         revision=record.revision, current_turn_id=record.current_turn_id)
 
 
-def turn(record: TurnRecord) -> session_pb2.Turn:
+def turn(record: TurnView) -> session_pb2.Turn:
     message = session_pb2.Turn(
         id=record.id, session_id=record.session_id, state=record.state,
         stop_reason=record.stop_reason, started_at=timestamp(record.started_at))
@@ -120,6 +120,8 @@ def feed_event(event: FeedEvent) -> shell_exec_service_pb2.WatchMessagesResponse
         type=event.type, revision=event.revision)
     if event.message is not None:
         response.message.CopyFrom(message(event.message))
+    if event.turn is not None:
+        response.turn.CopyFrom(turn(event.turn))
     return response
 
 

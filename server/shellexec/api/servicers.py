@@ -96,7 +96,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             caller=current_caller())
         return pb.ListMessagesResponse(
             messages=[convert.message(view) for view in page.messages], total=page.total,
-            has_more=page.has_more, cursor=page.cursor)
+            has_more=page.has_more, cursor=page.cursor,
+            turns=[convert.turn(view) for view in page.turns])
 
     async def GetShellOutput(self, request: pb.GetShellOutputRequest,
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
@@ -133,7 +134,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         return pb.GetBootStateResponse(initial_state=pb.BootState(
             session=convert.session(boot.session),
             messages=[convert.message(view) for view in boot.messages],
-            task_state=boot.task_state))
+            task_state=boot.task_state, turns=[convert.turn(view) for view in boot.turns]))
 
     async def DeleteSession(self, request: pb.DeleteSessionRequest,
                             context: grpc.aio.ServicerContext) -> pb.DeleteSessionResponse:

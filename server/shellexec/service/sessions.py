@@ -27,6 +27,8 @@ from shellexec.store import Database, queries
 from shellexec.store.models import Session
 from shellexec.vocabulary import (
     EVENT_MESSAGE_UPDATED,
+    EVENT_TURN_COMPLETED,
+    EVENT_TURN_STARTED,
     REASON_REQUEST_ID_REUSED,
     REASON_TURN_ALREADY_RUNNING,
     RESOURCE_SESSION,
@@ -114,14 +116,14 @@ class Sessions:
 
     async def start_turn(self, session_id: str, request_id: str = "", *,
                          caller: Caller = UNRESTRICTED) -> TurnRecord:
-        def work() -> TurnRecord:
+        def work() -> tuple[TurnRecord, FeedEvent | None]:
             session = require_session(session_id, caller)
             now = self._clock()
             if request_id:
                 earlier = queries.turn_of_request(session_id, request_id,
                                                   now - REQUEST_ID_WINDOW)
                 if earlier is not None:
-                    return TurnRecord.of(earlier)
+                    return TurnRecord.of(earlier), None
             if queries.running_turn(session_id) is not None:
                 raise FailedPreconditionError(
                     f"session {quoted(session_id)} already has a running turn; complete it first",
@@ -133,9 +135,13 @@ class Sessions:
             if request_id:
                 statements.remember_turn_request(session_id, request_id, turn.id, now)
             statements.set_session_state(session, SESSION_RUNNING, now)
-            return TurnRecord.of(turn)
+            started = events.record_turn(statements, session_id, EVENT_TURN_STARTED, turn, now)
+            return TurnRecord.of(turn), started
 
-        return await units.write(self._database, work)
+        turn, started = await units.write(self._database, work)
+        if started is not None:
+            self._feed.broadcast(session_id, started)
+        return turn
 
     async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *,
                             caller: Caller = UNRESTRICTED) -> CompletedTurn:
@@ -148,9 +154,12 @@ class Sessions:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
             recorded = self._cancel_unfinished(session_id, now)
-            self._database.statements.complete_turn(turn, stop_reason, now)
-            self._database.statements.set_session_state(session, SESSION_IDLE, now)
+            statements = self._database.statements
+            statements.complete_turn(turn, stop_reason, now)
+            statements.set_session_state(session, SESSION_IDLE, now)
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
+            recorded.append(events.record_turn(statements, session_id, EVENT_TURN_COMPLETED,
+                                               turn, now))
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
         completed, recorded = await units.write(self._database, work)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from peewee import SQL, BigIntegerField, IntegerField, Table, fn
+from peewee import SQL, BigIntegerField, CharField, IntegerField, Table, fn
 from peewee import Database as PeeweeDatabase
 from playhouse.migrate import SqliteMigrator
 from playhouse.migrate import migrate as run_operations
@@ -91,7 +91,10 @@ def _keyed_by_number(db: PeeweeDatabase, migrator: SqliteMigrator,
     run_operations(*(migrator.drop_index(old, index.name) for index in db.get_indexes(old)
                      if not index.name.startswith("sqlite_autoindex")))
     db.create_tables([model])
-    fields = [field for field in model._meta.sorted_fields if field.name != "session_number"]
+    # Columns a later step adds (an event's `turn_id`) are not in the old table yet.
+    present = {column.name for column in db.get_columns(old)}
+    fields = [field for field in model._meta.sorted_fields
+              if field.name != "session_number" and field.column_name in present]
     columns = [field.column_name for field in fields]
     source = Table(old).bind(db)
     rows = (source.select(Session.number, *(getattr(source.c, column) for column in columns))
@@ -133,9 +136,17 @@ def _track_activity(db: PeeweeDatabase) -> None:
     Session.update(active_at=Session.updated_at).execute()
 
 
+def _add_turn_events(db: PeeweeDatabase) -> None:
+    """Feed events of turns name their turn (ADR 0090); message events leave it null."""
+    if "turn_id" in {column.name for column in db.get_columns("event")}:
+        return
+    run_operations(SqliteMigrator(db).add_column("event", "turn_id",
+                                                 CharField(max_length=40, null=True)))
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
-    _track_activity)
+    _track_activity, _add_turn_events)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -167,6 +167,8 @@ class Event(BaseModel):
     revision = IntegerField()
     type = CharField(max_length=32)
     message = IntegerField(column_name="message_position")
+    # A turn event's turn (its `message` is 0); null for message events (ADR 0090).
+    turn_id = CharField(max_length=40, null=True)
 
     class Meta:
         primary_key = CompositeKey("session_number", "revision")

@@ -287,14 +287,15 @@ class Statements:
         return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
-                     position: int, now: int) -> None:
+                     position: int, now: int, turn_id: str | None = None) -> None:
         """Logs a feed event and makes its revision the session's, which is active `now`: the
-        row keeps the revision when events are pruned."""
+        row keeps the revision when events are pruned. A turn event names its turn and
+        position 0 (no message)."""
         self._run("insert_event", lambda: Event.insert(
             session_number=param("number"), revision=param("revision"), type=param("type"),
-            message=param("position")),
+            message=param("position"), turn_id=param("turn")),
             number=self._number(session_id), revision=revision, type=event_type,
-            position=position)
+            position=position, turn=turn_id)
         self._run("session_revision", lambda: Session.update(
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
