@@ -75,7 +75,8 @@ def first_visible(chat: ChatPage) -> tuple[str, float]:
     found = chat.page.evaluate("""() => {
       for (const el of document.querySelector('[data-testid=message-list]').children) {
         const top = el.getBoundingClientRect().top;
-        if (el.getBoundingClientRect().bottom > 0 && el.dataset.messageId) return [el.dataset.messageId, top];
+        const shown = el.getBoundingClientRect().bottom > 0;
+        if (shown && el.dataset.messageId) return [el.dataset.messageId, top];
       }
       return null; }""")
     assert found is not None

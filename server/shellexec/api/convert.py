@@ -64,7 +64,8 @@ def session(record: SessionRecord) -> session_pb2.Session:
     return session_pb2.Session(
         id=record.id, task_id=record.task_id, agent=record.agent, state=record.state,
         created_at=timestamp(record.created_at), updated_at=timestamp(record.updated_at),
-        revision=record.revision, current_turn_id=record.current_turn_id)
+        revision=record.revision, current_turn_id=record.current_turn_id,
+        command_count=record.command_count, failure_count=record.failure_count)
 
 
 def turn(record: TurnView) -> session_pb2.Turn:

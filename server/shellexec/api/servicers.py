@@ -65,6 +65,15 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                                           caller=current_caller())
         return pb.GetSessionResponse(session=convert.session(record))
 
+    async def ListSessions(self, request: pb.ListSessionsRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListSessionsResponse:
+        args = validation.list_sessions(request)
+        page = await self._sessions.list_sessions(args.size, args.before, args.after,
+                                                  args.descending, caller=current_caller())
+        return pb.ListSessionsResponse(
+            sessions=[convert.session(record) for record in page.sessions], total=page.total,
+            has_more=page.has_more, cursor=page.cursor)
+
     async def StartTurn(self, request: pb.StartTurnRequest,
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         args = validation.start_turn(request)

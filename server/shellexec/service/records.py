@@ -19,12 +19,16 @@ class SessionRecord:
     updated_at: int
     revision: int
     current_turn_id: str
+    command_count: int = 0
+    failure_count: int = 0
 
     @classmethod
     def of(cls, row: Session, revision: int, current_turn_id: str) -> SessionRecord:
         return cls(id=row.id, task_id=str(row.task_id), agent=row.agent, state=row.state,
                    created_at=int(row.created_at), updated_at=int(row.updated_at),
-                   revision=revision, current_turn_id=current_turn_id)
+                   revision=revision, current_turn_id=current_turn_id,
+                   command_count=int(row.command_count or 0),
+                   failure_count=int(row.failure_count or 0))
 
 
 # A turn as the use cases return it (the feed carries the same value).
@@ -52,6 +56,14 @@ class MessagePage:
     has_more: bool
     cursor: str
     turns: tuple[TurnView, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    sessions: tuple[SessionRecord, ...]
+    total: int
+    has_more: bool
+    cursor: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from shellexec.service.errors import (
     PermissionDeniedError,
     quoted,
 )
-from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
+from shellexec.service.records import CompletedTurn, SessionPage, SessionRecord, TurnRecord
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
@@ -37,6 +37,9 @@ from shellexec.vocabulary import (
     SESSION_RUNNING,
     TURN_COMPLETE,
 )
+
+# Sessions read per query while a session page is filled with those the caller may see.
+SESSION_SCAN_BATCH = 200
 
 # How long a request id is remembered, in microseconds (the unit of the clock).
 REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
@@ -58,6 +61,37 @@ def session_record(session_id: str, caller: Caller = UNRESTRICTED) -> SessionRec
 
 def _record(session: Session) -> SessionRecord:
     return SessionRecord.of(session, int(session.revision), queries.current_turn_id(session.id))
+
+
+def _cursor_number(field: str, session_id: str, caller: Caller) -> int | None:
+    """The creation number of a cursor session; one the caller may not see is unknown."""
+    if not session_id:
+        return None
+    session = queries.get_session(session_id)
+    if session is None or not caller.sees(str(session.task_id)):
+        raise NotFoundError(f"session ({field})", session_id, RESOURCE_SESSION)
+    return int(session.number)
+
+
+def page_of_sessions(size: int, before: str, after: str, descending: bool,
+                     caller: Caller) -> SessionPage:
+    """At most `size` of the sessions `caller` may see, in creation order from a cursor.
+
+    Task patterns are globs, matched here as everywhere else (`Caller.sees`): the scan reads
+    batches in order and keeps the visible rows until the page is full."""
+    bounds = {"before": _cursor_number("before", before, caller),
+              "after": _cursor_number("after", after, caller)}
+    batch_size = max(size + 1, SESSION_SCAN_BATCH)
+    visible: list[Session] = []
+    while len(visible) <= size:
+        batch = queries.sessions_by_creation(batch_size, descending=descending, **bounds)
+        visible += [row for row in batch if caller.sees(str(row.task_id))]
+        if len(batch) < batch_size:
+            break
+        bounds["before" if descending else "after"] = int(batch[-1].number)
+    page = tuple(_record(row) for row in visible[:size])
+    total = sum(count for task_id, count in queries.sessions_per_task() if caller.sees(task_id))
+    return SessionPage(page, total, len(visible) > size, page[-1].id if page else "")
 
 
 def _same_session_request(earlier: Session, task_id: str, agent: str,
@@ -113,6 +147,11 @@ class Sessions:
 
     async def get(self, session_id: str, *, caller: Caller = UNRESTRICTED) -> SessionRecord:
         return await self._database.read(lambda: session_record(session_id, caller))
+
+    async def list_sessions(self, size: int, before: str, after: str, descending: bool, *,
+                   caller: Caller = UNRESTRICTED) -> SessionPage:
+        return await self._database.read(
+            lambda: page_of_sessions(size, before, after, descending, caller))
 
     async def start_turn(self, session_id: str, request_id: str = "", *,
                          caller: Caller = UNRESTRICTED) -> TurnRecord:

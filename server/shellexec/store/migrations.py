@@ -23,10 +23,12 @@ from shellexec.store.models import (
     VERSION_1_MODELS,
     BaseModel,
     Event,
+    Message,
     PublishReceipt,
     SchemaVersion,
     Session,
 )
+from shellexec.vocabulary import STATUS_FAILED, TERMINAL_STATUSES
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
@@ -144,9 +146,25 @@ def _add_turn_events(db: PeeweeDatabase) -> None:
                                                  CharField(max_length=40, null=True)))
 
 
+def _count_commands(db: PeeweeDatabase) -> None:
+    """Each session's command and failure counts (ADR 0091), counted once from its messages."""
+    if "command_count" in {column.name for column in db.get_columns("session")}:
+        return
+    run_operations(*(SqliteMigrator(db).add_column("session", column, IntegerField(null=True))
+                     for column in ("command_count", "failure_count")))
+    shell = Message.is_shell & (Message.session == Session.id)
+    failed = (Message.status.in_(TERMINAL_STATUSES)
+              & (((Message.exit_code.is_null(False)) & (Message.exit_code != 0))
+                 | (Message.status == STATUS_FAILED)))
+    Session.update(
+        command_count=Message.select(fn.COUNT(Message.position)).where(shell),
+        failure_count=Message.select(fn.COUNT(Message.position)).where(shell & failed),
+    ).execute()
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
-    _track_activity, _add_turn_events)
+    _track_activity, _add_turn_events, _count_commands)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -75,6 +75,10 @@ class Session(BaseModel):
     # Written with the revision (the same statement): no index, so a publish writes no more
     # pages; the housekeeping sweep reads the whole (small) table instead.
     active_at = BigIntegerField(default=0)
+    # Its shell commands, and those whose result is `failure`, kept as each command is written
+    # so the session list needs no count over messages (ADR 0091).
+    command_count = IntegerField(default=0)
+    failure_count = IntegerField(default=0)
 
     class Meta:
         indexes = ((("task", "created_at"), False),)

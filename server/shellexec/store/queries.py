@@ -164,6 +164,29 @@ def page_of_messages(session_id: str, limit: int, *, descending: bool,
     return list(query.order_by(order).limit(limit))
 
 
+def session_number(session_id: str) -> int | None:
+    value = Session.select(Session.number).where(Session.id == session_id).scalar()
+    return None if value is None else int(value)
+
+
+def sessions_by_creation(limit: int, *, descending: bool, before: int | None = None,
+                         after: int | None = None) -> list[Session]:
+    """Up to `limit` sessions in creation order (their numbers), bounded by cursor numbers."""
+    query = Session.select()
+    if before is not None:
+        query = query.where(Session.number < before)
+    if after is not None:
+        query = query.where(Session.number > after)
+    order = Session.number.desc() if descending else Session.number.asc()
+    return list(query.order_by(order).limit(limit))
+
+
+def sessions_per_task() -> list[tuple[str, int]]:
+    """(task id, number of sessions) of every task."""
+    rows: Any = Session.select(Session.task, fn.COUNT(Session.id)).group_by(Session.task).tuples()
+    return [(str(task_id), int(count)) for task_id, count in rows]
+
+
 def message_position(session_id: str, message_id: str) -> int | None:
     value = (Message.select(Message.position)
              .where((Message.session == session_id) & (Message.id == message_id)).scalar())

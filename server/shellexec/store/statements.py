@@ -131,9 +131,18 @@ class Statements:
             fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
-                   "created_at": now, "updated_at": now, "active_at": now}
+                   "created_at": now, "updated_at": now, "active_at": now,
+                   "command_count": 0, "failure_count": 0}
         self._insert(Session, columns)
         return Session(**columns)
+
+    def count_commands(self, session_id: str, commands: int, failures: int) -> None:
+        """Adds to the session's command and failure counts (ADR 0091)."""
+        self._run("count_commands", lambda: Session.update(
+            command_count=Session.command_count + param("commands"),
+            failure_count=Session.failure_count + param("failures"),
+        ).where(Session.id == param("session")),
+            commands=commands, failures=failures, session=session_id)
 
     def set_session_state(self, session: Session, state: SessionState, now: int) -> None:
         """Sets the session's state, and its task's: running while any of its sessions runs."""

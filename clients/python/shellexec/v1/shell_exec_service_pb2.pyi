@@ -127,6 +127,30 @@ class CompleteTurnResponse(_message.Message):
     cancelled_message_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, turn: _Optional[_Union[_session_pb2.Turn, _Mapping]] = ..., cancelled_message_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("limit", "before", "after", "sort")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    SORT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    before: str
+    after: str
+    sort: str
+    def __init__(self, limit: _Optional[int] = ..., before: _Optional[str] = ..., after: _Optional[str] = ..., sort: _Optional[str] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "total", "has_more", "cursor")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    HAS_MORE_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[_session_pb2.Session]
+    total: int
+    has_more: bool
+    cursor: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[_session_pb2.Session, _Mapping]]] = ..., total: _Optional[int] = ..., has_more: _Optional[bool] = ..., cursor: _Optional[str] = ...) -> None: ...
+
 class ListMessagesRequest(_message.Message):
     __slots__ = ("session_id", "limit", "before", "after", "sort")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
