@@ -6,6 +6,9 @@
 // any length shows its newest messages as fast as a short one.
 export const OLDER_PAGE_LIMIT = 100;
 
+// Sessions per page of the index at `/`.
+export const SESSION_PAGE_LIMIT = 20;
+
 /** A non-2xx answer. `status` is the HTTP status, `code` the gRPC code from the JSON body. */
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -27,6 +30,13 @@ export function olderMessagesPath(sessionId, { limit = OLDER_PAGE_LIMIT, before 
   const query = new URLSearchParams({ sort: 'desc', limit: String(limit) });
   if (before) query.set('before', before);
   return `${sessionPath(sessionId)}/messages?${query}`;
+}
+
+/** A page of sessions, newest first, before the session `before` (the newest without it). */
+export function sessionsPath({ limit = SESSION_PAGE_LIMIT, before } = {}) {
+  const query = new URLSearchParams({ sort: 'desc', limit: String(limit) });
+  if (before) query.set('before', before);
+  return `/api/v1/task-sessions?${query}`;
 }
 
 export function shellOutputPath(sessionId, messageId) {
@@ -87,6 +97,17 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis),
       const page = await getJson(olderMessagesPath(sessionId, { before, limit }));
       const messages = Array.isArray(page.messages) ? page.messages.slice().reverse() : [];
       return { messages, turns: turnsOf(page), hasMore: page.has_more === true };
+    },
+
+    /** `{sessions, total, hasMore, cursor}`: the sessions before `before`, newest first. */
+    async listSessions({ before, limit } = {}) {
+      const page = await getJson(sessionsPath({ before, limit }));
+      return {
+        sessions: Array.isArray(page.sessions) ? page.sessions : [],
+        total: Number(page.total ?? 0),
+        hasMore: page.has_more === true,
+        cursor: typeof page.cursor === 'string' ? page.cursor : '',
+      };
     },
 
     /** `{session, messages, turns}` of the task's latest session. */

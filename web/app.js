@@ -11,6 +11,7 @@ import { parseRoute, sessionUrl } from './route.js';
 import { createRow } from './rows.js';
 import { createScrollWindow } from './scroll-window.js';
 import { sessionHeaderParts } from './session-header.js';
+import { showSessionIndex } from './session-index.js';
 import { createTurnMarker } from './turn-marker.js';
 
 const FEED_LABELS = {
@@ -31,11 +32,12 @@ start().catch((error) => (needsSignIn(error) ? showSignIn() : showError(error)))
 
 async function start() {
   const route = parseRoute(window.location.href);
+  const api = createApi({ headers: withToken });
   if (!route) {
-    showOpenForm();
+    document.title = 'Sessions · shellexec';
+    await showSessionIndex(main, api, openForm());
     return;
   }
-  const api = createApi({ headers: withToken });
   const { session, messages, turns, hasOlder } = await load(api, route);
   showSession(session);
 
@@ -198,7 +200,8 @@ function showSignIn() {
   input.focus();
 }
 
-function showOpenForm() {
+/** The form to open a session or task by id (under the session index at `/`). */
+function openForm() {
   const input = h('input', { id: 'open-id', name: 'id', required: true, autocomplete: 'off', spellcheck: 'false' });
   const kind = h(
     'select',
@@ -209,7 +212,7 @@ function showOpenForm() {
   const form = h(
     'form',
     { class: 'open-form', 'data-testid': 'open-form' },
-    h('h1', {}, 'Open a chat'),
+    h('h2', {}, 'Open a chat'),
     h('p', {}, 'Shows the messages and shell commands of one agent session as they happen.'),
     h('div', { class: 'open-form__row' }, kind, h('label', { class: 'visually-hidden', for: 'open-id' }, 'Id'), input,
       h('button', { type: 'submit' }, 'Open')),
@@ -222,5 +225,5 @@ function showOpenForm() {
     if (!id) return;
     window.location.assign(kind.value === 'task' ? `/?task=${encodeURIComponent(id)}` : sessionUrl(id));
   });
-  main.replaceChildren(form);
+  return form;
 }
