@@ -8,16 +8,19 @@ STAMP := $(VENV)/.installed
 TOOLS := .tools
 BUF := $(TOOLS)/node_modules/.bin/buf
 BUF_VERSION := 1.75.0
+# The accessibility engine the browser tests run in the page (MPL-2.0), pinned like buf.
+AXE := $(TOOLS)/node_modules/axe-core/axe.min.js
+AXE_VERSION := 4.10.3
 GOOGLEAPIS := .build/googleapis/google/api
 
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+        envoy-validate web-unit chromium axe venv clean
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every test
+test: $(STAMP) check-generated lint envoy-validate web-unit chromium axe  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -50,6 +53,11 @@ lint-python: $(STAMP)
 
 $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
+
+axe: $(AXE)
+
+$(AXE):
+	npm install --prefix $(TOOLS) --no-audit --no-fund --silent axe-core@$(AXE_VERSION)
 
 # buf needs google/api as a local module; copy it from the googleapis-common-protos wheel.
 lint-proto: $(STAMP) $(BUF)

@@ -60,7 +60,7 @@ def seed(client: ShellExecClient, task_id: str, messages: int) -> str:
 
 def first_command_ms(page: Page, url: str) -> float:
     page.goto(url)
-    page.wait_for_function("window.__firstCommandAt !== undefined")
+    page.wait_for_function("() => window.__firstCommandAt !== undefined")
     return float(page.evaluate("window.__firstCommandAt"))
 
 
