@@ -6,7 +6,7 @@ kept."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from playwright.sync_api import expect
@@ -42,8 +42,9 @@ def rich_session(api: Api) -> tuple[str, str]:
     api.publish(sid, user_text("run the tests"))
     api.publish(sid, agent_text("Running **the tests** with `pytest`, see [docs](https://example.com)."
                                 "\n\n| test | result |\n|---|---|\n| a | ok |\n\n```\ncode\n```"))
+    coloured = "\x1b[32m2 passed\x1b[0m \x1b[31m1 failed\x1b[0m\n"
     message_id = api.play(sid, [codex_start("t", "pytest --color=yes"),
-                                codex_end("t", "\x1b[32m2 passed\x1b[0m \x1b[31m1 failed\x1b[0m\n", 1)])
+                                codex_end("t", coloured, 1)])
     api.complete_turn(sid, turn, "end_turn")
     api.start_turn(sid)
     return sid, message_id
@@ -51,7 +52,8 @@ def rich_session(api: Api) -> tuple[str, str]:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_chat_has_no_serious_violations(stack: Stack, api: Api, chat: ChatPage,
-                                            viewport: str, scheme: str) -> None:
+                                            viewport: str, scheme: Literal["light", "dark"]
+                                            ) -> None:
     chat.page.emulate_media(color_scheme=scheme)
     sid, message_id = rich_session(api)
     chat.open(f"{stack.rest_url}/sessions/{sid}")
@@ -86,7 +88,8 @@ def test_every_control_is_reachable_and_operable_by_keyboard(
         ring = focus_ring(chat)
         reached.append(ring["testid"])
         if ring["testid"]:
-            assert ring["style"] != "none" and ring["width"] != "0px", ring  # visible ring
+            assert ring["style"] != "none", ring  # a visible ring
+            assert ring["width"] != "0px", ring
         if ring["testid"] == "shell-output-toggle":
             break
     assert "shell-command-copy" in reached
