@@ -37,13 +37,14 @@ const STRING_STARTS = new Set(['P', 'X', '^', '_', '\x90', '\x98', '\x9e', '\x9f
 
 /**
  * @param {string} text the stored output.
+ * @param {ReturnType<typeof createSgrState>} [sgr] the styles in force where `text` starts
+ *   (`styleBefore`), left as they are where it ends.
  * @returns {Run[]} adjacent runs never share a style; concatenated, their text is what shows.
  */
-export function parseAnsi(text) {
+export function parseAnsi(text, sgr = createSgrState()) {
   if (typeof text !== 'string' || text === '') return [];
-  if (!ANY_SPECIAL.test(text)) return [{ text, style: null }];
+  if (!ANY_SPECIAL.test(text)) return [{ text, style: sgr.style }];
   const screen = createScreen();
-  const sgr = createSgrState();
   let i = 0;
   SPECIAL.lastIndex = 0;
   while (i < text.length) {
@@ -222,7 +223,24 @@ const DEFAULT_ATTRS = Object.freeze({
   fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false, strike: false,
 });
 
-function createSgrState() {
+/**
+ * The styles in force at `offset` of `text` (a line start): only the SGR sequences since the last
+ * full reset (`ESC [ 0 m` or `ESC [ m`) before it matter, so dense output, which resets often,
+ * is read back a few sequences only.
+ */
+export function styleBefore(text, offset) {
+  const sgr = createSgrState();
+  const reset = Math.max(text.lastIndexOf('\x1b[0m', offset - 1), text.lastIndexOf('\x1b[m', offset - 1));
+  const sequences = /(?:\x1b\[|\x9b)([\d;:]*)m/g;
+  sequences.lastIndex = Math.max(0, reset);
+  for (let match = sequences.exec(text); match && match.index < offset; match = sequences.exec(text)) {
+    sgr.apply(match[1]);
+  }
+  return sgr;
+}
+
+/** The styles SGR sequences set, as they are applied in order. */
+export function createSgrState() {
   // Output repeats the same few sequences from the same few states: remember each transition,
   // so a dense body costs a map lookup per sequence rather than a parse.
   const transitions = new Map(); // `${state key}\0${params}` -> state

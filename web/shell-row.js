@@ -113,7 +113,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   function expand() {
     if (disclosure) return;
     const parts = createBodyParts({
-      copy: (button) => copyWithFeedback(button, disclosure?.parts.shown ?? ''),
+      copy: (button) => copyWithFeedback(button, disclosure?.parts.shown() ?? ''),
       download: () => downloadText(disclosure?.parts.stored ?? '', `output-${current.id}.log`),
     });
     const body = h('div', {
@@ -139,9 +139,10 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
 
   function collapse() {
     if (!disclosure) return;
-    const { poller, body } = disclosure;
+    const { poller, body, parts } = disclosure;
     disclosure = null;
     poller.close();
+    for (const { view } of parts.held.values()) view.dispose();
     body.remove();
     renderHead();
   }
@@ -174,9 +175,9 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     }
     mountSlots(body, parts.order, wanted);
     // Text after mounting, so the scroll position can follow the tail.
-    const shownStdout = view.stdout !== null ? setOutputText(parts.stdout, view.stdout, parts.held) : '';
-    const shownStderr = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts.held) : '';
-    parts.shown = joinStreams(shownStdout, shownStderr);
+    const stdoutView = view.stdout !== null ? setOutputText(parts.stdout, view.stdout, parts.held) : null;
+    const stderrView = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts.held) : null;
+    parts.shown = () => joinStreams(stdoutView?.shown() ?? '', stderrView?.shown() ?? '');
     parts.stored = joinStreams(view.stdout ?? '', view.stderr ?? '');
   }
 
@@ -257,9 +258,9 @@ function createBodyParts({ copy, download }) {
     unavailable,
     loading,
     actions,
-    shown: '', // the output as the page shows it (what "Copy output" copies)
+    shown: () => '', // the output as the page shows it (what "Copy output" copies)
     stored: '', // the output as stored, escape sequences included (what "Download" saves)
-    held: new Map(), // output region -> {stored, shown}: what it holds now
+    held: new Map(), // output region -> {stored, view}: what it holds now
     stdout,
     stderr,
     stderrText,
@@ -272,14 +273,15 @@ function createBodyParts({ copy, download }) {
 
 /**
  * Show `text` in an output region as a terminal would (colours, carriage returns), following the
- * tail when the reader was at the end. Returns the plain text shown.
+ * tail when the reader was at the end. Returns its view (`shown()`, `dispose()`).
  */
 function setOutputText(pre, text, held) {
-  if (held.get(pre)?.stored === text) return held.get(pre).shown;
-  const fresh = !held.has(pre);
+  const current = held.get(pre);
+  if (current?.stored === text) return current.view;
   const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
-  const shown = renderTerminalText(pre, text);
-  held.set(pre, { stored: text, shown });
-  if (fresh || atEnd) pre.scrollTop = pre.scrollHeight;
-  return shown;
+  current?.view.dispose();
+  const view = renderTerminalText(pre, text);
+  held.set(pre, { stored: text, view });
+  if (!current || atEnd) pre.scrollTop = pre.scrollHeight;
+  return view;
 }

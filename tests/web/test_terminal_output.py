@@ -125,3 +125,33 @@ def test_truncated_output_is_marked_on_the_collapsed_row(
     chat.open(f"{stack.rest_url}/?session={short_session}")
     expect(chat.toggle(short_id)).to_be_visible()
     expect(chat.page.get_by_test_id("shell-truncated-marker")).to_have_count(0)
+
+
+def test_a_long_coloured_output_draws_its_tail_first_and_the_rest_on_scrolling(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    lines = [f"{E}[32mok{E}[0m line {index:04} {E}[38;5;208mwarn{E}[0m" for index in range(2000)]
+    session_id, message_id = coloured_command(api, "\n".join(lines) + "\n")
+    chat.open(f"{stack.rest_url}/?session={session_id}")
+    body = chat.expand(message_id)
+    expect(body).to_have_attribute("data-state", "ready")
+    stdout = body.get_by_test_id("shell-output-stdout")
+    expect(stdout).to_contain_text("line 1999 warn")  # the tail at once, in colour
+    expect(stdout.locator("span.ansi-fg-2", has_text="ok").last).to_be_visible()
+    chunks = stdout.locator(".output__chunk")
+    assert chunks.count() == 100  # 2,000 lines in chunks of 20
+    drawn = stdout.locator(".output__chunk[data-drawn=true]")
+    assert drawn.count() < 10  # the rest waits until it is scrolled to
+
+    stdout.evaluate("el => { el.scrollTop = 0; }")
+    first = chunks.first
+    expect(first).to_have_attribute("data-drawn", "true")
+    expect(first).to_contain_text("line 0000 warn")
+    warn = first.locator("span", has_text="warn").first
+    assert warn.evaluate("el => getComputedStyle(el).color") == "rgb(255, 135, 0)"
+    # Copying takes the whole output, drawn or not.
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    body.get_by_test_id("shell-output-copy").click()
+    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
+    copied = chat.page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("ok line 0000 warn\n")
+    assert copied.endswith("ok line 1999 warn\n")

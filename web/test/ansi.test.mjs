@@ -2,7 +2,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { applySgr, paletteColour, parseAnsi, plainText } from '../ansi.js';
+import { CHUNK_LINES, chunkStarts } from '../ansi-dom.js';
+import { applySgr, paletteColour, parseAnsi, plainText, styleBefore } from '../ansi.js';
 
 const E = '\x1b';
 const shown = (text) => plainText(parseAnsi(text));
@@ -164,5 +165,27 @@ describe('dropped sequences', () => {
     assert.equal(shown(`ok${E}[38;5`), 'ok');
     assert.equal(shown(`ok${E}`), 'ok');
     assert.equal(shown(`ok${E}]0;unterminated title`), 'ok');
+  });
+});
+
+describe('styles across chunks', () => {
+  test('styleBefore reads back from the last full reset', () => {
+    const E = '\x1b';
+    const text = `${E}[1ma${E}[0m${E}[31mred\nstill red\n`;
+    const at = text.indexOf('still');
+    const runs = parseAnsi(text.slice(at), styleBefore(text, at));
+    assert.equal(runs[0].style.classes, 'ansi-fg-1');
+    assert.equal(parseAnsi('plain', styleBefore(`${E}[32mx\n`, 6))[0].style.classes, 'ansi-fg-2');
+  });
+
+  test('nothing before: the default style', () => {
+    assert.equal(parseAnsi('x', styleBefore('x', 0))[0].style, null);
+  });
+
+  test('chunks start after every CHUNK_LINES-th line break', () => {
+    const text = 'line\n'.repeat(CHUNK_LINES * 2 + 10);
+    assert.deepEqual(chunkStarts(text), [0, CHUNK_LINES * 5, CHUNK_LINES * 10]);
+    assert.deepEqual(chunkStarts('line\n'.repeat(CHUNK_LINES)), [0]); // nothing after the last break
+    assert.deepEqual(chunkStarts(''), [0]);
   });
 });
