@@ -47,7 +47,7 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
         progressed = false;
         if (near.has(top)) progressed = await growUp();
         if (!progressed && near.has(bottom) && rows.hasUnmountedNewer) {
-          keepingPlace(() => {
+          keepingPlace(listEl, () => {
             rows.mountNewer(STEP_ROWS);
             rows.trimOlder();
           });
@@ -66,7 +66,7 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
 
   async function growUp() {
     if (rows.hasUnmountedOlder) {
-      keepingPlace(() => {
+      keepingPlace(listEl, () => {
         rows.mountOlder(STEP_ROWS);
         rows.trimNewer();
       });
@@ -77,7 +77,7 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
     const page = await loadOlder();
     delete listEl.dataset.loadingOlder;
     olderOnServer = page.hasMore && page.messages.length > 0;
-    keepingPlace(() => {
+    keepingPlace(listEl, () => {
       for (const turn of page.turns) rows.setTurn(turn);
       for (const message of page.messages) rows.upsert(message);
       rows.trimNewer();
@@ -103,7 +103,7 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
     /** Run a change (a live message) and unmount the far top if the window grew too long. */
     append(change) {
       const result = change();
-      keepingPlace(() => rows.trimOlder());
+      keepingPlace(listEl, () => rows.trimOlder());
       showState();
       return result;
     },
@@ -115,8 +115,8 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
 }
 
 /** Run `change` and scroll so the first row visible before it is where it was on screen. */
-export function keepingPlace(change) {
-  const anchor = firstVisibleRow();
+export function keepingPlace(listEl, change) {
+  const anchor = firstVisibleRow(listEl);
   const before = anchor?.getBoundingClientRect().top;
   const result = change();
   if (anchor?.isConnected) {
@@ -126,10 +126,8 @@ export function keepingPlace(change) {
   return result;
 }
 
-function firstVisibleRow() {
-  const list = document.querySelector('[data-testid=message-list]');
-  if (!list) return null;
-  for (const el of list.children) {
+function firstVisibleRow(listEl) {
+  for (const el of listEl.children) {
     if (el.getBoundingClientRect().bottom > 0) return el;
   }
   return null;
