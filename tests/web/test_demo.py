@@ -104,7 +104,7 @@ def test_demo_command_plays_into_a_running_service(
     boot = stack.api.call("GET", f"/api/v1/tasks/{task}/boot-state")["initial_state"]
     assert f"{stack.rest_url}/?session={boot['session']['id']}" in printed
     shells = [m for m in boot["messages"] if m["type"] == "tool_execute"]
-    assert len(shells) == 10
+    assert len(shells) == 11
 
 
 @pytest.mark.slow
