@@ -24,6 +24,8 @@ function createChatRow(message) {
   const bubble = h('div', { class: 'bubble' }, h('div', { class: 'bubble__meta' }, who, time), text);
   const el = h('li', { class: 'row row--chat', 'data-testid': 'chat-message', 'data-message-id': message.id }, bubble);
 
+  let shown = { content: null, author: null }; // what the text holds, so it is drawn on change only
+
   function update(next) {
     const author = next.author_type === 'user' ? 'user' : 'agent';
     el.className = `row row--chat row--${author}`;
@@ -39,7 +41,6 @@ function createChatRow(message) {
     if (author === 'user') text.textContent = content;
     else renderMarkdown(text, content);
   }
-  let shown = { content: null, author: null };
   update(message);
   return { el, update, destroy() {} };
 }
