@@ -12,15 +12,19 @@ BUF_VERSION := 1.75.0
 TS_CLIENT := clients/typescript
 TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 
+# The accessibility engine the browser tests run in the page (MPL-2.0), pinned like buf.
+AXE := $(TOOLS)/node_modules/axe-core/axe.min.js
+AXE_VERSION := 4.10.3
+
 .PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
         envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go \
-        java-codegen
+        java-codegen axe
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium  ## every test
+test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium axe  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -70,6 +74,11 @@ lint-ts: $(TS_STAMP)  ## tsc --strict over the TypeScript client and its conform
 
 $(BUF):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --silent @bufbuild/buf@$(BUF_VERSION)
+
+axe: $(AXE)
+
+$(AXE):
+	npm install --prefix $(TOOLS) --no-audit --no-fund --silent axe-core@$(AXE_VERSION)
 
 # google/api and google/rpc are vendored in third_party/googleapis: buf works offline.
 lint-proto: $(STAMP) $(BUF)

@@ -2,11 +2,12 @@
 // names. `fetch` is injected so the paging and error handling are unit-tested; `headers`
 // adds the bearer token of the tab (auth.js) to every request.
 
-// The page size the page asks for: the server's own cap ("list page" in docs/api.md's Limits
-// table, `MAX_PAGE_SIZE` in server/shellexec/rules/limits.py). The server owns the cap: it cuts a
-// larger value and ends a page early past its byte budget (`has_more`), so this only keeps
-// the page from asking for the default of 100 and paging five times as often.
-export const MESSAGE_PAGE_LIMIT = 500;
+// The page the chat opens with and loads on scrolling up: a screenful or two, so a session of
+// any length shows its newest messages as fast as a short one.
+export const OLDER_PAGE_LIMIT = 100;
+
+// Sessions per page of the index at `/`.
+export const SESSION_PAGE_LIMIT = 20;
 
 /** A non-2xx answer. `status` is the HTTP status, `code` the gRPC code from the JSON body. */
 export class ApiError extends Error {
@@ -24,10 +25,18 @@ export function sessionPath(sessionId) {
   return `/api/v1/task-sessions/${seg(sessionId)}`;
 }
 
-export function messagesPath(sessionId, { limit = MESSAGE_PAGE_LIMIT, after } = {}) {
-  const query = new URLSearchParams({ sort: 'asc', limit: String(limit) });
-  if (after) query.set('after', after);
+/** A page of messages before `before` (the newest page without it), newest first. */
+export function olderMessagesPath(sessionId, { limit = OLDER_PAGE_LIMIT, before } = {}) {
+  const query = new URLSearchParams({ sort: 'desc', limit: String(limit) });
+  if (before) query.set('before', before);
   return `${sessionPath(sessionId)}/messages?${query}`;
+}
+
+/** A page of sessions, newest first, before the session `before` (the newest without it). */
+export function sessionsPath({ limit = SESSION_PAGE_LIMIT, before } = {}) {
+  const query = new URLSearchParams({ sort: 'desc', limit: String(limit) });
+  if (before) query.set('before', before);
+  return `/api/v1/task-sessions?${query}`;
 }
 
 export function shellOutputPath(sessionId, messageId) {
@@ -48,6 +57,11 @@ export function watchPath(sessionId, sinceRevision) {
 export function revisionOf(value) {
   const n = typeof value === 'string' ? Number(value) : value;
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** The `turns` of a list page or boot state (ADR 0090), or none. */
+export function turnsOf(body) {
+  return Array.isArray(body?.turns) ? body.turns.filter((turn) => turn && typeof turn.id === 'string') : [];
 }
 
 /**
@@ -78,26 +92,33 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis),
       return body.session;
     },
 
-    /** Every message of the session in ascending order, paging with `after=<last id>`. */
-    async listAllMessages(sessionId) {
-      const all = [];
-      let after;
-      for (;;) {
-        const page = await getJson(messagesPath(sessionId, { after }));
-        const messages = Array.isArray(page.messages) ? page.messages : [];
-        all.push(...messages);
-        const lastId = messages.at(-1)?.id;
-        if (!page.has_more || !lastId || lastId === after) break;
-        after = lastId;
-      }
-      return all;
+    /** `{messages, turns, hasMore}`: the page before `before` (or the newest), oldest first. */
+    async listOlderMessages(sessionId, { before, limit } = {}) {
+      const page = await getJson(olderMessagesPath(sessionId, { before, limit }));
+      const messages = Array.isArray(page.messages) ? page.messages.slice().reverse() : [];
+      return { messages, turns: turnsOf(page), hasMore: page.has_more === true };
     },
 
-    /** `{session, messages}` of the task's latest session. */
+    /** `{sessions, total, hasMore, cursor}`: the sessions before `before`, newest first. */
+    async listSessions({ before, limit } = {}) {
+      const page = await getJson(sessionsPath({ before, limit }));
+      return {
+        sessions: Array.isArray(page.sessions) ? page.sessions : [],
+        total: Number(page.total ?? 0),
+        hasMore: page.has_more === true,
+        cursor: typeof page.cursor === 'string' ? page.cursor : '',
+      };
+    },
+
+    /** `{session, messages, turns}` of the task's latest session. */
     async getBootState(taskId) {
       const body = await getJson(bootStatePath(taskId));
       const initial = body.initial_state ?? {};
-      return { session: initial.session ?? null, messages: Array.isArray(initial.messages) ? initial.messages : [] };
+      return {
+        session: initial.session ?? null,
+        messages: Array.isArray(initial.messages) ? initial.messages : [],
+        turns: turnsOf(initial),
+      };
     },
 
     /** The shell output `{message_id, status, updated_at, output}` of one shell message. */

@@ -9,7 +9,10 @@ import { createFeed } from './feed.js';
 import { createMessageList } from './message-list.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createRow } from './rows.js';
+import { createScrollWindow } from './scroll-window.js';
 import { sessionHeaderParts } from './session-header.js';
+import { showSessionIndex } from './session-index.js';
+import { createTurnMarker } from './turn-marker.js';
 
 const FEED_LABELS = {
   connecting: 'Connecting…',
@@ -29,12 +32,13 @@ start().catch((error) => (needsSignIn(error) ? showSignIn() : showError(error)))
 
 async function start() {
   const route = parseRoute(window.location.href);
+  const api = createApi({ headers: withToken });
   if (!route) {
-    showOpenForm();
+    document.title = 'Sessions · shellexec';
+    await showSessionIndex(main, api, openForm());
     return;
   }
-  const api = createApi({ headers: withToken });
-  const { session, messages } = await load(api, route);
+  const { session, messages, turns, hasOlder } = await load(api, route);
   showSession(session);
 
   const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
@@ -42,20 +46,36 @@ async function start() {
   const rows = createMessageList(list, {
     createRow: (message) =>
       createRow(message, { loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+    createTurnMarker,
   });
+  for (const turn of turns) rows.setTurn(turn);
   for (const message of messages) rows.upsert(message);
+  rows.trimOlder();
   list.dataset.loaded = 'true';
   window.scrollTo(0, document.documentElement.scrollHeight);
+  // Older messages load as the reader scrolls up; the DOM holds a bounded window of rows.
+  const scrolling = createScrollWindow({
+    rows,
+    listEl: list,
+    hasOlder,
+    loadOlder: () => api.listOlderMessages(session.id, { before: rows.oldest?.id }),
+    onError: showError,
+  });
 
   const feed = createFeed({
     sessionId: session.id,
     sinceRevision: revisionOf(session.revision),
     onEvent: ({ message }) => {
       if (message.session_id && message.session_id !== session.id) return;
-      keepingBottom(() => rows.upsert(message));
+      keepingBottom(() => scrolling.append(() => rows.upsert(message)));
+    },
+    onTurn: ({ turn }) => {
+      if (turn.session_id && turn.session_id !== session.id) return;
+      keepingBottom(() => scrolling.append(() => rows.setTurn(turn)));
     },
     onStatus: showFeedStatus,
     onDeleted: () => {
+      scrolling.stop();
       rows.destroy();
       showDeleted(session);
     },
@@ -76,6 +96,7 @@ async function start() {
 
   // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
   window.addEventListener('pagehide', () => {
+    scrolling.stop();
     feed.stop();
     rows.destroy();
   });
@@ -84,18 +105,22 @@ async function start() {
   });
 }
 
-/** The session and its messages: from the boot state for a task, else session + message list. */
+/**
+ * The session, its newest messages and their turns: from the boot state for a task, else the
+ * session and the newest page of its messages. Older pages load on scrolling up.
+ */
 async function load(api, route) {
   if (route.taskId) {
     const boot = await api.getBootState(route.taskId);
     if (!boot.session?.id) throw new Error(`Task ${route.taskId} has no session yet.`);
-    return boot;
+    // The boot state holds the latest messages: any older ones are found on scrolling up.
+    return { ...boot, hasOlder: boot.messages.length > 0 };
   }
-  // Read the revision first: the list then holds at least that state, and the feed replays
+  // Read the revision first: the page then holds at least that state, and the feed replays
   // everything after it (replays are idempotent upserts).
   const session = await api.getSession(route.sessionId);
-  const messages = await api.listAllMessages(route.sessionId);
-  return { session, messages };
+  const page = await api.listOlderMessages(route.sessionId);
+  return { session, messages: page.messages, turns: page.turns, hasOlder: page.hasMore };
 }
 
 /** Run `change`, then stay at the bottom of the page if the reader was there. */
@@ -109,7 +134,7 @@ function keepingBottom(change) {
 const HEADER_PARTS = {
   id: (text) => h('code', { class: 'session__id', 'data-testid': 'session-id' }, text),
   agent: (text) => h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, text),
-  task: (text) => h('span', { class: 'session__task' }, 'task ', h('code', {}, text)),
+  task: (text) => h('span', { class: 'session__task' }, 'task ', h('code', { 'data-testid': 'session-task' }, text)),
 };
 
 function showSession(session) {
@@ -175,7 +200,8 @@ function showSignIn() {
   input.focus();
 }
 
-function showOpenForm() {
+/** The form to open a session or task by id (under the session index at `/`). */
+function openForm() {
   const input = h('input', { id: 'open-id', name: 'id', required: true, autocomplete: 'off', spellcheck: 'false' });
   const kind = h(
     'select',
@@ -186,7 +212,7 @@ function showOpenForm() {
   const form = h(
     'form',
     { class: 'open-form', 'data-testid': 'open-form' },
-    h('h1', {}, 'Open a chat'),
+    h('h2', {}, 'Open a chat'),
     h('p', {}, 'Shows the messages and shell commands of one agent session as they happen.'),
     h('div', { class: 'open-form__row' }, kind, h('label', { class: 'visually-hidden', for: 'open-id' }, 'Id'), input,
       h('button', { type: 'submit' }, 'Open')),
@@ -199,5 +225,5 @@ function showOpenForm() {
     if (!id) return;
     window.location.assign(kind.value === 'task' ? `/?task=${encodeURIComponent(id)}` : sessionUrl(id));
   });
-  main.replaceChildren(form);
+  return form;
 }

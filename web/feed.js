@@ -16,6 +16,7 @@ export const RECONNECT_DELAYS_MS = Object.freeze([500, 1000, 2000, 4000, 5000]);
 export const STALE_AFTER_MS = 60_000;
 
 const MESSAGE_EVENTS = new Set(['session.message.added', 'session.message.updated']);
+const TURN_EVENTS = new Set(['session.turn.started', 'session.turn.completed']);
 
 /** Reconnect delay after `attempt` consecutive errors (1-based), capped at the last entry. */
 export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
@@ -28,6 +29,8 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  * @param {number} [options.sinceRevision] the revision the loaded state already includes.
  * @param {(event: {type: string, revision: number, message: object}) => void} options.onEvent
  *   message events only (`session.message.added` / `.updated`).
+ * @param {(event: {type: string, revision: number, turn: object}) => void} [options.onTurn]
+ *   turn events (`session.turn.started` / `.completed`), each with the turn as it is now.
  * @param {(status: 'connecting'|'live'|'reconnecting'|'stopped'|'deleted') => void} [options.onStatus]
  * @param {() => void} [options.onDeleted] the session was deleted; the feed has stopped.
  * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
@@ -41,6 +44,7 @@ export function createFeed(options) {
   const {
     sessionId,
     onEvent,
+    onTurn = () => {},
     onStatus = () => {},
     onDeleted = () => {},
     onReset = () => {},
@@ -155,6 +159,9 @@ export function createFeed(options) {
     }
     if (MESSAGE_EVENTS.has(event.type) && event.message && typeof event.message === 'object') {
       onEvent({ type: event.type, revision: eventRevision, message: event.message });
+    }
+    if (TURN_EVENTS.has(event.type) && event.turn && typeof event.turn === 'object') {
+      onTurn({ type: event.type, revision: eventRevision, turn: event.turn });
     }
   }
 

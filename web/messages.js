@@ -55,6 +55,12 @@ export function createMessageStore() {
     return lo;
   }
 
+  /** Where a held message is: a binary search, since (created_at, id) is unique. */
+  function indexOfHeld(held) {
+    const index = indexFor(held);
+    return ordered[index] === held ? index : ordered.indexOf(held);
+  }
+
   return {
     upsert(message) {
       if (!message || message.id === undefined || message.id === null || message.id === '') {
@@ -62,11 +68,11 @@ export function createMessageStore() {
       }
       const held = byId.get(message.id);
       if (held && compareTimes(held.updated_at, message.updated_at) > 0) {
-        return { change: 'ignored', index: ordered.indexOf(held), previousIndex: -1, message: held };
+        return { change: 'ignored', index: indexOfHeld(held), previousIndex: -1, message: held };
       }
       let previousIndex = -1;
       if (held) {
-        previousIndex = ordered.indexOf(held);
+        previousIndex = indexOfHeld(held);
         ordered.splice(previousIndex, 1);
       }
       const index = indexFor(message);
@@ -81,7 +87,16 @@ export function createMessageStore() {
     next(id) {
       const held = byId.get(id);
       if (!held) return undefined;
-      return ordered[ordered.indexOf(held) + 1];
+      return ordered[indexOfHeld(held) + 1];
+    },
+    /** The index of message `id` in chat order, or -1. */
+    indexOf(id) {
+      const held = byId.get(id);
+      return held ? indexOfHeld(held) : -1;
+    },
+    /** The message at `index` in chat order. */
+    at(index) {
+      return ordered[index];
     },
     list() {
       return ordered.slice();

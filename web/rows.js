@@ -2,8 +2,10 @@
 // Every row is `{el, kind, update(message), destroy()}`.
 
 import { h, setData } from './dom.js';
+import { renderMarkdown } from './markdown-dom.js';
 import { createShellRow } from './shell-row.js';
 import { capitalize, rowKind, statusOf, toolCallResult } from './status.js';
+import { timeLabel } from './time-label.js';
 
 /**
  * @param {object} message
@@ -22,13 +24,22 @@ function createChatRow(message) {
   const bubble = h('div', { class: 'bubble' }, h('div', { class: 'bubble__meta' }, who, time), text);
   const el = h('li', { class: 'row row--chat', 'data-testid': 'chat-message', 'data-message-id': message.id }, bubble);
 
+  let shown = { content: null, author: null }; // what the text holds, so it is drawn on change only
+
   function update(next) {
     const author = next.author_type === 'user' ? 'user' : 'agent';
     el.className = `row row--chat row--${author}`;
     setData(el, 'author', author);
     who.textContent = author === 'user' ? 'You' : 'Agent';
     setTime(time, next.created_at);
-    text.textContent = typeof next.content === 'string' ? next.content : '';
+    const content = typeof next.content === 'string' ? next.content : '';
+    if (content === shown.content && author === shown.author) return;
+    shown = { content, author };
+    // Agents answer in Markdown; what the user typed is shown exactly as typed.
+    text.className = author === 'user' ? 'bubble__text' : 'bubble__text markdown';
+    setData(text, 'format', author === 'user' ? 'plain' : 'markdown');
+    if (author === 'user') text.textContent = content;
+    else renderMarkdown(text, content);
   }
   update(message);
   return { el, update, destroy() {} };
@@ -59,13 +70,13 @@ function createToolRow(message) {
 }
 
 function setTime(el, value) {
-  const date = typeof value === 'string' ? new Date(value) : null;
-  if (!date || Number.isNaN(date.getTime())) {
+  const label = timeLabel(value, new Date());
+  if (!label) {
     el.textContent = '';
     el.removeAttribute('datetime');
     return;
   }
   el.dateTime = value;
-  el.textContent = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  el.title = date.toLocaleString();
+  el.textContent = label.text;
+  el.title = label.title;
 }

@@ -2,6 +2,8 @@
 // summary says output is retained, a collapsed output disclosure. The body is mounted, and the
 // poller created, only while the disclosure is open; collapsing closes both.
 
+import { renderTerminalText } from './ansi-dom.js';
+import { copyText, downloadText } from './clipboard.js';
 import { h, mountSlots, setData } from './dom.js';
 import { outputView } from './output-view.js';
 import { createShellOutputPoller } from './shell-output-poller.js';
@@ -11,6 +13,7 @@ import {
   formatBytes,
   hasRetainedOutput,
   isTerminalStatus,
+  isTruncated,
   outputBytes,
   resultOf,
   shellStatusLabel,
@@ -38,6 +41,8 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   const bodyId = `shell-output-${nextBodyId++}`;
   const toggleLabel = h('span', { class: 'toggle__label' });
   const toggleSize = h('span', { class: 'toggle__size' });
+  // The summary says so before anyone opens the body: the collapsed row shows it too.
+  const toggleTruncated = h('span', { class: 'toggle__truncated', 'data-testid': 'shell-truncated-marker' }, 'truncated');
   const toggle = h(
     'button',
     {
@@ -51,12 +56,18 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     toggleLabel,
     toggleSize,
   );
+  const copyCommand = h(
+    'button',
+    { type: 'button', class: 'copy-button', 'data-testid': 'shell-command-copy', 'aria-label': 'Copy command' },
+    'Copy',
+  );
+  copyCommand.addEventListener('click', () => copyWithFeedback(copyCommand, commandOf(current)));
   toggle.addEventListener('click', () => (disclosure ? collapse() : expand()));
 
   const card = h(
     'div',
     { class: 'shell' },
-    h('div', { class: 'shell__line' }, h('span', { class: 'shell__prompt', 'aria-hidden': 'true' }, '$'), command),
+    h('div', { class: 'shell__line' }, h('span', { class: 'shell__prompt', 'aria-hidden': 'true' }, '$'), command, copyCommand),
     meta,
   );
   const el = h('li', { class: 'row row--shell', 'data-testid': 'shell-row', 'data-message-id': current.id }, card);
@@ -95,11 +106,16 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     if (bytes.stdout > 0) sizes.push(formatBytes(bytes.stdout));
     if (bytes.stderr > 0) sizes.push(`stderr ${formatBytes(bytes.stderr)}`);
     toggleSize.textContent = sizes.length ? sizes.join(' · ') : '';
+    if (isTruncated(current)) toggle.append(toggleTruncated);
+    else toggleTruncated.remove();
   }
 
   function expand() {
     if (disclosure) return;
-    const parts = createBodyParts();
+    const parts = createBodyParts({
+      copy: (button) => copyWithFeedback(button, disclosure?.parts.shown() ?? ''),
+      download: () => downloadText(disclosure?.parts.stored ?? '', `output-${current.id}.log`),
+    });
     const body = h('div', {
       class: 'shell__body',
       id: bodyId,
@@ -123,9 +139,10 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
 
   function collapse() {
     if (!disclosure) return;
-    const { poller, body } = disclosure;
+    const { poller, body, parts } = disclosure;
     disclosure = null;
     poller.close();
+    for (const { view } of parts.held.values()) view.dispose();
     body.remove();
     renderHead();
   }
@@ -144,6 +161,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     const wanted = new Set();
     if (view.unavailable) wanted.add(parts.unavailable);
     if (view.loading) wanted.add(parts.loading);
+    if (view.stdout !== null || view.stderr !== null) wanted.add(parts.actions);
     if (view.stdout !== null) wanted.add(parts.stdout);
     if (view.stderr !== null) wanted.add(parts.stderr);
     if (view.empty) wanted.add(parts.empty);
@@ -157,8 +175,10 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     }
     mountSlots(body, parts.order, wanted);
     // Text after mounting, so the scroll position can follow the tail.
-    if (view.stdout !== null) setOutputText(parts.stdout, view.stdout);
-    if (view.stderr !== null) setOutputText(parts.stderrText, view.stderr);
+    const stdoutView = view.stdout !== null ? setOutputText(parts.stdout, view.stdout, parts.held) : null;
+    const stderrView = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts.held) : null;
+    parts.shown = () => joinStreams(stdoutView?.shown() ?? '', stderrView?.shown() ?? '');
+    parts.stored = joinStreams(view.stdout ?? '', view.stderr ?? '');
   }
 
   renderHead();
@@ -182,8 +202,32 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   };
 }
 
+/** One text of both streams, for copying and downloading: stdout, then stderr under a label. */
+function joinStreams(stdout, stderr) {
+  if (!stderr) return stdout;
+  const separator = stdout === '' || stdout.endsWith('\n') ? '' : '\n';
+  return `${stdout}${separator}--- stderr ---\n${stderr}`;
+}
+
+async function copyWithFeedback(button, text) {
+  const copied = await copyText(text);
+  button.dataset.copied = String(copied);
+  button.textContent = copied ? 'Copied' : 'Copy failed';
+  button.addEventListener('blur', () => {
+    button.textContent = button.dataset.label ?? 'Copy';
+    delete button.dataset.copied;
+  }, { once: true });
+}
+
 /** The body's parts, in display order; mounted only when they have something to show. */
-function createBodyParts() {
+function createBodyParts({ copy, download }) {
+  const copyButton = h('button', { type: 'button', class: 'copy-button', 'data-testid': 'shell-output-copy',
+    'data-label': 'Copy output' }, 'Copy output');
+  copyButton.addEventListener('click', () => copy(copyButton));
+  const downloadButton = h('button', { type: 'button', class: 'copy-button', 'data-testid': 'shell-output-download' },
+    'Download');
+  downloadButton.addEventListener('click', () => download());
+  const actions = h('div', { class: 'output-actions' }, copyButton, downloadButton);
   const unavailable = h(
     'p',
     { class: 'notice notice--unavailable', role: 'status', 'data-testid': 'shell-output-unavailable' },
@@ -213,21 +257,31 @@ function createBodyParts() {
   return {
     unavailable,
     loading,
+    actions,
+    shown: () => '', // the output as the page shows it (what "Copy output" copies)
+    stored: '', // the output as stored, escape sequences included (what "Download" saves)
+    held: new Map(), // output region -> {stored, view}: what it holds now
     stdout,
     stderr,
     stderrText,
     empty,
     truncated,
     exit,
-    order: [unavailable, loading, stdout, stderr, empty, truncated, exit],
+    order: [unavailable, loading, actions, stdout, stderr, empty, truncated, exit],
   };
 }
 
-/** Replace the text of an output region, following the tail when the reader was at the end. */
-function setOutputText(pre, text) {
-  if (pre.textContent === text) return;
-  const fresh = pre.textContent === '';
+/**
+ * Show `text` in an output region as a terminal would (colours, carriage returns), following the
+ * tail when the reader was at the end. Returns its view (`shown()`, `dispose()`).
+ */
+function setOutputText(pre, text, held) {
+  const current = held.get(pre);
+  if (current?.stored === text) return current.view;
   const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
-  pre.textContent = text;
-  if (fresh || atEnd) pre.scrollTop = pre.scrollHeight;
+  current?.view.dispose();
+  const view = renderTerminalText(pre, text);
+  held.set(pre, { stored: text, view });
+  if (!current || atEnd) pre.scrollTop = pre.scrollHeight;
+  return view;
 }

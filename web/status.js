@@ -95,6 +95,11 @@ export function hasRetainedOutput(message) {
   return bytes.stdout > 0 || bytes.stderr > 0;
 }
 
+/** Whether the summary says the retained output was cut to its newest part. */
+export function isTruncated(message) {
+  return shellExecOf(message)?.output?.truncated === true;
+}
+
 /** The full command: the normalized command, else the message content. Never shortened. */
 export function commandOf(message) {
   const command = shellExecOf(message)?.command;

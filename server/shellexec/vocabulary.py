@@ -79,7 +79,7 @@ RESULTS: Final[tuple[Result, ...]] = (
 # The types of the message feed's events (ADR 0004).
 FeedEventType = Literal[
     "session.message.added", "session.message.updated", "heartbeat", "end_of_stream",
-    "session_deleted", "reset",
+    "session_deleted", "reset", "session.turn.started", "session.turn.completed",
 ]
 EVENT_MESSAGE_ADDED: Final[FeedEventType] = "session.message.added"
 EVENT_MESSAGE_UPDATED: Final[FeedEventType] = "session.message.updated"
@@ -89,9 +89,12 @@ EVENT_END_OF_STREAM: Final[FeedEventType] = "end_of_stream"
 EVENT_SESSION_DELETED: Final[FeedEventType] = "session_deleted"
 # The events a watcher asked to resume after were compacted away: reload the boot state.
 EVENT_RESET: Final[FeedEventType] = "reset"
+# A turn started or completed: the event carries the turn (ADR 0090).
+EVENT_TURN_STARTED: Final[FeedEventType] = "session.turn.started"
+EVENT_TURN_COMPLETED: Final[FeedEventType] = "session.turn.completed"
 FEED_EVENT_TYPES: Final[tuple[FeedEventType, ...]] = (
     EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED, EVENT_HEARTBEAT, EVENT_END_OF_STREAM,
-    EVENT_SESSION_DELETED, EVENT_RESET,
+    EVENT_SESSION_DELETED, EVENT_RESET, EVENT_TURN_STARTED, EVENT_TURN_COMPLETED,
 )
 
 # ACP `sessionUpdate` values: a tool call's first update and its later ones...

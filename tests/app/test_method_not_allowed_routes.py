@@ -53,7 +53,9 @@ def test_bindings_are_read_from_the_descriptor_envoy_uses() -> None:
         "shellexec.v1.ShellExecService.ListMessages")  # an additional binding
     assert found[("DELETE", "/api/v1/tasks/{task_id}")] == (
         "shellexec.v1.ShellExecService.DeleteTask")
-    assert len(found) == 14
+    assert found[("GET", "/api/v1/task-sessions")] == (
+        "shellexec.v1.ShellExecService.ListSessions")
+    assert len(found) == 15
 
 
 def test_no_served_request_of_the_api_meets_a_405_route() -> None:

@@ -74,6 +74,7 @@ def protected_routes(seeded: Seeded) -> list[tuple[str, str, object]]:
         ("POST", "/api/v1/shell-exec:summarize", {"output": {"stdout": "x"}}),
         ("POST", "/api/v1/task-sessions", {"task_id": seeded.mine_task}),
         ("GET", session, None),
+        ("GET", "/api/v1/task-sessions", None),
         ("POST", f"{session}/turns", {}),
         ("POST", f"{session}/updates", {"update": codex_start("u", "ls")}),
         ("POST", f"{session}/turns/turn_x:complete", {"stop_reason": "end_turn"}),
@@ -199,11 +200,26 @@ def test_a_restricted_token_cannot_create_sessions_of_other_tasks(secured: Stack
     assert response.status == 403
 
 
+def test_a_restricted_token_lists_only_its_own_tasks_sessions(
+        secured: Stack, admin: Api, seeded: Seeded) -> None:
+    restricted = secured.api_as(secured.create_token(unique("list"), "read", tasks="repo_*"))
+    page = restricted.call("GET", "/api/v1/task-sessions?sort=desc&limit=500")
+    tasks = {session["task_id"] for session in page["sessions"]}
+    assert seeded.mine in {session["id"] for session in page["sessions"]}
+    assert all(task.startswith("repo_") for task in tasks), tasks
+    assert page["total"] == len(page["sessions"])
+    everything = admin.call("GET", "/api/v1/task-sessions?limit=500")
+    assert seeded.other in {session["id"] for session in everything["sessions"]}
+    # A session it may not see is an unknown cursor, as it is an unknown session.
+    refused = restricted.request("GET", f"/api/v1/task-sessions?before={seeded.other}")
+    assert refused.status == 404
+
+
 def test_a_restricted_token_watches_its_own_tasks_feed(secured: Stack, seeded: Seeded) -> None:
     restricted = secured.api_as(secured.create_token(unique("feed"), "read", tasks="repo_*"))
     feed = restricted.watch(seeded.mine, "?since_revision=0")
     try:
-        first = next(event for event in feed if event["type"] != "heartbeat")
+        first = next(event for event in feed if "message" in event)  # not turn events
         assert first["message"]["session_id"] == seeded.mine
     finally:
         feed.close()

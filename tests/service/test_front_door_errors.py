@@ -38,7 +38,7 @@ def test_unknown_path_is_404_not_found(stack: Stack, path: str) -> None:
     ("PUT", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
     ("POST", "/api/v1/task-sessions/ses_x", "DELETE, GET"),
     ("POST", "/api/v1/tasks/t1", "DELETE"),
-    ("GET", "/api/v1/task-sessions", "POST"),
+    ("DELETE", "/api/v1/task-sessions", "GET, POST"),
     ("PUT", "/api/v1/task-sessions/ses_x/updates", "POST"),
     ("GET", "/api/v1/shell-exec:normalize", "POST"),
     ("POST", "/api/v1/task-sessions/ses_x/messages", "GET"),

@@ -65,10 +65,11 @@ def _plant(stack: Stack) -> tuple[dict[str, Any], str, str]:
 
 
 def _sse_events(stack: Stack, session_id: str, count: int) -> list[dict[str, Any]]:
+    """The first `count` message events (turn events carry no text)."""
     events: list[dict[str, Any]] = []
     feed = stack.api.watch(session_id, "?since_revision=0")
     for event in feed:
-        if event["type"] != "heartbeat":
+        if "message" in event:
             events.append(event)
         if len(events) == count:
             break

@@ -374,12 +374,15 @@ def test_the_first_update_of_a_tool_call_inserts_its_row_once_with_every_column(
 
     writes = [sql.split("(")[0].strip() for sql in executed
               if sql.startswith(("INSERT", "UPDATE", "DELETE"))]
-    # The call names its terminal in `content`: one link row (ADR 0086).
-    assert writes[:4] == ['INSERT INTO "message"', 'INSERT INTO "output_chunk"',
-                          'INSERT INTO "terminal_link"', 'INSERT INTO "event"']
-    # The revision and the activity time in one statement, the session's only write.
-    assert len(writes) == 5
-    assert writes[4].startswith('UPDATE "session" SET "revision" = 1, "active_at" = ')
+    # The call names its terminal in `content`: one link row (ADR 0086). A new command adds
+    # to the session's command count (ADR 0091); then the revision and the activity time in
+    # one statement. Later updates of the command write the count only when its result turns
+    # to or from failure.
+    assert writes[:5] == ['INSERT INTO "message"', 'INSERT INTO "output_chunk"',
+                          'UPDATE "session" SET "command_count" =', 'INSERT INTO "terminal_link"',
+                          'INSERT INTO "event"']
+    assert len(writes) == 6
+    assert writes[5].startswith('UPDATE "session" SET "revision" = 1, "active_at" = ')
     page = harness.run(harness.reader.list_messages(session_id, 100, "", "", descending=False))
     assert page.messages == (published,)
     assert published.type == "tool_execute"

@@ -4,8 +4,8 @@
 
 Starts a stack of its own on free ports and a temporary database, plays the demo session
 (`shellexec.demo`) at full speed through the REST API, and photographs the page in Debian's
-Chromium: the desktop overview, the desktop with the failing test run expanded, and the
-390 px mobile viewport with the same output open.
+Chromium: the desktop overview, the desktop with the failing (coloured) test run expanded, the
+390 px mobile viewport with the same output open, and the session index at `/`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ def main() -> int:
                         made.append(shoot(chat.page, "web-desktop.png", full_page=True))
                         expand(chat, EXPANDED_COMMAND)
                         made.append(shoot(chat.page, "web-desktop-expanded.png"))
+                        chat.page.goto(f"{stack.rest_url}/")
+                        expect(chat.page.get_by_test_id("session-index")).to_have_attribute(
+                            "data-state", "ready")
+                        made.append(shoot(chat.page, "web-index.png"))
                     else:
                         expand(chat, EXPANDED_COMMAND)
                         made.append(shoot(chat.page, "web-mobile.png"))

@@ -54,6 +54,7 @@ def test_demo_session_renders_every_kind_of_row(
         "git apply --index /tmp/store-timezone.patch": ("success", "0", False),
         "python -m pytest tests/integration -q": ("success", "0", True),
         "cat build/logs/nightly-integration.log": ("success", "0", True),
+        "npm ci --prefix web": ("success", "0", True),
         "npm run dev --prefix web": ("neutral", None, True),  # cancelled with the turn
     }
     ids = {command: row(command) for command in expected}
@@ -76,7 +77,18 @@ def test_demo_session_renders_every_kind_of_row(
     expect(stdout).to_contain_text("4f2a9c1 orders")
     assert (stdout.text_content() or "").startswith("4f2a9c1"), "the `$ cmd` echo is not output"
     expect(omp.get_by_test_id("shell-exit")).to_have_text("Exit code unavailable")
-    assert len(chat.shell_requests()) == 2
+    # Coloured test output in colour, the progress bar in its final state, Markdown replies.
+    tests = chat.expand(ids["pytest tests/integration -x -q"])
+    failed = tests.locator("span.ansi-fg-1", has_text="FAILED")
+    expect(failed.first).to_be_visible()
+    assert "\x1b" not in (tests.get_by_test_id("shell-output-stdout").text_content() or "")
+    install = chat.expand(ids["npm ci --prefix web"])
+    expect(install.get_by_test_id("shell-output-stdout")).to_have_text(
+        "Installing [##############################] 100%\nadded 312 packages in 3s\n")
+    summary = chat.page.locator("[data-testid=chat-text][data-format=markdown]").last
+    expect(summary.locator("table td")).to_have_count(6)
+    expect(summary.locator("a")).to_have_attribute("rel", "noopener noreferrer")
+    assert len(chat.shell_requests()) == 4
     chat.assert_no_horizontal_overflow()
     chat.screenshot("demo")
 
@@ -92,7 +104,7 @@ def test_demo_command_plays_into_a_running_service(
     boot = stack.api.call("GET", f"/api/v1/tasks/{task}/boot-state")["initial_state"]
     assert f"{stack.rest_url}/?session={boot['session']['id']}" in printed
     shells = [m for m in boot["messages"] if m["type"] == "tool_execute"]
-    assert len(shells) == 10
+    assert len(shells) == 11
 
 
 @pytest.mark.slow

@@ -95,8 +95,9 @@ def test_page_resumes_after_the_stream_ends(
         chat.pump(100)
     urls = chat.feed_urls()
     assert len(urls) >= 2, urls
-    assert since_revision(urls[0]) == 1  # the loaded state already held the user message
-    assert since_revision(urls[-1]) >= 2  # resumes after "first reply"
+    # The loaded state already held the turn's start and the user message.
+    assert since_revision(urls[0]) == 2
+    assert since_revision(urls[-1]) >= 3  # resumes after "first reply"
     end_events = [e for e, _ in chat.feed_events() if e.get("type") == "end_of_stream"]
     assert end_events, "the server did not end the stream"
 

@@ -90,7 +90,9 @@ def test_no_retained_output_shows_command_workdir_and_status_without_disclosure(
     expect(row).to_have_attribute("data-result", "success")
     expect(row).to_have_attribute("data-has-output", "false")
     expect(chat.toggle(message_id)).to_have_count(0)
-    expect(row.get_by_role("button")).to_have_count(0)  # no control of any kind
+    # No output control of any kind: the only button copies the command.
+    expect(row.get_by_role("button")).to_have_count(1)
+    expect(row.get_by_role("button")).to_have_accessible_name("Copy command")
 
     # Clicking or tapping anywhere on the row cannot start a request.
     chat.press(row)

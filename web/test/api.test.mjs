@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ApiError, createApi, messagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
+import { ApiError, createApi, olderMessagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
 
 function jsonResponse(status, body) {
   return { ok: status >= 200 && status < 300, status, json: async () => body };
@@ -21,8 +21,8 @@ function fakeFetch(routes) {
 
 describe('paths', () => {
   test('escape ids and carry the query', () => {
-    assert.equal(messagesPath('s/1'), '/api/v1/task-sessions/s%2F1/messages?sort=asc&limit=500');
-    assert.equal(messagesPath('s', { after: 'm 9' }), '/api/v1/task-sessions/s/messages?sort=asc&limit=500&after=m+9');
+    assert.equal(olderMessagesPath('s/1'), '/api/v1/task-sessions/s%2F1/messages?sort=desc&limit=100');
+    assert.equal(olderMessagesPath('s', { before: 'm 9' }), '/api/v1/task-sessions/s/messages?sort=desc&limit=100&before=m+9');
     assert.equal(shellOutputPath('s', 'm'), '/api/v1/task-sessions/s/messages/m/shell-output');
     assert.equal(watchPath('s', 42), '/api/v1/task-sessions/s/messages:watch?since_revision=42');
     assert.equal(watchPath('s', undefined), '/api/v1/task-sessions/s/messages:watch?since_revision=0');
@@ -53,34 +53,31 @@ describe('api', () => {
     await assert.rejects(createApi({ fetch: fn }).getSession('s'), (error) => error instanceof ApiError && error.status === 401);
   });
 
-  test('lists every page with after=<last id> while has_more', async () => {
-    const fetch = fakeFetch({
-      [messagesPath('s')]: jsonResponse(200, { messages: [{ id: 'm1' }, { id: 'm2' }], total: 3, has_more: true, cursor: 'c' }),
-      [messagesPath('s', { after: 'm2' })]: jsonResponse(200, { messages: [{ id: 'm3' }], total: 3, has_more: false, cursor: '' }),
-    });
-    const api = createApi({ fetch: fetch.fn });
-    const messages = await api.listAllMessages('s');
-    assert.deepEqual(messages.map((m) => m.id), ['m1', 'm2', 'm3']);
-    assert.equal(fetch.calls.length, 2);
-  });
-
-  test('stops paging when a page makes no progress', async () => {
-    const fetch = fakeFetch({
-      [messagesPath('s')]: jsonResponse(200, { messages: [], total: 0, has_more: true }),
-    });
-    const api = createApi({ fetch: fetch.fn });
-    assert.deepEqual(await api.listAllMessages('s'), []);
-    assert.equal(fetch.calls.length, 1);
-  });
-
   test('reads the session and the boot state', async () => {
     const fetch = fakeFetch({
       '/api/v1/task-sessions/s': jsonResponse(200, { session: { id: 's', revision: 5 } }),
-      '/api/v1/tasks/t/boot-state': jsonResponse(200, { initial_state: { session: { id: 's' }, messages: [{ id: 'm' }] } }),
+      '/api/v1/tasks/t/boot-state': jsonResponse(200, {
+        initial_state: { session: { id: 's' }, messages: [{ id: 'm' }], turns: [{ id: 'turn_1' }, null, { id: 7 }] },
+      }),
     });
     const api = createApi({ fetch: fetch.fn });
     assert.deepEqual(await api.getSession('s'), { id: 's', revision: 5 });
-    assert.deepEqual(await api.getBootState('t'), { session: { id: 's' }, messages: [{ id: 'm' }] });
+    assert.deepEqual(await api.getBootState('t'), { session: { id: 's' }, messages: [{ id: 'm' }], turns: [{ id: 'turn_1' }] });
+  });
+
+  test('a page of older messages: newest first on the wire, oldest first in the answer', async () => {
+    const fetch = fakeFetch({
+      [olderMessagesPath('s', { before: 'm9', limit: 2 })]: jsonResponse(200, {
+        messages: [{ id: 'm8' }, { id: 'm7' }], has_more: true, turns: [{ id: 'turn_1' }],
+      }),
+      [olderMessagesPath('s', { limit: 2 })]: jsonResponse(200, { messages: [{ id: 'm9' }], has_more: false }),
+    });
+    const api = createApi({ fetch: fetch.fn });
+    assert.deepEqual(await api.listOlderMessages('s', { before: 'm9', limit: 2 }), {
+      messages: [{ id: 'm7' }, { id: 'm8' }], turns: [{ id: 'turn_1' }], hasMore: true,
+    });
+    assert.deepEqual(await api.listOlderMessages('s', { limit: 2 }), { messages: [{ id: 'm9' }], turns: [], hasMore: false });
+    assert.equal(olderMessagesPath('s', { before: 'm9', limit: 2 }), '/api/v1/task-sessions/s/messages?sort=desc&limit=2&before=m9');
   });
 
   test('a 404 becomes an ApiError with the gRPC code and message', async () => {

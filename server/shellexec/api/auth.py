@@ -40,6 +40,7 @@ METHOD_SCOPES: Mapping[str, frozenset[Scope]] = {
     "CompleteTurn": _INGEST,
     # A writer reads its own session back (the bridge adopts a turn whose answer was lost).
     "GetSession": _READ | _INGEST,
+    "ListSessions": _READ,
     "ListMessages": _READ,
     "GetShellOutput": _READ,
     "WatchMessages": _READ,

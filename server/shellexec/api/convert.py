@@ -8,10 +8,10 @@ from google.protobuf import struct_pb2, timestamp_pb2
 
 from shellexec.feed import FeedEvent
 from shellexec.normalize import OutputSummary, ShellOutput, ShellRecord
-from shellexec.projection import MessageView
+from shellexec.projection import MessageView, TurnView
 from shellexec.rules.limits import MAX_REQUEST_VALUES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
-from shellexec.service.records import SessionRecord, TurnRecord
+from shellexec.service.records import SessionRecord
 from shellexec.v1 import message_pb2, session_pb2, shell_exec_service_pb2, shell_output_pb2
 from shellexec.vocabulary import NORMALIZED_SHELL_EXEC
 
@@ -64,10 +64,11 @@ def session(record: SessionRecord) -> session_pb2.Session:
     return session_pb2.Session(
         id=record.id, task_id=record.task_id, agent=record.agent, state=record.state,
         created_at=timestamp(record.created_at), updated_at=timestamp(record.updated_at),
-        revision=record.revision, current_turn_id=record.current_turn_id)
+        revision=record.revision, current_turn_id=record.current_turn_id,
+        command_count=record.command_count, failure_count=record.failure_count)
 
 
-def turn(record: TurnRecord) -> session_pb2.Turn:
+def turn(record: TurnView) -> session_pb2.Turn:
     message = session_pb2.Turn(
         id=record.id, session_id=record.session_id, state=record.state,
         stop_reason=record.stop_reason, started_at=timestamp(record.started_at))
@@ -120,6 +121,8 @@ def feed_event(event: FeedEvent) -> shell_exec_service_pb2.WatchMessagesResponse
         type=event.type, revision=event.revision)
     if event.message is not None:
         response.message.CopyFrom(message(event.message))
+    if event.turn is not None:
+        response.turn.CopyFrom(turn(event.turn))
     return response
 
 

@@ -65,6 +65,15 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
                                           caller=current_caller())
         return pb.GetSessionResponse(session=convert.session(record))
 
+    async def ListSessions(self, request: pb.ListSessionsRequest,
+                           context: grpc.aio.ServicerContext) -> pb.ListSessionsResponse:
+        args = validation.list_sessions(request)
+        page = await self._sessions.list_sessions(args.size, args.before, args.after,
+                                                  args.descending, caller=current_caller())
+        return pb.ListSessionsResponse(
+            sessions=[convert.session(record) for record in page.sessions], total=page.total,
+            has_more=page.has_more, cursor=page.cursor)
+
     async def StartTurn(self, request: pb.StartTurnRequest,
                         context: grpc.aio.ServicerContext) -> pb.StartTurnResponse:
         args = validation.start_turn(request)
@@ -96,7 +105,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
             caller=current_caller())
         return pb.ListMessagesResponse(
             messages=[convert.message(view) for view in page.messages], total=page.total,
-            has_more=page.has_more, cursor=page.cursor)
+            has_more=page.has_more, cursor=page.cursor,
+            turns=[convert.turn(view) for view in page.turns])
 
     async def GetShellOutput(self, request: pb.GetShellOutputRequest,
                              context: grpc.aio.ServicerContext) -> pb.GetShellOutputResponse:
@@ -133,7 +143,7 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         return pb.GetBootStateResponse(initial_state=pb.BootState(
             session=convert.session(boot.session),
             messages=[convert.message(view) for view in boot.messages],
-            task_state=boot.task_state))
+            task_state=boot.task_state, turns=[convert.turn(view) for view in boot.turns]))
 
     async def DeleteSession(self, request: pb.DeleteSessionRequest,
                             context: grpc.aio.ServicerContext) -> pb.DeleteSessionResponse:

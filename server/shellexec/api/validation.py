@@ -130,6 +130,14 @@ class ListArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class ListSessionsArgs:
+    size: int
+    before: str
+    after: str
+    descending: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ShellOutputArgs:
     session_id: str
     message_id: str
@@ -363,15 +371,31 @@ def complete_turn(request: pb.CompleteTurnRequest) -> CompleteTurnArgs:
 
 def list_messages(request: pb.ListMessagesRequest) -> ListArgs:
     session_id = _session_id(request.session_id)
-    if request.limit < 0:
+    size, descending = _page(request.limit, request.sort, request.before, request.after)
+    return ListArgs(session_id, size, _cursor(request.before, "before"),
+                    _cursor(request.after, "after"), descending=descending)
+
+
+def list_sessions(request: pb.ListSessionsRequest) -> ListSessionsArgs:
+    size, descending = _page(request.limit, request.sort, request.before, request.after)
+    return ListSessionsArgs(size, _session_cursor(request.before, "before"),
+                            _session_cursor(request.after, "after"), descending)
+
+
+def _page(limit: int, sort: str, before: str, after: str) -> tuple[int, bool]:
+    """A list's page size and direction, as ListMessages takes them."""
+    if limit < 0:
         raise InvalidArgumentError("limit", "must not be negative")
-    if request.sort and request.sort not in SORTS:
+    if sort and sort not in SORTS:
         raise InvalidArgumentError("sort", "must be 'asc' or 'desc'")
-    if request.before and request.after:
+    if before and after:
         raise InvalidArgumentError("before", "cannot be combined with 'after'")
-    return ListArgs(session_id, min(request.limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-                    _cursor(request.before, "before"), _cursor(request.after, "after"),
-                    descending=request.sort == "desc")
+    return min(limit or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), sort == "desc"
+
+
+def _session_cursor(value: str, field: str) -> str:
+    """An optional session id to page from; the use case reports an unknown one the same way."""
+    return value and _possible(value, SESSION_ID_PATTERN, f"session ({field})", RESOURCE_SESSION)
 
 
 def get_shell_output(request: pb.GetShellOutputRequest) -> ShellOutputArgs:

@@ -1,8 +1,9 @@
 """The demo session: an agent chases a failing CI job through commands reported the way
 Codex, Claude, OpenCode, Auggie and OMP report them. Every kind of row the page draws shows
-up once: a command too long for one line, a command streaming for a few seconds and then
-failing, failure behind an ACP `completed`, an unknown exit code, a success without output,
-a 300 KiB output that is truncated, and a command cancelled when the turn ends."""
+up once: a command too long for one line, a command streaming coloured test output (as in a
+PTY) for a few seconds and then failing, a progress bar redrawn with carriage returns, failure
+behind an ACP `completed`, an unknown exit code, a success without output, a 300 KiB output
+that is truncated, a command cancelled when the turn ends, and agent replies in Markdown."""
 
 from __future__ import annotations
 
@@ -27,23 +28,43 @@ LONG_COMMAND = (
     "-p no:cacheprovider --junitxml=/workspace/build/reports/"
     "junit-unit-tests-europe-lisbon-timezone.xml'"
 )
+# pytest in a PTY (`--color=yes`): SGR colours and bold, as Codex's terminal captures them.
+BOLD, RED, GREEN, YELLOW, RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[0m"
 PYTEST_STREAM = [
-    "============================= test session starts ==============================\n",
+    f"{BOLD}============================= test session starts =============================="
+    f"{RESET}\n",
     "platform linux -- Python 3.11.7, pytest-8.3.4\ncollected 27 items\n\n",
-    "tests/integration/test_catalog.py ........                               [ 29%]\n",
-    "tests/integration/test_cart.py .......                                   [ 55%]\n",
-    "tests/integration/test_orders.py ....F",
-    "\n\n=================================== FAILURES ===================================\n",
-    "_________________ test_order_cutoff_uses_store_timezone _________________\n\n"
+    f"tests/integration/test_catalog.py {GREEN}........{RESET}"
+    f"                               {GREEN}[ 29%]{RESET}\n",
+    f"tests/integration/test_cart.py {GREEN}.......{RESET}"
+    f"                                   {GREEN}[ 55%]{RESET}\n",
+    f"tests/integration/test_orders.py {GREEN}....{RESET}{RED}F{RESET}",
+    f"\n\n{RED}=================================== FAILURES ==================================="
+    f"{RESET}\n",
+    f"{RED}{BOLD}_________________ test_order_cutoff_uses_store_timezone _________________"
+    f"{RESET}\n\n"
     "    def test_order_cutoff_uses_store_timezone(store):\n"
-    ">       assert cutoff(store, at=LATE_EVENING).date() == date(2026, 11, 29)\n"
-    "E       AssertionError: assert datetime.date(2026, 11, 30) == datetime.date(2026, 11, 29)\n"
-    "\nsrc/shop/orders.py:41: AssertionError\n",
-    "=========================== short test summary info ============================\n"
-    "FAILED tests/integration/test_orders.py::test_order_cutoff_uses_store_timezone\n"
-    "!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
-    "========================= 1 failed, 19 passed in 4.12s =========================\n",
+    f">       assert cutoff(store, at=LATE_EVENING).date() == date(2026, 11, 29)\n"
+    f"{BOLD}{RED}E       AssertionError: assert datetime.date(2026, 11, 30) =="
+    f" datetime.date(2026, 11, 29){RESET}\n"
+    f"\n{BOLD}{RED}src/shop/orders.py{RESET}:41: AssertionError\n",
+    f"{YELLOW}=========================== short test summary info ============================"
+    f"{RESET}\n"
+    f"{RED}FAILED{RESET} tests/integration/test_orders.py::test_order_cutoff_uses_store_timezone\n"
+    f"{RED}!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!"
+    f"{RESET}\n"
+    f"{RED}========================= {BOLD}1 failed{RESET}{RED}, {GREEN}19 passed{RESET}{RED}"
+    f" in 4.12s ========================={RESET}\n",
 ]
+
+
+def progress_bar(label: str, steps: int = 10) -> list[str]:
+    """A progress bar redrawn in place with carriage returns, as package managers print it."""
+    frames = []
+    for step in range(steps + 1):
+        done = "#" * (step * 3)
+        frames.append(f"\r{label} [{done:<30}] {step * 100 // steps:3d}%")
+    return [*frames[:-1], frames[-1] + "\n", "added 312 packages in 3s\n"]
 GREP_OUTPUT = (
     "src/shop/orders.py:41:    cutoff = datetime.utcnow().replace(hour=18, minute=0)\n"
     "src/shop/reports.py:17:    day = datetime.now(timezone.utc).date()\n"
@@ -64,6 +85,25 @@ DEV_SERVER = [
     "  VITE v5.4.2  ready in 412 ms\n\n  ➜  Local:   http://localhost:5173/\n",
     "  ➜  Network: use --host to expose\n",
 ]
+
+
+MARKDOWN_SUMMARY = """Stopped. Here is what changed:
+
+### Summary
+
+- **Order cutoffs** and **daily reports** now use the store's timezone (`store.tz`).
+- The fix is in `src/shop/orders.py` and `src/shop/reports.py`.
+
+| suite | before | after |
+| --- | ---: | ---: |
+| unit | 27 passed | 27 passed |
+| integration | 1 failed | 27 passed |
+
+```python
+cutoff = datetime.now(store.tz).replace(hour=18, minute=0)
+```
+
+See [PEP 495](https://peps.python.org/pep-0495/) for why local times need care."""
 
 
 def nightly_log(size: int = 300 * 1024) -> list[str]:
@@ -107,7 +147,8 @@ def demo_script() -> list[Step]:
         *codex_ts_stream("call_Pt5yX2cN8rJv3HwQ", "pytest tests/integration -x -q", REPO,
                          PYTEST_STREAM, every=0.6, exit_code=2),
         *text(AUTHOR_AGENT, "`test_order_cutoff_uses_store_timezone` fails: the cutoff is "
-                       "computed in UTC. Looking for other places that assume UTC."),
+                       "computed in **UTC**, not in the store's timezone. Looking for other "
+                       "places that assume UTC."),
         *claude_terminal("toolu_01HnR8yQe5vJq2Zb3Kc7WmXa",
                          'grep -rn "utcnow\\|timezone.utc" src/', "Find UTC assumptions",
                          GREP_OUTPUT, 0),
@@ -123,7 +164,10 @@ def demo_script() -> list[Step]:
                        "the same bug."),
         *codex_ts_stream("call_Zr8pN4cW1qTs6bHe", "cat build/logs/nightly-integration.log",
                          REPO, nightly_log(), every=0.3, exit_code=0),
-        *text(AUTHOR_AGENT, "No errors there. Starting the dev server so you can try checkout."),
+        *text(AUTHOR_AGENT, "No errors there. Installing the web dependencies, then starting "
+                       "the dev server so you can try checkout."),
+        *codex_ts_stream("call_Nq7vB3xK9mDp2LcW", "npm ci --prefix web", REPO,
+                         progress_bar("Installing"), every=0.3, exit_code=0),
         *codex_ts_stream("call_Wb6nT3fK8sLm1PcV", "npm run dev --prefix web", REPO,
                          DEV_SERVER, every=0.6, exit_code=None),
         Pause(1.5),
@@ -131,7 +175,6 @@ def demo_script() -> list[Step]:
         StartTurn(),
         *text(AUTHOR_USER, "Stop there, I've seen enough. Thanks!"),
         Pause(0.5),
-        *text(AUTHOR_AGENT, "Stopped. Summary: order cutoffs and daily reports now use the "
-                       "store's timezone; all 27 integration tests pass."),
+        *text(AUTHOR_AGENT, MARKDOWN_SUMMARY),
         EndTurn(),
     ]

@@ -9,18 +9,20 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shellexec.projection import MessageView
+from shellexec.projection import MessageView, TurnView
 from shellexec.rules.limits import FEED_QUEUE_EVENTS
 from shellexec.vocabulary import EVENT_END_OF_STREAM
 
 
 @dataclass(frozen=True, slots=True)
 class FeedEvent:
-    """One event of a session's feed; `message` is None for heartbeat and end of stream."""
+    """One event of a session's feed: a message event carries its message, a turn event its
+    turn; heartbeat and end of stream carry neither."""
 
     type: str
     revision: int
     message: MessageView | None = None
+    turn: TurnView | None = None
 
 
 # Told, for each live event a watcher takes, the seconds since it was announced.

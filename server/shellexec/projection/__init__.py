@@ -11,6 +11,7 @@ from __future__ import annotations
 from shellexec.projection.columns import state_columns
 from shellexec.projection.masking import NO_MASKING, Masking
 from shellexec.projection.message import MessageView, ShellExecView, project_message
+from shellexec.projection.turn import TurnView
 
-__all__ = ["NO_MASKING", "Masking", "MessageView", "ShellExecView", "project_message",
-           "state_columns"]
+__all__ = ["NO_MASKING", "Masking", "MessageView", "ShellExecView", "TurnView",
+           "project_message", "state_columns"]

@@ -38,7 +38,8 @@ MAX_OUTPUT_STREAM_BYTES: Final = 262_144
 # Summarize takes an output as the service holds one, so the same bound applies.
 MAX_SUMMARIZE_FIELD_BYTES: Final = MAX_OUTPUT_STREAM_BYTES
 
-# ListMessages: `limit` 0 means the default; larger values are cut to the maximum.
+# ListMessages and ListSessions: `limit` 0 means the default; larger values are cut to the
+# maximum.
 DEFAULT_PAGE_SIZE: Final = 100
 MAX_PAGE_SIZE: Final = 500
 BOOT_STATE_MESSAGES: Final = 500

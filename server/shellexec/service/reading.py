@@ -9,7 +9,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.stream import follow
 from shellexec.normalize import ShellOutput
-from shellexec.projection import Masking, project_message
+from shellexec.projection import Masking, MessageView, TurnView, project_message
 from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
@@ -43,6 +43,12 @@ def _fitting(rows: list[Message]) -> list[Message]:
         if total > MAX_PAGE_BYTES and index > 0:
             return rows[:index]
     return rows
+
+
+def _turns_of(session_id: str, messages: tuple[MessageView, ...]) -> tuple[TurnView, ...]:
+    """The turns these messages belong to, and the session's running turn (ADR 0090)."""
+    turn_ids = {view.turn_id for view in messages if view.turn_id}
+    return tuple(TurnView.of(row) for row in queries.turns_of(session_id, turn_ids))
 
 
 def _cursor_position(session_id: str, field: str, message_id: str) -> int | None:
@@ -92,7 +98,8 @@ class Reader:
             fitting = _fitting(rows[:size])
             page = tuple(project_message(row, self._masking) for row in fitting)
             return MessagePage(page, queries.count_messages(session_id),
-                               len(rows) > len(fitting), page[-1].id if page else "")
+                               len(rows) > len(fitting), page[-1].id if page else "",
+                               _turns_of(session_id, page))
 
         return await self._database.read(work)
 
@@ -119,7 +126,8 @@ class Reader:
             record = SessionRecord.of(session, int(session.revision),
                                       queries.current_turn_id(session.id))
             messages = tuple(project_message(row, self._masking) for row in reversed(rows))
-            return BootStateRecord(record, messages, queries.task_state(task_id))
+            return BootStateRecord(record, messages, queries.task_state(task_id),
+                                   _turns_of(session.id, messages))
 
         return await self._database.read(work)
 
@@ -144,9 +152,14 @@ class Reader:
             compacted, latest = queries.compaction_point(session_id)
             if after < compacted:  # the events after `after` are gone: start over
                 return [FeedEvent(EVENT_RESET, latest)]
-            return [FeedEvent(event_type, revision, project_message(row, self._masking))
-                    for revision, event_type, row in queries.events_after(session_id, after,
-                                                                          limit)]
+            found = [FeedEvent(event_type, revision, project_message(row, self._masking))
+                     for revision, event_type, row in queries.events_after(session_id, after,
+                                                                           limit)]
+            found += [FeedEvent(event_type, revision, turn=TurnView.of(row))
+                      for revision, event_type, row in queries.turn_events_after(
+                          session_id, after, limit)]
+            # Each query returned its first `limit`: together, the first `limit` of both.
+            return sorted(found, key=lambda event: event.revision)[:limit]
 
         async def read_events(after: int, limit: int) -> list[FeedEvent]:
             return await self._database.read(functools.partial(events_or_reset, after, limit))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shellexec.normalize import ShellOutput
-from shellexec.projection import MessageView
-from shellexec.store.models import Session, Turn
+from shellexec.projection import MessageView, TurnView
+from shellexec.store.models import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,29 +19,20 @@ class SessionRecord:
     updated_at: int
     revision: int
     current_turn_id: str
+    command_count: int = 0
+    failure_count: int = 0
 
     @classmethod
     def of(cls, row: Session, revision: int, current_turn_id: str) -> SessionRecord:
         return cls(id=row.id, task_id=str(row.task_id), agent=row.agent, state=row.state,
                    created_at=int(row.created_at), updated_at=int(row.updated_at),
-                   revision=revision, current_turn_id=current_turn_id)
+                   revision=revision, current_turn_id=current_turn_id,
+                   command_count=int(row.command_count or 0),
+                   failure_count=int(row.failure_count or 0))
 
 
-@dataclass(frozen=True, slots=True)
-class TurnRecord:
-    id: str
-    session_id: str
-    state: str
-    stop_reason: str
-    started_at: int
-    completed_at: int | None
-
-    @classmethod
-    def of(cls, row: Turn) -> TurnRecord:
-        completed = None if row.completed_at is None else int(row.completed_at)
-        return cls(id=row.id, session_id=str(row.session_id), state=row.state,
-                   stop_reason=row.stop_reason, started_at=int(row.started_at),
-                   completed_at=completed)
+# A turn as the use cases return it (the feed carries the same value).
+TurnRecord = TurnView
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +55,15 @@ class MessagePage:
     total: int
     has_more: bool
     cursor: str
+    turns: tuple[TurnView, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    sessions: tuple[SessionRecord, ...]
+    total: int
+    has_more: bool
+    cursor: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +79,4 @@ class BootStateRecord:
     session: SessionRecord
     messages: tuple[MessageView, ...]
     task_state: str
+    turns: tuple[TurnView, ...] = ()

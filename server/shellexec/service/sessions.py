@@ -21,12 +21,14 @@ from shellexec.service.errors import (
     PermissionDeniedError,
     quoted,
 )
-from shellexec.service.records import CompletedTurn, SessionRecord, TurnRecord
+from shellexec.service.records import CompletedTurn, SessionPage, SessionRecord, TurnRecord
 from shellexec.service.unit_caches import UnitCaches
 from shellexec.store import Database, queries
 from shellexec.store.models import Session
 from shellexec.vocabulary import (
     EVENT_MESSAGE_UPDATED,
+    EVENT_TURN_COMPLETED,
+    EVENT_TURN_STARTED,
     REASON_REQUEST_ID_REUSED,
     REASON_TURN_ALREADY_RUNNING,
     RESOURCE_SESSION,
@@ -35,6 +37,9 @@ from shellexec.vocabulary import (
     SESSION_RUNNING,
     TURN_COMPLETE,
 )
+
+# Sessions read per query while a session page is filled with those the caller may see.
+SESSION_SCAN_BATCH = 200
 
 # How long a request id is remembered, in microseconds (the unit of the clock).
 REQUEST_ID_WINDOW = REQUEST_ID_WINDOW_SECONDS * 1_000_000
@@ -56,6 +61,37 @@ def session_record(session_id: str, caller: Caller = UNRESTRICTED) -> SessionRec
 
 def _record(session: Session) -> SessionRecord:
     return SessionRecord.of(session, int(session.revision), queries.current_turn_id(session.id))
+
+
+def _cursor_number(field: str, session_id: str, caller: Caller) -> int | None:
+    """The creation number of a cursor session; one the caller may not see is unknown."""
+    if not session_id:
+        return None
+    session = queries.get_session(session_id)
+    if session is None or not caller.sees(str(session.task_id)):
+        raise NotFoundError(f"session ({field})", session_id, RESOURCE_SESSION)
+    return int(session.number)
+
+
+def page_of_sessions(size: int, before: str, after: str, descending: bool,
+                     caller: Caller) -> SessionPage:
+    """At most `size` of the sessions `caller` may see, in creation order from a cursor.
+
+    Task patterns are globs, matched here as everywhere else (`Caller.sees`): the scan reads
+    batches in order and keeps the visible rows until the page is full."""
+    bounds = {"before": _cursor_number("before", before, caller),
+              "after": _cursor_number("after", after, caller)}
+    batch_size = max(size + 1, SESSION_SCAN_BATCH)
+    visible: list[Session] = []
+    while len(visible) <= size:
+        batch = queries.sessions_by_creation(batch_size, descending=descending, **bounds)
+        visible += [row for row in batch if caller.sees(str(row.task_id))]
+        if len(batch) < batch_size:
+            break
+        bounds["before" if descending else "after"] = int(batch[-1].number)
+    page = tuple(_record(row) for row in visible[:size])
+    total = sum(count for task_id, count in queries.sessions_per_task() if caller.sees(task_id))
+    return SessionPage(page, total, len(visible) > size, page[-1].id if page else "")
 
 
 def _same_session_request(earlier: Session, task_id: str, agent: str,
@@ -112,16 +148,21 @@ class Sessions:
     async def get(self, session_id: str, *, caller: Caller = UNRESTRICTED) -> SessionRecord:
         return await self._database.read(lambda: session_record(session_id, caller))
 
+    async def list_sessions(self, size: int, before: str, after: str, descending: bool, *,
+                   caller: Caller = UNRESTRICTED) -> SessionPage:
+        return await self._database.read(
+            lambda: page_of_sessions(size, before, after, descending, caller))
+
     async def start_turn(self, session_id: str, request_id: str = "", *,
                          caller: Caller = UNRESTRICTED) -> TurnRecord:
-        def work() -> TurnRecord:
+        def work() -> tuple[TurnRecord, FeedEvent | None]:
             session = require_session(session_id, caller)
             now = self._clock()
             if request_id:
                 earlier = queries.turn_of_request(session_id, request_id,
                                                   now - REQUEST_ID_WINDOW)
                 if earlier is not None:
-                    return TurnRecord.of(earlier)
+                    return TurnRecord.of(earlier), None
             if queries.running_turn(session_id) is not None:
                 raise FailedPreconditionError(
                     f"session {quoted(session_id)} already has a running turn; complete it first",
@@ -133,9 +174,13 @@ class Sessions:
             if request_id:
                 statements.remember_turn_request(session_id, request_id, turn.id, now)
             statements.set_session_state(session, SESSION_RUNNING, now)
-            return TurnRecord.of(turn)
+            started = events.record_turn(statements, session_id, EVENT_TURN_STARTED, turn, now)
+            return TurnRecord.of(turn), started
 
-        return await units.write(self._database, work)
+        turn, started = await units.write(self._database, work)
+        if started is not None:
+            self._feed.broadcast(session_id, started)
+        return turn
 
     async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *,
                             caller: Caller = UNRESTRICTED) -> CompletedTurn:
@@ -148,9 +193,12 @@ class Sessions:
                 return CompletedTurn(TurnRecord.of(turn), ()), []
             now = self._clock()
             recorded = self._cancel_unfinished(session_id, now)
-            self._database.statements.complete_turn(turn, stop_reason, now)
-            self._database.statements.set_session_state(session, SESSION_IDLE, now)
+            statements = self._database.statements
+            statements.complete_turn(turn, stop_reason, now)
+            statements.set_session_state(session, SESSION_IDLE, now)
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
+            recorded.append(events.record_turn(statements, session_id, EVENT_TURN_COMPLETED,
+                                               turn, now))
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
         completed, recorded = await units.write(self._database, work)

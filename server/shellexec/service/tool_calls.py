@@ -16,8 +16,24 @@ from shellexec.service.state_cache import Call, StateCache
 from shellexec.store import Statements, queries
 from shellexec.store.compaction import KEEP_BYTES, needs_compaction
 from shellexec.store.models import Message
+from shellexec.vocabulary import RESULT_FAILURE, as_shell_status
 
 STREAMS = ("stdout", "stderr")
+
+
+def _counts(is_shell: bool, status: str, exit_code: int | None) -> tuple[int, int]:
+    """What a row adds to its session's (commands, failures) counts."""
+    if not is_shell:
+        return 0, 0
+    failed = normalize.shell_result(as_shell_status(status), exit_code) == RESULT_FAILURE
+    return 1, int(failed)
+
+
+def _recount(statements: Statements, session_id: str, before: tuple[int, int],
+             after: tuple[int, int]) -> None:
+    commands, failures = after[0] - before[0], after[1] - before[1]
+    if commands or failures:
+        statements.count_commands(session_id, commands, failures)
 
 
 def _state_of(row: Message) -> ShellState:
@@ -99,6 +115,8 @@ def insert(statements: Statements, identity: Mapping[str, object], state: ShellS
             statements.append_chunk(position, stream, text.text)
     cache.remember(str(identity["session"]), str(identity["tool_call_id"]), position)
     cache.put(position, 1, (row, state))
+    _recount(statements, str(identity["session"]), (0, 0),
+             _counts(bool(row.is_shell), str(row.status), row.exit_code))
     return row
 
 
@@ -114,9 +132,12 @@ def save(statements: Statements, row: Message, before: ShellState, after: ShellS
         columns[f"{stream}_stored_bytes"] = _save_stream(statements, row, stream, before, after)
     columns["updated_at"] = now
     changed = {name: value for name, value in columns.items() if getattr(row, name) != value}
+    counted = _counts(bool(row.is_shell), str(row.status), row.exit_code)
     expected = int(row.state_version)
     changed["state_version"] = expected + 1
     statements.update_message(int(row.position), changed, expected)
     for name, value in changed.items():
         setattr(row, name, value)
     cache.put(int(row.position), expected + 1, (row, after))
+    _recount(statements, str(row.session_id), counted,
+             _counts(bool(row.is_shell), str(row.status), row.exit_code))

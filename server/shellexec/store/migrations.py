@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from peewee import SQL, BigIntegerField, IntegerField, Table, fn
+from peewee import SQL, BigIntegerField, CharField, IntegerField, Table, fn
 from peewee import Database as PeeweeDatabase
 from playhouse.migrate import SqliteMigrator
 from playhouse.migrate import migrate as run_operations
@@ -24,10 +24,12 @@ from shellexec.store.models import (
     VERSION_1_MODELS,
     BaseModel,
     Event,
+    Message,
     PublishReceipt,
     SchemaVersion,
     Session,
 )
+from shellexec.vocabulary import STATUS_FAILED, TERMINAL_STATUSES
 
 MigrationStep = Callable[[PeeweeDatabase], None]
 
@@ -92,7 +94,10 @@ def _keyed_by_number(db: PeeweeDatabase, migrator: SqliteMigrator,
     run_operations(*(migrator.drop_index(old, index.name) for index in db.get_indexes(old)
                      if not index.name.startswith("sqlite_autoindex")))
     db.create_tables([model])
-    fields = [field for field in model._meta.sorted_fields if field.name != "session_number"]
+    # Columns a later step adds (an event's `turn_id`) are not in the old table yet.
+    present = {column.name for column in db.get_columns(old)}
+    fields = [field for field in model._meta.sorted_fields
+              if field.name != "session_number" and field.column_name in present]
     columns = [field.column_name for field in fields]
     source = Table(old).bind(db)
     rows = (source.select(Session.number, *(getattr(source.c, column) for column in columns))
@@ -140,9 +145,33 @@ def _add_terminals(db: PeeweeDatabase) -> None:
     db.create_tables(list(TERMINAL_MODELS), safe=True)
 
 
+def _add_turn_events(db: PeeweeDatabase) -> None:
+    """Feed events of turns name their turn (ADR 0090); message events leave it null."""
+    if "turn_id" in {column.name for column in db.get_columns("event")}:
+        return
+    run_operations(SqliteMigrator(db).add_column("event", "turn_id",
+                                                 CharField(max_length=40, null=True)))
+
+
+def _count_commands(db: PeeweeDatabase) -> None:
+    """Each session's command and failure counts (ADR 0091), counted once from its messages."""
+    if "command_count" in {column.name for column in db.get_columns("session")}:
+        return
+    run_operations(*(SqliteMigrator(db).add_column("session", column, IntegerField(null=True))
+                     for column in ("command_count", "failure_count")))
+    shell = Message.is_shell & (Message.session == Session.id)
+    failed = (Message.status.in_(TERMINAL_STATUSES)
+              & (((Message.exit_code.is_null(False)) & (Message.exit_code != 0))
+                 | (Message.status == STATUS_FAILED)))
+    Session.update(
+        command_count=Message.select(fn.COUNT(Message.position)).where(shell),
+        failure_count=Message.select(fn.COUNT(Message.position)).where(shell & failed),
+    ).execute()
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
-    _track_activity, _add_terminals)
+    _track_activity, _add_terminals, _add_turn_events, _count_commands)
 SCHEMA_VERSION = len(STEPS)
 
 

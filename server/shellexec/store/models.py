@@ -75,6 +75,10 @@ class Session(BaseModel):
     # Written with the revision (the same statement): no index, so a publish writes no more
     # pages; the housekeeping sweep reads the whole (small) table instead.
     active_at = BigIntegerField(default=0)
+    # Its shell commands, and those whose result is `failure`, kept as each command is written
+    # so the session list needs no count over messages (ADR 0091).
+    command_count = IntegerField(default=0)
+    failure_count = IntegerField(default=0)
 
     class Meta:
         indexes = ((("task", "created_at"), False),)
@@ -167,6 +171,8 @@ class Event(BaseModel):
     revision = IntegerField()
     type = CharField(max_length=32)
     message = IntegerField(column_name="message_position")
+    # A turn event's turn (its `message` is 0); null for message events (ADR 0090).
+    turn_id = CharField(max_length=40, null=True)
 
     class Meta:
         primary_key = CompositeKey("session_number", "revision")

@@ -125,6 +125,28 @@ def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, 
     return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in found]
 
 
+def turn_events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Turn]]:
+    """Turn events with a greater revision, oldest first, each with its turn as it is now."""
+    rows = (Event.select(Event.revision.alias("event_revision"), Event.type.alias("event_type"),
+                         Turn.id, Turn.session, Turn.state, Turn.stop_reason, Turn.started_at,
+                         Turn.completed_at)
+            .join(Turn, JOIN.INNER, on=(Event.turn_id == Turn.id))
+            .switch(Event).join(Session, JOIN.INNER, on=(Event.session_number == Session.number))
+            .where((Session.id == session_id) & (Event.revision > revision))
+            .order_by(Event.revision).limit(limit).objects(Turn))
+    found = [cast(Any, row) for row in rows]
+    return [(int(row.event_revision), str(row.event_type), cast(Turn, row)) for row in found]
+
+
+def turns_of(session_id: str, turn_ids: set[str]) -> list[Turn]:
+    """The session's turns with these ids and its running turn, oldest first."""
+    condition = Turn.state == TURN_RUNNING
+    if turn_ids:
+        condition = condition | Turn.id.in_(sorted(turn_ids))
+    return list(Turn.select().where((Turn.session == session_id) & condition)
+                .order_by(Turn.started_at, Turn.id))
+
+
 def count_messages(session_id: str) -> int:
     return int(Message.select(fn.COUNT(Message.position))
                .where(Message.session == session_id).scalar())
@@ -140,6 +162,29 @@ def page_of_messages(session_id: str, limit: int, *, descending: bool,
         query = query.where(Message.position > after)
     order = Message.position.desc() if descending else Message.position.asc()
     return list(query.order_by(order).limit(limit))
+
+
+def session_number(session_id: str) -> int | None:
+    value = Session.select(Session.number).where(Session.id == session_id).scalar()
+    return None if value is None else int(value)
+
+
+def sessions_by_creation(limit: int, *, descending: bool, before: int | None = None,
+                         after: int | None = None) -> list[Session]:
+    """Up to `limit` sessions in creation order (their numbers), bounded by cursor numbers."""
+    query = Session.select()
+    if before is not None:
+        query = query.where(Session.number < before)
+    if after is not None:
+        query = query.where(Session.number > after)
+    order = Session.number.desc() if descending else Session.number.asc()
+    return list(query.order_by(order).limit(limit))
+
+
+def sessions_per_task() -> list[tuple[str, int]]:
+    """(task id, number of sessions) of every task."""
+    rows: Any = Session.select(Session.task, fn.COUNT(Session.id)).group_by(Session.task).tuples()
+    return [(str(task_id), int(count)) for task_id, count in rows]
 
 
 def message_position(session_id: str, message_id: str) -> int | None:

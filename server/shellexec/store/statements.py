@@ -133,9 +133,18 @@ class Statements:
             fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
-                   "created_at": now, "updated_at": now, "active_at": now}
+                   "created_at": now, "updated_at": now, "active_at": now,
+                   "command_count": 0, "failure_count": 0}
         self._insert(Session, columns)
         return Session(**columns)
+
+    def count_commands(self, session_id: str, commands: int, failures: int) -> None:
+        """Adds to the session's command and failure counts (ADR 0091)."""
+        self._run("count_commands", lambda: Session.update(
+            command_count=Session.command_count + param("commands"),
+            failure_count=Session.failure_count + param("failures"),
+        ).where(Session.id == param("session")),
+            commands=commands, failures=failures, session=session_id)
 
     def set_session_state(self, session: Session, state: SessionState, now: int) -> None:
         """Sets the session's state, and its task's: running while any of its sessions runs."""
@@ -296,14 +305,15 @@ class Statements:
         return latest + 1
 
     def insert_event(self, session_id: str, revision: int, event_type: str,
-                     position: int, now: int) -> None:
+                     position: int, now: int, turn_id: str | None = None) -> None:
         """Logs a feed event and makes its revision the session's, which is active `now`: the
-        row keeps the revision when events are pruned."""
+        row keeps the revision when events are pruned. A turn event names its turn and
+        position 0 (no message)."""
         self._run("insert_event", lambda: Event.insert(
             session_number=param("number"), revision=param("revision"), type=param("type"),
-            message=param("position")),
+            message=param("position"), turn_id=param("turn")),
             number=self._number(session_id), revision=revision, type=event_type,
-            position=position)
+            position=position, turn=turn_id)
         self._run("session_revision", lambda: Session.update(
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)

@@ -26,7 +26,7 @@ from google.api import field_behavior_pb2 as google_dot_api_dot_field__behavior_
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ashellexec/v1/session.proto\x12\x0cshellexec.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xff\x01\n\x07Session\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07task_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05\x61gent\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05state\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x16\n\x08revision\x18\x07 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x1d\n\x0f\x63urrent_turn_id\x18\x08 \x01(\tB\x04\xe2\x41\x01\x03\"\xd0\x01\n\x04Turn\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nsession_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05state\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x19\n\x0bstop_reason\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x36\n\x0c\x63ompleted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ashellexec/v1/session.proto\x12\x0cshellexec.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\x02\n\x07Session\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x15\n\x07task_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05\x61gent\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05state\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x34\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x16\n\x08revision\x18\x07 \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x1d\n\x0f\x63urrent_turn_id\x18\x08 \x01(\tB\x04\xe2\x41\x01\x03\x12\x1b\n\rcommand_count\x18\t \x01(\x05\x42\x04\xe2\x41\x01\x03\x12\x1b\n\rfailure_count\x18\n \x01(\x05\x42\x04\xe2\x41\x01\x03\"\xd0\x01\n\x04Turn\x12\x10\n\x02id\x18\x01 \x01(\tB\x04\xe2\x41\x01\x03\x12\x18\n\nsession_id\x18\x02 \x01(\tB\x04\xe2\x41\x01\x03\x12\x13\n\x05state\x18\x03 \x01(\tB\x04\xe2\x41\x01\x03\x12\x19\n\x0bstop_reason\x18\x04 \x01(\tB\x04\xe2\x41\x01\x03\x12\x34\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x12\x36\n\x0c\x63ompleted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampB\x04\xe2\x41\x01\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -49,6 +49,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SESSION'].fields_by_name['revision']._serialized_options = b'\342A\001\003'
   _globals['_SESSION'].fields_by_name['current_turn_id']._loaded_options = None
   _globals['_SESSION'].fields_by_name['current_turn_id']._serialized_options = b'\342A\001\003'
+  _globals['_SESSION'].fields_by_name['command_count']._loaded_options = None
+  _globals['_SESSION'].fields_by_name['command_count']._serialized_options = b'\342A\001\003'
+  _globals['_SESSION'].fields_by_name['failure_count']._loaded_options = None
+  _globals['_SESSION'].fields_by_name['failure_count']._serialized_options = b'\342A\001\003'
   _globals['_TURN'].fields_by_name['id']._loaded_options = None
   _globals['_TURN'].fields_by_name['id']._serialized_options = b'\342A\001\003'
   _globals['_TURN'].fields_by_name['session_id']._loaded_options = None
@@ -62,7 +66,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TURN'].fields_by_name['completed_at']._loaded_options = None
   _globals['_TURN'].fields_by_name['completed_at']._serialized_options = b'\342A\001\003'
   _globals['_SESSION']._serialized_start=111
-  _globals['_SESSION']._serialized_end=366
-  _globals['_TURN']._serialized_start=369
-  _globals['_TURN']._serialized_end=577
+  _globals['_SESSION']._serialized_end=424
+  _globals['_TURN']._serialized_start=427
+  _globals['_TURN']._serialized_end=635
 # @@protoc_insertion_point(module_scope)

@@ -10,7 +10,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Session(_message.Message):
-    __slots__ = ("id", "task_id", "agent", "state", "created_at", "updated_at", "revision", "current_turn_id")
+    __slots__ = ("id", "task_id", "agent", "state", "created_at", "updated_at", "revision", "current_turn_id", "command_count", "failure_count")
     ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,8 @@ class Session(_message.Message):
     UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     CURRENT_TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_COUNT_FIELD_NUMBER: _ClassVar[int]
     id: str
     task_id: str
     agent: str
@@ -27,7 +29,9 @@ class Session(_message.Message):
     updated_at: _timestamp_pb2.Timestamp
     revision: int
     current_turn_id: str
-    def __init__(self, id: _Optional[str] = ..., task_id: _Optional[str] = ..., agent: _Optional[str] = ..., state: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., revision: _Optional[int] = ..., current_turn_id: _Optional[str] = ...) -> None: ...
+    command_count: int
+    failure_count: int
+    def __init__(self, id: _Optional[str] = ..., task_id: _Optional[str] = ..., agent: _Optional[str] = ..., state: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., revision: _Optional[int] = ..., current_turn_id: _Optional[str] = ..., command_count: _Optional[int] = ..., failure_count: _Optional[int] = ...) -> None: ...
 
 class Turn(_message.Message):
     __slots__ = ("id", "session_id", "state", "stop_reason", "started_at", "completed_at")

@@ -127,6 +127,30 @@ class CompleteTurnResponse(_message.Message):
     cancelled_message_ids: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, turn: _Optional[_Union[_session_pb2.Turn, _Mapping]] = ..., cancelled_message_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ListSessionsRequest(_message.Message):
+    __slots__ = ("limit", "before", "after", "sort")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    SORT_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    before: str
+    after: str
+    sort: str
+    def __init__(self, limit: _Optional[int] = ..., before: _Optional[str] = ..., after: _Optional[str] = ..., sort: _Optional[str] = ...) -> None: ...
+
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "total", "has_more", "cursor")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    HAS_MORE_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[_session_pb2.Session]
+    total: int
+    has_more: bool
+    cursor: str
+    def __init__(self, sessions: _Optional[_Iterable[_Union[_session_pb2.Session, _Mapping]]] = ..., total: _Optional[int] = ..., has_more: _Optional[bool] = ..., cursor: _Optional[str] = ...) -> None: ...
+
 class ListMessagesRequest(_message.Message):
     __slots__ = ("session_id", "limit", "before", "after", "sort")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -142,16 +166,18 @@ class ListMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., limit: _Optional[int] = ..., before: _Optional[str] = ..., after: _Optional[str] = ..., sort: _Optional[str] = ...) -> None: ...
 
 class ListMessagesResponse(_message.Message):
-    __slots__ = ("messages", "total", "has_more", "cursor")
+    __slots__ = ("messages", "total", "has_more", "cursor", "turns")
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     HAS_MORE_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     total: int
     has_more: bool
     cursor: str
-    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., total: _Optional[int] = ..., has_more: _Optional[bool] = ..., cursor: _Optional[str] = ...) -> None: ...
+    turns: _containers.RepeatedCompositeFieldContainer[_session_pb2.Turn]
+    def __init__(self, messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., total: _Optional[int] = ..., has_more: _Optional[bool] = ..., cursor: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[_session_pb2.Turn, _Mapping]]] = ...) -> None: ...
 
 class GetShellOutputRequest(_message.Message):
     __slots__ = ("session_id", "message_id")
@@ -182,14 +208,16 @@ class WatchMessagesRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., since_revision: _Optional[int] = ...) -> None: ...
 
 class WatchMessagesResponse(_message.Message):
-    __slots__ = ("type", "revision", "message")
+    __slots__ = ("type", "revision", "message", "turn")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
     type: str
     revision: int
     message: _message_pb2.Message
-    def __init__(self, type: _Optional[str] = ..., revision: _Optional[int] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ...) -> None: ...
+    turn: _session_pb2.Turn
+    def __init__(self, type: _Optional[str] = ..., revision: _Optional[int] = ..., message: _Optional[_Union[_message_pb2.Message, _Mapping]] = ..., turn: _Optional[_Union[_session_pb2.Turn, _Mapping]] = ...) -> None: ...
 
 class GetBootStateRequest(_message.Message):
     __slots__ = ("task_id",)
@@ -204,14 +232,16 @@ class GetBootStateResponse(_message.Message):
     def __init__(self, initial_state: _Optional[_Union[BootState, _Mapping]] = ...) -> None: ...
 
 class BootState(_message.Message):
-    __slots__ = ("session", "messages", "task_state")
+    __slots__ = ("session", "messages", "task_state", "turns")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
     TASK_STATE_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
     session: _session_pb2.Session
     messages: _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]
     task_state: str
-    def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., task_state: _Optional[str] = ...) -> None: ...
+    turns: _containers.RepeatedCompositeFieldContainer[_session_pb2.Turn]
+    def __init__(self, session: _Optional[_Union[_session_pb2.Session, _Mapping]] = ..., messages: _Optional[_Iterable[_Union[_message_pb2.Message, _Mapping]]] = ..., task_state: _Optional[str] = ..., turns: _Optional[_Iterable[_Union[_session_pb2.Turn, _Mapping]]] = ...) -> None: ...
 
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)

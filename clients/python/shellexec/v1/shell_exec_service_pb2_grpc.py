@@ -76,6 +76,11 @@ class ShellExecServiceStub:
                 request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnRequest.SerializeToString,
                 response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnResponse.FromString,
                 _registered_method=True)
+        self.ListSessions = channel.unary_unary(
+                '/shellexec.v1.ShellExecService/ListSessions',
+                request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsRequest.SerializeToString,
+                response_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsResponse.FromString,
+                _registered_method=True)
         self.ListMessages = channel.unary_unary(
                 '/shellexec.v1.ShellExecService/ListMessages',
                 request_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.ListMessagesRequest.SerializeToString,
@@ -208,6 +213,17 @@ class ShellExecServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSessions(self, request, context):
+        """Lists the sessions the caller may see, by creation, with their command and
+        failure counts.
+
+        Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+        negative limit, an unknown sort or both `before` and `after`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListMessages(self, request, context):
         """Lists a session's messages with output summaries and no output bodies.
 
@@ -316,6 +332,11 @@ def add_ShellExecServiceServicer_to_server(servicer, server):
                     servicer.CompleteTurn,
                     request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnRequest.FromString,
                     response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnResponse.SerializeToString,
+            ),
+            'ListSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessions,
+                    request_deserializer=shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsRequest.FromString,
+                    response_serializer=shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsResponse.SerializeToString,
             ),
             'ListMessages': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMessages,
@@ -544,6 +565,33 @@ class ShellExecService:
             '/shellexec.v1.ShellExecService/CompleteTurn',
             shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnRequest.SerializeToString,
             shellexec_dot_v1_dot_shell__exec__service__pb2.CompleteTurnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/shellexec.v1.ShellExecService/ListSessions',
+            shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsRequest.SerializeToString,
+            shellexec_dot_v1_dot_shell__exec__service__pb2.ListSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

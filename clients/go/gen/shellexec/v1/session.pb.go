@@ -44,6 +44,10 @@ type Session struct {
 	// The id of the session's running turn, empty while no turn runs. A client
 	// that lost the answer of StartTurn finds the turn it opened here.
 	CurrentTurnId string `protobuf:"bytes,8,opt,name=current_turn_id,json=currentTurnId,proto3" json:"current_turn_id,omitempty"`
+	// How many shell commands the session holds.
+	CommandCount int32 `protobuf:"varint,9,opt,name=command_count,json=commandCount,proto3" json:"command_count,omitempty"`
+	// How many of its shell commands have the result `failure`.
+	FailureCount  int32 `protobuf:"varint,10,opt,name=failure_count,json=failureCount,proto3" json:"failure_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -132,6 +136,20 @@ func (x *Session) GetCurrentTurnId() string {
 		return x.CurrentTurnId
 	}
 	return ""
+}
+
+func (x *Session) GetCommandCount() int32 {
+	if x != nil {
+		return x.CommandCount
+	}
+	return 0
+}
+
+func (x *Session) GetFailureCount() int32 {
+	if x != nil {
+		return x.FailureCount
+	}
+	return 0
 }
 
 // One prompt of a session: opened before the agent is prompted, completed
@@ -231,7 +249,7 @@ var File_shellexec_v1_session_proto protoreflect.FileDescriptor
 
 const file_shellexec_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1ashellexec/v1/session.proto\x12\fshellexec.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc8\x02\n" +
+	"\x1ashellexec/v1/session.proto\x12\fshellexec.v1\x1a\x1fgoogle/api/field_behavior.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9e\x03\n" +
 	"\aSession\x12\x14\n" +
 	"\x02id\x18\x01 \x01(\tB\x04\xe2A\x01\x03R\x02id\x12\x1d\n" +
 	"\atask_id\x18\x02 \x01(\tB\x04\xe2A\x01\x03R\x06taskId\x12\x1a\n" +
@@ -242,7 +260,10 @@ const file_shellexec_v1_session_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampB\x04\xe2A\x01\x03R\tupdatedAt\x12 \n" +
 	"\brevision\x18\a \x01(\x05B\x04\xe2A\x01\x03R\brevision\x12,\n" +
-	"\x0fcurrent_turn_id\x18\b \x01(\tB\x04\xe2A\x01\x03R\rcurrentTurnId\"\x8a\x02\n" +
+	"\x0fcurrent_turn_id\x18\b \x01(\tB\x04\xe2A\x01\x03R\rcurrentTurnId\x12)\n" +
+	"\rcommand_count\x18\t \x01(\x05B\x04\xe2A\x01\x03R\fcommandCount\x12)\n" +
+	"\rfailure_count\x18\n" +
+	" \x01(\x05B\x04\xe2A\x01\x03R\ffailureCount\"\x8a\x02\n" +
 	"\x04Turn\x12\x14\n" +
 	"\x02id\x18\x01 \x01(\tB\x04\xe2A\x01\x03R\x02id\x12#\n" +
 	"\n" +

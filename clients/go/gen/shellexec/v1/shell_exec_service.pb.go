@@ -818,6 +818,154 @@ func (x *CompleteTurnResponse) GetCancelledMessageIds() []string {
 	return nil
 }
 
+// Request of shellexec.v1.ShellExecService.ListSessions.
+type ListSessionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page size: 0 means the default of 100; larger than 500 is cut to
+	// 500; negative is INVALID_ARGUMENT.
+	Limit int32 `protobuf:"varint,1,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Return only sessions created before this session.
+	Before string `protobuf:"bytes,2,opt,name=before,proto3" json:"before,omitempty"`
+	// Return only sessions created after this session.
+	After string `protobuf:"bytes,3,opt,name=after,proto3" json:"after,omitempty"`
+	// `asc` (oldest first, the default) or `desc` (newest first).
+	Sort          string `protobuf:"bytes,4,opt,name=sort,proto3" json:"sort,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsRequest) Reset() {
+	*x = ListSessionsRequest{}
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsRequest) ProtoMessage() {}
+
+func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
+func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListSessionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListSessionsRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetSort() string {
+	if x != nil {
+		return x.Sort
+	}
+	return ""
+}
+
+// Response of shellexec.v1.ShellExecService.ListSessions.
+type ListSessionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The page of sessions.
+	Sessions []*Session `protobuf:"bytes,1,rep,name=sessions,proto3" json:"sessions,omitempty"`
+	// The number of sessions the caller may see.
+	Total int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// True when more sessions lie beyond this page in the sort direction.
+	HasMore bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	// The id of the last session of this page: pass it as `after` (asc) or
+	// `before` (desc) for the next page. Empty for an empty page.
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSessionsResponse) Reset() {
+	*x = ListSessionsResponse{}
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSessionsResponse) ProtoMessage() {}
+
+func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
+func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListSessionsResponse) GetSessions() []*Session {
+	if x != nil {
+		return x.Sessions
+	}
+	return nil
+}
+
+func (x *ListSessionsResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ListSessionsResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
+func (x *ListSessionsResponse) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // Request of shellexec.v1.ShellExecService.ListMessages.
 type ListMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -839,7 +987,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[14]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +999,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[14]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1012,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{14}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListMessagesRequest) GetSessionId() string {
@@ -913,14 +1061,17 @@ type ListMessagesResponse struct {
 	HasMore bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
 	// The id of the last message of this page: pass it as `after` (asc) or
 	// `before` (desc) for the next page. Empty for an empty page.
-	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The turns the page's messages belong to, and the session's running turn,
+	// oldest first.
+	Turns         []*Turn `protobuf:"bytes,5,rep,name=turns,proto3" json:"turns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[15]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1083,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[15]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1096,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{15}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -976,6 +1127,13 @@ func (x *ListMessagesResponse) GetCursor() string {
 	return ""
 }
 
+func (x *ListMessagesResponse) GetTurns() []*Turn {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
 // Request of shellexec.v1.ShellExecService.GetShellOutput.
 type GetShellOutputRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -989,7 +1147,7 @@ type GetShellOutputRequest struct {
 
 func (x *GetShellOutputRequest) Reset() {
 	*x = GetShellOutputRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[16]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1001,7 +1159,7 @@ func (x *GetShellOutputRequest) String() string {
 func (*GetShellOutputRequest) ProtoMessage() {}
 
 func (x *GetShellOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[16]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1014,7 +1172,7 @@ func (x *GetShellOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShellOutputRequest.ProtoReflect.Descriptor instead.
 func (*GetShellOutputRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{16}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetShellOutputRequest) GetSessionId() string {
@@ -1049,7 +1207,7 @@ type GetShellOutputResponse struct {
 
 func (x *GetShellOutputResponse) Reset() {
 	*x = GetShellOutputResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[17]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1219,7 @@ func (x *GetShellOutputResponse) String() string {
 func (*GetShellOutputResponse) ProtoMessage() {}
 
 func (x *GetShellOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[17]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1232,7 @@ func (x *GetShellOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShellOutputResponse.ProtoReflect.Descriptor instead.
 func (*GetShellOutputResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{17}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetShellOutputResponse) GetMessageId() string {
@@ -1120,7 +1278,7 @@ type WatchMessagesRequest struct {
 
 func (x *WatchMessagesRequest) Reset() {
 	*x = WatchMessagesRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[18]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1290,7 @@ func (x *WatchMessagesRequest) String() string {
 func (*WatchMessagesRequest) ProtoMessage() {}
 
 func (x *WatchMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[18]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1303,7 @@ func (x *WatchMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchMessagesRequest.ProtoReflect.Descriptor instead.
 func (*WatchMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{18}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchMessagesRequest) GetSessionId() string {
@@ -1165,7 +1323,8 @@ func (x *WatchMessagesRequest) GetSinceRevision() int32 {
 // One event of shellexec.v1.ShellExecService.WatchMessages.
 type WatchMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// `session.message.added`, `session.message.updated`, `heartbeat`,
+	// `session.message.added`, `session.message.updated`,
+	// `session.turn.started`, `session.turn.completed`, `heartbeat`,
 	// `end_of_stream`, `session_deleted` (the session was deleted; the stream
 	// ends) or `reset` (the events after `since_revision` were compacted away;
 	// reload the boot state, then watch from its revision).
@@ -1174,14 +1333,16 @@ type WatchMessagesResponse struct {
 	// of the last event sent.
 	Revision int32 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	// The message as it is now, for the two message events.
-	Message       *Message `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	Message *Message `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// The turn as the event left it, for the two turn events.
+	Turn          *Turn `protobuf:"bytes,4,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchMessagesResponse) Reset() {
 	*x = WatchMessagesResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[19]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1354,7 @@ func (x *WatchMessagesResponse) String() string {
 func (*WatchMessagesResponse) ProtoMessage() {}
 
 func (x *WatchMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[19]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1367,7 @@ func (x *WatchMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchMessagesResponse.ProtoReflect.Descriptor instead.
 func (*WatchMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{19}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WatchMessagesResponse) GetType() string {
@@ -1230,6 +1391,13 @@ func (x *WatchMessagesResponse) GetMessage() *Message {
 	return nil
 }
 
+func (x *WatchMessagesResponse) GetTurn() *Turn {
+	if x != nil {
+		return x.Turn
+	}
+	return nil
+}
+
 // Request of shellexec.v1.ShellExecService.GetBootState.
 type GetBootStateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1241,7 +1409,7 @@ type GetBootStateRequest struct {
 
 func (x *GetBootStateRequest) Reset() {
 	*x = GetBootStateRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[20]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1421,7 @@ func (x *GetBootStateRequest) String() string {
 func (*GetBootStateRequest) ProtoMessage() {}
 
 func (x *GetBootStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[20]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1434,7 @@ func (x *GetBootStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBootStateRequest.ProtoReflect.Descriptor instead.
 func (*GetBootStateRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{20}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetBootStateRequest) GetTaskId() string {
@@ -1287,7 +1455,7 @@ type GetBootStateResponse struct {
 
 func (x *GetBootStateResponse) Reset() {
 	*x = GetBootStateResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[21]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1467,7 @@ func (x *GetBootStateResponse) String() string {
 func (*GetBootStateResponse) ProtoMessage() {}
 
 func (x *GetBootStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[21]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1480,7 @@ func (x *GetBootStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBootStateResponse.ProtoReflect.Descriptor instead.
 func (*GetBootStateResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{21}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetBootStateResponse) GetInitialState() *BootState {
@@ -1332,14 +1500,17 @@ type BootState struct {
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// `running` while any session of the task has a running turn, otherwise
 	// `idle`.
-	TaskState     string `protobuf:"bytes,3,opt,name=task_state,json=taskState,proto3" json:"task_state,omitempty"`
+	TaskState string `protobuf:"bytes,3,opt,name=task_state,json=taskState,proto3" json:"task_state,omitempty"`
+	// The turns the messages belong to, and the session's running turn, oldest
+	// first.
+	Turns         []*Turn `protobuf:"bytes,4,rep,name=turns,proto3" json:"turns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BootState) Reset() {
 	*x = BootState{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[22]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1522,7 @@ func (x *BootState) String() string {
 func (*BootState) ProtoMessage() {}
 
 func (x *BootState) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[22]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1535,7 @@ func (x *BootState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BootState.ProtoReflect.Descriptor instead.
 func (*BootState) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{22}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BootState) GetSession() *Session {
@@ -1388,6 +1559,13 @@ func (x *BootState) GetTaskState() string {
 	return ""
 }
 
+func (x *BootState) GetTurns() []*Turn {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
 // Request of shellexec.v1.ShellExecService.DeleteSession.
 type DeleteSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1399,7 +1577,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[23]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1589,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[23]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1602,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{23}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteSessionRequest) GetSessionId() string {
@@ -1445,7 +1623,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[24]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1635,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[24]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1648,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{24}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteSessionResponse) GetSessionId() string {
@@ -1491,7 +1669,7 @@ type DeleteTaskRequest struct {
 
 func (x *DeleteTaskRequest) Reset() {
 	*x = DeleteTaskRequest{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[25]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1681,7 @@ func (x *DeleteTaskRequest) String() string {
 func (*DeleteTaskRequest) ProtoMessage() {}
 
 func (x *DeleteTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[25]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1694,7 @@ func (x *DeleteTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTaskRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTaskRequest) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{25}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteTaskRequest) GetTaskId() string {
@@ -1537,7 +1715,7 @@ type DeleteTaskResponse struct {
 
 func (x *DeleteTaskResponse) Reset() {
 	*x = DeleteTaskResponse{}
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[26]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1727,7 @@ func (x *DeleteTaskResponse) String() string {
 func (*DeleteTaskResponse) ProtoMessage() {}
 
 func (x *DeleteTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[26]
+	mi := &file_shellexec_v1_shell_exec_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1740,7 @@ func (x *DeleteTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTaskResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTaskResponse) Descriptor() ([]byte, []int) {
-	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{26}
+	return file_shellexec_v1_shell_exec_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteTaskResponse) GetDeletedSessionIds() []string {
@@ -1627,19 +1805,30 @@ const file_shellexec_v1_shell_exec_service_proto_rawDesc = "" +
 	"stopReason\"r\n" +
 	"\x14CompleteTurnResponse\x12&\n" +
 	"\x04turn\x18\x01 \x01(\v2\x12.shellexec.v1.TurnR\x04turn\x122\n" +
-	"\x15cancelled_message_ids\x18\x02 \x03(\tR\x13cancelledMessageIds\"\xaa\x01\n" +
+	"\x15cancelled_message_ids\x18\x02 \x03(\tR\x13cancelledMessageIds\"\x85\x01\n" +
+	"\x13ListSessionsRequest\x12\x1a\n" +
+	"\x05limit\x18\x01 \x01(\x05B\x04\xe2A\x01\x01R\x05limit\x12\x1c\n" +
+	"\x06before\x18\x02 \x01(\tB\x04\xe2A\x01\x01R\x06before\x12\x1a\n" +
+	"\x05after\x18\x03 \x01(\tB\x04\xe2A\x01\x01R\x05after\x12\x18\n" +
+	"\x04sort\x18\x04 \x01(\tB\x04\xe2A\x01\x01R\x04sort\"\x92\x01\n" +
+	"\x14ListSessionsResponse\x121\n" +
+	"\bsessions\x18\x01 \x03(\v2\x15.shellexec.v1.SessionR\bsessions\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"\xaa\x01\n" +
 	"\x13ListMessagesRequest\x12#\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\tsessionId\x12\x1a\n" +
 	"\x05limit\x18\x02 \x01(\x05B\x04\xe2A\x01\x01R\x05limit\x12\x1c\n" +
 	"\x06before\x18\x03 \x01(\tB\x04\xe2A\x01\x01R\x06before\x12\x1a\n" +
 	"\x05after\x18\x04 \x01(\tB\x04\xe2A\x01\x01R\x05after\x12\x18\n" +
-	"\x04sort\x18\x05 \x01(\tB\x04\xe2A\x01\x01R\x04sort\"\x92\x01\n" +
+	"\x04sort\x18\x05 \x01(\tB\x04\xe2A\x01\x01R\x04sort\"\xbc\x01\n" +
 	"\x14ListMessagesResponse\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.shellexec.v1.MessageR\bmessages\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
 	"\bhas_more\x18\x03 \x01(\bR\ahasMore\x12\x16\n" +
-	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"a\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\x12(\n" +
+	"\x05turns\x18\x05 \x03(\v2\x12.shellexec.v1.TurnR\x05turns\"a\n" +
 	"\x15GetShellOutputRequest\x12#\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\tsessionId\x12#\n" +
@@ -1656,20 +1845,22 @@ const file_shellexec_v1_shell_exec_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\tsessionId\x120\n" +
 	"\x0esince_revision\x18\x02 \x01(\x05B\x04\xe2A\x01\x01H\x00R\rsinceRevision\x88\x01\x01B\x11\n" +
-	"\x0f_since_revision\"x\n" +
+	"\x0f_since_revision\"\xa0\x01\n" +
 	"\x15WatchMessagesResponse\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x05R\brevision\x12/\n" +
-	"\amessage\x18\x03 \x01(\v2\x15.shellexec.v1.MessageR\amessage\"4\n" +
+	"\amessage\x18\x03 \x01(\v2\x15.shellexec.v1.MessageR\amessage\x12&\n" +
+	"\x04turn\x18\x04 \x01(\v2\x12.shellexec.v1.TurnR\x04turn\"4\n" +
 	"\x13GetBootStateRequest\x12\x1d\n" +
 	"\atask_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x06taskId\"T\n" +
 	"\x14GetBootStateResponse\x12<\n" +
-	"\rinitial_state\x18\x01 \x01(\v2\x17.shellexec.v1.BootStateR\finitialState\"\x8e\x01\n" +
+	"\rinitial_state\x18\x01 \x01(\v2\x17.shellexec.v1.BootStateR\finitialState\"\xb8\x01\n" +
 	"\tBootState\x12/\n" +
 	"\asession\x18\x01 \x01(\v2\x15.shellexec.v1.SessionR\asession\x121\n" +
 	"\bmessages\x18\x02 \x03(\v2\x15.shellexec.v1.MessageR\bmessages\x12\x1d\n" +
 	"\n" +
-	"task_state\x18\x03 \x01(\tR\ttaskState\";\n" +
+	"task_state\x18\x03 \x01(\tR\ttaskState\x12(\n" +
+	"\x05turns\x18\x04 \x03(\v2\x12.shellexec.v1.TurnR\x05turns\";\n" +
 	"\x14DeleteSessionRequest\x12#\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\tsessionId\"6\n" +
@@ -1679,7 +1870,7 @@ const file_shellexec_v1_shell_exec_service_proto_rawDesc = "" +
 	"\x11DeleteTaskRequest\x12\x1d\n" +
 	"\atask_id\x18\x01 \x01(\tB\x04\xe2A\x01\x02R\x06taskId\"D\n" +
 	"\x12DeleteTaskResponse\x12.\n" +
-	"\x13deleted_session_ids\x18\x01 \x03(\tR\x11deletedSessionIds2\xec\x0e\n" +
+	"\x13deleted_session_ids\x18\x01 \x03(\tR\x11deletedSessionIds2\xe2\x0f\n" +
 	"\x10ShellExecService\x12\x90\x01\n" +
 	"\x12NormalizeShellExec\x12'.shellexec.v1.NormalizeShellExecRequest\x1a(.shellexec.v1.NormalizeShellExecResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/shell-exec:normalize\x12\x96\x01\n" +
 	"\x14SummarizeShellOutput\x12).shellexec.v1.SummarizeShellOutputRequest\x1a*.shellexec.v1.SummarizeShellOutputResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/shell-exec:summarize\x12z\n" +
@@ -1688,7 +1879,8 @@ const file_shellexec_v1_shell_exec_service_proto_rawDesc = "" +
 	"GetSession\x12\x1f.shellexec.v1.GetSessionRequest\x1a .shellexec.v1.GetSessionResponse\"*\x82\xd3\xe4\x93\x02$\x12\"/api/v1/task-sessions/{session_id}\x12\x81\x01\n" +
 	"\tStartTurn\x12\x1e.shellexec.v1.StartTurnRequest\x1a\x1f.shellexec.v1.StartTurnResponse\"3\x82\xd3\xe4\x93\x02-:\x01*\"(/api/v1/task-sessions/{session_id}/turns\x12\x8f\x01\n" +
 	"\rPublishUpdate\x12\".shellexec.v1.PublishUpdateRequest\x1a#.shellexec.v1.PublishUpdateResponse\"5\x82\xd3\xe4\x93\x02/:\x01*\"*/api/v1/task-sessions/{session_id}/updates\x12\x9d\x01\n" +
-	"\fCompleteTurn\x12!.shellexec.v1.CompleteTurnRequest\x1a\".shellexec.v1.CompleteTurnResponse\"F\x82\xd3\xe4\x93\x02@:\x01*\";/api/v1/task-sessions/{session_id}/turns/{turn_id}:complete\x12\xba\x01\n" +
+	"\fCompleteTurn\x12!.shellexec.v1.CompleteTurnRequest\x1a\".shellexec.v1.CompleteTurnResponse\"F\x82\xd3\xe4\x93\x02@:\x01*\";/api/v1/task-sessions/{session_id}/turns/{turn_id}:complete\x12t\n" +
+	"\fListSessions\x12!.shellexec.v1.ListSessionsRequest\x1a\".shellexec.v1.ListSessionsResponse\"\x1d\x82\xd3\xe4\x93\x02\x17\x12\x15/api/v1/task-sessions\x12\xba\x01\n" +
 	"\fListMessages\x12!.shellexec.v1.ListMessagesRequest\x1a\".shellexec.v1.ListMessagesResponse\"c\x82\xd3\xe4\x93\x02]Z.\x12,/api/v1/agent-sessions/{session_id}/messages\x12+/api/v1/task-sessions/{session_id}/messages\x12\xaa\x01\n" +
 	"\x0eGetShellOutput\x12#.shellexec.v1.GetShellOutputRequest\x1a$.shellexec.v1.GetShellOutputResponse\"M\x82\xd3\xe4\x93\x02G\x12E/api/v1/task-sessions/{session_id}/messages/{message_id}/shell-output\x12\x95\x01\n" +
 	"\rWatchMessages\x12\".shellexec.v1.WatchMessagesRequest\x1a#.shellexec.v1.WatchMessagesResponse\"9\x82\xd3\xe4\x93\x023\x121/api/v1/task-sessions/{session_id}/messages:watch0\x01\x12\x81\x01\n" +
@@ -1710,7 +1902,7 @@ func file_shellexec_v1_shell_exec_service_proto_rawDescGZIP() []byte {
 	return file_shellexec_v1_shell_exec_service_proto_rawDescData
 }
 
-var file_shellexec_v1_shell_exec_service_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_shellexec_v1_shell_exec_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_shellexec_v1_shell_exec_service_proto_goTypes = []any{
 	(*NormalizeShellExecRequest)(nil),    // 0: shellexec.v1.NormalizeShellExecRequest
 	(*NormalizeShellExecResponse)(nil),   // 1: shellexec.v1.NormalizeShellExecResponse
@@ -1726,78 +1918,86 @@ var file_shellexec_v1_shell_exec_service_proto_goTypes = []any{
 	(*PublishUpdateResponse)(nil),        // 11: shellexec.v1.PublishUpdateResponse
 	(*CompleteTurnRequest)(nil),          // 12: shellexec.v1.CompleteTurnRequest
 	(*CompleteTurnResponse)(nil),         // 13: shellexec.v1.CompleteTurnResponse
-	(*ListMessagesRequest)(nil),          // 14: shellexec.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),         // 15: shellexec.v1.ListMessagesResponse
-	(*GetShellOutputRequest)(nil),        // 16: shellexec.v1.GetShellOutputRequest
-	(*GetShellOutputResponse)(nil),       // 17: shellexec.v1.GetShellOutputResponse
-	(*WatchMessagesRequest)(nil),         // 18: shellexec.v1.WatchMessagesRequest
-	(*WatchMessagesResponse)(nil),        // 19: shellexec.v1.WatchMessagesResponse
-	(*GetBootStateRequest)(nil),          // 20: shellexec.v1.GetBootStateRequest
-	(*GetBootStateResponse)(nil),         // 21: shellexec.v1.GetBootStateResponse
-	(*BootState)(nil),                    // 22: shellexec.v1.BootState
-	(*DeleteSessionRequest)(nil),         // 23: shellexec.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),        // 24: shellexec.v1.DeleteSessionResponse
-	(*DeleteTaskRequest)(nil),            // 25: shellexec.v1.DeleteTaskRequest
-	(*DeleteTaskResponse)(nil),           // 26: shellexec.v1.DeleteTaskResponse
-	(*structpb.Value)(nil),               // 27: google.protobuf.Value
-	(*ShellExecSummary)(nil),             // 28: shellexec.v1.ShellExecSummary
-	(*ShellOutput)(nil),                  // 29: shellexec.v1.ShellOutput
-	(*ShellOutputSummary)(nil),           // 30: shellexec.v1.ShellOutputSummary
-	(*Session)(nil),                      // 31: shellexec.v1.Session
-	(*Turn)(nil),                         // 32: shellexec.v1.Turn
-	(*Message)(nil),                      // 33: shellexec.v1.Message
-	(*timestamppb.Timestamp)(nil),        // 34: google.protobuf.Timestamp
+	(*ListSessionsRequest)(nil),          // 14: shellexec.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),         // 15: shellexec.v1.ListSessionsResponse
+	(*ListMessagesRequest)(nil),          // 16: shellexec.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),         // 17: shellexec.v1.ListMessagesResponse
+	(*GetShellOutputRequest)(nil),        // 18: shellexec.v1.GetShellOutputRequest
+	(*GetShellOutputResponse)(nil),       // 19: shellexec.v1.GetShellOutputResponse
+	(*WatchMessagesRequest)(nil),         // 20: shellexec.v1.WatchMessagesRequest
+	(*WatchMessagesResponse)(nil),        // 21: shellexec.v1.WatchMessagesResponse
+	(*GetBootStateRequest)(nil),          // 22: shellexec.v1.GetBootStateRequest
+	(*GetBootStateResponse)(nil),         // 23: shellexec.v1.GetBootStateResponse
+	(*BootState)(nil),                    // 24: shellexec.v1.BootState
+	(*DeleteSessionRequest)(nil),         // 25: shellexec.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),        // 26: shellexec.v1.DeleteSessionResponse
+	(*DeleteTaskRequest)(nil),            // 27: shellexec.v1.DeleteTaskRequest
+	(*DeleteTaskResponse)(nil),           // 28: shellexec.v1.DeleteTaskResponse
+	(*structpb.Value)(nil),               // 29: google.protobuf.Value
+	(*ShellExecSummary)(nil),             // 30: shellexec.v1.ShellExecSummary
+	(*ShellOutput)(nil),                  // 31: shellexec.v1.ShellOutput
+	(*ShellOutputSummary)(nil),           // 32: shellexec.v1.ShellOutputSummary
+	(*Session)(nil),                      // 33: shellexec.v1.Session
+	(*Turn)(nil),                         // 34: shellexec.v1.Turn
+	(*Message)(nil),                      // 35: shellexec.v1.Message
+	(*timestamppb.Timestamp)(nil),        // 36: google.protobuf.Timestamp
 }
 var file_shellexec_v1_shell_exec_service_proto_depIdxs = []int32{
-	27, // 0: shellexec.v1.NormalizeShellExecRequest.updates:type_name -> google.protobuf.Value
-	28, // 1: shellexec.v1.NormalizeShellExecResponse.shell_exec:type_name -> shellexec.v1.ShellExecSummary
-	29, // 2: shellexec.v1.NormalizeShellExecResponse.output:type_name -> shellexec.v1.ShellOutput
-	29, // 3: shellexec.v1.SummarizeShellOutputRequest.output:type_name -> shellexec.v1.ShellOutput
-	30, // 4: shellexec.v1.SummarizeShellOutputResponse.summary:type_name -> shellexec.v1.ShellOutputSummary
-	31, // 5: shellexec.v1.CreateSessionResponse.session:type_name -> shellexec.v1.Session
-	31, // 6: shellexec.v1.GetSessionResponse.session:type_name -> shellexec.v1.Session
-	32, // 7: shellexec.v1.StartTurnResponse.turn:type_name -> shellexec.v1.Turn
-	27, // 8: shellexec.v1.PublishUpdateRequest.update:type_name -> google.protobuf.Value
-	33, // 9: shellexec.v1.PublishUpdateResponse.message:type_name -> shellexec.v1.Message
-	32, // 10: shellexec.v1.CompleteTurnResponse.turn:type_name -> shellexec.v1.Turn
-	33, // 11: shellexec.v1.ListMessagesResponse.messages:type_name -> shellexec.v1.Message
-	34, // 12: shellexec.v1.GetShellOutputResponse.updated_at:type_name -> google.protobuf.Timestamp
-	29, // 13: shellexec.v1.GetShellOutputResponse.output:type_name -> shellexec.v1.ShellOutput
-	33, // 14: shellexec.v1.WatchMessagesResponse.message:type_name -> shellexec.v1.Message
-	22, // 15: shellexec.v1.GetBootStateResponse.initial_state:type_name -> shellexec.v1.BootState
-	31, // 16: shellexec.v1.BootState.session:type_name -> shellexec.v1.Session
-	33, // 17: shellexec.v1.BootState.messages:type_name -> shellexec.v1.Message
-	0,  // 18: shellexec.v1.ShellExecService.NormalizeShellExec:input_type -> shellexec.v1.NormalizeShellExecRequest
-	2,  // 19: shellexec.v1.ShellExecService.SummarizeShellOutput:input_type -> shellexec.v1.SummarizeShellOutputRequest
-	4,  // 20: shellexec.v1.ShellExecService.CreateSession:input_type -> shellexec.v1.CreateSessionRequest
-	6,  // 21: shellexec.v1.ShellExecService.GetSession:input_type -> shellexec.v1.GetSessionRequest
-	8,  // 22: shellexec.v1.ShellExecService.StartTurn:input_type -> shellexec.v1.StartTurnRequest
-	10, // 23: shellexec.v1.ShellExecService.PublishUpdate:input_type -> shellexec.v1.PublishUpdateRequest
-	12, // 24: shellexec.v1.ShellExecService.CompleteTurn:input_type -> shellexec.v1.CompleteTurnRequest
-	14, // 25: shellexec.v1.ShellExecService.ListMessages:input_type -> shellexec.v1.ListMessagesRequest
-	16, // 26: shellexec.v1.ShellExecService.GetShellOutput:input_type -> shellexec.v1.GetShellOutputRequest
-	18, // 27: shellexec.v1.ShellExecService.WatchMessages:input_type -> shellexec.v1.WatchMessagesRequest
-	20, // 28: shellexec.v1.ShellExecService.GetBootState:input_type -> shellexec.v1.GetBootStateRequest
-	23, // 29: shellexec.v1.ShellExecService.DeleteSession:input_type -> shellexec.v1.DeleteSessionRequest
-	25, // 30: shellexec.v1.ShellExecService.DeleteTask:input_type -> shellexec.v1.DeleteTaskRequest
-	1,  // 31: shellexec.v1.ShellExecService.NormalizeShellExec:output_type -> shellexec.v1.NormalizeShellExecResponse
-	3,  // 32: shellexec.v1.ShellExecService.SummarizeShellOutput:output_type -> shellexec.v1.SummarizeShellOutputResponse
-	5,  // 33: shellexec.v1.ShellExecService.CreateSession:output_type -> shellexec.v1.CreateSessionResponse
-	7,  // 34: shellexec.v1.ShellExecService.GetSession:output_type -> shellexec.v1.GetSessionResponse
-	9,  // 35: shellexec.v1.ShellExecService.StartTurn:output_type -> shellexec.v1.StartTurnResponse
-	11, // 36: shellexec.v1.ShellExecService.PublishUpdate:output_type -> shellexec.v1.PublishUpdateResponse
-	13, // 37: shellexec.v1.ShellExecService.CompleteTurn:output_type -> shellexec.v1.CompleteTurnResponse
-	15, // 38: shellexec.v1.ShellExecService.ListMessages:output_type -> shellexec.v1.ListMessagesResponse
-	17, // 39: shellexec.v1.ShellExecService.GetShellOutput:output_type -> shellexec.v1.GetShellOutputResponse
-	19, // 40: shellexec.v1.ShellExecService.WatchMessages:output_type -> shellexec.v1.WatchMessagesResponse
-	21, // 41: shellexec.v1.ShellExecService.GetBootState:output_type -> shellexec.v1.GetBootStateResponse
-	24, // 42: shellexec.v1.ShellExecService.DeleteSession:output_type -> shellexec.v1.DeleteSessionResponse
-	26, // 43: shellexec.v1.ShellExecService.DeleteTask:output_type -> shellexec.v1.DeleteTaskResponse
-	31, // [31:44] is the sub-list for method output_type
-	18, // [18:31] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	29, // 0: shellexec.v1.NormalizeShellExecRequest.updates:type_name -> google.protobuf.Value
+	30, // 1: shellexec.v1.NormalizeShellExecResponse.shell_exec:type_name -> shellexec.v1.ShellExecSummary
+	31, // 2: shellexec.v1.NormalizeShellExecResponse.output:type_name -> shellexec.v1.ShellOutput
+	31, // 3: shellexec.v1.SummarizeShellOutputRequest.output:type_name -> shellexec.v1.ShellOutput
+	32, // 4: shellexec.v1.SummarizeShellOutputResponse.summary:type_name -> shellexec.v1.ShellOutputSummary
+	33, // 5: shellexec.v1.CreateSessionResponse.session:type_name -> shellexec.v1.Session
+	33, // 6: shellexec.v1.GetSessionResponse.session:type_name -> shellexec.v1.Session
+	34, // 7: shellexec.v1.StartTurnResponse.turn:type_name -> shellexec.v1.Turn
+	29, // 8: shellexec.v1.PublishUpdateRequest.update:type_name -> google.protobuf.Value
+	35, // 9: shellexec.v1.PublishUpdateResponse.message:type_name -> shellexec.v1.Message
+	34, // 10: shellexec.v1.CompleteTurnResponse.turn:type_name -> shellexec.v1.Turn
+	33, // 11: shellexec.v1.ListSessionsResponse.sessions:type_name -> shellexec.v1.Session
+	35, // 12: shellexec.v1.ListMessagesResponse.messages:type_name -> shellexec.v1.Message
+	34, // 13: shellexec.v1.ListMessagesResponse.turns:type_name -> shellexec.v1.Turn
+	36, // 14: shellexec.v1.GetShellOutputResponse.updated_at:type_name -> google.protobuf.Timestamp
+	31, // 15: shellexec.v1.GetShellOutputResponse.output:type_name -> shellexec.v1.ShellOutput
+	35, // 16: shellexec.v1.WatchMessagesResponse.message:type_name -> shellexec.v1.Message
+	34, // 17: shellexec.v1.WatchMessagesResponse.turn:type_name -> shellexec.v1.Turn
+	24, // 18: shellexec.v1.GetBootStateResponse.initial_state:type_name -> shellexec.v1.BootState
+	33, // 19: shellexec.v1.BootState.session:type_name -> shellexec.v1.Session
+	35, // 20: shellexec.v1.BootState.messages:type_name -> shellexec.v1.Message
+	34, // 21: shellexec.v1.BootState.turns:type_name -> shellexec.v1.Turn
+	0,  // 22: shellexec.v1.ShellExecService.NormalizeShellExec:input_type -> shellexec.v1.NormalizeShellExecRequest
+	2,  // 23: shellexec.v1.ShellExecService.SummarizeShellOutput:input_type -> shellexec.v1.SummarizeShellOutputRequest
+	4,  // 24: shellexec.v1.ShellExecService.CreateSession:input_type -> shellexec.v1.CreateSessionRequest
+	6,  // 25: shellexec.v1.ShellExecService.GetSession:input_type -> shellexec.v1.GetSessionRequest
+	8,  // 26: shellexec.v1.ShellExecService.StartTurn:input_type -> shellexec.v1.StartTurnRequest
+	10, // 27: shellexec.v1.ShellExecService.PublishUpdate:input_type -> shellexec.v1.PublishUpdateRequest
+	12, // 28: shellexec.v1.ShellExecService.CompleteTurn:input_type -> shellexec.v1.CompleteTurnRequest
+	14, // 29: shellexec.v1.ShellExecService.ListSessions:input_type -> shellexec.v1.ListSessionsRequest
+	16, // 30: shellexec.v1.ShellExecService.ListMessages:input_type -> shellexec.v1.ListMessagesRequest
+	18, // 31: shellexec.v1.ShellExecService.GetShellOutput:input_type -> shellexec.v1.GetShellOutputRequest
+	20, // 32: shellexec.v1.ShellExecService.WatchMessages:input_type -> shellexec.v1.WatchMessagesRequest
+	22, // 33: shellexec.v1.ShellExecService.GetBootState:input_type -> shellexec.v1.GetBootStateRequest
+	25, // 34: shellexec.v1.ShellExecService.DeleteSession:input_type -> shellexec.v1.DeleteSessionRequest
+	27, // 35: shellexec.v1.ShellExecService.DeleteTask:input_type -> shellexec.v1.DeleteTaskRequest
+	1,  // 36: shellexec.v1.ShellExecService.NormalizeShellExec:output_type -> shellexec.v1.NormalizeShellExecResponse
+	3,  // 37: shellexec.v1.ShellExecService.SummarizeShellOutput:output_type -> shellexec.v1.SummarizeShellOutputResponse
+	5,  // 38: shellexec.v1.ShellExecService.CreateSession:output_type -> shellexec.v1.CreateSessionResponse
+	7,  // 39: shellexec.v1.ShellExecService.GetSession:output_type -> shellexec.v1.GetSessionResponse
+	9,  // 40: shellexec.v1.ShellExecService.StartTurn:output_type -> shellexec.v1.StartTurnResponse
+	11, // 41: shellexec.v1.ShellExecService.PublishUpdate:output_type -> shellexec.v1.PublishUpdateResponse
+	13, // 42: shellexec.v1.ShellExecService.CompleteTurn:output_type -> shellexec.v1.CompleteTurnResponse
+	15, // 43: shellexec.v1.ShellExecService.ListSessions:output_type -> shellexec.v1.ListSessionsResponse
+	17, // 44: shellexec.v1.ShellExecService.ListMessages:output_type -> shellexec.v1.ListMessagesResponse
+	19, // 45: shellexec.v1.ShellExecService.GetShellOutput:output_type -> shellexec.v1.GetShellOutputResponse
+	21, // 46: shellexec.v1.ShellExecService.WatchMessages:output_type -> shellexec.v1.WatchMessagesResponse
+	23, // 47: shellexec.v1.ShellExecService.GetBootState:output_type -> shellexec.v1.GetBootStateResponse
+	26, // 48: shellexec.v1.ShellExecService.DeleteSession:output_type -> shellexec.v1.DeleteSessionResponse
+	28, // 49: shellexec.v1.ShellExecService.DeleteTask:output_type -> shellexec.v1.DeleteTaskResponse
+	36, // [36:50] is the sub-list for method output_type
+	22, // [22:36] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_shellexec_v1_shell_exec_service_proto_init() }
@@ -1809,14 +2009,14 @@ func file_shellexec_v1_shell_exec_service_proto_init() {
 	file_shellexec_v1_session_proto_init()
 	file_shellexec_v1_shell_output_proto_init()
 	file_shellexec_v1_shell_exec_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_shellexec_v1_shell_exec_service_proto_msgTypes[18].OneofWrappers = []any{}
+	file_shellexec_v1_shell_exec_service_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shellexec_v1_shell_exec_service_proto_rawDesc), len(file_shellexec_v1_shell_exec_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	ShellExecService_StartTurn_FullMethodName            = "/shellexec.v1.ShellExecService/StartTurn"
 	ShellExecService_PublishUpdate_FullMethodName        = "/shellexec.v1.ShellExecService/PublishUpdate"
 	ShellExecService_CompleteTurn_FullMethodName         = "/shellexec.v1.ShellExecService/CompleteTurn"
+	ShellExecService_ListSessions_FullMethodName         = "/shellexec.v1.ShellExecService/ListSessions"
 	ShellExecService_ListMessages_FullMethodName         = "/shellexec.v1.ShellExecService/ListMessages"
 	ShellExecService_GetShellOutput_FullMethodName       = "/shellexec.v1.ShellExecService/GetShellOutput"
 	ShellExecService_WatchMessages_FullMethodName        = "/shellexec.v1.ShellExecService/WatchMessages"
@@ -101,6 +102,12 @@ type ShellExecServiceClient interface {
 	//
 	// Returns NOT_FOUND for an unknown session or turn.
 	CompleteTurn(ctx context.Context, in *CompleteTurnRequest, opts ...grpc.CallOption) (*CompleteTurnResponse, error)
+	// Lists the sessions the caller may see, by creation, with their command and
+	// failure counts.
+	//
+	// Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+	// negative limit, an unknown sort or both `before` and `after`.
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error)
 	// Lists a session's messages with output summaries and no output bodies.
 	//
 	// Returns NOT_FOUND for an unknown session or cursor message, and
@@ -216,6 +223,16 @@ func (c *shellExecServiceClient) CompleteTurn(ctx context.Context, in *CompleteT
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CompleteTurnResponse)
 	err := c.cc.Invoke(ctx, ShellExecService_CompleteTurn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shellExecServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*ListSessionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSessionsResponse)
+	err := c.cc.Invoke(ctx, ShellExecService_ListSessions_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +375,12 @@ type ShellExecServiceServer interface {
 	//
 	// Returns NOT_FOUND for an unknown session or turn.
 	CompleteTurn(context.Context, *CompleteTurnRequest) (*CompleteTurnResponse, error)
+	// Lists the sessions the caller may see, by creation, with their command and
+	// failure counts.
+	//
+	// Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+	// negative limit, an unknown sort or both `before` and `after`.
+	ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error)
 	// Lists a session's messages with output summaries and no output bodies.
 	//
 	// Returns NOT_FOUND for an unknown session or cursor message, and
@@ -429,6 +452,9 @@ func (UnimplementedShellExecServiceServer) PublishUpdate(context.Context, *Publi
 }
 func (UnimplementedShellExecServiceServer) CompleteTurn(context.Context, *CompleteTurnRequest) (*CompleteTurnResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CompleteTurn not implemented")
+}
+func (UnimplementedShellExecServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*ListSessionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
 }
 func (UnimplementedShellExecServiceServer) ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
@@ -595,6 +621,24 @@ func _ShellExecService_CompleteTurn_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ShellExecService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShellExecServiceServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShellExecService_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShellExecServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ShellExecService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListMessagesRequest)
 	if err := dec(in); err != nil {
@@ -730,6 +774,10 @@ var ShellExecService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompleteTurn",
 			Handler:    _ShellExecService_CompleteTurn_Handler,
+		},
+		{
+			MethodName: "ListSessions",
+			Handler:    _ShellExecService_ListSessions_Handler,
 		},
 		{
 			MethodName: "ListMessages",

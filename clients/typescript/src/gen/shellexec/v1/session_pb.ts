@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file shellexec/v1/session.proto.
  */
 export const file_shellexec_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChpzaGVsbGV4ZWMvdjEvc2Vzc2lvbi5wcm90bxIMc2hlbGxleGVjLnYxIv8BCgdTZXNzaW9uEhAKAmlkGAEgASgJQgTiQQEDEhUKB3Rhc2tfaWQYAiABKAlCBOJBAQMSEwoFYWdlbnQYAyABKAlCBOJBAQMSEwoFc3RhdGUYBCABKAlCBOJBAQMSNAoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNAoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSFgoIcmV2aXNpb24YByABKAVCBOJBAQMSHQoPY3VycmVudF90dXJuX2lkGAggASgJQgTiQQEDItABCgRUdXJuEhAKAmlkGAEgASgJQgTiQQEDEhgKCnNlc3Npb25faWQYAiABKAlCBOJBAQMSEwoFc3RhdGUYAyABKAlCBOJBAQMSGQoLc3RvcF9yZWFzb24YBCABKAlCBOJBAQMSNAoKc3RhcnRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNgoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBA0KkAQoQY29tLnNoZWxsZXhlYy52MUIMU2Vzc2lvblByb3RvUAFaMXNoZWxsZXhlYy9jbGllbnRzL2dvL2dlbi9zaGVsbGV4ZWMvdjE7c2hlbGxleGVjdjGiAgNTWFiqAgxTaGVsbGV4ZWMuVjHKAgxTaGVsbGV4ZWNcVjHiAhhTaGVsbGV4ZWNcVjFcR1BCTWV0YWRhdGHqAg1TaGVsbGV4ZWM6OlYxYgZwcm90bzM", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("ChpzaGVsbGV4ZWMvdjEvc2Vzc2lvbi5wcm90bxIMc2hlbGxleGVjLnYxIrkCCgdTZXNzaW9uEhAKAmlkGAEgASgJQgTiQQEDEhUKB3Rhc2tfaWQYAiABKAlCBOJBAQMSEwoFYWdlbnQYAyABKAlCBOJBAQMSEwoFc3RhdGUYBCABKAlCBOJBAQMSNAoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNAoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSFgoIcmV2aXNpb24YByABKAVCBOJBAQMSHQoPY3VycmVudF90dXJuX2lkGAggASgJQgTiQQEDEhsKDWNvbW1hbmRfY291bnQYCSABKAVCBOJBAQMSGwoNZmFpbHVyZV9jb3VudBgKIAEoBUIE4kEBAyLQAQoEVHVybhIQCgJpZBgBIAEoCUIE4kEBAxIYCgpzZXNzaW9uX2lkGAIgASgJQgTiQQEDEhMKBXN0YXRlGAMgASgJQgTiQQEDEhkKC3N0b3BfcmVhc29uGAQgASgJQgTiQQEDEjQKCnN0YXJ0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjYKDGNvbXBsZXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQNCpAEKEGNvbS5zaGVsbGV4ZWMudjFCDFNlc3Npb25Qcm90b1ABWjFzaGVsbGV4ZWMvY2xpZW50cy9nby9nZW4vc2hlbGxleGVjL3YxO3NoZWxsZXhlY3YxogIDU1hYqgIMU2hlbGxleGVjLlYxygIMU2hlbGxleGVjXFYx4gIYU2hlbGxleGVjXFYxXEdQQk1ldGFkYXRh6gINU2hlbGxleGVjOjpWMWIGcHJvdG8z", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * One agent session of a task: the chat a browser shows.
@@ -78,6 +78,20 @@ export type Session = Message<"shellexec.v1.Session"> & {
    * @generated from field: string current_turn_id = 8;
    */
   currentTurnId: string;
+
+  /**
+   * How many shell commands the session holds.
+   *
+   * @generated from field: int32 command_count = 9;
+   */
+  commandCount: number;
+
+  /**
+   * How many of its shell commands have the result `failure`.
+   *
+   * @generated from field: int32 failure_count = 10;
+   */
+  failureCount: number;
 };
 
 /**

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file shellexec/v1/shell_exec_service.proto.
  */
 export const file_shellexec_v1_shell_exec_service: GenFile = /*@__PURE__*/
-  fileDesc("CiVzaGVsbGV4ZWMvdjEvc2hlbGxfZXhlY19zZXJ2aWNlLnByb3RvEgxzaGVsbGV4ZWMudjEiewoZTm9ybWFsaXplU2hlbGxFeGVjUmVxdWVzdBItCgd1cGRhdGVzGAEgAygLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgTiQQECEhMKBWFnZW50GAIgASgJQgTiQQEBEhoKDG1hc2tfc2VjcmV0cxgDIAEoCEIE4kEBASKbAQoaTm9ybWFsaXplU2hlbGxFeGVjUmVzcG9uc2USMgoKc2hlbGxfZXhlYxgBIAEoCzIeLnNoZWxsZXhlYy52MS5TaGVsbEV4ZWNTdW1tYXJ5EikKBm91dHB1dBgCIAEoCzIZLnNoZWxsZXhlYy52MS5TaGVsbE91dHB1dBIOCgZzdGF0dXMYAyABKAkSDgoGcmVzdWx0GAQgASgJIk4KG1N1bW1hcml6ZVNoZWxsT3V0cHV0UmVxdWVzdBIvCgZvdXRwdXQYASABKAsyGS5zaGVsbGV4ZWMudjEuU2hlbGxPdXRwdXRCBOJBAQIiUQocU3VtbWFyaXplU2hlbGxPdXRwdXRSZXNwb25zZRIxCgdzdW1tYXJ5GAEgASgLMiAuc2hlbGxleGVjLnYxLlNoZWxsT3V0cHV0U3VtbWFyeSJcChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIVCgd0YXNrX2lkGAEgASgJQgTiQQECEhMKBWFnZW50GAIgASgJQgTiQQEBEhgKCnJlcXVlc3RfaWQYAyABKAlCBOJBAQEiPwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zaGVsbGV4ZWMudjEuU2Vzc2lvbiItChFHZXRTZXNzaW9uUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECIjwKEkdldFNlc3Npb25SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc2hlbGxleGVjLnYxLlNlc3Npb24iRgoQU3RhcnRUdXJuUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECEhgKCnJlcXVlc3RfaWQYAiABKAlCBOJBAQEiNQoRU3RhcnRUdXJuUmVzcG9uc2USIAoEdHVybhgBIAEoCzISLnNoZWxsZXhlYy52MS5UdXJuIogBChRQdWJsaXNoVXBkYXRlUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECEiwKBnVwZGF0ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIE4kEBAhIbCghzZXF1ZW5jZRgDIAEoA0IE4kEBAUgAiAEBQgsKCV9zZXF1ZW5jZSJSChVQdWJsaXNoVXBkYXRlUmVzcG9uc2USJgoHbWVzc2FnZRgBIAEoCzIVLnNoZWxsZXhlYy52MS5NZXNzYWdlEhEKCWR1cGxpY2F0ZRgCIAEoCCJhChNDb21wbGV0ZVR1cm5SZXF1ZXN0EhgKCnNlc3Npb25faWQYASABKAlCBOJBAQISFQoHdHVybl9pZBgCIAEoCUIE4kEBAhIZCgtzdG9wX3JlYXNvbhgDIAEoCUIE4kEBASJXChRDb21wbGV0ZVR1cm5SZXNwb25zZRIgCgR0dXJuGAEgASgLMhIuc2hlbGxleGVjLnYxLlR1cm4SHQoVY2FuY2VsbGVkX21lc3NhZ2VfaWRzGAIgAygJIoMBChNMaXN0TWVzc2FnZXNSZXF1ZXN0EhgKCnNlc3Npb25faWQYASABKAlCBOJBAQISEwoFbGltaXQYAiABKAVCBOJBAQESFAoGYmVmb3JlGAMgASgJQgTiQQEBEhMKBWFmdGVyGAQgASgJQgTiQQEBEhIKBHNvcnQYBSABKAlCBOJBAQEicAoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USJwoIbWVzc2FnZXMYASADKAsyFS5zaGVsbGV4ZWMudjEuTWVzc2FnZRINCgV0b3RhbBgCIAEoBRIQCghoYXNfbW9yZRgDIAEoCBIOCgZjdXJzb3IYBCABKAkiSwoVR2V0U2hlbGxPdXRwdXRSZXF1ZXN0EhgKCnNlc3Npb25faWQYASABKAlCBOJBAQISGAoKbWVzc2FnZV9pZBgCIAEoCUIE4kEBAiKXAQoWR2V0U2hlbGxPdXRwdXRSZXNwb25zZRISCgptZXNzYWdlX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIuCgp1cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgZvdXRwdXQYBCABKAsyGS5zaGVsbGV4ZWMudjEuU2hlbGxPdXRwdXQiZgoUV2F0Y2hNZXNzYWdlc1JlcXVlc3QSGAoKc2Vzc2lvbl9pZBgBIAEoCUIE4kEBAhIhCg5zaW5jZV9yZXZpc2lvbhgCIAEoBUIE4kEBAUgAiAEBQhEKD19zaW5jZV9yZXZpc2lvbiJfChVXYXRjaE1lc3NhZ2VzUmVzcG9uc2USDAoEdHlwZRgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBRImCgdtZXNzYWdlGAMgASgLMhUuc2hlbGxleGVjLnYxLk1lc3NhZ2UiLAoTR2V0Qm9vdFN0YXRlUmVxdWVzdBIVCgd0YXNrX2lkGAEgASgJQgTiQQECIkYKFEdldEJvb3RTdGF0ZVJlc3BvbnNlEi4KDWluaXRpYWxfc3RhdGUYASABKAsyFy5zaGVsbGV4ZWMudjEuQm9vdFN0YXRlInAKCUJvb3RTdGF0ZRImCgdzZXNzaW9uGAEgASgLMhUuc2hlbGxleGVjLnYxLlNlc3Npb24SJwoIbWVzc2FnZXMYAiADKAsyFS5zaGVsbGV4ZWMudjEuTWVzc2FnZRISCgp0YXNrX3N0YXRlGAMgASgJIjAKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhgKCnNlc3Npb25faWQYASABKAlCBOJBAQIiKwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEhIKCnNlc3Npb25faWQYASABKAkiKgoRRGVsZXRlVGFza1JlcXVlc3QSFQoHdGFza19pZBgBIAEoCUIE4kEBAiIxChJEZWxldGVUYXNrUmVzcG9uc2USGwoTZGVsZXRlZF9zZXNzaW9uX2lkcxgBIAMoCTLsDgoQU2hlbGxFeGVjU2VydmljZRKQAQoSTm9ybWFsaXplU2hlbGxFeGVjEicuc2hlbGxleGVjLnYxLk5vcm1hbGl6ZVNoZWxsRXhlY1JlcXVlc3QaKC5zaGVsbGV4ZWMudjEuTm9ybWFsaXplU2hlbGxFeGVjUmVzcG9uc2UiJ4LT5JMCIToBKiIcL2FwaS92MS9zaGVsbC1leGVjOm5vcm1hbGl6ZRKWAQoUU3VtbWFyaXplU2hlbGxPdXRwdXQSKS5zaGVsbGV4ZWMudjEuU3VtbWFyaXplU2hlbGxPdXRwdXRSZXF1ZXN0Giouc2hlbGxleGVjLnYxLlN1bW1hcml6ZVNoZWxsT3V0cHV0UmVzcG9uc2UiJ4LT5JMCIToBKiIcL2FwaS92MS9zaGVsbC1leGVjOnN1bW1hcml6ZRJ6Cg1DcmVhdGVTZXNzaW9uEiIuc2hlbGxleGVjLnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiMuc2hlbGxleGVjLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZSIggtPkkwIaOgEqIhUvYXBpL3YxL3Rhc2stc2Vzc2lvbnMSewoKR2V0U2Vzc2lvbhIfLnNoZWxsZXhlYy52MS5HZXRTZXNzaW9uUmVxdWVzdBogLnNoZWxsZXhlYy52MS5HZXRTZXNzaW9uUmVzcG9uc2UiKoLT5JMCJBIiL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfRKBAQoJU3RhcnRUdXJuEh4uc2hlbGxleGVjLnYxLlN0YXJ0VHVyblJlcXVlc3QaHy5zaGVsbGV4ZWMudjEuU3RhcnRUdXJuUmVzcG9uc2UiM4LT5JMCLToBKiIoL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfS90dXJucxKPAQoNUHVibGlzaFVwZGF0ZRIiLnNoZWxsZXhlYy52MS5QdWJsaXNoVXBkYXRlUmVxdWVzdBojLnNoZWxsZXhlYy52MS5QdWJsaXNoVXBkYXRlUmVzcG9uc2UiNYLT5JMCLzoBKiIqL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfS91cGRhdGVzEp0BCgxDb21wbGV0ZVR1cm4SIS5zaGVsbGV4ZWMudjEuQ29tcGxldGVUdXJuUmVxdWVzdBoiLnNoZWxsZXhlYy52MS5Db21wbGV0ZVR1cm5SZXNwb25zZSJGgtPkkwJAOgEqIjsvYXBpL3YxL3Rhc2stc2Vzc2lvbnMve3Nlc3Npb25faWR9L3R1cm5zL3t0dXJuX2lkfTpjb21wbGV0ZRK6AQoMTGlzdE1lc3NhZ2VzEiEuc2hlbGxleGVjLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaIi5zaGVsbGV4ZWMudjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2UiY4LT5JMCXVouEiwvYXBpL3YxL2FnZW50LXNlc3Npb25zL3tzZXNzaW9uX2lkfS9tZXNzYWdlcxIrL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfS9tZXNzYWdlcxKqAQoOR2V0U2hlbGxPdXRwdXQSIy5zaGVsbGV4ZWMudjEuR2V0U2hlbGxPdXRwdXRSZXF1ZXN0GiQuc2hlbGxleGVjLnYxLkdldFNoZWxsT3V0cHV0UmVzcG9uc2UiTYLT5JMCRxJFL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfS9tZXNzYWdlcy97bWVzc2FnZV9pZH0vc2hlbGwtb3V0cHV0EpUBCg1XYXRjaE1lc3NhZ2VzEiIuc2hlbGxleGVjLnYxLldhdGNoTWVzc2FnZXNSZXF1ZXN0GiMuc2hlbGxleGVjLnYxLldhdGNoTWVzc2FnZXNSZXNwb25zZSI5gtPkkwIzEjEvYXBpL3YxL3Rhc2stc2Vzc2lvbnMve3Nlc3Npb25faWR9L21lc3NhZ2VzOndhdGNoMAESgQEKDEdldEJvb3RTdGF0ZRIhLnNoZWxsZXhlYy52MS5HZXRCb290U3RhdGVSZXF1ZXN0GiIuc2hlbGxleGVjLnYxLkdldEJvb3RTdGF0ZVJlc3BvbnNlIiqC0+STAiQSIi9hcGkvdjEvdGFza3Mve3Rhc2tfaWR9L2Jvb3Qtc3RhdGUShAEKDURlbGV0ZVNlc3Npb24SIi5zaGVsbGV4ZWMudjEuRGVsZXRlU2Vzc2lvblJlcXVlc3QaIy5zaGVsbGV4ZWMudjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlIiqC0+STAiQqIi9hcGkvdjEvdGFzay1zZXNzaW9ucy97c2Vzc2lvbl9pZH0ScAoKRGVsZXRlVGFzaxIfLnNoZWxsZXhlYy52MS5EZWxldGVUYXNrUmVxdWVzdBogLnNoZWxsZXhlYy52MS5EZWxldGVUYXNrUmVzcG9uc2UiH4LT5JMCGSoXL2FwaS92MS90YXNrcy97dGFza19pZH1CrQEKEGNvbS5zaGVsbGV4ZWMudjFCFVNoZWxsRXhlY1NlcnZpY2VQcm90b1ABWjFzaGVsbGV4ZWMvY2xpZW50cy9nby9nZW4vc2hlbGxleGVjL3YxO3NoZWxsZXhlY3YxogIDU1hYqgIMU2hlbGxleGVjLlYxygIMU2hlbGxleGVjXFYx4gIYU2hlbGxleGVjXFYxXEdQQk1ldGFkYXRh6gINU2hlbGxleGVjOjpWMWIGcHJvdG8z", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct, file_google_protobuf_timestamp, file_shellexec_v1_message, file_shellexec_v1_session, file_shellexec_v1_shell_output]);
+  fileDesc("CiVzaGVsbGV4ZWMvdjEvc2hlbGxfZXhlY19zZXJ2aWNlLnByb3RvEgxzaGVsbGV4ZWMudjEiewoZTm9ybWFsaXplU2hlbGxFeGVjUmVxdWVzdBItCgd1cGRhdGVzGAEgAygLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQgTiQQECEhMKBWFnZW50GAIgASgJQgTiQQEBEhoKDG1hc2tfc2VjcmV0cxgDIAEoCEIE4kEBASKbAQoaTm9ybWFsaXplU2hlbGxFeGVjUmVzcG9uc2USMgoKc2hlbGxfZXhlYxgBIAEoCzIeLnNoZWxsZXhlYy52MS5TaGVsbEV4ZWNTdW1tYXJ5EikKBm91dHB1dBgCIAEoCzIZLnNoZWxsZXhlYy52MS5TaGVsbE91dHB1dBIOCgZzdGF0dXMYAyABKAkSDgoGcmVzdWx0GAQgASgJIk4KG1N1bW1hcml6ZVNoZWxsT3V0cHV0UmVxdWVzdBIvCgZvdXRwdXQYASABKAsyGS5zaGVsbGV4ZWMudjEuU2hlbGxPdXRwdXRCBOJBAQIiUQocU3VtbWFyaXplU2hlbGxPdXRwdXRSZXNwb25zZRIxCgdzdW1tYXJ5GAEgASgLMiAuc2hlbGxleGVjLnYxLlNoZWxsT3V0cHV0U3VtbWFyeSJcChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIVCgd0YXNrX2lkGAEgASgJQgTiQQECEhMKBWFnZW50GAIgASgJQgTiQQEBEhgKCnJlcXVlc3RfaWQYAyABKAlCBOJBAQEiPwoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zaGVsbGV4ZWMudjEuU2Vzc2lvbiItChFHZXRTZXNzaW9uUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECIjwKEkdldFNlc3Npb25SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc2hlbGxleGVjLnYxLlNlc3Npb24iRgoQU3RhcnRUdXJuUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECEhgKCnJlcXVlc3RfaWQYAiABKAlCBOJBAQEiNQoRU3RhcnRUdXJuUmVzcG9uc2USIAoEdHVybhgBIAEoCzISLnNoZWxsZXhlYy52MS5UdXJuIogBChRQdWJsaXNoVXBkYXRlUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECEiwKBnVwZGF0ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZUIE4kEBAhIbCghzZXF1ZW5jZRgDIAEoA0IE4kEBAUgAiAEBQgsKCV9zZXF1ZW5jZSJSChVQdWJsaXNoVXBkYXRlUmVzcG9uc2USJgoHbWVzc2FnZRgBIAEoCzIVLnNoZWxsZXhlYy52MS5NZXNzYWdlEhEKCWR1cGxpY2F0ZRgCIAEoCCJhChNDb21wbGV0ZVR1cm5SZXF1ZXN0EhgKCnNlc3Npb25faWQYASABKAlCBOJBAQISFQoHdHVybl9pZBgCIAEoCUIE4kEBAhIZCgtzdG9wX3JlYXNvbhgDIAEoCUIE4kEBASJXChRDb21wbGV0ZVR1cm5SZXNwb25zZRIgCgR0dXJuGAEgASgLMhIuc2hlbGxleGVjLnYxLlR1cm4SHQoVY2FuY2VsbGVkX21lc3NhZ2VfaWRzGAIgAygJImkKE0xpc3RTZXNzaW9uc1JlcXVlc3QSEwoFbGltaXQYASABKAVCBOJBAQESFAoGYmVmb3JlGAIgASgJQgTiQQEBEhMKBWFmdGVyGAMgASgJQgTiQQEBEhIKBHNvcnQYBCABKAlCBOJBAQEicAoUTGlzdFNlc3Npb25zUmVzcG9uc2USJwoIc2Vzc2lvbnMYASADKAsyFS5zaGVsbGV4ZWMudjEuU2Vzc2lvbhINCgV0b3RhbBgCIAEoBRIQCghoYXNfbW9yZRgDIAEoCBIOCgZjdXJzb3IYBCABKAkigwEKE0xpc3RNZXNzYWdlc1JlcXVlc3QSGAoKc2Vzc2lvbl9pZBgBIAEoCUIE4kEBAhITCgVsaW1pdBgCIAEoBUIE4kEBARIUCgZiZWZvcmUYAyABKAlCBOJBAQESEwoFYWZ0ZXIYBCABKAlCBOJBAQESEgoEc29ydBgFIAEoCUIE4kEBASKTAQoUTGlzdE1lc3NhZ2VzUmVzcG9uc2USJwoIbWVzc2FnZXMYASADKAsyFS5zaGVsbGV4ZWMudjEuTWVzc2FnZRINCgV0b3RhbBgCIAEoBRIQCghoYXNfbW9yZRgDIAEoCBIOCgZjdXJzb3IYBCABKAkSIQoFdHVybnMYBSADKAsyEi5zaGVsbGV4ZWMudjEuVHVybiJLChVHZXRTaGVsbE91dHB1dFJlcXVlc3QSGAoKc2Vzc2lvbl9pZBgBIAEoCUIE4kEBAhIYCgptZXNzYWdlX2lkGAIgASgJQgTiQQECIpcBChZHZXRTaGVsbE91dHB1dFJlc3BvbnNlEhIKCm1lc3NhZ2VfaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEi4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBm91dHB1dBgEIAEoCzIZLnNoZWxsZXhlYy52MS5TaGVsbE91dHB1dCJmChRXYXRjaE1lc3NhZ2VzUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECEiEKDnNpbmNlX3JldmlzaW9uGAIgASgFQgTiQQEBSACIAQFCEQoPX3NpbmNlX3JldmlzaW9uIoEBChVXYXRjaE1lc3NhZ2VzUmVzcG9uc2USDAoEdHlwZRgBIAEoCRIQCghyZXZpc2lvbhgCIAEoBRImCgdtZXNzYWdlGAMgASgLMhUuc2hlbGxleGVjLnYxLk1lc3NhZ2USIAoEdHVybhgEIAEoCzISLnNoZWxsZXhlYy52MS5UdXJuIiwKE0dldEJvb3RTdGF0ZVJlcXVlc3QSFQoHdGFza19pZBgBIAEoCUIE4kEBAiJGChRHZXRCb290U3RhdGVSZXNwb25zZRIuCg1pbml0aWFsX3N0YXRlGAEgASgLMhcuc2hlbGxleGVjLnYxLkJvb3RTdGF0ZSKTAQoJQm9vdFN0YXRlEiYKB3Nlc3Npb24YASABKAsyFS5zaGVsbGV4ZWMudjEuU2Vzc2lvbhInCghtZXNzYWdlcxgCIAMoCzIVLnNoZWxsZXhlYy52MS5NZXNzYWdlEhIKCnRhc2tfc3RhdGUYAyABKAkSIQoFdHVybnMYBCADKAsyEi5zaGVsbGV4ZWMudjEuVHVybiIwChREZWxldGVTZXNzaW9uUmVxdWVzdBIYCgpzZXNzaW9uX2lkGAEgASgJQgTiQQECIisKFURlbGV0ZVNlc3Npb25SZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJIioKEURlbGV0ZVRhc2tSZXF1ZXN0EhUKB3Rhc2tfaWQYASABKAlCBOJBAQIiMQoSRGVsZXRlVGFza1Jlc3BvbnNlEhsKE2RlbGV0ZWRfc2Vzc2lvbl9pZHMYASADKAky4g8KEFNoZWxsRXhlY1NlcnZpY2USkAEKEk5vcm1hbGl6ZVNoZWxsRXhlYxInLnNoZWxsZXhlYy52MS5Ob3JtYWxpemVTaGVsbEV4ZWNSZXF1ZXN0Giguc2hlbGxleGVjLnYxLk5vcm1hbGl6ZVNoZWxsRXhlY1Jlc3BvbnNlIieC0+STAiE6ASoiHC9hcGkvdjEvc2hlbGwtZXhlYzpub3JtYWxpemUSlgEKFFN1bW1hcml6ZVNoZWxsT3V0cHV0Eikuc2hlbGxleGVjLnYxLlN1bW1hcml6ZVNoZWxsT3V0cHV0UmVxdWVzdBoqLnNoZWxsZXhlYy52MS5TdW1tYXJpemVTaGVsbE91dHB1dFJlc3BvbnNlIieC0+STAiE6ASoiHC9hcGkvdjEvc2hlbGwtZXhlYzpzdW1tYXJpemUSegoNQ3JlYXRlU2Vzc2lvbhIiLnNoZWxsZXhlYy52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBojLnNoZWxsZXhlYy52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2UiIILT5JMCGjoBKiIVL2FwaS92MS90YXNrLXNlc3Npb25zEnsKCkdldFNlc3Npb24SHy5zaGVsbGV4ZWMudjEuR2V0U2Vzc2lvblJlcXVlc3QaIC5zaGVsbGV4ZWMudjEuR2V0U2Vzc2lvblJlc3BvbnNlIiqC0+STAiQSIi9hcGkvdjEvdGFzay1zZXNzaW9ucy97c2Vzc2lvbl9pZH0SgQEKCVN0YXJ0VHVybhIeLnNoZWxsZXhlYy52MS5TdGFydFR1cm5SZXF1ZXN0Gh8uc2hlbGxleGVjLnYxLlN0YXJ0VHVyblJlc3BvbnNlIjOC0+STAi06ASoiKC9hcGkvdjEvdGFzay1zZXNzaW9ucy97c2Vzc2lvbl9pZH0vdHVybnMSjwEKDVB1Ymxpc2hVcGRhdGUSIi5zaGVsbGV4ZWMudjEuUHVibGlzaFVwZGF0ZVJlcXVlc3QaIy5zaGVsbGV4ZWMudjEuUHVibGlzaFVwZGF0ZVJlc3BvbnNlIjWC0+STAi86ASoiKi9hcGkvdjEvdGFzay1zZXNzaW9ucy97c2Vzc2lvbl9pZH0vdXBkYXRlcxKdAQoMQ29tcGxldGVUdXJuEiEuc2hlbGxleGVjLnYxLkNvbXBsZXRlVHVyblJlcXVlc3QaIi5zaGVsbGV4ZWMudjEuQ29tcGxldGVUdXJuUmVzcG9uc2UiRoLT5JMCQDoBKiI7L2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfS90dXJucy97dHVybl9pZH06Y29tcGxldGUSdAoMTGlzdFNlc3Npb25zEiEuc2hlbGxleGVjLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIi5zaGVsbGV4ZWMudjEuTGlzdFNlc3Npb25zUmVzcG9uc2UiHYLT5JMCFxIVL2FwaS92MS90YXNrLXNlc3Npb25zEroBCgxMaXN0TWVzc2FnZXMSIS5zaGVsbGV4ZWMudjEuTGlzdE1lc3NhZ2VzUmVxdWVzdBoiLnNoZWxsZXhlYy52MS5MaXN0TWVzc2FnZXNSZXNwb25zZSJjgtPkkwJdWi4SLC9hcGkvdjEvYWdlbnQtc2Vzc2lvbnMve3Nlc3Npb25faWR9L21lc3NhZ2VzEisvYXBpL3YxL3Rhc2stc2Vzc2lvbnMve3Nlc3Npb25faWR9L21lc3NhZ2VzEqoBCg5HZXRTaGVsbE91dHB1dBIjLnNoZWxsZXhlYy52MS5HZXRTaGVsbE91dHB1dFJlcXVlc3QaJC5zaGVsbGV4ZWMudjEuR2V0U2hlbGxPdXRwdXRSZXNwb25zZSJNgtPkkwJHEkUvYXBpL3YxL3Rhc2stc2Vzc2lvbnMve3Nlc3Npb25faWR9L21lc3NhZ2VzL3ttZXNzYWdlX2lkfS9zaGVsbC1vdXRwdXQSlQEKDVdhdGNoTWVzc2FnZXMSIi5zaGVsbGV4ZWMudjEuV2F0Y2hNZXNzYWdlc1JlcXVlc3QaIy5zaGVsbGV4ZWMudjEuV2F0Y2hNZXNzYWdlc1Jlc3BvbnNlIjmC0+STAjMSMS9hcGkvdjEvdGFzay1zZXNzaW9ucy97c2Vzc2lvbl9pZH0vbWVzc2FnZXM6d2F0Y2gwARKBAQoMR2V0Qm9vdFN0YXRlEiEuc2hlbGxleGVjLnYxLkdldEJvb3RTdGF0ZVJlcXVlc3QaIi5zaGVsbGV4ZWMudjEuR2V0Qm9vdFN0YXRlUmVzcG9uc2UiKoLT5JMCJBIiL2FwaS92MS90YXNrcy97dGFza19pZH0vYm9vdC1zdGF0ZRKEAQoNRGVsZXRlU2Vzc2lvbhIiLnNoZWxsZXhlYy52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBojLnNoZWxsZXhlYy52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2UiKoLT5JMCJCoiL2FwaS92MS90YXNrLXNlc3Npb25zL3tzZXNzaW9uX2lkfRJwCgpEZWxldGVUYXNrEh8uc2hlbGxleGVjLnYxLkRlbGV0ZVRhc2tSZXF1ZXN0GiAuc2hlbGxleGVjLnYxLkRlbGV0ZVRhc2tSZXNwb25zZSIfgtPkkwIZKhcvYXBpL3YxL3Rhc2tzL3t0YXNrX2lkfUKtAQoQY29tLnNoZWxsZXhlYy52MUIVU2hlbGxFeGVjU2VydmljZVByb3RvUAFaMXNoZWxsZXhlYy9jbGllbnRzL2dvL2dlbi9zaGVsbGV4ZWMvdjE7c2hlbGxleGVjdjGiAgNTWFiqAgxTaGVsbGV4ZWMuVjHKAgxTaGVsbGV4ZWNcVjHiAhhTaGVsbGV4ZWNcVjFcR1BCTWV0YWRhdGHqAg1TaGVsbGV4ZWM6OlYxYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct, file_google_protobuf_timestamp, file_shellexec_v1_message, file_shellexec_v1_session, file_shellexec_v1_shell_output]);
 
 /**
  * Request of shellexec.v1.ShellExecService.NormalizeShellExec.
@@ -439,6 +439,92 @@ export const CompleteTurnResponseSchema: GenMessage<CompleteTurnResponse> = /*@_
   messageDesc(file_shellexec_v1_shell_exec_service, 13);
 
 /**
+ * Request of shellexec.v1.ShellExecService.ListSessions.
+ *
+ * @generated from message shellexec.v1.ListSessionsRequest
+ */
+export type ListSessionsRequest = Message<"shellexec.v1.ListSessionsRequest"> & {
+  /**
+   * The page size: 0 means the default of 100; larger than 500 is cut to
+   * 500; negative is INVALID_ARGUMENT.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * Return only sessions created before this session.
+   *
+   * @generated from field: string before = 2;
+   */
+  before: string;
+
+  /**
+   * Return only sessions created after this session.
+   *
+   * @generated from field: string after = 3;
+   */
+  after: string;
+
+  /**
+   * `asc` (oldest first, the default) or `desc` (newest first).
+   *
+   * @generated from field: string sort = 4;
+   */
+  sort: string;
+};
+
+/**
+ * Describes the message shellexec.v1.ListSessionsRequest.
+ * Use `create(ListSessionsRequestSchema)` to create a new message.
+ */
+export const ListSessionsRequestSchema: GenMessage<ListSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_shellexec_v1_shell_exec_service, 14);
+
+/**
+ * Response of shellexec.v1.ShellExecService.ListSessions.
+ *
+ * @generated from message shellexec.v1.ListSessionsResponse
+ */
+export type ListSessionsResponse = Message<"shellexec.v1.ListSessionsResponse"> & {
+  /**
+   * The page of sessions.
+   *
+   * @generated from field: repeated shellexec.v1.Session sessions = 1;
+   */
+  sessions: Session[];
+
+  /**
+   * The number of sessions the caller may see.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * True when more sessions lie beyond this page in the sort direction.
+   *
+   * @generated from field: bool has_more = 3;
+   */
+  hasMore: boolean;
+
+  /**
+   * The id of the last session of this page: pass it as `after` (asc) or
+   * `before` (desc) for the next page. Empty for an empty page.
+   *
+   * @generated from field: string cursor = 4;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message shellexec.v1.ListSessionsResponse.
+ * Use `create(ListSessionsResponseSchema)` to create a new message.
+ */
+export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_shellexec_v1_shell_exec_service, 15);
+
+/**
  * Request of shellexec.v1.ShellExecService.ListMessages.
  *
  * @generated from message shellexec.v1.ListMessagesRequest
@@ -487,7 +573,7 @@ export type ListMessagesRequest = Message<"shellexec.v1.ListMessagesRequest"> & 
  * Use `create(ListMessagesRequestSchema)` to create a new message.
  */
 export const ListMessagesRequestSchema: GenMessage<ListMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 14);
+  messageDesc(file_shellexec_v1_shell_exec_service, 16);
 
 /**
  * Response of shellexec.v1.ShellExecService.ListMessages.
@@ -523,6 +609,14 @@ export type ListMessagesResponse = Message<"shellexec.v1.ListMessagesResponse"> 
    * @generated from field: string cursor = 4;
    */
   cursor: string;
+
+  /**
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   *
+   * @generated from field: repeated shellexec.v1.Turn turns = 5;
+   */
+  turns: Turn[];
 };
 
 /**
@@ -530,7 +624,7 @@ export type ListMessagesResponse = Message<"shellexec.v1.ListMessagesResponse"> 
  * Use `create(ListMessagesResponseSchema)` to create a new message.
  */
 export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 15);
+  messageDesc(file_shellexec_v1_shell_exec_service, 17);
 
 /**
  * Request of shellexec.v1.ShellExecService.GetShellOutput.
@@ -558,7 +652,7 @@ export type GetShellOutputRequest = Message<"shellexec.v1.GetShellOutputRequest"
  * Use `create(GetShellOutputRequestSchema)` to create a new message.
  */
 export const GetShellOutputRequestSchema: GenMessage<GetShellOutputRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 16);
+  messageDesc(file_shellexec_v1_shell_exec_service, 18);
 
 /**
  * Response of shellexec.v1.ShellExecService.GetShellOutput.
@@ -601,7 +695,7 @@ export type GetShellOutputResponse = Message<"shellexec.v1.GetShellOutputRespons
  * Use `create(GetShellOutputResponseSchema)` to create a new message.
  */
 export const GetShellOutputResponseSchema: GenMessage<GetShellOutputResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 17);
+  messageDesc(file_shellexec_v1_shell_exec_service, 19);
 
 /**
  * Request of shellexec.v1.ShellExecService.WatchMessages.
@@ -631,7 +725,7 @@ export type WatchMessagesRequest = Message<"shellexec.v1.WatchMessagesRequest"> 
  * Use `create(WatchMessagesRequestSchema)` to create a new message.
  */
 export const WatchMessagesRequestSchema: GenMessage<WatchMessagesRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 18);
+  messageDesc(file_shellexec_v1_shell_exec_service, 20);
 
 /**
  * One event of shellexec.v1.ShellExecService.WatchMessages.
@@ -640,7 +734,8 @@ export const WatchMessagesRequestSchema: GenMessage<WatchMessagesRequest> = /*@_
  */
 export type WatchMessagesResponse = Message<"shellexec.v1.WatchMessagesResponse"> & {
   /**
-   * `session.message.added`, `session.message.updated`, `heartbeat`,
+   * `session.message.added`, `session.message.updated`,
+   * `session.turn.started`, `session.turn.completed`, `heartbeat`,
    * `end_of_stream`, `session_deleted` (the session was deleted; the stream
    * ends) or `reset` (the events after `since_revision` were compacted away;
    * reload the boot state, then watch from its revision).
@@ -663,6 +758,13 @@ export type WatchMessagesResponse = Message<"shellexec.v1.WatchMessagesResponse"
    * @generated from field: shellexec.v1.Message message = 3;
    */
   message?: Message$1 | undefined;
+
+  /**
+   * The turn as the event left it, for the two turn events.
+   *
+   * @generated from field: shellexec.v1.Turn turn = 4;
+   */
+  turn?: Turn | undefined;
 };
 
 /**
@@ -670,7 +772,7 @@ export type WatchMessagesResponse = Message<"shellexec.v1.WatchMessagesResponse"
  * Use `create(WatchMessagesResponseSchema)` to create a new message.
  */
 export const WatchMessagesResponseSchema: GenMessage<WatchMessagesResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 19);
+  messageDesc(file_shellexec_v1_shell_exec_service, 21);
 
 /**
  * Request of shellexec.v1.ShellExecService.GetBootState.
@@ -691,7 +793,7 @@ export type GetBootStateRequest = Message<"shellexec.v1.GetBootStateRequest"> & 
  * Use `create(GetBootStateRequestSchema)` to create a new message.
  */
 export const GetBootStateRequestSchema: GenMessage<GetBootStateRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 20);
+  messageDesc(file_shellexec_v1_shell_exec_service, 22);
 
 /**
  * Response of shellexec.v1.ShellExecService.GetBootState.
@@ -712,7 +814,7 @@ export type GetBootStateResponse = Message<"shellexec.v1.GetBootStateResponse"> 
  * Use `create(GetBootStateResponseSchema)` to create a new message.
  */
 export const GetBootStateResponseSchema: GenMessage<GetBootStateResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 21);
+  messageDesc(file_shellexec_v1_shell_exec_service, 23);
 
 /**
  * The state a browser opens a task with.
@@ -742,6 +844,14 @@ export type BootState = Message<"shellexec.v1.BootState"> & {
    * @generated from field: string task_state = 3;
    */
   taskState: string;
+
+  /**
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   *
+   * @generated from field: repeated shellexec.v1.Turn turns = 4;
+   */
+  turns: Turn[];
 };
 
 /**
@@ -749,7 +859,7 @@ export type BootState = Message<"shellexec.v1.BootState"> & {
  * Use `create(BootStateSchema)` to create a new message.
  */
 export const BootStateSchema: GenMessage<BootState> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 22);
+  messageDesc(file_shellexec_v1_shell_exec_service, 24);
 
 /**
  * Request of shellexec.v1.ShellExecService.DeleteSession.
@@ -770,7 +880,7 @@ export type DeleteSessionRequest = Message<"shellexec.v1.DeleteSessionRequest"> 
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 23);
+  messageDesc(file_shellexec_v1_shell_exec_service, 25);
 
 /**
  * Response of shellexec.v1.ShellExecService.DeleteSession.
@@ -791,7 +901,7 @@ export type DeleteSessionResponse = Message<"shellexec.v1.DeleteSessionResponse"
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 24);
+  messageDesc(file_shellexec_v1_shell_exec_service, 26);
 
 /**
  * Request of shellexec.v1.ShellExecService.DeleteTask.
@@ -812,7 +922,7 @@ export type DeleteTaskRequest = Message<"shellexec.v1.DeleteTaskRequest"> & {
  * Use `create(DeleteTaskRequestSchema)` to create a new message.
  */
 export const DeleteTaskRequestSchema: GenMessage<DeleteTaskRequest> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 25);
+  messageDesc(file_shellexec_v1_shell_exec_service, 27);
 
 /**
  * Response of shellexec.v1.ShellExecService.DeleteTask.
@@ -833,7 +943,7 @@ export type DeleteTaskResponse = Message<"shellexec.v1.DeleteTaskResponse"> & {
  * Use `create(DeleteTaskResponseSchema)` to create a new message.
  */
 export const DeleteTaskResponseSchema: GenMessage<DeleteTaskResponse> = /*@__PURE__*/
-  messageDesc(file_shellexec_v1_shell_exec_service, 26);
+  messageDesc(file_shellexec_v1_shell_exec_service, 28);
 
 /**
  * Turns the shell commands that coding agents report over the Agent Client
@@ -957,6 +1067,20 @@ export const ShellExecService: GenService<{
     methodKind: "unary";
     input: typeof CompleteTurnRequestSchema;
     output: typeof CompleteTurnResponseSchema;
+  },
+  /**
+   * Lists the sessions the caller may see, by creation, with their command and
+   * failure counts.
+   *
+   * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+   * negative limit, an unknown sort or both `before` and `after`.
+   *
+   * @generated from rpc shellexec.v1.ShellExecService.ListSessions
+   */
+  listSessions: {
+    methodKind: "unary";
+    input: typeof ListSessionsRequestSchema;
+    output: typeof ListSessionsResponseSchema;
   },
   /**
    * Lists a session's messages with output summaries and no output bodies.

@@ -107,4 +107,53 @@ public interface BootStateOrBuilder extends
    */
   com.google.protobuf.ByteString
       getTaskStateBytes();
+
+  /**
+   * <pre>
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 4 [json_name = "turns"];</code>
+   */
+  java.util.List<com.shellexec.v1.Turn> 
+      getTurnsList();
+  /**
+   * <pre>
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 4 [json_name = "turns"];</code>
+   */
+  com.shellexec.v1.Turn getTurns(int index);
+  /**
+   * <pre>
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 4 [json_name = "turns"];</code>
+   */
+  int getTurnsCount();
+  /**
+   * <pre>
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 4 [json_name = "turns"];</code>
+   */
+  java.util.List<? extends com.shellexec.v1.TurnOrBuilder> 
+      getTurnsOrBuilderList();
+  /**
+   * <pre>
+   * The turns the messages belong to, and the session's running turn, oldest
+   * first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 4 [json_name = "turns"];</code>
+   */
+  com.shellexec.v1.TurnOrBuilder getTurnsOrBuilder(
+      int index);
 }

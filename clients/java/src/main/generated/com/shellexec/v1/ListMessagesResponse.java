@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private ListMessagesResponse() {
     messages_ = java.util.Collections.emptyList();
     cursor_ = "";
+    turns_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -194,6 +195,72 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TURNS_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private java.util.List<com.shellexec.v1.Turn> turns_;
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<com.shellexec.v1.Turn> getTurnsList() {
+    return turns_;
+  }
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends com.shellexec.v1.TurnOrBuilder> 
+      getTurnsOrBuilderList() {
+    return turns_;
+  }
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  @java.lang.Override
+  public int getTurnsCount() {
+    return turns_.size();
+  }
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  @java.lang.Override
+  public com.shellexec.v1.Turn getTurns(int index) {
+    return turns_.get(index);
+  }
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  @java.lang.Override
+  public com.shellexec.v1.TurnOrBuilder getTurnsOrBuilder(
+      int index) {
+    return turns_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -220,6 +287,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cursor_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, cursor_);
     }
+    for (int i = 0; i < turns_.size(); i++) {
+      output.writeMessage(5, turns_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -244,6 +314,15 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cursor_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, cursor_);
     }
+
+        {
+          final int count = turns_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(turns_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -276,6 +355,8 @@ private static final long serialVersionUID = 0L;
         != other.getHasMore()) return false;
     if (!getCursor()
         .equals(other.getCursor())) return false;
+    if (!getTurnsList()
+        .equals(other.getTurnsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -298,6 +379,10 @@ private static final long serialVersionUID = 0L;
         getHasMore());
     hash = (37 * hash) + CURSOR_FIELD_NUMBER;
     hash = (53 * hash) + getCursor().hashCode();
+    if (getTurnsCount() > 0) {
+      hash = (37 * hash) + TURNS_FIELD_NUMBER;
+      hash = (53 * hash) + getTurnsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -443,6 +528,13 @@ private static final long serialVersionUID = 0L;
       total_ = 0;
       hasMore_ = false;
       cursor_ = "";
+      if (turnsBuilder_ == null) {
+        turns_ = java.util.Collections.emptyList();
+      } else {
+        turns_ = null;
+        turnsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000010);
       return this;
     }
 
@@ -484,6 +576,15 @@ private static final long serialVersionUID = 0L;
         result.messages_ = messages_;
       } else {
         result.messages_ = messagesBuilder_.build();
+      }
+      if (turnsBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0)) {
+          turns_ = java.util.Collections.unmodifiableList(turns_);
+          bitField0_ = (bitField0_ & ~0x00000010);
+        }
+        result.turns_ = turns_;
+      } else {
+        result.turns_ = turnsBuilder_.build();
       }
     }
 
@@ -549,6 +650,32 @@ private static final long serialVersionUID = 0L;
         bitField0_ |= 0x00000008;
         onChanged();
       }
+      if (turnsBuilder_ == null) {
+        if (!other.turns_.isEmpty()) {
+          if (turns_.isEmpty()) {
+            turns_ = other.turns_;
+            bitField0_ = (bitField0_ & ~0x00000010);
+          } else {
+            ensureTurnsIsMutable();
+            turns_.addAll(other.turns_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.turns_.isEmpty()) {
+          if (turnsBuilder_.isEmpty()) {
+            turnsBuilder_.dispose();
+            turnsBuilder_ = null;
+            turns_ = other.turns_;
+            bitField0_ = (bitField0_ & ~0x00000010);
+            turnsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetTurnsFieldBuilder() : null;
+          } else {
+            turnsBuilder_.addAllMessages(other.turns_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -601,6 +728,19 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              com.shellexec.v1.Turn m =
+                  input.readMessage(
+                      com.shellexec.v1.Turn.parser(),
+                      extensionRegistry);
+              if (turnsBuilder_ == null) {
+                ensureTurnsIsMutable();
+                turns_.add(m);
+              } else {
+                turnsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1107,6 +1247,330 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000008;
       onChanged();
       return this;
+    }
+
+    private java.util.List<com.shellexec.v1.Turn> turns_ =
+      java.util.Collections.emptyList();
+    private void ensureTurnsIsMutable() {
+      if (!((bitField0_ & 0x00000010) != 0)) {
+        turns_ = new java.util.ArrayList<com.shellexec.v1.Turn>(turns_);
+        bitField0_ |= 0x00000010;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder> turnsBuilder_;
+
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public java.util.List<com.shellexec.v1.Turn> getTurnsList() {
+      if (turnsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(turns_);
+      } else {
+        return turnsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public int getTurnsCount() {
+      if (turnsBuilder_ == null) {
+        return turns_.size();
+      } else {
+        return turnsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public com.shellexec.v1.Turn getTurns(int index) {
+      if (turnsBuilder_ == null) {
+        return turns_.get(index);
+      } else {
+        return turnsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder setTurns(
+        int index, com.shellexec.v1.Turn value) {
+      if (turnsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureTurnsIsMutable();
+        turns_.set(index, value);
+        onChanged();
+      } else {
+        turnsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder setTurns(
+        int index, com.shellexec.v1.Turn.Builder builderForValue) {
+      if (turnsBuilder_ == null) {
+        ensureTurnsIsMutable();
+        turns_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        turnsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder addTurns(com.shellexec.v1.Turn value) {
+      if (turnsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureTurnsIsMutable();
+        turns_.add(value);
+        onChanged();
+      } else {
+        turnsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder addTurns(
+        int index, com.shellexec.v1.Turn value) {
+      if (turnsBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        ensureTurnsIsMutable();
+        turns_.add(index, value);
+        onChanged();
+      } else {
+        turnsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder addTurns(
+        com.shellexec.v1.Turn.Builder builderForValue) {
+      if (turnsBuilder_ == null) {
+        ensureTurnsIsMutable();
+        turns_.add(builderForValue.build());
+        onChanged();
+      } else {
+        turnsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder addTurns(
+        int index, com.shellexec.v1.Turn.Builder builderForValue) {
+      if (turnsBuilder_ == null) {
+        ensureTurnsIsMutable();
+        turns_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        turnsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder addAllTurns(
+        java.lang.Iterable<? extends com.shellexec.v1.Turn> values) {
+      if (turnsBuilder_ == null) {
+        ensureTurnsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, turns_);
+        onChanged();
+      } else {
+        turnsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder clearTurns() {
+      if (turnsBuilder_ == null) {
+        turns_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000010);
+        onChanged();
+      } else {
+        turnsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public Builder removeTurns(int index) {
+      if (turnsBuilder_ == null) {
+        ensureTurnsIsMutable();
+        turns_.remove(index);
+        onChanged();
+      } else {
+        turnsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public com.shellexec.v1.Turn.Builder getTurnsBuilder(
+        int index) {
+      return internalGetTurnsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public com.shellexec.v1.TurnOrBuilder getTurnsOrBuilder(
+        int index) {
+      if (turnsBuilder_ == null) {
+        return turns_.get(index);  } else {
+        return turnsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public java.util.List<? extends com.shellexec.v1.TurnOrBuilder> 
+         getTurnsOrBuilderList() {
+      if (turnsBuilder_ != null) {
+        return turnsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(turns_);
+      }
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public com.shellexec.v1.Turn.Builder addTurnsBuilder() {
+      return internalGetTurnsFieldBuilder().addBuilder(
+          com.shellexec.v1.Turn.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public com.shellexec.v1.Turn.Builder addTurnsBuilder(
+        int index) {
+      return internalGetTurnsFieldBuilder().addBuilder(
+          index, com.shellexec.v1.Turn.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * The turns the page's messages belong to, and the session's running turn,
+     * oldest first.
+     * </pre>
+     *
+     * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+     */
+    public java.util.List<com.shellexec.v1.Turn.Builder> 
+         getTurnsBuilderList() {
+      return internalGetTurnsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder> 
+        internalGetTurnsFieldBuilder() {
+      if (turnsBuilder_ == null) {
+        turnsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder>(
+                turns_,
+                ((bitField0_ & 0x00000010) != 0),
+                getParentForChildren(),
+                isClean());
+        turns_ = null;
+      }
+      return turnsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:shellexec.v1.ListMessagesResponse)

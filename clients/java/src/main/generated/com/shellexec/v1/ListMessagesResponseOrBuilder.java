@@ -95,4 +95,53 @@ public interface ListMessagesResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getCursorBytes();
+
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  java.util.List<com.shellexec.v1.Turn> 
+      getTurnsList();
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  com.shellexec.v1.Turn getTurns(int index);
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  int getTurnsCount();
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  java.util.List<? extends com.shellexec.v1.TurnOrBuilder> 
+      getTurnsOrBuilderList();
+  /**
+   * <pre>
+   * The turns the page's messages belong to, and the session's running turn,
+   * oldest first.
+   * </pre>
+   *
+   * <code>repeated .shellexec.v1.Turn turns = 5 [json_name = "turns"];</code>
+   */
+  com.shellexec.v1.TurnOrBuilder getTurnsOrBuilder(
+      int index);
 }

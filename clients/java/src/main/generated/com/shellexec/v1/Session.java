@@ -387,6 +387,36 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int COMMAND_COUNT_FIELD_NUMBER = 9;
+  private int commandCount_ = 0;
+  /**
+   * <pre>
+   * How many shell commands the session holds.
+   * </pre>
+   *
+   * <code>int32 command_count = 9 [json_name = "commandCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The commandCount.
+   */
+  @java.lang.Override
+  public int getCommandCount() {
+    return commandCount_;
+  }
+
+  public static final int FAILURE_COUNT_FIELD_NUMBER = 10;
+  private int failureCount_ = 0;
+  /**
+   * <pre>
+   * How many of its shell commands have the result `failure`.
+   * </pre>
+   *
+   * <code>int32 failure_count = 10 [json_name = "failureCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The failureCount.
+   */
+  @java.lang.Override
+  public int getFailureCount() {
+    return failureCount_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -425,6 +455,12 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(currentTurnId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 8, currentTurnId_);
     }
+    if (commandCount_ != 0) {
+      output.writeInt32(9, commandCount_);
+    }
+    if (failureCount_ != 0) {
+      output.writeInt32(10, failureCount_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -455,6 +491,14 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(currentTurnId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(8, currentTurnId_);
+    }
+    if (commandCount_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(9, commandCount_);
+    }
+    if (failureCount_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(10, failureCount_);
     }
     return size;
   }
@@ -502,6 +546,10 @@ private static final long serialVersionUID = 0L;
         != other.getRevision()) return false;
     if (!getCurrentTurnId()
         .equals(other.getCurrentTurnId())) return false;
+    if (getCommandCount()
+        != other.getCommandCount()) return false;
+    if (getFailureCount()
+        != other.getFailureCount()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -533,6 +581,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getRevision();
     hash = (37 * hash) + CURRENT_TURN_ID_FIELD_NUMBER;
     hash = (53 * hash) + getCurrentTurnId().hashCode();
+    hash = (37 * hash) + COMMAND_COUNT_FIELD_NUMBER;
+    hash = (53 * hash) + getCommandCount();
+    hash = (37 * hash) + FAILURE_COUNT_FIELD_NUMBER;
+    hash = (53 * hash) + getFailureCount();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -691,6 +743,8 @@ private static final long serialVersionUID = 0L;
       }
       revision_ = 0;
       currentTurnId_ = "";
+      commandCount_ = 0;
+      failureCount_ = 0;
       return this;
     }
 
@@ -755,6 +809,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.currentTurnId_ = currentTurnId_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.commandCount_ = commandCount_;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.failureCount_ = failureCount_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -803,6 +863,12 @@ private static final long serialVersionUID = 0L;
         currentTurnId_ = other.currentTurnId_;
         bitField0_ |= 0x00000080;
         onChanged();
+      }
+      if (other.getCommandCount() != 0) {
+        setCommandCount(other.getCommandCount());
+      }
+      if (other.getFailureCount() != 0) {
+        setFailureCount(other.getFailureCount());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -872,6 +938,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 72: {
+              commandCount_ = input.readInt32();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
+            case 80: {
+              failureCount_ = input.readInt32();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 80
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1707,6 +1783,94 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       currentTurnId_ = value;
       bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private int commandCount_ ;
+    /**
+     * <pre>
+     * How many shell commands the session holds.
+     * </pre>
+     *
+     * <code>int32 command_count = 9 [json_name = "commandCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The commandCount.
+     */
+    @java.lang.Override
+    public int getCommandCount() {
+      return commandCount_;
+    }
+    /**
+     * <pre>
+     * How many shell commands the session holds.
+     * </pre>
+     *
+     * <code>int32 command_count = 9 [json_name = "commandCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The commandCount to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCommandCount(int value) {
+
+      commandCount_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many shell commands the session holds.
+     * </pre>
+     *
+     * <code>int32 command_count = 9 [json_name = "commandCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCommandCount() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      commandCount_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int failureCount_ ;
+    /**
+     * <pre>
+     * How many of its shell commands have the result `failure`.
+     * </pre>
+     *
+     * <code>int32 failure_count = 10 [json_name = "failureCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return The failureCount.
+     */
+    @java.lang.Override
+    public int getFailureCount() {
+      return failureCount_;
+    }
+    /**
+     * <pre>
+     * How many of its shell commands have the result `failure`.
+     * </pre>
+     *
+     * <code>int32 failure_count = 10 [json_name = "failureCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @param value The failureCount to set.
+     * @return This builder for chaining.
+     */
+    public Builder setFailureCount(int value) {
+
+      failureCount_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How many of its shell commands have the result `failure`.
+     * </pre>
+     *
+     * <code>int32 failure_count = 10 [json_name = "failureCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearFailureCount() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      failureCount_ = 0;
       onChanged();
       return this;
     }

@@ -176,4 +176,24 @@ public interface SessionOrBuilder extends
    */
   com.google.protobuf.ByteString
       getCurrentTurnIdBytes();
+
+  /**
+   * <pre>
+   * How many shell commands the session holds.
+   * </pre>
+   *
+   * <code>int32 command_count = 9 [json_name = "commandCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The commandCount.
+   */
+  int getCommandCount();
+
+  /**
+   * <pre>
+   * How many of its shell commands have the result `failure`.
+   * </pre>
+   *
+   * <code>int32 failure_count = 10 [json_name = "failureCount", (.google.api.field_behavior) = OUTPUT_ONLY];</code>
+   * @return The failureCount.
+   */
+  int getFailureCount();
 }

@@ -47,7 +47,7 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\032shellexec/v1/session.proto\022\014shellexec." +
       "v1\032\037google/api/field_behavior.proto\032\037goo" +
-      "gle/protobuf/timestamp.proto\"\310\002\n\007Session" +
+      "gle/protobuf/timestamp.proto\"\236\003\n\007Session" +
       "\022\024\n\002id\030\001 \001(\tB\004\342A\001\003R\002id\022\035\n\007task_id\030\002 \001(\tB" +
       "\004\342A\001\003R\006taskId\022\032\n\005agent\030\003 \001(\tB\004\342A\001\003R\005agen" +
       "t\022\032\n\005state\030\004 \001(\tB\004\342A\001\003R\005state\022?\n\ncreated" +
@@ -55,19 +55,21 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
       "A\001\003R\tcreatedAt\022?\n\nupdated_at\030\006 \001(\0132\032.goo" +
       "gle.protobuf.TimestampB\004\342A\001\003R\tupdatedAt\022" +
       " \n\010revision\030\007 \001(\005B\004\342A\001\003R\010revision\022,\n\017cur" +
-      "rent_turn_id\030\010 \001(\tB\004\342A\001\003R\rcurrentTurnId\"" +
-      "\212\002\n\004Turn\022\024\n\002id\030\001 \001(\tB\004\342A\001\003R\002id\022#\n\nsessio" +
-      "n_id\030\002 \001(\tB\004\342A\001\003R\tsessionId\022\032\n\005state\030\003 \001" +
-      "(\tB\004\342A\001\003R\005state\022%\n\013stop_reason\030\004 \001(\tB\004\342A" +
-      "\001\003R\nstopReason\022?\n\nstarted_at\030\005 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampB\004\342A\001\003R\tstartedAt\022" +
-      "C\n\014completed_at\030\006 \001(\0132\032.google.protobuf." +
-      "TimestampB\004\342A\001\003R\013completedAtB\244\001\n\020com.she" +
-      "llexec.v1B\014SessionProtoP\001Z1shellexec/cli" +
-      "ents/go/gen/shellexec/v1;shellexecv1\242\002\003S" +
-      "XX\252\002\014Shellexec.V1\312\002\014Shellexec\\V1\342\002\030Shell" +
-      "exec\\V1\\GPBMetadata\352\002\rShellexec::V1b\006pro" +
-      "to3"
+      "rent_turn_id\030\010 \001(\tB\004\342A\001\003R\rcurrentTurnId\022" +
+      ")\n\rcommand_count\030\t \001(\005B\004\342A\001\003R\014commandCou" +
+      "nt\022)\n\rfailure_count\030\n \001(\005B\004\342A\001\003R\014failure" +
+      "Count\"\212\002\n\004Turn\022\024\n\002id\030\001 \001(\tB\004\342A\001\003R\002id\022#\n\n" +
+      "session_id\030\002 \001(\tB\004\342A\001\003R\tsessionId\022\032\n\005sta" +
+      "te\030\003 \001(\tB\004\342A\001\003R\005state\022%\n\013stop_reason\030\004 \001" +
+      "(\tB\004\342A\001\003R\nstopReason\022?\n\nstarted_at\030\005 \001(\013" +
+      "2\032.google.protobuf.TimestampB\004\342A\001\003R\tstar" +
+      "tedAt\022C\n\014completed_at\030\006 \001(\0132\032.google.pro" +
+      "tobuf.TimestampB\004\342A\001\003R\013completedAtB\244\001\n\020c" +
+      "om.shellexec.v1B\014SessionProtoP\001Z1shellex" +
+      "ec/clients/go/gen/shellexec/v1;shellexec" +
+      "v1\242\002\003SXX\252\002\014Shellexec.V1\312\002\014Shellexec\\V1\342\002" +
+      "\030Shellexec\\V1\\GPBMetadata\352\002\rShellexec::V" +
+      "1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -80,7 +82,7 @@ public final class SessionProto extends com.google.protobuf.GeneratedFile {
     internal_static_shellexec_v1_Session_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_Session_descriptor,
-        new java.lang.String[] { "Id", "TaskId", "Agent", "State", "CreatedAt", "UpdatedAt", "Revision", "CurrentTurnId", });
+        new java.lang.String[] { "Id", "TaskId", "Agent", "State", "CreatedAt", "UpdatedAt", "Revision", "CurrentTurnId", "CommandCount", "FailureCount", });
     internal_static_shellexec_v1_Turn_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_shellexec_v1_Turn_fieldAccessorTable = new

@@ -237,6 +237,37 @@ public final class ShellExecServiceGrpc {
     return getCompleteTurnMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<com.shellexec.v1.ListSessionsRequest,
+      com.shellexec.v1.ListSessionsResponse> getListSessionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListSessions",
+      requestType = com.shellexec.v1.ListSessionsRequest.class,
+      responseType = com.shellexec.v1.ListSessionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<com.shellexec.v1.ListSessionsRequest,
+      com.shellexec.v1.ListSessionsResponse> getListSessionsMethod() {
+    io.grpc.MethodDescriptor<com.shellexec.v1.ListSessionsRequest, com.shellexec.v1.ListSessionsResponse> getListSessionsMethod;
+    if ((getListSessionsMethod = ShellExecServiceGrpc.getListSessionsMethod) == null) {
+      synchronized (ShellExecServiceGrpc.class) {
+        if ((getListSessionsMethod = ShellExecServiceGrpc.getListSessionsMethod) == null) {
+          ShellExecServiceGrpc.getListSessionsMethod = getListSessionsMethod =
+              io.grpc.MethodDescriptor.<com.shellexec.v1.ListSessionsRequest, com.shellexec.v1.ListSessionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListSessions"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.shellexec.v1.ListSessionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  com.shellexec.v1.ListSessionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ShellExecServiceMethodDescriptorSupplier("ListSessions"))
+              .build();
+        }
+      }
+    }
+    return getListSessionsMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<com.shellexec.v1.ListMessagesRequest,
       com.shellexec.v1.ListMessagesResponse> getListMessagesMethod;
 
@@ -597,6 +628,19 @@ public final class ShellExecServiceGrpc {
 
     /**
      * <pre>
+     * Lists the sessions the caller may see, by creation, with their command and
+     * failure counts.
+     * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+     * negative limit, an unknown sort or both `before` and `after`.
+     * </pre>
+     */
+    default void listSessions(com.shellexec.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<com.shellexec.v1.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListSessionsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Lists a session's messages with output summaries and no output bodies.
      * Returns NOT_FOUND for an unknown session or cursor message, and
      * INVALID_ARGUMENT for a negative limit, an unknown sort or both `before`
@@ -832,6 +876,20 @@ public final class ShellExecServiceGrpc {
 
     /**
      * <pre>
+     * Lists the sessions the caller may see, by creation, with their command and
+     * failure counts.
+     * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+     * negative limit, an unknown sort or both `before` and `after`.
+     * </pre>
+     */
+    public void listSessions(com.shellexec.v1.ListSessionsRequest request,
+        io.grpc.stub.StreamObserver<com.shellexec.v1.ListSessionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * Lists a session's messages with output summaries and no output bodies.
      * Returns NOT_FOUND for an unknown session or cursor message, and
      * INVALID_ARGUMENT for a negative limit, an unknown sort or both `before`
@@ -1047,6 +1105,19 @@ public final class ShellExecServiceGrpc {
 
     /**
      * <pre>
+     * Lists the sessions the caller may see, by creation, with their command and
+     * failure counts.
+     * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+     * negative limit, an unknown sort or both `before` and `after`.
+     * </pre>
+     */
+    public com.shellexec.v1.ListSessionsResponse listSessions(com.shellexec.v1.ListSessionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * Lists a session's messages with output summaries and no output bodies.
      * Returns NOT_FOUND for an unknown session or cursor message, and
      * INVALID_ARGUMENT for a negative limit, an unknown sort or both `before`
@@ -1254,6 +1325,19 @@ public final class ShellExecServiceGrpc {
     public com.shellexec.v1.CompleteTurnResponse completeTurn(com.shellexec.v1.CompleteTurnRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCompleteTurnMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Lists the sessions the caller may see, by creation, with their command and
+     * failure counts.
+     * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+     * negative limit, an unknown sort or both `before` and `after`.
+     * </pre>
+     */
+    public com.shellexec.v1.ListSessionsResponse listSessions(com.shellexec.v1.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListSessionsMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1475,6 +1559,20 @@ public final class ShellExecServiceGrpc {
 
     /**
      * <pre>
+     * Lists the sessions the caller may see, by creation, with their command and
+     * failure counts.
+     * Returns NOT_FOUND for an unknown cursor session, and INVALID_ARGUMENT for a
+     * negative limit, an unknown sort or both `before` and `after`.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<com.shellexec.v1.ListSessionsResponse> listSessions(
+        com.shellexec.v1.ListSessionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListSessionsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
      * Lists a session's messages with output summaries and no output bodies.
      * Returns NOT_FOUND for an unknown session or cursor message, and
      * INVALID_ARGUMENT for a negative limit, an unknown sort or both `before`
@@ -1551,12 +1649,13 @@ public final class ShellExecServiceGrpc {
   private static final int METHODID_START_TURN = 4;
   private static final int METHODID_PUBLISH_UPDATE = 5;
   private static final int METHODID_COMPLETE_TURN = 6;
-  private static final int METHODID_LIST_MESSAGES = 7;
-  private static final int METHODID_GET_SHELL_OUTPUT = 8;
-  private static final int METHODID_WATCH_MESSAGES = 9;
-  private static final int METHODID_GET_BOOT_STATE = 10;
-  private static final int METHODID_DELETE_SESSION = 11;
-  private static final int METHODID_DELETE_TASK = 12;
+  private static final int METHODID_LIST_SESSIONS = 7;
+  private static final int METHODID_LIST_MESSAGES = 8;
+  private static final int METHODID_GET_SHELL_OUTPUT = 9;
+  private static final int METHODID_WATCH_MESSAGES = 10;
+  private static final int METHODID_GET_BOOT_STATE = 11;
+  private static final int METHODID_DELETE_SESSION = 12;
+  private static final int METHODID_DELETE_TASK = 13;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1602,6 +1701,10 @@ public final class ShellExecServiceGrpc {
         case METHODID_COMPLETE_TURN:
           serviceImpl.completeTurn((com.shellexec.v1.CompleteTurnRequest) request,
               (io.grpc.stub.StreamObserver<com.shellexec.v1.CompleteTurnResponse>) responseObserver);
+          break;
+        case METHODID_LIST_SESSIONS:
+          serviceImpl.listSessions((com.shellexec.v1.ListSessionsRequest) request,
+              (io.grpc.stub.StreamObserver<com.shellexec.v1.ListSessionsResponse>) responseObserver);
           break;
         case METHODID_LIST_MESSAGES:
           serviceImpl.listMessages((com.shellexec.v1.ListMessagesRequest) request,
@@ -1694,6 +1797,13 @@ public final class ShellExecServiceGrpc {
               com.shellexec.v1.CompleteTurnRequest,
               com.shellexec.v1.CompleteTurnResponse>(
                 service, METHODID_COMPLETE_TURN)))
+        .addMethod(
+          getListSessionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              com.shellexec.v1.ListSessionsRequest,
+              com.shellexec.v1.ListSessionsResponse>(
+                service, METHODID_LIST_SESSIONS)))
         .addMethod(
           getListMessagesMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -1791,6 +1901,7 @@ public final class ShellExecServiceGrpc {
               .addMethod(getStartTurnMethod())
               .addMethod(getPublishUpdateMethod())
               .addMethod(getCompleteTurnMethod())
+              .addMethod(getListSessionsMethod())
               .addMethod(getListMessagesMethod())
               .addMethod(getGetShellOutputMethod())
               .addMethod(getWatchMessagesMethod())

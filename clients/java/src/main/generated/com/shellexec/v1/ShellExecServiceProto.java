@@ -97,6 +97,16 @@ public final class ShellExecServiceProto extends com.google.protobuf.GeneratedFi
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_shellexec_v1_CompleteTurnResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_shellexec_v1_ListSessionsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_shellexec_v1_ListSessionsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_shellexec_v1_ListSessionsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_shellexec_v1_ListSessionsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_shellexec_v1_ListMessagesRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -214,94 +224,107 @@ public final class ShellExecServiceProto extends com.google.protobuf.GeneratedFi
       "\n\013stop_reason\030\003 \001(\tB\004\342A\001\001R\nstopReason\"r\n" +
       "\024CompleteTurnResponse\022&\n\004turn\030\001 \001(\0132\022.sh" +
       "ellexec.v1.TurnR\004turn\0222\n\025cancelled_messa" +
-      "ge_ids\030\002 \003(\tR\023cancelledMessageIds\"\252\001\n\023Li" +
-      "stMessagesRequest\022#\n\nsession_id\030\001 \001(\tB\004\342" +
-      "A\001\002R\tsessionId\022\032\n\005limit\030\002 \001(\005B\004\342A\001\001R\005lim" +
-      "it\022\034\n\006before\030\003 \001(\tB\004\342A\001\001R\006before\022\032\n\005afte" +
-      "r\030\004 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort\030\005 \001(\tB\004\342A\001\001" +
-      "R\004sort\"\222\001\n\024ListMessagesResponse\0221\n\010messa" +
-      "ges\030\001 \003(\0132\025.shellexec.v1.MessageR\010messag" +
-      "es\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010has_more\030\003 \001" +
-      "(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR\006cursor\"a\n\025G" +
-      "etShellOutputRequest\022#\n\nsession_id\030\001 \001(\t" +
-      "B\004\342A\001\002R\tsessionId\022#\n\nmessage_id\030\002 \001(\tB\004\342" +
-      "A\001\002R\tmessageId\"\275\001\n\026GetShellOutputRespons" +
-      "e\022\035\n\nmessage_id\030\001 \001(\tR\tmessageId\022\026\n\006stat" +
-      "us\030\002 \001(\tR\006status\0229\n\nupdated_at\030\003 \001(\0132\032.g" +
-      "oogle.protobuf.TimestampR\tupdatedAt\0221\n\006o" +
-      "utput\030\004 \001(\0132\031.shellexec.v1.ShellOutputR\006" +
-      "output\"\200\001\n\024WatchMessagesRequest\022#\n\nsessi" +
-      "on_id\030\001 \001(\tB\004\342A\001\002R\tsessionId\0220\n\016since_re" +
-      "vision\030\002 \001(\005B\004\342A\001\001H\000R\rsinceRevision\210\001\001B\021" +
-      "\n\017_since_revision\"x\n\025WatchMessagesRespon" +
-      "se\022\022\n\004type\030\001 \001(\tR\004type\022\032\n\010revision\030\002 \001(\005" +
-      "R\010revision\022/\n\007message\030\003 \001(\0132\025.shellexec." +
-      "v1.MessageR\007message\"4\n\023GetBootStateReque" +
-      "st\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006taskId\"T\n\024Get" +
-      "BootStateResponse\022<\n\rinitial_state\030\001 \001(\013" +
-      "2\027.shellexec.v1.BootStateR\014initialState\"" +
-      "\216\001\n\tBootState\022/\n\007session\030\001 \001(\0132\025.shellex" +
-      "ec.v1.SessionR\007session\0221\n\010messages\030\002 \003(\013" +
-      "2\025.shellexec.v1.MessageR\010messages\022\035\n\ntas" +
-      "k_state\030\003 \001(\tR\ttaskState\";\n\024DeleteSessio" +
-      "nRequest\022#\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\tsess" +
-      "ionId\"6\n\025DeleteSessionResponse\022\035\n\nsessio" +
-      "n_id\030\001 \001(\tR\tsessionId\"2\n\021DeleteTaskReque" +
-      "st\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006taskId\"D\n\022Del" +
-      "eteTaskResponse\022.\n\023deleted_session_ids\030\001" +
-      " \003(\tR\021deletedSessionIds2\354\016\n\020ShellExecSer" +
-      "vice\022\220\001\n\022NormalizeShellExec\022\'.shellexec." +
-      "v1.NormalizeShellExecRequest\032(.shellexec" +
-      ".v1.NormalizeShellExecResponse\"\'\202\323\344\223\002!\"\034" +
-      "/api/v1/shell-exec:normalize:\001*\022\226\001\n\024Summ" +
-      "arizeShellOutput\022).shellexec.v1.Summariz" +
-      "eShellOutputRequest\032*.shellexec.v1.Summa" +
-      "rizeShellOutputResponse\"\'\202\323\344\223\002!\"\034/api/v1" +
-      "/shell-exec:summarize:\001*\022z\n\rCreateSessio" +
-      "n\022\".shellexec.v1.CreateSessionRequest\032#." +
-      "shellexec.v1.CreateSessionResponse\" \202\323\344\223" +
-      "\002\032\"\025/api/v1/task-sessions:\001*\022{\n\nGetSessi" +
-      "on\022\037.shellexec.v1.GetSessionRequest\032 .sh" +
-      "ellexec.v1.GetSessionResponse\"*\202\323\344\223\002$\022\"/" +
-      "api/v1/task-sessions/{session_id}\022\201\001\n\tSt" +
-      "artTurn\022\036.shellexec.v1.StartTurnRequest\032" +
-      "\037.shellexec.v1.StartTurnResponse\"3\202\323\344\223\002-" +
-      "\"(/api/v1/task-sessions/{session_id}/tur" +
-      "ns:\001*\022\217\001\n\rPublishUpdate\022\".shellexec.v1.P" +
-      "ublishUpdateRequest\032#.shellexec.v1.Publi" +
-      "shUpdateResponse\"5\202\323\344\223\002/\"*/api/v1/task-s" +
-      "essions/{session_id}/updates:\001*\022\235\001\n\014Comp" +
-      "leteTurn\022!.shellexec.v1.CompleteTurnRequ" +
-      "est\032\".shellexec.v1.CompleteTurnResponse\"" +
-      "F\202\323\344\223\002@\";/api/v1/task-sessions/{session_" +
-      "id}/turns/{turn_id}:complete:\001*\022\272\001\n\014List" +
-      "Messages\022!.shellexec.v1.ListMessagesRequ" +
-      "est\032\".shellexec.v1.ListMessagesResponse\"" +
-      "c\202\323\344\223\002]\022+/api/v1/task-sessions/{session_" +
-      "id}/messagesZ.\022,/api/v1/agent-sessions/{" +
-      "session_id}/messages\022\252\001\n\016GetShellOutput\022" +
-      "#.shellexec.v1.GetShellOutputRequest\032$.s" +
-      "hellexec.v1.GetShellOutputResponse\"M\202\323\344\223" +
-      "\002G\022E/api/v1/task-sessions/{session_id}/m" +
-      "essages/{message_id}/shell-output\022\225\001\n\rWa" +
-      "tchMessages\022\".shellexec.v1.WatchMessages" +
-      "Request\032#.shellexec.v1.WatchMessagesResp" +
-      "onse\"9\202\323\344\223\0023\0221/api/v1/task-sessions/{ses" +
-      "sion_id}/messages:watch0\001\022\201\001\n\014GetBootSta" +
-      "te\022!.shellexec.v1.GetBootStateRequest\032\"." +
-      "shellexec.v1.GetBootStateResponse\"*\202\323\344\223\002" +
-      "$\022\"/api/v1/tasks/{task_id}/boot-state\022\204\001" +
-      "\n\rDeleteSession\022\".shellexec.v1.DeleteSes" +
-      "sionRequest\032#.shellexec.v1.DeleteSession" +
-      "Response\"*\202\323\344\223\002$*\"/api/v1/task-sessions/" +
-      "{session_id}\022p\n\nDeleteTask\022\037.shellexec.v" +
-      "1.DeleteTaskRequest\032 .shellexec.v1.Delet" +
-      "eTaskResponse\"\037\202\323\344\223\002\031*\027/api/v1/tasks/{ta" +
-      "sk_id}B\255\001\n\020com.shellexec.v1B\025ShellExecSe" +
-      "rviceProtoP\001Z1shellexec/clients/go/gen/s" +
-      "hellexec/v1;shellexecv1\242\002\003SXX\252\002\014Shellexe" +
-      "c.V1\312\002\014Shellexec\\V1\342\002\030Shellexec\\V1\\GPBMe" +
-      "tadata\352\002\rShellexec::V1b\006proto3"
+      "ge_ids\030\002 \003(\tR\023cancelledMessageIds\"\205\001\n\023Li" +
+      "stSessionsRequest\022\032\n\005limit\030\001 \001(\005B\004\342A\001\001R\005" +
+      "limit\022\034\n\006before\030\002 \001(\tB\004\342A\001\001R\006before\022\032\n\005a" +
+      "fter\030\003 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort\030\004 \001(\tB\004\342" +
+      "A\001\001R\004sort\"\222\001\n\024ListSessionsResponse\0221\n\010se" +
+      "ssions\030\001 \003(\0132\025.shellexec.v1.SessionR\010ses" +
+      "sions\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010has_more\030" +
+      "\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR\006cursor\"\252" +
+      "\001\n\023ListMessagesRequest\022#\n\nsession_id\030\001 \001" +
+      "(\tB\004\342A\001\002R\tsessionId\022\032\n\005limit\030\002 \001(\005B\004\342A\001\001" +
+      "R\005limit\022\034\n\006before\030\003 \001(\tB\004\342A\001\001R\006before\022\032\n" +
+      "\005after\030\004 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort\030\005 \001(\tB" +
+      "\004\342A\001\001R\004sort\"\274\001\n\024ListMessagesResponse\0221\n\010" +
+      "messages\030\001 \003(\0132\025.shellexec.v1.MessageR\010m" +
+      "essages\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010has_mor" +
+      "e\030\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR\006cursor" +
+      "\022(\n\005turns\030\005 \003(\0132\022.shellexec.v1.TurnR\005tur" +
+      "ns\"a\n\025GetShellOutputRequest\022#\n\nsession_i" +
+      "d\030\001 \001(\tB\004\342A\001\002R\tsessionId\022#\n\nmessage_id\030\002" +
+      " \001(\tB\004\342A\001\002R\tmessageId\"\275\001\n\026GetShellOutput" +
+      "Response\022\035\n\nmessage_id\030\001 \001(\tR\tmessageId\022" +
+      "\026\n\006status\030\002 \001(\tR\006status\0229\n\nupdated_at\030\003 " +
+      "\001(\0132\032.google.protobuf.TimestampR\tupdated" +
+      "At\0221\n\006output\030\004 \001(\0132\031.shellexec.v1.ShellO" +
+      "utputR\006output\"\200\001\n\024WatchMessagesRequest\022#" +
+      "\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\tsessionId\0220\n\016s" +
+      "ince_revision\030\002 \001(\005B\004\342A\001\001H\000R\rsinceRevisi" +
+      "on\210\001\001B\021\n\017_since_revision\"\240\001\n\025WatchMessag" +
+      "esResponse\022\022\n\004type\030\001 \001(\tR\004type\022\032\n\010revisi" +
+      "on\030\002 \001(\005R\010revision\022/\n\007message\030\003 \001(\0132\025.sh" +
+      "ellexec.v1.MessageR\007message\022&\n\004turn\030\004 \001(" +
+      "\0132\022.shellexec.v1.TurnR\004turn\"4\n\023GetBootSt" +
+      "ateRequest\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006taskI" +
+      "d\"T\n\024GetBootStateResponse\022<\n\rinitial_sta" +
+      "te\030\001 \001(\0132\027.shellexec.v1.BootStateR\014initi" +
+      "alState\"\270\001\n\tBootState\022/\n\007session\030\001 \001(\0132\025" +
+      ".shellexec.v1.SessionR\007session\0221\n\010messag" +
+      "es\030\002 \003(\0132\025.shellexec.v1.MessageR\010message" +
+      "s\022\035\n\ntask_state\030\003 \001(\tR\ttaskState\022(\n\005turn" +
+      "s\030\004 \003(\0132\022.shellexec.v1.TurnR\005turns\";\n\024De" +
+      "leteSessionRequest\022#\n\nsession_id\030\001 \001(\tB\004" +
+      "\342A\001\002R\tsessionId\"6\n\025DeleteSessionResponse" +
+      "\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\"2\n\021Delet" +
+      "eTaskRequest\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006tas" +
+      "kId\"D\n\022DeleteTaskResponse\022.\n\023deleted_ses" +
+      "sion_ids\030\001 \003(\tR\021deletedSessionIds2\342\017\n\020Sh" +
+      "ellExecService\022\220\001\n\022NormalizeShellExec\022\'." +
+      "shellexec.v1.NormalizeShellExecRequest\032(" +
+      ".shellexec.v1.NormalizeShellExecResponse" +
+      "\"\'\202\323\344\223\002!\"\034/api/v1/shell-exec:normalize:\001" +
+      "*\022\226\001\n\024SummarizeShellOutput\022).shellexec.v" +
+      "1.SummarizeShellOutputRequest\032*.shellexe" +
+      "c.v1.SummarizeShellOutputResponse\"\'\202\323\344\223\002" +
+      "!\"\034/api/v1/shell-exec:summarize:\001*\022z\n\rCr" +
+      "eateSession\022\".shellexec.v1.CreateSession" +
+      "Request\032#.shellexec.v1.CreateSessionResp" +
+      "onse\" \202\323\344\223\002\032\"\025/api/v1/task-sessions:\001*\022{" +
+      "\n\nGetSession\022\037.shellexec.v1.GetSessionRe" +
+      "quest\032 .shellexec.v1.GetSessionResponse\"" +
+      "*\202\323\344\223\002$\022\"/api/v1/task-sessions/{session_" +
+      "id}\022\201\001\n\tStartTurn\022\036.shellexec.v1.StartTu" +
+      "rnRequest\032\037.shellexec.v1.StartTurnRespon" +
+      "se\"3\202\323\344\223\002-\"(/api/v1/task-sessions/{sessi" +
+      "on_id}/turns:\001*\022\217\001\n\rPublishUpdate\022\".shel" +
+      "lexec.v1.PublishUpdateRequest\032#.shellexe" +
+      "c.v1.PublishUpdateResponse\"5\202\323\344\223\002/\"*/api" +
+      "/v1/task-sessions/{session_id}/updates:\001" +
+      "*\022\235\001\n\014CompleteTurn\022!.shellexec.v1.Comple" +
+      "teTurnRequest\032\".shellexec.v1.CompleteTur" +
+      "nResponse\"F\202\323\344\223\002@\";/api/v1/task-sessions" +
+      "/{session_id}/turns/{turn_id}:complete:\001" +
+      "*\022t\n\014ListSessions\022!.shellexec.v1.ListSes" +
+      "sionsRequest\032\".shellexec.v1.ListSessions" +
+      "Response\"\035\202\323\344\223\002\027\022\025/api/v1/task-sessions\022" +
+      "\272\001\n\014ListMessages\022!.shellexec.v1.ListMess" +
+      "agesRequest\032\".shellexec.v1.ListMessagesR" +
+      "esponse\"c\202\323\344\223\002]\022+/api/v1/task-sessions/{" +
+      "session_id}/messagesZ.\022,/api/v1/agent-se" +
+      "ssions/{session_id}/messages\022\252\001\n\016GetShel" +
+      "lOutput\022#.shellexec.v1.GetShellOutputReq" +
+      "uest\032$.shellexec.v1.GetShellOutputRespon" +
+      "se\"M\202\323\344\223\002G\022E/api/v1/task-sessions/{sessi" +
+      "on_id}/messages/{message_id}/shell-outpu" +
+      "t\022\225\001\n\rWatchMessages\022\".shellexec.v1.Watch" +
+      "MessagesRequest\032#.shellexec.v1.WatchMess" +
+      "agesResponse\"9\202\323\344\223\0023\0221/api/v1/task-sessi" +
+      "ons/{session_id}/messages:watch0\001\022\201\001\n\014Ge" +
+      "tBootState\022!.shellexec.v1.GetBootStateRe" +
+      "quest\032\".shellexec.v1.GetBootStateRespons" +
+      "e\"*\202\323\344\223\002$\022\"/api/v1/tasks/{task_id}/boot-" +
+      "state\022\204\001\n\rDeleteSession\022\".shellexec.v1.D" +
+      "eleteSessionRequest\032#.shellexec.v1.Delet" +
+      "eSessionResponse\"*\202\323\344\223\002$*\"/api/v1/task-s" +
+      "essions/{session_id}\022p\n\nDeleteTask\022\037.she" +
+      "llexec.v1.DeleteTaskRequest\032 .shellexec." +
+      "v1.DeleteTaskResponse\"\037\202\323\344\223\002\031*\027/api/v1/t" +
+      "asks/{task_id}B\255\001\n\020com.shellexec.v1B\025She" +
+      "llExecServiceProtoP\001Z1shellexec/clients/" +
+      "go/gen/shellexec/v1;shellexecv1\242\002\003SXX\252\002\014" +
+      "Shellexec.V1\312\002\014Shellexec\\V1\342\002\030Shellexec\\" +
+      "V1\\GPBMetadata\352\002\rShellexec::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -398,80 +421,92 @@ public final class ShellExecServiceProto extends com.google.protobuf.GeneratedFi
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_CompleteTurnResponse_descriptor,
         new java.lang.String[] { "Turn", "CancelledMessageIds", });
-    internal_static_shellexec_v1_ListMessagesRequest_descriptor =
+    internal_static_shellexec_v1_ListSessionsRequest_descriptor =
       getDescriptor().getMessageType(14);
+    internal_static_shellexec_v1_ListSessionsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_shellexec_v1_ListSessionsRequest_descriptor,
+        new java.lang.String[] { "Limit", "Before", "After", "Sort", });
+    internal_static_shellexec_v1_ListSessionsResponse_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_shellexec_v1_ListSessionsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_shellexec_v1_ListSessionsResponse_descriptor,
+        new java.lang.String[] { "Sessions", "Total", "HasMore", "Cursor", });
+    internal_static_shellexec_v1_ListMessagesRequest_descriptor =
+      getDescriptor().getMessageType(16);
     internal_static_shellexec_v1_ListMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_ListMessagesRequest_descriptor,
         new java.lang.String[] { "SessionId", "Limit", "Before", "After", "Sort", });
     internal_static_shellexec_v1_ListMessagesResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(17);
     internal_static_shellexec_v1_ListMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_ListMessagesResponse_descriptor,
-        new java.lang.String[] { "Messages", "Total", "HasMore", "Cursor", });
+        new java.lang.String[] { "Messages", "Total", "HasMore", "Cursor", "Turns", });
     internal_static_shellexec_v1_GetShellOutputRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(18);
     internal_static_shellexec_v1_GetShellOutputRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_GetShellOutputRequest_descriptor,
         new java.lang.String[] { "SessionId", "MessageId", });
     internal_static_shellexec_v1_GetShellOutputResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(19);
     internal_static_shellexec_v1_GetShellOutputResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_GetShellOutputResponse_descriptor,
         new java.lang.String[] { "MessageId", "Status", "UpdatedAt", "Output", });
     internal_static_shellexec_v1_WatchMessagesRequest_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(20);
     internal_static_shellexec_v1_WatchMessagesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_WatchMessagesRequest_descriptor,
         new java.lang.String[] { "SessionId", "SinceRevision", });
     internal_static_shellexec_v1_WatchMessagesResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(21);
     internal_static_shellexec_v1_WatchMessagesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_WatchMessagesResponse_descriptor,
-        new java.lang.String[] { "Type", "Revision", "Message", });
+        new java.lang.String[] { "Type", "Revision", "Message", "Turn", });
     internal_static_shellexec_v1_GetBootStateRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(22);
     internal_static_shellexec_v1_GetBootStateRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_GetBootStateRequest_descriptor,
         new java.lang.String[] { "TaskId", });
     internal_static_shellexec_v1_GetBootStateResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(23);
     internal_static_shellexec_v1_GetBootStateResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_GetBootStateResponse_descriptor,
         new java.lang.String[] { "InitialState", });
     internal_static_shellexec_v1_BootState_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(24);
     internal_static_shellexec_v1_BootState_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_BootState_descriptor,
-        new java.lang.String[] { "Session", "Messages", "TaskState", });
+        new java.lang.String[] { "Session", "Messages", "TaskState", "Turns", });
     internal_static_shellexec_v1_DeleteSessionRequest_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(25);
     internal_static_shellexec_v1_DeleteSessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_DeleteSessionRequest_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_shellexec_v1_DeleteSessionResponse_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(26);
     internal_static_shellexec_v1_DeleteSessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_DeleteSessionResponse_descriptor,
         new java.lang.String[] { "SessionId", });
     internal_static_shellexec_v1_DeleteTaskRequest_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(27);
     internal_static_shellexec_v1_DeleteTaskRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_DeleteTaskRequest_descriptor,
         new java.lang.String[] { "TaskId", });
     internal_static_shellexec_v1_DeleteTaskResponse_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(28);
     internal_static_shellexec_v1_DeleteTaskResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_DeleteTaskResponse_descriptor,

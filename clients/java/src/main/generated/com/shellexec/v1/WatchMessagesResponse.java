@@ -59,7 +59,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object type_ = "";
   /**
    * <pre>
-   * `session.message.added`, `session.message.updated`, `heartbeat`,
+   * `session.message.added`, `session.message.updated`,
+   * `session.turn.started`, `session.turn.completed`, `heartbeat`,
    * `end_of_stream`, `session_deleted` (the session was deleted; the stream
    * ends) or `reset` (the events after `since_revision` were compacted away;
    * reload the boot state, then watch from its revision).
@@ -83,7 +84,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * `session.message.added`, `session.message.updated`, `heartbeat`,
+   * `session.message.added`, `session.message.updated`,
+   * `session.turn.started`, `session.turn.completed`, `heartbeat`,
    * `end_of_stream`, `session_deleted` (the session was deleted; the stream
    * ends) or `reset` (the events after `since_revision` were compacted away;
    * reload the boot state, then watch from its revision).
@@ -161,6 +163,44 @@ private static final long serialVersionUID = 0L;
     return message_ == null ? com.shellexec.v1.Message.getDefaultInstance() : message_;
   }
 
+  public static final int TURN_FIELD_NUMBER = 4;
+  private com.shellexec.v1.Turn turn_;
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   * @return Whether the turn field is set.
+   */
+  @java.lang.Override
+  public boolean hasTurn() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   * @return The turn.
+   */
+  @java.lang.Override
+  public com.shellexec.v1.Turn getTurn() {
+    return turn_ == null ? com.shellexec.v1.Turn.getDefaultInstance() : turn_;
+  }
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   */
+  @java.lang.Override
+  public com.shellexec.v1.TurnOrBuilder getTurnOrBuilder() {
+    return turn_ == null ? com.shellexec.v1.Turn.getDefaultInstance() : turn_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -184,6 +224,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(3, getMessage());
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(4, getTurn());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -198,6 +241,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(3, getMessage());
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(4, getTurn());
     }
     return size;
   }
@@ -232,6 +279,11 @@ private static final long serialVersionUID = 0L;
       if (!getMessage()
           .equals(other.getMessage())) return false;
     }
+    if (hasTurn() != other.hasTurn()) return false;
+    if (hasTurn()) {
+      if (!getTurn()
+          .equals(other.getTurn())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -250,6 +302,10 @@ private static final long serialVersionUID = 0L;
     if (hasMessage()) {
       hash = (37 * hash) + MESSAGE_FIELD_NUMBER;
       hash = (53 * hash) + getMessage().hashCode();
+    }
+    if (hasTurn()) {
+      hash = (37 * hash) + TURN_FIELD_NUMBER;
+      hash = (53 * hash) + getTurn().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -386,6 +442,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetMessageFieldBuilder();
+        internalGetTurnFieldBuilder();
       }
     }
     @java.lang.Override
@@ -398,6 +455,11 @@ private static final long serialVersionUID = 0L;
       if (messageBuilder_ != null) {
         messageBuilder_.dispose();
         messageBuilder_ = null;
+      }
+      turn_ = null;
+      if (turnBuilder_ != null) {
+        turnBuilder_.dispose();
+        turnBuilder_ = null;
       }
       return this;
     }
@@ -445,6 +507,12 @@ private static final long serialVersionUID = 0L;
             : messageBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.turn_ = turnBuilder_ == null
+            ? turn_
+            : turnBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -470,6 +538,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasMessage()) {
         mergeMessage(other.getMessage());
+      }
+      if (other.hasTurn()) {
+        mergeTurn(other.getTurn());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -512,6 +583,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 34: {
+              input.readMessage(
+                  internalGetTurnFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -532,7 +610,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object type_ = "";
     /**
      * <pre>
-     * `session.message.added`, `session.message.updated`, `heartbeat`,
+     * `session.message.added`, `session.message.updated`,
+     * `session.turn.started`, `session.turn.completed`, `heartbeat`,
      * `end_of_stream`, `session_deleted` (the session was deleted; the stream
      * ends) or `reset` (the events after `since_revision` were compacted away;
      * reload the boot state, then watch from its revision).
@@ -555,7 +634,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * `session.message.added`, `session.message.updated`, `heartbeat`,
+     * `session.message.added`, `session.message.updated`,
+     * `session.turn.started`, `session.turn.completed`, `heartbeat`,
      * `end_of_stream`, `session_deleted` (the session was deleted; the stream
      * ends) or `reset` (the events after `since_revision` were compacted away;
      * reload the boot state, then watch from its revision).
@@ -579,7 +659,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * `session.message.added`, `session.message.updated`, `heartbeat`,
+     * `session.message.added`, `session.message.updated`,
+     * `session.turn.started`, `session.turn.completed`, `heartbeat`,
      * `end_of_stream`, `session_deleted` (the session was deleted; the stream
      * ends) or `reset` (the events after `since_revision` were compacted away;
      * reload the boot state, then watch from its revision).
@@ -599,7 +680,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * `session.message.added`, `session.message.updated`, `heartbeat`,
+     * `session.message.added`, `session.message.updated`,
+     * `session.turn.started`, `session.turn.completed`, `heartbeat`,
      * `end_of_stream`, `session_deleted` (the session was deleted; the stream
      * ends) or `reset` (the events after `since_revision` were compacted away;
      * reload the boot state, then watch from its revision).
@@ -616,7 +698,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * `session.message.added`, `session.message.updated`, `heartbeat`,
+     * `session.message.added`, `session.message.updated`,
+     * `session.turn.started`, `session.turn.completed`, `heartbeat`,
      * `end_of_stream`, `session_deleted` (the session was deleted; the stream
      * ends) or `reset` (the events after `since_revision` were compacted away;
      * reload the boot state, then watch from its revision).
@@ -836,6 +919,161 @@ private static final long serialVersionUID = 0L;
         message_ = null;
       }
       return messageBuilder_;
+    }
+
+    private com.shellexec.v1.Turn turn_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder> turnBuilder_;
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     * @return Whether the turn field is set.
+     */
+    public boolean hasTurn() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     * @return The turn.
+     */
+    public com.shellexec.v1.Turn getTurn() {
+      if (turnBuilder_ == null) {
+        return turn_ == null ? com.shellexec.v1.Turn.getDefaultInstance() : turn_;
+      } else {
+        return turnBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public Builder setTurn(com.shellexec.v1.Turn value) {
+      if (turnBuilder_ == null) {
+        java.util.Objects.requireNonNull(value);
+        turn_ = value;
+      } else {
+        turnBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public Builder setTurn(
+        com.shellexec.v1.Turn.Builder builderForValue) {
+      if (turnBuilder_ == null) {
+        turn_ = builderForValue.build();
+      } else {
+        turnBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public Builder mergeTurn(com.shellexec.v1.Turn value) {
+      if (turnBuilder_ == null) {
+        if (((bitField0_ & 0x00000008) != 0) &&
+          turn_ != null &&
+          turn_ != com.shellexec.v1.Turn.getDefaultInstance()) {
+          getTurnBuilder().mergeFrom(value);
+        } else {
+          turn_ = value;
+        }
+      } else {
+        turnBuilder_.mergeFrom(value);
+      }
+      if (turn_ != null) {
+        bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public Builder clearTurn() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      turn_ = null;
+      if (turnBuilder_ != null) {
+        turnBuilder_.dispose();
+        turnBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public com.shellexec.v1.Turn.Builder getTurnBuilder() {
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return internalGetTurnFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    public com.shellexec.v1.TurnOrBuilder getTurnOrBuilder() {
+      if (turnBuilder_ != null) {
+        return turnBuilder_.getMessageOrBuilder();
+      } else {
+        return turn_ == null ?
+            com.shellexec.v1.Turn.getDefaultInstance() : turn_;
+      }
+    }
+    /**
+     * <pre>
+     * The turn as the event left it, for the two turn events.
+     * </pre>
+     *
+     * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder> 
+        internalGetTurnFieldBuilder() {
+      if (turnBuilder_ == null) {
+        turnBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.shellexec.v1.Turn, com.shellexec.v1.Turn.Builder, com.shellexec.v1.TurnOrBuilder>(
+                getTurn(),
+                getParentForChildren(),
+                isClean());
+        turn_ = null;
+      }
+      return turnBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:shellexec.v1.WatchMessagesResponse)

@@ -12,7 +12,8 @@ public interface WatchMessagesResponseOrBuilder extends
 
   /**
    * <pre>
-   * `session.message.added`, `session.message.updated`, `heartbeat`,
+   * `session.message.added`, `session.message.updated`,
+   * `session.turn.started`, `session.turn.completed`, `heartbeat`,
    * `end_of_stream`, `session_deleted` (the session was deleted; the stream
    * ends) or `reset` (the events after `since_revision` were compacted away;
    * reload the boot state, then watch from its revision).
@@ -24,7 +25,8 @@ public interface WatchMessagesResponseOrBuilder extends
   java.lang.String getType();
   /**
    * <pre>
-   * `session.message.added`, `session.message.updated`, `heartbeat`,
+   * `session.message.added`, `session.message.updated`,
+   * `session.turn.started`, `session.turn.completed`, `heartbeat`,
    * `end_of_stream`, `session_deleted` (the session was deleted; the stream
    * ends) or `reset` (the events after `since_revision` were compacted away;
    * reload the boot state, then watch from its revision).
@@ -73,4 +75,31 @@ public interface WatchMessagesResponseOrBuilder extends
    * <code>.shellexec.v1.Message message = 3 [json_name = "message"];</code>
    */
   com.shellexec.v1.MessageOrBuilder getMessageOrBuilder();
+
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   * @return Whether the turn field is set.
+   */
+  boolean hasTurn();
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   * @return The turn.
+   */
+  com.shellexec.v1.Turn getTurn();
+  /**
+   * <pre>
+   * The turn as the event left it, for the two turn events.
+   * </pre>
+   *
+   * <code>.shellexec.v1.Turn turn = 4 [json_name = "turn"];</code>
+   */
+  com.shellexec.v1.TurnOrBuilder getTurnOrBuilder();
 }

@@ -1,0 +1,72 @@
+"""The session index at `/` in Chromium (issue 14 "Chat"): recent sessions newest first with
+task, agent, state, start and their command and failure counts, each linking to its chat,
+paged with "Show older sessions"; the id form stays below."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+from web.chat import ChatPage
+
+from support.acp import codex_end, codex_start
+from support.stack import Stack, running_stack
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGE = 20  # SESSION_PAGE_LIMIT in web/api.js
+
+
+@pytest.fixture(scope="module")
+def index_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """A stack of its own holding only this module's sessions: PAGE + 4 of them, the newest
+    running with a passed and a failed command. The list is the same for both viewports."""
+    with running_stack(tmp_path_factory.mktemp("index")) as stack:
+        api = stack.api
+        ids = [api.create_session(f"task-{index:02}", "codex")["id"] for index in range(PAGE + 4)]
+        api.start_turn(ids[-1])
+        api.play(ids[-1], [codex_start("a", "make"), codex_end("a", "ok\n", 0)])
+        api.play(ids[-1], [codex_start("b", "make test"), codex_end("b", "FAIL\n", 2)])
+        yield stack
+
+
+def test_the_index_lists_recent_sessions_with_their_counts_and_pages_back(
+        index_stack: Stack, chat: ChatPage, viewport: str) -> None:
+    api = index_stack.api
+    listed = api.call("GET", "/api/v1/task-sessions?sort=desc&limit=100")["sessions"]
+    ids = [session["id"] for session in listed]
+
+    chat.page.goto(f"{index_stack.rest_url}/")
+    index = chat.page.get_by_test_id("session-index")
+    expect(index).to_have_attribute("data-state", "ready")
+    items = chat.page.get_by_test_id("session-index-item")
+    expect(items).to_have_count(PAGE)
+    assert items.evaluate_all("els => els.map(el => el.dataset.sessionId)") == ids[:PAGE]
+    newest = items.first
+    expect(newest).to_have_attribute("data-state", "running")
+    expect(newest).to_contain_text("task-23")
+    expect(newest.get_by_test_id("session-index-agent")).to_have_text("codex")
+    expect(newest.get_by_test_id("session-index-commands")).to_have_text("2 commands")
+    expect(newest.get_by_test_id("session-index-failures")).to_have_text("1 failed")
+    expect(chat.page.get_by_test_id("session-index-count")).to_have_text(f"{PAGE + 4} sessions")
+    expect(chat.page.get_by_test_id("open-form")).to_be_visible()
+    chat.assert_no_horizontal_overflow()
+    chat.screenshot("session-index")
+
+    chat.press(chat.page.get_by_test_id("session-index-more"))
+    expect(items).to_have_count(PAGE + 4)
+    expect(chat.page.get_by_test_id("session-index-more")).to_be_hidden()
+    assert items.evaluate_all("els => els.map(el => el.dataset.sessionId)") == ids[:PAGE + 4]
+
+    chat.press(newest.get_by_role("link"))
+    expect(chat.page.get_by_test_id("session-header")).to_have_attribute("data-session-id", ids[0])
+    expect(chat.page).to_have_url(f"{index_stack.rest_url}/sessions/{ids[0]}")
+
+
+def test_an_empty_index_says_so(tmp_path: Path, chat: ChatPage) -> None:
+    with running_stack(tmp_path) as stack:
+        chat.page.goto(f"{stack.rest_url}/")
+        expect(chat.page.get_by_test_id("session-index-empty")).to_have_text("No sessions yet.")
+        expect(chat.page.get_by_test_id("session-index-more")).to_be_hidden()

@@ -1,0 +1,378 @@
+// Terminal output as styled runs, the way a terminal would show it (pure, no DOM).
+//
+// Commands run in a PTY print ANSI escape sequences. `parseAnsi(text)` keeps what a reader
+// needs and drops the rest:
+// - SGR (`ESC [ ... m`): the 16 and 256 colours, 24-bit colour, bold, dim, italic, underline,
+//   inverse, strikethrough and their resets become the style of each run;
+// - a carriage return moves back to the start of the line, so the next text overwrites it (a
+//   progress bar ends as its last state); backspace steps back one column; `ESC [ K` erases the
+//   line (to its end, to the cursor, or whole) and `ESC [ n G` moves to column n, because
+//   progress printers use them instead of a carriage return;
+// - every other escape sequence (cursor movement, OSC titles and hyperlinks, DCS, charset
+//   switches) and every other control character is dropped; a hyperlink keeps its text.
+// Text is only ever text: runs are strings for text nodes, never HTML.
+
+/** The 16 colours are classes (the stylesheet themes them); the rest are computed colours. */
+const BASIC_COLOURS = 16;
+
+const ESC = '\x1b';
+const CSI_8BIT = '\x9b';
+const OSC_8BIT = '\x9d';
+const BEL = '\x07';
+// Characters that need more than "append as text": every C0 control but tab and every C1.
+const SPECIAL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/g;
+const ANY_SPECIAL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
+// DCS, SOS, PM, APC: strings that run to ST (ESC \) and show nothing.
+const STRING_STARTS = new Set(['P', 'X', '^', '_', '\x90', '\x98', '\x9e', '\x9f']);
+
+/**
+ * @typedef {{fg: number|string|null, bg: number|string|null, bold: boolean, dim: boolean,
+ *   italic: boolean, underline: boolean, inverse: boolean, strike: boolean,
+ *   classes: string, colour: string|null, background: string|null}} Style
+ *   `fg`/`bg`: a palette index 0-255, a `rgb(r, g, b)` string, or null (the default).
+ *   `classes`, `colour`, `background`: what a renderer applies (class names for the 16
+ *   colours and the attributes, computed CSS colours for the others).
+ * @typedef {{text: string, style: Style|null}} Run   `style` null is plain text.
+ */
+
+/**
+ * @param {string} text the stored output.
+ * @param {ReturnType<typeof createSgrState>} [sgr] the styles in force where `text` starts
+ *   (`styleBefore`), left as they are where it ends.
+ * @returns {Run[]} adjacent runs never share a style; concatenated, their text is what shows.
+ */
+export function parseAnsi(text, sgr = createSgrState()) {
+  if (typeof text !== 'string' || text === '') return [];
+  if (!ANY_SPECIAL.test(text)) return [{ text, style: sgr.style }];
+  const screen = createScreen();
+  let i = 0;
+  SPECIAL.lastIndex = 0;
+  while (i < text.length) {
+    SPECIAL.lastIndex = i;
+    const match = SPECIAL.exec(text);
+    const stop = match ? match.index : text.length;
+    if (stop > i) screen.write(text.slice(i, stop), sgr.style);
+    if (!match) break;
+    i = control(text, stop, screen, sgr);
+  }
+  return screen.finish();
+}
+
+/** The plain text a reader sees: the runs' text without any styling. */
+export function plainText(runs) {
+  let out = '';
+  for (const run of runs) out += run.text;
+  return out;
+}
+
+/** Handles the control character at `at`; returns the index after what it consumed. */
+function control(text, at, screen, sgr) {
+  const ch = text[at];
+  switch (ch) {
+    case '\n':
+      screen.newline();
+      return at + 1;
+    case '\r':
+      screen.column(0);
+      return at + 1;
+    case '\b':
+      screen.back();
+      return at + 1;
+    case CSI_8BIT:
+      return csi(text, at + 1, screen, sgr);
+    case OSC_8BIT:
+      return skipString(text, at + 1, true);
+    case ESC:
+      return escape(text, at + 1, screen, sgr);
+    default:
+      return STRING_STARTS.has(ch) ? skipString(text, at + 1, false) : at + 1;
+  }
+}
+
+function escape(text, at, screen, sgr) {
+  const next = text[at];
+  if (next === undefined) return at;
+  if (next === '[') return csi(text, at + 1, screen, sgr);
+  if (next === ']') return skipString(text, at + 1, true);
+  if (STRING_STARTS.has(next)) return skipString(text, at + 1, false);
+  // ESC, any intermediates (space to /), one final byte: charset switches, keypad modes...
+  let i = at;
+  while (i < text.length && text.charCodeAt(i) >= 0x20 && text.charCodeAt(i) <= 0x2f) i += 1;
+  return i < text.length ? i + 1 : i;
+}
+
+/** `CSI params intermediates final`: SGR, erase-in-line and column are kept, the rest dropped. */
+function csi(text, at, screen, sgr) {
+  let i = at;
+  while (i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x3f) i += 1;
+  const params = text.slice(at, i);
+  while (i < text.length && text.charCodeAt(i) >= 0x20 && text.charCodeAt(i) <= 0x2f) i += 1;
+  if (i >= text.length) return i; // cut off by truncation: nothing to show
+  const final = text[i];
+  const code = text.charCodeAt(i);
+  if (code < 0x40 || code > 0x7e) return i; // malformed: resume at the odd character
+  const plain = /^[\d;:]*$/.test(params); // private modes (`?25l`) are never SGR
+  if (final === 'm' && plain) sgr.apply(params);
+  else if (final === 'K' && plain) screen.erase(firstNumber(params, 0));
+  else if (final === 'G' && plain) screen.column(Math.max(1, firstNumber(params, 1)) - 1);
+  return i + 1;
+}
+
+/** Skips an OSC/DCS-like string up to ST (`ESC \`), or BEL for OSC; unterminated runs to the end. */
+function skipString(text, at, belEnds) {
+  for (let i = at; i < text.length; i += 1) {
+    const ch = text[i];
+    if (belEnds && ch === BEL) return i + 1;
+    if (ch === '\x9c') return i + 1;
+    if (ch === ESC && text[i + 1] === '\\') return i + 2;
+  }
+  return text.length;
+}
+
+function firstNumber(params, fallback) {
+  const first = params.split(/[;:]/)[0];
+  return first === '' ? fallback : Number(first);
+}
+
+// ---- the screen: finished lines as runs, and the line the cursor is on --------------------
+
+function createScreen() {
+  const done = []; // runs of finished lines, newlines included
+  let line = []; // runs of the current line
+  let length = 0; // the current line's length in UTF-16 units
+  let col = 0;
+
+  function pushRun(runs, text, style) {
+    const last = runs[runs.length - 1];
+    if (last && last.style === style) last.text += text;
+    else runs.push({ text, style });
+  }
+
+  function write(text, style) {
+    if (col > length) {
+      pushRun(line, ' '.repeat(col - length), null);
+      length = col;
+    }
+    if (col === length) {
+      pushRun(line, text, style);
+    } else {
+      const end = col + text.length;
+      const head = sliceRuns(line, 0, col);
+      pushRun(head, text, style);
+      for (const run of sliceRuns(line, end, length)) pushRun(head, run.text, run.style);
+      line = head;
+    }
+    col += text.length;
+    length = Math.max(length, col);
+  }
+
+  return {
+    write,
+    newline() {
+      for (const run of line) pushRun(done, run.text, run.style);
+      pushRun(done, '\n', null);
+      line = [];
+      length = 0;
+      col = 0;
+    },
+    column(n) {
+      col = n;
+    },
+    back() {
+      col = Math.max(0, col - 1);
+    },
+    erase(mode) {
+      if (mode === 0) {
+        line = sliceRuns(line, 0, col);
+        length = Math.min(length, col);
+      } else if (mode === 1) {
+        const tail = sliceRuns(line, col, length);
+        line = col > 0 ? [{ text: ' '.repeat(col), style: null }] : [];
+        for (const run of tail) pushRun(line, run.text, run.style);
+      } else if (mode === 2) {
+        line = [];
+        length = 0;
+      }
+    },
+    finish() {
+      for (const run of line) pushRun(done, run.text, run.style);
+      line = [];
+      return done;
+    },
+  };
+}
+
+/** The runs covering `[start, end)` of a line, as new run objects. */
+function sliceRuns(runs, start, end) {
+  const out = [];
+  let pos = 0;
+  for (const run of runs) {
+    const next = pos + run.text.length;
+    if (next > start && pos < end) {
+      out.push({ text: run.text.slice(Math.max(0, start - pos), Math.min(run.text.length, end - pos)), style: run.style });
+    }
+    pos = next;
+    if (pos >= end) break;
+  }
+  return out;
+}
+
+// ---- SGR ----------------------------------------------------------------------------------
+
+const DEFAULT_ATTRS = Object.freeze({
+  fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false, strike: false,
+});
+
+/**
+ * The styles in force at `offset` of `text` (a line start): only the SGR sequences since the last
+ * full reset (`ESC [ 0 m` or `ESC [ m`) before it matter, so dense output, which resets often,
+ * is read back a few sequences only.
+ */
+export function styleBefore(text, offset) {
+  const sgr = createSgrState();
+  const reset = Math.max(text.lastIndexOf('\x1b[0m', offset - 1), text.lastIndexOf('\x1b[m', offset - 1));
+  const sequences = /(?:\x1b\[|\x9b)([\d;:]*)m/g;
+  sequences.lastIndex = Math.max(0, reset);
+  for (let match = sequences.exec(text); match && match.index < offset; match = sequences.exec(text)) {
+    sgr.apply(match[1]);
+  }
+  return sgr;
+}
+
+/** The styles SGR sequences set, as they are applied in order. */
+export function createSgrState() {
+  // Output repeats the same few sequences from the same few states: remember each transition,
+  // so a dense body costs a map lookup per sequence rather than a parse.
+  const transitions = new Map(); // `${state key}\0${params}` -> state
+  const interned = new Map(); // state key -> state, so equal styles are one object and runs merge
+  let current = stateOf({ ...DEFAULT_ATTRS }, interned);
+  const sgr = {
+    style: null,
+    apply(params) {
+      const id = `${current.key}\0${params}`;
+      let next = transitions.get(id);
+      if (!next) {
+        next = stateOf(applySgr(current.attrs, params), interned);
+        transitions.set(id, next);
+      }
+      current = next;
+      sgr.style = current.style;
+    },
+  };
+  return sgr;
+}
+
+function stateOf(attrs, interned) {
+  const key = `${attrs.fg}|${attrs.bg}|${+attrs.bold}${+attrs.dim}${+attrs.italic}${+attrs.underline}${+attrs.inverse}${+attrs.strike}`;
+  let state = interned.get(key);
+  if (!state) {
+    const plain = key === 'null|null|000000';
+    state = { key, attrs, style: plain ? null : Object.freeze({ ...attrs, ...look(attrs) }) };
+    interned.set(key, state);
+  }
+  return state;
+}
+
+/** The attribute changes of one SGR sequence (`params` like `1;38;5;208` or `38:2::1:2:3`). */
+export function applySgr(previous, params) {
+  const attrs = { ...previous };
+  const codes = params === '' ? [['0']] : params.split(';').map((part) => part.split(':'));
+  for (let i = 0; i < codes.length; i += 1) {
+    const [head, ...sub] = codes[i];
+    const n = head === '' ? 0 : Number(head);
+    if (n === 38 || n === 48 || n === 58) {
+      // Extended colour: colon form carries its arguments along, semicolon form takes the next codes.
+      const args = sub.length > 0 ? sub : codes.slice(i + 1).map((c) => c[0]);
+      const { colour, used } = extendedColour(args, sub.length > 0);
+      if (sub.length === 0) i += used;
+      if (colour !== undefined && n === 38) attrs.fg = colour;
+      if (colour !== undefined && n === 48) attrs.bg = colour;
+      continue;
+    }
+    applyCode(attrs, n);
+  }
+  return attrs;
+}
+
+function applyCode(attrs, n) {
+  if (n === 0) Object.assign(attrs, DEFAULT_ATTRS);
+  else if (n === 1) attrs.bold = true;
+  else if (n === 2) attrs.dim = true;
+  else if (n === 3) attrs.italic = true;
+  else if (n === 4) attrs.underline = true;
+  else if (n === 7) attrs.inverse = true;
+  else if (n === 9) attrs.strike = true;
+  else if (n === 21) attrs.underline = true; // doubly underlined: shown as underlined
+  else if (n === 22) attrs.bold = attrs.dim = false;
+  else if (n === 23) attrs.italic = false;
+  else if (n === 24) attrs.underline = false;
+  else if (n === 27) attrs.inverse = false;
+  else if (n === 29) attrs.strike = false;
+  else if (n >= 30 && n <= 37) attrs.fg = n - 30;
+  else if (n === 39) attrs.fg = null;
+  else if (n >= 40 && n <= 47) attrs.bg = n - 40;
+  else if (n === 49) attrs.bg = null;
+  else if (n >= 90 && n <= 97) attrs.fg = n - 90 + 8;
+  else if (n >= 100 && n <= 107) attrs.bg = n - 100 + 8;
+  // Anything else (blink, fonts, frames...) is ignored.
+}
+
+/** `5;n` or `2;r;g;b` (colon form may carry a colour-space id before r). */
+function extendedColour(args, colonForm) {
+  const mode = Number(args[0]);
+  if (mode === 5) {
+    const index = Number(args[1]);
+    const ok = args.length >= 2 && Number.isInteger(index) && index >= 0 && index <= 255;
+    return { colour: ok ? index : undefined, used: Math.min(2, args.length) };
+  }
+  if (mode === 2) {
+    const rgbArgs = colonForm && args.length >= 5 ? args.slice(2, 5) : args.slice(1, 4);
+    const rgb = rgbArgs.map((value) => (value === '' ? 0 : Number(value)));
+    const ok = rgb.length === 3 && rgb.every((v) => Number.isInteger(v) && v >= 0 && v <= 255);
+    return { colour: ok ? `rgb(${rgb[0]}, ${rgb[1]}, ${rgb[2]})` : undefined, used: Math.min(4, args.length) };
+  }
+  return { colour: undefined, used: args.length > 0 ? 1 : 0 };
+}
+
+// ---- how a style is drawn -----------------------------------------------------------------
+
+function look(attrs) {
+  let fg = attrs.fg;
+  let bg = attrs.bg;
+  if (attrs.inverse) [fg, bg] = [bg ?? 'default-bg', fg ?? 'default-fg'];
+  const classes = [];
+  if (attrs.bold) classes.push('ansi-bold');
+  if (attrs.dim) classes.push('ansi-dim');
+  if (attrs.italic) classes.push('ansi-italic');
+  if (attrs.underline && attrs.strike) classes.push('ansi-underline-strike');
+  else if (attrs.underline) classes.push('ansi-underline');
+  else if (attrs.strike) classes.push('ansi-strike');
+  const colour = colourLook(fg, 'fg', classes);
+  const background = colourLook(bg, 'bg', classes);
+  return { classes: classes.join(' '), colour, background };
+}
+
+/** A class for the themed colours (returns null), or a CSS colour for the computed ones. */
+function colourLook(value, kind, classes) {
+  if (value === null) return null;
+  if (value === 'default-fg' || value === 'default-bg') {
+    classes.push(`ansi-${kind}-reverse`); // the other default colour of the output region
+    return null;
+  }
+  if (typeof value === 'number' && value < BASIC_COLOURS) {
+    classes.push(`ansi-${kind}-${value}`);
+    return null;
+  }
+  return typeof value === 'number' ? paletteColour(value) : value;
+}
+
+/** xterm's 256-colour palette above the 16 basic colours: a 6x6x6 cube, then 24 greys. */
+export function paletteColour(index) {
+  if (index >= 232) {
+    const grey = 8 + (index - 232) * 10;
+    return `rgb(${grey}, ${grey}, ${grey})`;
+  }
+  const cube = index - 16;
+  const level = (n) => (n === 0 ? 0 : 55 + n * 40);
+  return `rgb(${level(Math.floor(cube / 36))}, ${level(Math.floor(cube / 6) % 6)}, ${level(cube % 6)})`;
+}

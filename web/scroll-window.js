@@ -1,0 +1,138 @@
+// Scrolling through a long session: rows are mounted as the reader nears the top or the bottom
+// of what is mounted, older pages are fetched when the reader reaches the oldest message held,
+// and the far end is unmounted, so the DOM stays bounded (message-list.js). Every change above
+// the reader keeps their place: the first visible row stays where it was on screen.
+
+import { h } from './dom.js';
+
+const STEP_ROWS = 60;
+const NEAR = '800px'; // how close to an edge the reader gets before more rows are mounted
+
+/**
+ * @param {object} deps
+ * @param {ReturnType<import('./message-list.js').createMessageList>} deps.rows
+ * @param {HTMLElement} deps.listEl the `<ol>` of rows
+ * @param {() => Promise<{messages: object[], turns: object[], hasMore: boolean}>} deps.loadOlder
+ *   the page before the oldest message held
+ * @param {boolean} deps.hasOlder whether the server may hold older messages
+ * @param {(error: unknown) => void} [deps.onError]
+ */
+export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError = () => {} }) {
+  const top = h('div', { class: 'scroll-sentinel', 'aria-hidden': 'true' });
+  const bottom = h('div', { class: 'scroll-sentinel', 'aria-hidden': 'true' });
+  listEl.before(top);
+  listEl.after(bottom);
+  let olderOnServer = hasOlder;
+  let busy = false;
+  let stopped = false;
+  const near = new Set();
+
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) near.add(entry.target);
+      else near.delete(entry.target);
+    }
+    void pump();
+  }, { rootMargin: `${NEAR} 0px ${NEAR} 0px` });
+  observer.observe(top);
+  observer.observe(bottom);
+  showState();
+
+  /** Mount or fetch while an edge stays near (the observer reports only changes). */
+  async function pump() {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      for (let progressed = true; progressed && !stopped;) {
+        progressed = false;
+        if (near.has(top)) progressed = await growUp();
+        if (!progressed && near.has(bottom) && rows.hasUnmountedNewer) {
+          keepingPlace(listEl, () => {
+            rows.mountNewer(STEP_ROWS);
+            rows.trimOlder();
+          });
+          progressed = true;
+        }
+        if (progressed) await nextFrame(); // let layout and the observer catch up
+        refreshNear();
+      }
+    } catch (error) {
+      onError(error);
+    } finally {
+      busy = false;
+      showState();
+    }
+  }
+
+  async function growUp() {
+    if (rows.hasUnmountedOlder) {
+      keepingPlace(listEl, () => {
+        rows.mountOlder(STEP_ROWS);
+        rows.trimNewer();
+      });
+      return true;
+    }
+    if (!olderOnServer || rows.size === 0) return false;
+    listEl.dataset.loadingOlder = 'true';
+    const page = await loadOlder();
+    delete listEl.dataset.loadingOlder;
+    olderOnServer = page.hasMore && page.messages.length > 0;
+    keepingPlace(listEl, () => {
+      for (const turn of page.turns) rows.setTurn(turn);
+      for (const message of page.messages) rows.upsert(message);
+      rows.trimNewer();
+    });
+    return page.messages.length > 0;
+  }
+
+  function refreshNear() {
+    const margin = Number.parseInt(NEAR, 10);
+    for (const el of [top, bottom]) {
+      const rect = el.getBoundingClientRect();
+      if (rect.bottom >= -margin && rect.top <= window.innerHeight + margin) near.add(el);
+      else near.delete(el);
+    }
+  }
+
+  function showState() {
+    listEl.dataset.hasOlder = String(olderOnServer || rows.hasUnmountedOlder);
+    listEl.dataset.mounted = String(rows.mounted);
+  }
+
+  return {
+    /** Run a change (a live message) and unmount the far top if the window grew too long. */
+    append(change) {
+      const result = change();
+      keepingPlace(listEl, () => rows.trimOlder());
+      showState();
+      return result;
+    },
+    stop() {
+      stopped = true;
+      observer.disconnect();
+    },
+  };
+}
+
+/** Run `change` and scroll so the first row visible before it is where it was on screen. */
+export function keepingPlace(listEl, change) {
+  const anchor = firstVisibleRow(listEl);
+  const before = anchor?.getBoundingClientRect().top;
+  const result = change();
+  if (anchor?.isConnected) {
+    const delta = anchor.getBoundingClientRect().top - before;
+    if (delta !== 0) window.scrollBy(0, delta);
+  }
+  return result;
+}
+
+function firstVisibleRow(listEl) {
+  for (const el of listEl.children) {
+    if (el.getBoundingClientRect().bottom > 0) return el;
+  }
+  return null;
+}
+
+function nextFrame() {
+  return new Promise((resolve) => requestAnimationFrame(() => resolve()));
+}

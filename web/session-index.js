@@ -1,0 +1,65 @@
+// The index at `/`: the recent sessions the token may see, newest first, each linking to its
+// chat, with "Show older sessions" paging back; and the form to open a session or task by id.
+
+import { h } from './dom.js';
+import { sessionUrl } from './route.js';
+import { capitalize } from './status.js';
+import { timeLabel } from './time-label.js';
+
+/**
+ * @param {HTMLElement} main
+ * @param {{listSessions: (options: {before?: string}) => Promise<{sessions: object[], total: number, hasMore: boolean, cursor: string}>}} api
+ * @param {HTMLElement} openForm the form to open an id, shown under the list
+ */
+export async function showSessionIndex(main, api, openForm) {
+  const list = h('ol', { class: 'session-list', 'data-testid': 'session-index-list' });
+  const count = h('p', { class: 'hint', 'data-testid': 'session-index-count' });
+  const more = h('button', { type: 'button', class: 'more-button', 'data-testid': 'session-index-more' },
+    'Show older sessions');
+  const section = h('section', { class: 'session-index', 'data-testid': 'session-index', 'aria-labelledby': 'index-title' },
+    h('h1', { id: 'index-title' }, 'Recent sessions'), count, list, more);
+  main.replaceChildren(section, openForm);
+
+  let cursor = '';
+  async function loadPage() {
+    more.disabled = true;
+    section.dataset.state = 'loading';
+    const page = await api.listSessions({ before: cursor || undefined });
+    for (const session of page.sessions) list.append(sessionItem(session));
+    cursor = page.cursor;
+    more.hidden = !page.hasMore;
+    more.disabled = false;
+    count.textContent = page.total === 1 ? '1 session' : `${page.total} sessions`;
+    if (list.childElementCount === 0) list.replaceWith(h('p', { class: 'notice', 'data-testid': 'session-index-empty' }, 'No sessions yet.'));
+    section.dataset.state = 'ready';
+    section.dataset.loaded = String(list.childElementCount);
+  }
+  more.addEventListener('click', () => {
+    loadPage().catch((error) => {
+      more.disabled = false;
+      section.dataset.state = 'error';
+      count.textContent = `Could not load more sessions: ${error?.message ?? error}`;
+    });
+  });
+  await loadPage();
+}
+
+function sessionItem(session) {
+  const state = session.state === 'running' ? 'running' : 'idle';
+  const commands = Number(session.command_count ?? 0);
+  const failures = Number(session.failure_count ?? 0);
+  const started = timeLabel(session.created_at, new Date());
+  return h(
+    'li',
+    { class: 'session-item', 'data-testid': 'session-index-item', 'data-session-id': session.id, 'data-state': state },
+    h('a', { class: 'session-item__link', href: sessionUrl(session.id) },
+      h('span', { class: 'session-item__task' }, session.task_id || session.id)),
+    h('span', { class: `badge badge--${state === 'running' ? 'running' : 'neutral'} session-item__state` }, capitalize(state)),
+    h('span', { class: 'session-item__meta' },
+      session.agent ? h('span', { class: 'session-item__agent', 'data-testid': 'session-index-agent' }, session.agent) : null,
+      started ? h('time', { datetime: session.created_at, title: started.title }, started.text) : null,
+      h('span', { 'data-testid': 'session-index-commands' }, commands === 1 ? '1 command' : `${commands} commands`),
+      h('span', { class: failures > 0 ? 'session-item__failures' : '', 'data-testid': 'session-index-failures' },
+        failures === 1 ? '1 failed' : `${failures} failed`)),
+  );
+}

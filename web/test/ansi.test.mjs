@@ -1,0 +1,191 @@
+// Unit tests of the terminal-output parser: SGR styles, carriage returns, dropped sequences.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { CHUNK_LINES, chunkStarts } from '../ansi-dom.js';
+import { applySgr, paletteColour, parseAnsi, plainText, styleBefore } from '../ansi.js';
+
+const E = '\x1b';
+const shown = (text) => plainText(parseAnsi(text));
+/** [text, classes, colour, background] per run, for compact assertions. */
+const looks = (text) => parseAnsi(text).map(({ text: t, style }) =>
+  style === null ? [t] : [t, style.classes, style.colour, style.background]);
+
+describe('plain text', () => {
+  test('text without controls is one plain run, unchanged', () => {
+    assert.deepEqual(parseAnsi('hello\tworld\n'), [{ text: 'hello\tworld\n', style: null }]);
+  });
+
+  test('empty and non-string input give no runs', () => {
+    assert.deepEqual(parseAnsi(''), []);
+    assert.deepEqual(parseAnsi(undefined), []);
+  });
+
+  test('markup stays text: nothing is interpreted as HTML', () => {
+    assert.equal(shown(`${E}[31m<img src=x onerror=alert(1)>${E}[0m`), '<img src=x onerror=alert(1)>');
+  });
+});
+
+describe('SGR', () => {
+  test('the 8 colours and their bright variants become classes', () => {
+    assert.deepEqual(looks(`${E}[31mred${E}[0m ok ${E}[92mgreen`), [
+      ['red', 'ansi-fg-1', null, null], [' ok '], ['green', 'ansi-fg-10', null, null],
+    ]);
+    assert.deepEqual(looks(`${E}[44;97mx`), [['x', 'ansi-fg-15 ansi-bg-4', null, null]]);
+    assert.deepEqual(looks(`${E}[101mx`), [['x', 'ansi-bg-9', null, null]]);
+  });
+
+  test('bold, dim, italic, underline and their resets', () => {
+    assert.deepEqual(looks(`${E}[1mb${E}[22m${E}[2md${E}[22m${E}[3mi${E}[23m${E}[4mu${E}[24mn`), [
+      ['b', 'ansi-bold', null, null], ['d', 'ansi-dim', null, null], ['i', 'ansi-italic', null, null],
+      ['u', 'ansi-underline', null, null], ['n'],
+    ]);
+  });
+
+  test('an empty SGR and 0 reset everything; 39/49 reset one colour', () => {
+    assert.deepEqual(looks(`${E}[1;31ma${E}[mb`), [['a', 'ansi-bold ansi-fg-1', null, null], ['b']]);
+    assert.deepEqual(looks(`${E}[31;42ma${E}[39mb${E}[49mc`), [
+      ['a', 'ansi-fg-1 ansi-bg-2', null, null], ['b', 'ansi-bg-2', null, null], ['c'],
+    ]);
+  });
+
+  test('256 colours: the first 16 are classes, the cube and greys are computed colours', () => {
+    assert.deepEqual(looks(`${E}[38;5;1ma${E}[38;5;196mb${E}[48;5;244mc`), [
+      ['a', 'ansi-fg-1', null, null],
+      ['b', '', 'rgb(255, 0, 0)', null],
+      ['c', '', 'rgb(255, 0, 0)', 'rgb(128, 128, 128)'],
+    ]);
+    assert.equal(paletteColour(16), 'rgb(0, 0, 0)');
+    assert.equal(paletteColour(231), 'rgb(255, 255, 255)');
+    assert.equal(paletteColour(232), 'rgb(8, 8, 8)');
+    assert.equal(paletteColour(255), 'rgb(238, 238, 238)');
+  });
+
+  test('24-bit colour, in semicolon and colon form', () => {
+    assert.deepEqual(looks(`${E}[38;2;10;20;30ma${E}[0;48:2::1:2:3mb${E}[38:2:4:5:6mc`), [
+      ['a', '', 'rgb(10, 20, 30)', null],
+      ['b', '', null, 'rgb(1, 2, 3)'],
+      ['c', '', 'rgb(4, 5, 6)', 'rgb(1, 2, 3)'],
+    ]);
+  });
+
+  test('codes after an extended colour still apply', () => {
+    assert.deepEqual(looks(`${E}[38;5;208;1mx`), [['x', 'ansi-bold', 'rgb(255, 135, 0)', null]]);
+  });
+
+  test('out-of-range and malformed colours are ignored', () => {
+    assert.deepEqual(looks(`${E}[38;5;300ma${E}[38;2;1;2mb${E}[38;9mc`), [['abc']]);
+  });
+
+  test('inverse swaps the colours, defaults included', () => {
+    assert.deepEqual(looks(`${E}[31;7mx`), [['x', 'ansi-fg-reverse ansi-bg-1', null, null]]);
+  });
+
+  test('equal styles merge into one run', () => {
+    const runs = parseAnsi(`${E}[31ma${E}[31mb${E}[0;31mc`);
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0].text, 'abc');
+  });
+
+  test('applySgr is pure', () => {
+    const before = applySgr({ fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false, strike: false }, '1');
+    const after = applySgr(before, '0');
+    assert.equal(before.bold, true);
+    assert.equal(after.bold, false);
+  });
+});
+
+describe('carriage returns and line editing', () => {
+  test('a progress bar ends as its final state', () => {
+    assert.equal(shown('[#   ] 25%\r[##  ] 50%\r[####] 100%\ndone\n'), '[####] 100%\ndone\n');
+  });
+
+  test('a shorter rewrite overwrites only what it covers, as a terminal does', () => {
+    assert.equal(shown('abcdef\rXY'), 'XYcdef');
+  });
+
+  test('CRLF is a plain line break', () => {
+    assert.equal(shown('one\r\ntwo\r\n'), 'one\ntwo\n');
+  });
+
+  test('a trailing carriage return keeps the line', () => {
+    assert.equal(shown('50%\r'), '50%');
+  });
+
+  test('erase in line: to the end, to the cursor, whole line', () => {
+    assert.equal(shown(`long line\r${E}[Kshort`), 'short');
+    assert.equal(shown(`abcdef\rabc${E}[0K`), 'abc');
+    assert.equal(shown(`abcdef\rabc${E}[1K`), '   def');
+    assert.equal(shown(`abcdef${E}[2K\rxy`), 'xy');
+  });
+
+  test('column moves (CSI G) and backspace', () => {
+    assert.equal(shown(`abcdef${E}[1Gxy`), 'xycdef');
+    assert.equal(shown(`abc${E}[5Gz`), 'abc z');
+    assert.equal(shown('abc\b\bX'), 'aXc');
+  });
+
+  test('a rewrite keeps the styles of what it does not cover', () => {
+    assert.deepEqual(looks(`${E}[32mgreen${E}[0m\rRE`), [['RE'], ['een', 'ansi-fg-2', null, null]]);
+  });
+
+  test('lines before a rewritten line are untouched', () => {
+    assert.equal(shown('first\nsecond 1/3\rsecond 3/3\n'), 'first\nsecond 3/3\n');
+  });
+});
+
+describe('dropped sequences', () => {
+  test('cursor movement, modes and other CSI sequences show nothing', () => {
+    assert.equal(shown(`a${E}[2Ab${E}[?25lc${E}[?25hd${E}[10;20He${E}[Jf`), 'abcdef');
+  });
+
+  test('OSC titles end at BEL or ST', () => {
+    assert.equal(shown(`${E}]0;my title\x07text${E}]2;other${E}\\ more`), 'text more');
+  });
+
+  test('a hyperlink keeps its text', () => {
+    assert.equal(shown(`see ${E}]8;;https://example.com/x\x07the docs${E}]8;;\x07.`), 'see the docs.');
+    assert.equal(shown(`${E}]8;id=1;https://e.x${E}\\link${E}]8;;${E}\\`), 'link');
+  });
+
+  test('DCS strings, charset switches and keypad modes are dropped', () => {
+    assert.equal(shown(`a${E}P1$r0m${E}\\b${E}(Bc${E}=d${E}>e${E}7f${E}8`), 'abcdef');
+  });
+
+  test('8-bit CSI and OSC are understood too', () => {
+    assert.equal(shown('\x9b31mred\x9b0m \x9d0;t\x07ok'), 'red ok');
+    assert.deepEqual(looks('\x9b31mred')[0], ['red', 'ansi-fg-1', null, null]);
+  });
+
+  test('other control characters are dropped, tabs kept', () => {
+    assert.equal(shown('a\x07b\x00c\x7fd\te'), 'abcd\te');
+  });
+
+  test('a sequence cut off at the end (truncation) shows nothing', () => {
+    assert.equal(shown(`ok${E}[38;5`), 'ok');
+    assert.equal(shown(`ok${E}`), 'ok');
+    assert.equal(shown(`ok${E}]0;unterminated title`), 'ok');
+  });
+});
+
+describe('styles across chunks', () => {
+  test('styleBefore reads back from the last full reset', () => {
+    const E = '\x1b';
+    const text = `${E}[1ma${E}[0m${E}[31mred\nstill red\n`;
+    const at = text.indexOf('still');
+    const runs = parseAnsi(text.slice(at), styleBefore(text, at));
+    assert.equal(runs[0].style.classes, 'ansi-fg-1');
+    assert.equal(parseAnsi('plain', styleBefore(`${E}[32mx\n`, 6))[0].style.classes, 'ansi-fg-2');
+  });
+
+  test('nothing before: the default style', () => {
+    assert.equal(parseAnsi('x', styleBefore('x', 0))[0].style, null);
+  });
+
+  test('chunks start after every CHUNK_LINES-th line break', () => {
+    const text = 'line\n'.repeat(CHUNK_LINES * 2 + 10);
+    assert.deepEqual(chunkStarts(text), [0, CHUNK_LINES * 5, CHUNK_LINES * 10]);
+    assert.deepEqual(chunkStarts('line\n'.repeat(CHUNK_LINES)), [0]); // nothing after the last break
+    assert.deepEqual(chunkStarts(''), [0]);
+  });
+});

@@ -1,0 +1,143 @@
+// Unit tests of the Markdown tree: ordinary Markdown renders, hostile input stays inert.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { parseInline, parseMarkdown, safeHref } from '../markdown.js';
+
+const blocks = (source) => parseMarkdown(source).children;
+/** Inline nodes as compact strings: text as is, elements as `<type>...</type>`. */
+const flat = (nodes) => nodes.map((node) => {
+  if (node.type === 'text') return node.text;
+  if (node.type === 'br') return '<br>';
+  if (node.type === 'code') return `<code>${node.text}</code>`;
+  if (node.type === 'link') return `<a ${node.href}>${flat(node.children)}</a>`;
+  if (node.type === 'group') return flat(node.children);
+  return `<${node.type}>${flat(node.children)}</${node.type}>`;
+}).join('');
+const inline = (text) => flat(parseInline(text));
+/** Every href anywhere in the tree. */
+const hrefs = (value) => JSON.stringify(value).match(/"href":"[^"]*"/g) ?? [];
+
+describe('ordinary Markdown renders', () => {
+  test('emphasis, strong, strikethrough and code spans', () => {
+    assert.equal(inline('a *b* _c_ **d** __e__ ~~f~~ `g`'), 'a <em>b</em> <em>c</em> <strong>d</strong> <strong>e</strong> <del>f</del> <code>g</code>');
+    assert.equal(inline('**bold *and em* inside**'), '<strong>bold <em>and em</em> inside</strong>');
+    assert.equal(inline('`` a ` b ``'), '<code>a ` b</code>');
+  });
+
+  test('what is not emphasis stays text', () => {
+    assert.equal(inline('snake_case_name and 2 * 3 * 4'), 'snake_case_name and 2 * 3 * 4');
+    assert.equal(inline('**unclosed'), '**unclosed');
+    assert.equal(inline('\\*not em\\*'), '*not em*');
+    assert.equal(inline('`*not em*`'), '<code>*not em*</code>');
+  });
+
+  test('links, autolinks and bare URLs', () => {
+    assert.equal(inline('[docs](https://example.com/a_b "Title")'), '<a https://example.com/a_b>docs</a>');
+    assert.equal(inline('see <https://example.com> or <dev@example.com>'),
+      'see <a https://example.com/>https://example.com</a> or <a mailto:dev@example.com>dev@example.com</a>');
+    assert.equal(inline('at https://example.com/x.'), 'at <a https://example.com/x>https://example.com/x</a>.');
+    assert.equal(parseInline('[t](https://e.x "the title")')[0].title, 'the title');
+  });
+
+  test('hard line breaks and soft ones', () => {
+    assert.equal(inline('one  \ntwo\\\nthree\nfour'), 'one<br>two<br>three\nfour');
+  });
+
+  test('entities decode in text, not in code', () => {
+    assert.equal(inline('a &amp; b &lt; c &#65; `&amp;`'), 'a & b < c A <code>&amp;</code>');
+  });
+
+  test('headings, ATX and setext', () => {
+    const [h1, h2, h3] = blocks('# One #\nTwo\n---\n### Three');
+    assert.deepEqual([h1.level, flat(h1.children)], [1, 'One']);
+    assert.deepEqual([h2.level, flat(h2.children)], [2, 'Two']);
+    assert.deepEqual([h3.level, flat(h3.children)], [3, 'Three']);
+  });
+
+  test('fenced code keeps its text verbatim, with its language', () => {
+    const [code, after] = blocks('```python\ndef f():\n    return "<b>*x*</b>"\n```\nafter');
+    assert.deepEqual(code, { type: 'code', language: 'python', text: 'def f():\n    return "<b>*x*</b>"' });
+    assert.equal(flat(after.children), 'after');
+    assert.equal(blocks('~~~\nunclosed\n')[0].text, 'unclosed\n');
+  });
+
+  test('bullet and ordered lists, nested, tight and loose', () => {
+    const [bullets, numbers] = blocks('- a\n- b\n  - nested\n\n3. three\n4. four');
+    assert.equal(bullets.ordered, false);
+    assert.equal(bullets.loose, false);
+    assert.equal(bullets.items.length, 2);
+    assert.equal(bullets.items[1].children[1].type, 'list');
+    assert.equal(numbers.ordered, true);
+    assert.equal(numbers.start, 3);
+    assert.equal(blocks('- a\n\n- b')[0].loose, true);
+  });
+
+  test('a list item continues over indented and lazy lines', () => {
+    const [list] = blocks('1. first line\n   second line\nlazy line\n2. next');
+    assert.equal(flat(list.items[0].children[0].children), 'first line\nsecond line\nlazy line');
+    assert.equal(list.items.length, 2);
+  });
+
+  test('block quotes and thematic breaks', () => {
+    const [quote, rule, para] = blocks('> quoted *text*\n> more\n\n***\n\nend');
+    assert.equal(quote.type, 'quote');
+    assert.equal(flat(quote.children[0].children), 'quoted <em>text</em>\nmore');
+    assert.equal(rule.type, 'hr');
+    assert.equal(para.type, 'paragraph');
+  });
+
+  test('tables with alignment, escaped pipes and short rows', () => {
+    const [table] = blocks('| name | size | note |\n|:---|---:|:-:|\n| `a\\|b` | 1 KiB |\n| c | 2 | **x** |');
+    assert.equal(table.type, 'table');
+    assert.deepEqual(table.align, ['left', 'right', 'center']);
+    assert.deepEqual(table.head.map(flat), ['name', 'size', 'note']);
+    assert.deepEqual(table.rows.map((row) => row.map(flat)), [['<code>a|b</code>', '1 KiB', ''], ['c', '2', '<strong>x</strong>']]);
+  });
+
+  test('a paragraph is interrupted by a list, a heading or a fence', () => {
+    const kinds = blocks('text\n- item\n# head\n```\ncode\n```').map((b) => b.type);
+    assert.deepEqual(kinds, ['paragraph', 'list', 'heading', 'code']);
+    assert.deepEqual(blocks('year\n2026. was good').map((b) => b.type), ['paragraph']);
+  });
+});
+
+describe('hostile input stays inert', () => {
+  test('raw HTML is text', () => {
+    const tree = parseMarkdown('<script>alert(1)</script>\n\n<img src=x onerror=alert(1)> <a href="javascript:x">y</a>');
+    assert.deepEqual(tree.children.map((b) => flat(b.children)), [
+      '<script>alert(1)</script>', '<img src=x onerror=alert(1)> <a href="javascript:x">y</a>',
+    ]);
+    assert.deepEqual(hrefs(tree), []);
+  });
+
+  test('script, data and other schemes never become links, however spelled', () => {
+    const tree = parseMarkdown([
+      '[a](javascript:alert(1))', '[b](JaVaScRiPt:alert(1))', '[c](java\tscript:alert(1))',
+      '[d](&#106;avascript:alert(1))', '[e](data:text/html,<script>alert(1)</script>)',
+      '[f](vbscript:x)', '[g](/relative)', '[h](//evil.example)', '<javascript:alert(1)>',
+      '[i]( javascript:alert(1) )', '[j](file:///etc/passwd)',
+    ].join('\n\n'));
+    assert.deepEqual(hrefs(tree), []);
+    assert.equal(flat(tree.children[0].children), 'a');
+  });
+
+  test('images show their alt text and load nothing', () => {
+    const tree = parseMarkdown('![a cat](https://example.com/cat.png)');
+    assert.equal(flat(tree.children[0].children), 'a cat');
+    assert.deepEqual(hrefs(tree), []);
+  });
+
+  test('safeHref keeps only absolute http, https and mailto', () => {
+    assert.equal(safeHref('https://example.com/a?b#c'), 'https://example.com/a?b#c');
+    assert.equal(safeHref('mailto:dev@example.com'), 'mailto:dev@example.com');
+    for (const bad of ['javascript:alert(1)', ' javascript:1', 'data:,x', 'ftp://x', '/x', '', null]) {
+      assert.equal(safeHref(bad), null, String(bad));
+    }
+  });
+
+  test('non-string input is an empty document', () => {
+    assert.deepEqual(parseMarkdown(undefined).children, []);
+    assert.deepEqual(parseMarkdown({ toString: () => '# x' }).children, []);
+  });
+});
