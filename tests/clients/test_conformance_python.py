@@ -77,7 +77,8 @@ def _check_shell_output(client: ShellExecClient, session_id: str,
 
 def _check_watch(client: ShellExecClient, session_id: str,
                  messages: list[message_pb2.Message]) -> None:
-    expected = [(event["revision"], event["type"], messages[event["message"]].id)
+    expected = [(event["revision"], event["type"],
+                 "" if event["message"] is None else messages[event["message"]].id)
                 for event in SCENARIO["watch"]["events"]]
     assert _watched(client, session_id, 0, len(expected)) == expected
     resume = SCENARIO["watch"]["resume_from_revision"]

@@ -22,7 +22,7 @@ export interface Scenario {
   messages: Array<Record<string, unknown>>;
   shell_output: { message: number; status: string; exit_code: number; stdout: string;
                   stderr: string };
-  watch: { events: Array<{ revision: number; type: string; message: number }>;
+  watch: { events: Array<{ revision: number; type: string; message: number | null }>;
            resume_from_revision: number };
   errors: {
     foreign_message: { message: number; code: string };
@@ -93,7 +93,8 @@ async function checkShellOutput(client: ShellExecClient, scenario: Scenario, ses
 async function checkWatch(client: ShellExecClient, scenario: Scenario, sessionId: string,
                           messages: Message[]): Promise<void> {
   const expected: Event[] = scenario.watch.events.map(
-    (event) => [event.revision, event.type, at(messages, event.message).id]);
+    (event) => [event.revision, event.type,
+                event.message === null ? "" : at(messages, event.message).id]);
   same(await watched(client, sessionId, 0, expected.length), expected, "watch from 0");
   const resume = scenario.watch.resume_from_revision;
   const tail = expected.filter(([revision]) => revision > resume);

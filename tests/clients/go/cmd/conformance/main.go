@@ -173,7 +173,11 @@ type event struct {
 func (p *player) watch(ctx context.Context) error {
 	var expected []event
 	for _, each := range p.plan.Watch.Events {
-		expected = append(expected, event{each.Revision, each.Type, p.messages[each.Message].GetId()})
+		id := "" // a turn's own events carry no message
+		if each.Message != nil {
+			id = p.messages[*each.Message].GetId()
+		}
+		expected = append(expected, event{each.Revision, each.Type, id})
 	}
 	seen, err := p.watched(ctx, 0, len(expected))
 	if err != nil {

@@ -30,7 +30,7 @@ type scenario struct {
 		Events []struct {
 			Revision int32  `json:"revision"`
 			Type     string `json:"type"`
-			Message  int    `json:"message"`
+			Message  *int   `json:"message"` // nil for a turn's own events
 		} `json:"events"`
 		ResumeFromRevision int32 `json:"resume_from_revision"`
 	} `json:"watch"`

@@ -139,8 +139,9 @@ public final class ConformanceRunner {
     for (JsonElement element : watch.getAsJsonArray("events")) {
       JsonObject event = element.getAsJsonObject();
       revisions.add(event.get("revision").getAsInt());
+      JsonElement message = event.get("message");  // null for a turn's own events
       events.add(event(event.get("revision").getAsInt(), event.get("type").getAsString(),
-          messages.get(event.get("message").getAsInt()).getId()));
+          message.isJsonNull() ? "" : messages.get(message.getAsInt()).getId()));
     }
     expect(watched(sessionId, 0, events.size()), events, "events watched from revision 0");
     int resume = watch.get("resume_from_revision").getAsInt();
