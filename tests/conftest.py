@@ -1,6 +1,6 @@
 """Fixtures: one real server + Envoy stack shared by the run (tests use their own sessions),
-a fresh stack for tests that kill or restart the server, and one Debian Chromium for the
-browser tests of every folder (Playwright allows one sync driver per run)."""
+a fresh stack for tests that kill or restart the server, and a Debian Chromium for each
+module of browser tests, whatever its folder (Playwright allows one sync driver at a time)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,10 @@ def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
         yield start
 
 
-@pytest.fixture(scope="session")
+# Per module, not per run: while Playwright's sync driver is open, the main thread has a
+# running event loop, and every later `asyncio.run` (the in-process store and feed tests)
+# would fail. Modules that drive the browser start and stop it around themselves.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     expect.set_options(timeout=TIMEOUT_MS)
