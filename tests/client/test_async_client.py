@@ -111,3 +111,17 @@ def test_watch_replays_the_feed_as_the_blocking_client(
             break
     stream.cancel()  # type: ignore[attr-defined]
     assert changes == blocking
+
+
+def test_list_sessions_pages_as_the_blocking_client(stack: Stack, client: ShellExecClient
+                                                    ) -> None:
+    first, _ = session_with_commands(client, 1)
+    second, _ = session_with_commands(client, 2)
+    newest = client.list_sessions(limit=2, sort="desc")
+    assert [session.id for session in newest.sessions] == [second, first]
+    assert newest.has_more  # the shared stack holds other tests' sessions too
+    by_counts = {session.id: session.command_count for session in newest.sessions}
+    assert by_counts == {first: 1, second: 2}
+    assert run(stack, lambda aio: aio.list_sessions(limit=2, sort="desc")) == newest
+    older = client.list_sessions(limit=1, sort="desc", before=first)
+    assert first not in [session.id for session in older.sessions]

@@ -17,7 +17,7 @@ from shellexec.client import (
 
 METHODS = {
     "boot_state", "close", "complete_turn", "create_session", "delete_session", "delete_task",
-    "get_session", "list_messages",
+    "get_session", "list_messages", "list_sessions",
     "messages", "normalize", "publish", "shell_output", "start_turn", "summarize", "watch",
 }
 

@@ -96,6 +96,14 @@ class AsyncShellExecClient:
             request, timeout=self._timeout)
         return response
 
+    async def list_sessions(self, *, limit: int = 0, before: str = "", after: str = "",
+                            sort: str = "") -> pb.ListSessionsResponse:
+        """A page of the sessions the caller may see, oldest first (`sort="desc"`: newest)."""
+        request = pb.ListSessionsRequest(limit=limit, before=before, after=after, sort=sort)
+        response: pb.ListSessionsResponse = await self._stub.ListSessions(
+            request, timeout=self._timeout)
+        return response
+
     async def shell_output(self, session_id: str, message_id: str
                            ) -> pb.GetShellOutputResponse:
         request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)

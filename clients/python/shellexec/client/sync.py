@@ -91,6 +91,13 @@ class ShellExecClient:
         return self._stub.ListMessages(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
+    def list_sessions(self, *, limit: int = 0, before: str = "", after: str = "",
+                      sort: str = "") -> pb.ListSessionsResponse:
+        """A page of the sessions the caller may see, oldest first (`sort="desc"`: newest)."""
+        request = pb.ListSessionsRequest(limit=limit, before=before, after=after, sort=sort)
+        return self._stub.ListSessions(  # type: ignore[no-any-return]
+            request, timeout=self._timeout)
+
     def shell_output(self, session_id: str, message_id: str) -> pb.GetShellOutputResponse:
         request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
         return self._stub.GetShellOutput(  # type: ignore[no-any-return]
