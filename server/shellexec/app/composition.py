@@ -59,7 +59,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
             ids: IdFactory = random_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
     metrics = create_metrics(CollectorRegistry())
-    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
+    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib,
+                             pool_size=settings.database_pool_size)
     database.on_commit_group(metrics.commit_groups.observe)
     metrics.database_bytes.set_function(database.file_bytes)
     feed = FeedHub(on_delivery=metrics.delivery_lag.observe)

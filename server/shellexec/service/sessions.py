@@ -135,7 +135,7 @@ class Sessions:
             statements.set_session_state(session, SESSION_RUNNING, now)
             return TurnRecord.of(turn)
 
-        return await units.write(self._database, work)
+        return await units.write(self._database, work, session_id)
 
     async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *,
                             caller: Caller = UNRESTRICTED) -> CompletedTurn:
@@ -153,7 +153,7 @@ class Sessions:
             cancelled = tuple(e.message.id for e in recorded if e.message is not None)
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
-        completed, recorded = await units.write(self._database, work)
+        completed, recorded = await units.write(self._database, work, session_id)
         for event in recorded:
             self._feed.broadcast(session_id, event)
         return completed
