@@ -10,14 +10,17 @@ BUF := $(TOOLS)/node_modules/.bin/buf
 BUF_VERSION := 1.75.0
 GOOGLEAPIS := .build/googleapis/google/api
 
-.PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
-        envoy-validate web-unit chromium venv clean
+.PHONY: run run-cluster test bench demo generate check-generated lint lint-proto lint-python \
+        envoy-validate web-unit chromium postgresql venv clean
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint envoy-validate web-unit chromium  ## every test
+run-cluster: $(STAMP) postgresql  ## two replicas behind one Envoy on PostgreSQL (a local one unless SHELLEXEC_DATABASE_URL is set)
+	$(BIN)/shellexec up --replicas 2
+
+test: $(STAMP) check-generated lint envoy-validate web-unit chromium postgresql  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -72,6 +75,12 @@ web-unit:
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The tests (and `make run-cluster` without a URL) start Debian's PostgreSQL; its programs live
+# under /usr/lib/postgresql/VERSION/bin, not on PATH.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .build .run

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import psycopg
 
 from shellexec.app import envoy, processes
 from shellexec.app.settings import Settings
@@ -124,6 +126,25 @@ class Stack:
         database = open_database(self.env["SHELLEXEC_DATABASE_URL"], readers=1)
         try:
             return Tokens(database, system_clock).create(name, scopes, [tasks] if tasks else [])
+        finally:
+            database.close()
+
+    @property
+    def on_postgres(self) -> bool:
+        return self.env["SHELLEXEC_DATABASE_URL"].startswith("postgresql://")
+
+    def sql(self, statement: str, *params: object) -> list[tuple[object, ...]]:
+        """Runs one statement on the stack's database, past the service (`?` marks each
+        parameter, on either engine), commits, and returns its rows (none for a change)."""
+        url = self.env["SHELLEXEC_DATABASE_URL"]
+        if self.on_postgres:
+            with psycopg.connect(url, autocommit=True) as server:
+                cursor = server.execute(statement.replace("?", "%s"), params)
+                return list(cursor.fetchall()) if cursor.description else []
+        database = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            with database:
+                return list(database.execute(statement, params).fetchall())
         finally:
             database.close()
 

@@ -23,10 +23,13 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.publishing import PUBLISH_OUTCOMES
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
+from shellexec.store.feed_notices import FeedListener
+from shellexec.store.postgres import PostgresDatabase
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class Composition:
     offload: Offload
     servicer: ShellExecServicer
     metrics: Metrics
+    # PostgreSQL only: the other replicas' feed notices, and the relay that delivers their
+    # events to this replica's watchers (ADR 0071); the server starts and stops them.
+    listener: FeedListener | None = None
+    relay: FeedRelay | None = None
 
     def close(self) -> None:
         """Stops the conversion workers and closes the database."""
@@ -79,7 +86,12 @@ def compose(settings: Settings, clock: Clock = system_clock,
     housekeeping = Housekeeping(database, deletion, clock,
                                 retention_days=settings.retention_days,
                                 feed_retention_hours=settings.feed_retention_hours)
+    relay = listener = None
+    if isinstance(database, PostgresDatabase):
+        relay = FeedRelay(feed, reader.logged_events)
+        listener = database.listener(relay.notice, relay.reconnected)
     return Composition(database, feed, caches, sessions, publisher, reader, deletion,
                        housekeeping, Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, deletion, offload,
-                                         settings.stalled_watcher_seconds), metrics)
+                                         settings.stalled_watcher_seconds), metrics,
+                       listener, relay)

@@ -47,6 +47,10 @@ class RunningServer:
         self.housekeeping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.housekeeping
+        if self.app.listener is not None:
+            await asyncio.to_thread(self.app.listener.stop)
+        if self.app.relay is not None:
+            await self.app.relay.close()
         self.app.feed.close()
         await self.server.stop(grace)
         if self.metrics is not None:
@@ -100,6 +104,8 @@ async def start_server(settings: Settings) -> RunningServer:
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
     metrics = _metrics_endpoint(app, settings)
     await health_servicer.start()
+    if app.listener is not None:
+        app.listener.start()
     await server.start()
     if metrics is not None:
         metrics.start()

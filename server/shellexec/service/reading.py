@@ -123,6 +123,16 @@ class Reader:
 
         return await self._database.read(work)
 
+    def _events_after(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
+        return [FeedEvent(event_type, revision, project_message(row, self._masking))
+                for revision, event_type, row in queries.events_after(session_id, after, limit)]
+
+    async def logged_events(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
+        """Up to `limit` logged events of the session after revision `after`, oldest first
+        (what `FeedRelay` hands this replica's watchers)."""
+        return await self._database.read(
+            functools.partial(self._events_after, session_id, after, limit))
+
     async def watch(self, session_id: str, since_revision: int | None, *,
                     caller: Caller = UNRESTRICTED) -> AsyncGenerator[FeedEvent, None]:
         """Checks the session, then returns its event stream (errors surface before the first
@@ -144,9 +154,7 @@ class Reader:
             compacted, latest = queries.compaction_point(session_id)
             if after < compacted:  # the events after `after` are gone: start over
                 return [FeedEvent(EVENT_RESET, latest)]
-            return [FeedEvent(event_type, revision, project_message(row, self._masking))
-                    for revision, event_type, row in queries.events_after(session_id, after,
-                                                                          limit)]
+            return self._events_after(session_id, after, limit)
 
         async def read_events(after: int, limit: int) -> list[FeedEvent]:
             return await self._database.read(functools.partial(events_or_reset, after, limit))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlparse
@@ -38,6 +39,7 @@ from peewee import InterfaceError, OperationalError, PostgresqlDatabase, Select,
 
 from shellexec.store.database import Database, Job, Outcome
 from shellexec.store.errors import DatabaseUnavailableError
+from shellexec.store.feed_notices import CHANNEL, FeedListener, FeedNotice
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS
 from shellexec.store.readiness import postgres_readiness_problem
@@ -78,6 +80,8 @@ class PostgresDatabase(Database):
         super().__init__(db, readers=max(1, pool_size - 1))
         self.url = url
         self._pg = db
+        # This process among the replicas: its own notices are not news to it.
+        self.replica = os.urandom(6).hex()
 
     def readiness_problem(self) -> str | None:
         return postgres_readiness_problem(self._pg)
@@ -147,11 +151,24 @@ class PostgresDatabase(Database):
             self.statements.begin()
             self.statements.lock_sessions(sessions)
             value = work()
+            self._notify_feed()
             connection.execute("COMMIT")
             return value
         except BaseException:
             self._roll_back_writer(connection)
             raise
+
+    def _notify_feed(self) -> None:
+        """Tells the other replicas which sessions' feeds this transaction moved (delivered
+        when, and only if, it commits; ADR 0071)."""
+        for session_id, revision in self.statements.announced.items():
+            notice = FeedNotice(self.replica, session_id, revision)
+            Select(columns=[fn.pg_notify(CHANNEL, notice.payload())]).bind(self.db).execute()
+
+    def listener(self, on_notice: Callable[[FeedNotice], None],
+                 on_reconnect: Callable[[], None]) -> FeedListener:
+        """A listener for the other replicas' notices (started by the server)."""
+        return FeedListener(self.url, self.replica, on_notice, on_reconnect)
 
     def _roll_back_writer(self, connection: Any) -> None:
         if not self._broken():

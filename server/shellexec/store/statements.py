@@ -93,8 +93,11 @@ class Statements:
         self.single_writer = single_writer
         self._postgres = isinstance(db, PostgresqlDatabase)
         self._compiled: dict[object, _Compiled] = {}
-        # The sessions whose rows the current transaction holds locked (other writers only).
+        # The sessions whose rows the current transaction holds locked, and the latest feed
+        # revision it logged of each session (other writers only: the other replicas are
+        # told of them, `store.feed_notices`).
         self._locked: set[str] = set()
+        self.announced: dict[str, int] = {}
         # The latest feed revision of each session this writer has given out. The session
         # row is the truth; this saves reading it back on every publish.
         self._revisions: dict[str, int] = {}
@@ -112,6 +115,7 @@ class Statements:
         if not self.single_writer:
             self._locked.clear()
             self._revisions.clear()
+            self.announced.clear()
 
     def lock_sessions(self, session_ids: Collection[str]) -> None:
         """With other writers: locks the rows of these sessions until the transaction ends,
@@ -358,6 +362,8 @@ class Statements:
             message=param("position")),
             number=self._number(session_id), revision=revision, type=event_type,
             position=position)
+        if not self.single_writer:
+            self.announced[session_id] = revision
         self._run("session_revision", lambda: Session.update(
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
