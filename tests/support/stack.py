@@ -88,8 +88,12 @@ class Stack:
 
     def _start(self) -> None:
         self.start_server()
+        self.start_envoy(self.grpc_port)
+
+    def start_envoy(self, *grpc_ports: int) -> None:
+        """Starts this stack's Envoy in front of the servers on `grpc_ports`."""
         config = self.workdir / "envoy.yaml"
-        config.write_text(envoy.render(Settings.from_env(self.env), self.grpc_port))
+        config.write_text(envoy.render(Settings.from_env(self.env), *grpc_ports))
         with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
             self.envoy = envoy.launch(config, self.admin_socket, log, timeout=30)
 
