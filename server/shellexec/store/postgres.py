@@ -153,6 +153,7 @@ class PostgresDatabase(Database):
             value = work()
             self._notify_feed()
             connection.execute("COMMIT")
+            self.statements.committed()
             return value
         except BaseException:
             self._roll_back_writer(connection)
@@ -162,8 +163,8 @@ class PostgresDatabase(Database):
         """Tells the other replicas which sessions' feeds this transaction moved (delivered
         when, and only if, it commits; ADR 0071)."""
         for session_id, revision in self.statements.announced.items():
-            notice = FeedNotice(self.replica, session_id, revision)
-            Select(columns=[fn.pg_notify(CHANNEL, notice.payload())]).bind(self.db).execute()
+            self.statements.notify(CHANNEL, FeedNotice(self.replica, session_id,
+                                                       revision).payload())
 
     def listener(self, on_notice: Callable[[FeedNotice], None],
                  on_reconnect: Callable[[], None]) -> FeedListener:

@@ -98,6 +98,11 @@ class Statements:
         # told of them, `store.feed_notices`).
         self._locked: set[str] = set()
         self.announced: dict[str, int] = {}
+        # The latest revision this writer committed of each session, and the locked sessions
+        # still at it: nothing another replica wrote since (every change of a session's
+        # messages logs an event), so what this writer remembers of them holds.
+        self._committed: dict[str, int] = {}
+        self._unchanged: set[str] = set()
         # The latest feed revision of each session this writer has given out. The session
         # row is the truth; this saves reading it back on every publish.
         self._revisions: dict[str, int] = {}
@@ -108,14 +113,23 @@ class Statements:
         """Drops what is remembered from the database (after a rollback it may be ahead)."""
         self._revisions.clear()
         self._numbers.clear()
+        self._committed.clear()
+        self._unchanged.clear()
 
     def begin(self) -> None:
         """Called as each write transaction begins: with other writers, what an earlier
         transaction remembered of revisions may be stale, and it holds no lock any more."""
         if not self.single_writer:
             self._locked.clear()
+            self._unchanged.clear()
             self._revisions.clear()
             self.announced.clear()
+
+    def committed(self) -> None:
+        """Called once the transaction committed: its revisions are this writer's own."""
+        if len(self._committed) + len(self.announced) > MAX_REMEMBERED_SESSIONS:
+            self._committed.clear()
+        self._committed.update(self.announced)
 
     def lock_sessions(self, session_ids: Collection[str]) -> None:
         """With other writers: locks the rows of these sessions until the transaction ends,
@@ -124,13 +138,35 @@ class Statements:
         Nothing to do for the only writer of the database."""
         if self.single_writer or not session_ids:
             return
-        rows: Any = (Session.select(Session.id, Session.number, Session.revision)
-                     .where(Session.id.in_(sorted(session_ids))).order_by(Session.id)
-                     .for_update().tuples())
+        rows: Any
+        if len(session_ids) == 1:  # the usual group: compiled once
+            rows = self._run("lock_session", lambda: (
+                Session.select(Session.id, Session.number, Session.revision)
+                .where(Session.id == param("session")).for_update()),
+                session=next(iter(session_ids))).fetchall()
+        else:
+            rows = (Session.select(Session.id, Session.number, Session.revision)
+                    .where(Session.id.in_(sorted(session_ids))).order_by(Session.id)
+                    .for_update().tuples())
         for session_id, number, revision in rows:
             self._locked.add(session_id)
+            if self._committed.get(session_id) == revision:
+                self._unchanged.add(session_id)
             self._numbers[session_id] = int(number)
             self._revisions[session_id] = int(revision)
+
+    def notify(self, channel: str, payload: str) -> None:
+        """PostgreSQL only: a notice to the listeners of `channel`, delivered if and when
+        the transaction commits (`store.feed_notices`)."""
+        self._run("notify", lambda: Select(columns=[
+            fn.pg_notify(param("channel"), param("payload"))]).bind(self._db),
+            channel=channel, payload=payload)
+
+    def trusts_memory(self, session_id: str) -> bool:
+        """Whether what this writer remembers of the session's messages (fold states) is
+        still true: always for the only writer; with other writers, when the locked row shows
+        no revision but this writer's own since (`lock_sessions`)."""
+        return self.single_writer or session_id in self._unchanged
 
     def holds(self, session_id: str) -> bool:
         """Whether the session exists and the transaction may change it: always for the only
