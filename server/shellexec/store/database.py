@@ -1,4 +1,5 @@
-"""Opening the database and running units of work.
+"""Opening the SQLite database and running units of work (`store.postgres` runs them on
+PostgreSQL).
 
 Writes run on the event loop's thread, one group at a time; only their COMMIT (the fsync)
 runs on a committer thread, so the loop never waits for the disk. Units of work are short
@@ -72,7 +73,6 @@ def _pragmas(cache_kib: int) -> tuple[tuple[str, object], ...]:
 # A unit of work, the future its caller awaits and the id of the session it changes (or None).
 Job = tuple[Callable[[], Any], "asyncio.Future[Any]", str | None]
 Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
-
 
 
 def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
