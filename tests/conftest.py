@@ -27,7 +27,11 @@ ENGINES = (SQLITE, POSTGRESQL)
 _SQLITE_ONLY_MARKERS = ("sqlite_only", "browser")
 
 
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by engine
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drops the PostgreSQL variants of SQLite-only tests, and runs the browser tests last:
+    Playwright's synchronous API keeps an event loop running on the main thread while its
+    browser is open, where later tests call asyncio.run."""
     kept, dropped = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -38,7 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    items[:] = sorted(kept, key=lambda item: item.get_closest_marker("browser") is not None)
 
 
 @pytest.fixture(scope="session")

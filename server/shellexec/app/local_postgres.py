@@ -19,14 +19,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import psycopg
 
 from shellexec.app import processes
 
 SYSTEM_USER = "postgres"
-DATABASE = "shellexec"
+DATABASE = "shellexec_local"
 PROGRAMS = Path("/usr/lib/postgresql")
 
 
@@ -52,12 +51,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _as_owner() -> dict[str, Any]:
-    """Popen arguments that run a program as the cluster's owner: `postgres` when we are
-    root, ourselves otherwise."""
+def _owner() -> tuple[str | None, int | None]:
+    """The user and group that run the cluster's programs: `postgres` when we are root,
+    None (ourselves) otherwise."""
     if os.geteuid() != 0:
-        return {}
-    return {"user": SYSTEM_USER, "group": pwd.getpwnam(SYSTEM_USER).pw_gid, "extra_groups": []}
+        return None, None
+    return SYSTEM_USER, pwd.getpwnam(SYSTEM_USER).pw_gid
 
 
 @dataclass
@@ -74,7 +73,7 @@ class LocalPostgres:
 
     @classmethod
     def create(cls, durable: bool = True) -> LocalPostgres:
-        """Makes a new cluster with an empty `shellexec` database and starts it."""
+        """Makes a new cluster with an empty database (`DATABASE`) and starts it."""
         folder = Path(tempfile.mkdtemp(prefix="shellexec-postgres-"))
         server = cls(folder, _free_port(), durable)
         try:
@@ -90,24 +89,28 @@ class LocalPostgres:
         return f"postgresql://{SYSTEM_USER}@127.0.0.1:{self.port}/{database}"
 
     def _init(self) -> None:
-        if os.geteuid() == 0:
-            shutil.chown(self.folder, SYSTEM_USER, SYSTEM_USER)
+        user, group = _owner()
+        if user is not None:
+            shutil.chown(self.folder, user, group)
         subprocess.run([postgres_bin() / "initdb", "-D", str(self.folder / "data"), "-A",
                         "trust", "-U", SYSTEM_USER, "-E", "UTF8", "--locale=C.UTF-8",
                         *(() if self.durable else ("--no-sync",))],
-                       check=True, stdout=subprocess.DEVNULL, **_as_owner())
+                       check=True, stdout=subprocess.DEVNULL, user=user, group=group,
+                       extra_groups=None if user is None else [])
 
     def start(self) -> None:
         """Starts the server and waits until it accepts connections."""
         settings = ["listen_addresses=127.0.0.1", "max_connections=300"]
         if not self.durable:
             settings += ["fsync=off", "full_page_writes=off"]
+        user, group = _owner()
         with open(self.folder / "postgres.log", "ab") as log:  # the child keeps its own copy
             self.process = subprocess.Popen(
                 [postgres_bin() / "postgres", "-D", str(self.folder / "data"), "-p",
                  str(self.port), "-k", str(self.folder),
                  *(part for setting in settings for part in ("-c", setting))],
-                stdout=log, stderr=log, **_as_owner())
+                stdout=log, stderr=log, user=user, group=group,
+                extra_groups=None if user is None else [])
         self._wait_ready()
 
     def stop(self) -> None:

@@ -68,7 +68,7 @@ def _peewee_database(url: str) -> PostgresqlDatabase:
     conninfo = parsed._replace(scheme="postgresql").geturl()
     return PostgresqlDatabase(conninfo, prefer_psycopg3=True, autoconnect=False,
                               connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                              application_name="shellexec")
+                              application_name="shellexec-server")
 
 
 class PostgresDatabase(Database):
