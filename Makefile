@@ -16,15 +16,18 @@ TS_STAMP := $(TS_CLIENT)/node_modules/.installed
 AXE := $(TOOLS)/node_modules/axe-core/axe.min.js
 AXE_VERSION := 4.10.3
 
-.PHONY: run test bench demo generate check-generated lint lint-proto lint-python \
+.PHONY: run run-cluster test bench demo generate check-generated lint lint-proto lint-python \
         envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go \
-        java-codegen axe
+        java-codegen axe postgresql
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
 	  SHELLEXEC_ENVOY_METRICS_PORT=$${SHELLEXEC_ENVOY_METRICS_PORT:-9465} $(BIN)/shellexec up
 
-test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium axe  ## every test
+run-cluster: $(STAMP) postgresql  ## two replicas behind one Envoy on PostgreSQL (a local one unless SHELLEXEC_DATABASE_URL is set)
+	$(BIN)/shellexec up --replicas 2
+
+test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium axe postgresql  ## every test
 	$(BIN)/pytest --cov --cov-report=term:skip-covered --cov-fail-under=85
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
@@ -111,6 +114,12 @@ web-unit:
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The tests (and `make run-cluster` without a URL) start Debian's PostgreSQL; its programs live
+# under /usr/lib/postgresql/VERSION/bin, not on PATH.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .build .run

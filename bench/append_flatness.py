@@ -36,20 +36,25 @@ def _commands(client: ShellExecClient, session_id: str, prefix: str, held: int) 
     return ids
 
 
+def measure(client: ShellExecClient) -> tuple[float, float]:
+    """Seconds per 1 KiB append to commands holding 1 KiB and 250 KiB (medians)."""
+    session_id = client.create_session("bench-append").id
+    small = _commands(client, session_id, "small", KIB)
+    large = _commands(client, session_id, "large", 250 * KIB)
+    delta_small = itertools.cycle(small)
+    delta_large = itertools.cycle(large)
+
+    def publish_to(ids: itertools.cycle[str]) -> float:
+        return seconds_per_call(
+            lambda: client.publish(session_id, _delta(next(ids), KIB)), COMMANDS)
+
+    return interleaved_medians(
+        lambda: publish_to(delta_small), lambda: publish_to(delta_large), ROUNDS)
+
+
 def main() -> None:
     with running_stack() as stack, stack.client() as client:
-        session_id = client.create_session("bench-append").id
-        small = _commands(client, session_id, "small", KIB)
-        large = _commands(client, session_id, "large", 250 * KIB)
-        delta_small = itertools.cycle(small)
-        delta_large = itertools.cycle(large)
-
-        def publish_to(ids: itertools.cycle[str]) -> float:
-            return seconds_per_call(
-                lambda: client.publish(session_id, _delta(next(ids), KIB)), COMMANDS)
-
-        at_small, at_large = interleaved_medians(
-            lambda: publish_to(delta_small), lambda: publish_to(delta_large), ROUNDS)
+        at_small, at_large = measure(client)
     ratio = at_large / at_small
     met = ratio <= TARGET
     conclude("append flatness (gRPC publish, 1 KiB delta at 250 KiB vs 1 KiB held)",

@@ -26,19 +26,23 @@ def _fill(client: ShellExecClient, session_id: str, output_bytes: int) -> None:
             "rawOutput": {"formatted_output": output, "exit_code": 0}})
 
 
+def measure(client: ShellExecClient) -> tuple[float, float]:
+    """Seconds per list call with empty and with 256 KiB outputs (medians of the rounds)."""
+    empty = client.create_session("bench-list-empty").id
+    full = client.create_session("bench-list-full").id
+    _fill(client, empty, 0)
+    _fill(client, full, 256 * KIB)
+
+    def list_of(session_id: str) -> float:
+        return seconds_per_call(lambda: client.list_messages(session_id, limit=MESSAGES),
+                                CALLS)
+
+    return interleaved_medians(lambda: list_of(empty), lambda: list_of(full), ROUNDS)
+
+
 def main() -> None:
     with running_stack() as stack, stack.client() as client:
-        empty = client.create_session("bench-list-empty").id
-        full = client.create_session("bench-list-full").id
-        _fill(client, empty, 0)
-        _fill(client, full, 256 * KIB)
-
-        def list_of(session_id: str) -> float:
-            return seconds_per_call(lambda: client.list_messages(session_id, limit=MESSAGES),
-                                    CALLS)
-
-        at_empty, at_full = interleaved_medians(lambda: list_of(empty), lambda: list_of(full),
-                                                ROUNDS)
+        at_empty, at_full = measure(client)
     ratio = at_full / at_empty
     met = ratio <= TARGET
     conclude("list flatness (200 messages, 256 KiB outputs vs empty)",

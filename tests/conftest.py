@@ -1,6 +1,12 @@
 """Fixtures: one real server + Envoy stack shared by the run (tests use their own sessions),
 a fresh stack for tests that kill or restart the server, and a Debian Chromium for each
-module of browser tests, whatever its folder (Playwright allows one sync driver at a time)."""
+module of browser tests, whatever its folder (Playwright allows one sync driver at a time).
+
+Every stack fixture runs on both engines: the embedded SQLite file and a PostgreSQL server
+the run starts once (`support.postgres`; each stack gets a database of its own). A test that
+reads the SQLite file itself is marked `sqlite_only`; browser tests, which see the engine only
+through the API the service tests cover on both, run on SQLite.
+"""
 
 from __future__ import annotations
 
@@ -16,19 +22,70 @@ from web.browser import TIMEOUT_MS, launch
 
 from shellexec.client import ShellExecClient
 
+from support.postgres import PostgresServer
 from support.stack import Stack, running_stack
+
+SQLITE, POSTGRESQL = "sqlite", "postgresql"
+ENGINES = (SQLITE, POSTGRESQL)
+# Markers of tests whose PostgreSQL variant is not collected.
+_SQLITE_ONLY_MARKERS = ("sqlite_only", "browser")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the items by engine
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Drops the PostgreSQL variants of SQLite-only tests, and runs the browser tests last:
+    Playwright's synchronous API keeps an event loop running on the main thread while its
+    browser is open, where later tests call asyncio.run."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and callspec.params.get("engine") == POSTGRESQL
+        if on_postgres and any(item.get_closest_marker(name) for name in _SQLITE_ONLY_MARKERS):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = sorted(kept, key=lambda item: item.get_closest_marker("browser") is not None)
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("stack")) as running:
+def postgres_server() -> Iterator[PostgresServer]:
+    """The run's PostgreSQL server, started the first time a test needs it."""
+    server = PostgresServer.create()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The engine of the stacks a test starts (every stack test runs on both)."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def new_database(engine: str, request: pytest.FixtureRequest) -> Callable[[], dict[str, str]]:
+    """The settings that give a new stack a database of its own on the run's engine (none
+    for SQLite: a stack's work directory holds its file)."""
+    if engine == SQLITE:
+        return dict
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return lambda: {"SHELLEXEC_DATABASE_URL": server.new_database()}
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory,
+          new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("stack"), **new_database()) as running:
         yield running
 
 
 @pytest.fixture
-def own_stack(tmp_path: Path) -> Iterator[Stack]:
+def own_stack(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
     """A stack of the test's own, for tests that kill or restart the server."""
-    with running_stack(tmp_path) as running:
+    with running_stack(tmp_path, **new_database()) as running:
         yield running
 
 
@@ -39,7 +96,8 @@ def client(stack: Stack) -> Iterator[ShellExecClient]:
 
 
 @pytest.fixture
-def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
+def stack_with(tmp_path: Path,
+               new_database: Callable[[], dict[str, str]]) -> Iterator[Callable[..., Stack]]:
     """Starts a stack of the test's own with extra settings (`SHELLEXEC_*=value` keywords);
     every stack it started stops after the test."""
     with contextlib.ExitStack() as started:
@@ -48,7 +106,8 @@ def stack_with(tmp_path: Path) -> Iterator[Callable[..., Stack]]:
         def start(**settings: str) -> Stack:
             workdir = tmp_path / f"stack{next(count)}"
             workdir.mkdir()
-            return started.enter_context(running_stack(workdir, **settings))
+            return started.enter_context(running_stack(workdir, **{**new_database(),
+                                                                   **settings}))
 
         yield start
 

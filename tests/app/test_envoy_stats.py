@@ -5,7 +5,7 @@ reachable through it, and Envoy keeps running whatever is asked."""
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -16,9 +16,10 @@ from support.stack import Stack, free_port, running_stack
 
 
 @pytest.fixture(scope="module")
-def with_stats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def with_stats(tmp_path_factory: pytest.TempPathFactory,
+               new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
     with running_stack(tmp_path_factory.mktemp("envoy-stats"),
-                       SHELLEXEC_ENVOY_METRICS_PORT=str(free_port())) as running:
+                       SHELLEXEC_ENVOY_METRICS_PORT=str(free_port()), **new_database()) as running:
         yield running
 
 

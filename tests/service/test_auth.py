@@ -10,7 +10,7 @@ import json
 import re
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +42,10 @@ class Seeded:
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("auth"), SHELLEXEC_AUTH="on") as stack:
+def secured(tmp_path_factory: pytest.TempPathFactory,
+            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("auth"), SHELLEXEC_AUTH="on",
+                       **new_database()) as stack:
         yield stack
 
 
@@ -125,11 +127,10 @@ def test_a_revoked_token_is_401(secured: Stack, seeded: Seeded) -> None:
 
 def reader_name(stack: Stack, token: str) -> str:
     """The name of the stored token whose hash is `token`'s."""
-    with sqlite3.connect(stack.workdir / "shellexec.db") as db:
-        row = db.execute("SELECT name FROM api_token WHERE token_hash = ?",
-                         (hashlib.sha256(token.encode()).hexdigest(),)).fetchone()
-    assert row is not None
-    return str(row[0])
+    rows = stack.sql("SELECT name FROM api_token WHERE token_hash = ?",
+                     hashlib.sha256(token.encode()).hexdigest())
+    assert rows
+    return str(rows[0][0])
 
 
 def test_a_read_token_cannot_write_and_an_ingest_token_cannot_read(
@@ -269,6 +270,7 @@ def test_grpcurl_with_the_readme_header(secured: Stack, seeded: Seeded) -> None:
     assert json.loads(answer.stdout)["session"]["id"] == seeded.mine
 
 
+@pytest.mark.sqlite_only  # dumps the whole file
 def test_create_prints_the_token_once_and_stores_only_its_hash(secured: Stack) -> None:
     name = unique("printed")
     done = subprocess.run([BIN / "shellexec", "token", "create", "--name", name, "--scope",

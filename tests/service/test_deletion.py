@@ -3,7 +3,6 @@ gone, its watchers hear `session_deleted` and their streams end, and its ids ans
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -31,25 +30,23 @@ def seeded_session(stack: Stack, task_id: str | None = None) -> tuple[str, str, 
 
 def rows_of(stack: Stack, session_id: str, number: int) -> dict[str, int]:
     """How many rows each table holds for the session (`number` keys events and receipts)."""
-    with sqlite3.connect(stack.workdir / "shellexec.db") as db:
-        by_session = {table: db.execute(f"SELECT COUNT(*) FROM {table} WHERE session_id = ?",
-                                        (session_id,)).fetchone()[0]
-                      for table in ("turn", "message", "turn_request", "session_request")}
-        by_session["session"] = db.execute("SELECT COUNT(*) FROM session WHERE id = ?",
-                                           (session_id,)).fetchone()[0]
-        by_session["output_chunk"] = db.execute(
-            "SELECT COUNT(*) FROM output_chunk WHERE message_position IN "
-            "(SELECT position FROM message WHERE session_id = ?)", (session_id,)).fetchone()[0]
-        for table in ("event", "publish_receipt"):
-            by_session[table] = db.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE session_number = ?", (number,)).fetchone()[0]
+    def count(statement: str, key: object) -> int:
+        return int(str(stack.sql(statement, key)[0][0]))
+
+    by_session = {table: count(f"SELECT COUNT(*) FROM {table} WHERE session_id = ?", session_id)
+                  for table in ("turn", "message", "turn_request", "session_request")}
+    by_session["session"] = count("SELECT COUNT(*) FROM session WHERE id = ?", session_id)
+    by_session["output_chunk"] = count(
+        "SELECT COUNT(*) FROM output_chunk WHERE message_position IN "
+        "(SELECT position FROM message WHERE session_id = ?)", session_id)
+    for table in ("event", "publish_receipt"):
+        by_session[table] = count(f"SELECT COUNT(*) FROM {table} WHERE session_number = ?",
+                                  number)
     return by_session
 
 
 def session_number(stack: Stack, session_id: str) -> int:
-    with sqlite3.connect(stack.workdir / "shellexec.db") as db:
-        return int(db.execute("SELECT number FROM session WHERE id = ?",
-                              (session_id,)).fetchone()[0])
+    return int(str(stack.sql("SELECT number FROM session WHERE id = ?", session_id)[0][0]))
 
 
 def test_a_deleted_session_leaves_no_rows_and_its_ids_answer_404(stack: Stack) -> None:
@@ -148,10 +145,8 @@ def test_retention_deletes_a_session_idle_too_long_through_the_running_server(
     fresh, _, _ = seeded_session(own)
     feed = own.api.watch(stale)
     assert next(feed)["type"] == "heartbeat"
-    with sqlite3.connect(own.workdir / "shellexec.db") as db:  # two days without activity
-        db.execute("UPDATE session SET active_at = active_at - 2 * 86400000000 WHERE id = ?",
-                   (stale,))
-    db.close()
+    own.sql("UPDATE session SET active_at = active_at - 2 * 86400000000 WHERE id = ?",
+            stale)  # two days without activity
 
     # The sweep runs every 0.2 s; the feed ends as soon as it has deleted the session.
     assert [event["type"] for event in feed if event["type"] != "heartbeat"] == [

@@ -4,7 +4,6 @@ every migration applied), asked with grpcurl and the Python health stub."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -54,16 +53,14 @@ def moved_away(database: Path) -> Iterator[None]:
 
 
 @contextmanager
-def last_migration_undone(database: Path) -> Iterator[None]:
-    """The database's record of its last migration removed, as an older file would be."""
-    with sqlite3.connect(database) as connection:
-        connection.execute("DELETE FROM schema_version WHERE version = ?", (SCHEMA_VERSION,))
+def last_migration_undone(stack: Stack) -> Iterator[None]:
+    """The database's record of its last migration removed, as an older one would be."""
+    stack.sql("DELETE FROM schema_version WHERE version = ?", SCHEMA_VERSION)
     try:
         yield
     finally:
-        with sqlite3.connect(database) as connection:
-            connection.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, 0)",
-                               (SCHEMA_VERSION,))
+        stack.sql("INSERT INTO schema_version (version, applied_at) VALUES (?, 0)",
+                  SCHEMA_VERSION)
 
 
 @pytest.fixture
@@ -84,6 +81,7 @@ def test_an_unknown_service_name_is_not_found(stack: Stack) -> None:
     assert raised.value.code() == grpc.StatusCode.NOT_FOUND
 
 
+@pytest.mark.sqlite_only
 def test_a_missing_database_file_is_not_ready_but_live(own: Stack) -> None:
     database = own.workdir / "shellexec.db"
     with moved_away(database):
@@ -95,14 +93,14 @@ def test_a_missing_database_file_is_not_ready_but_live(own: Stack) -> None:
 
 
 def test_a_database_missing_a_migration_is_not_ready(own: Stack) -> None:
-    database = own.workdir / "shellexec.db"
-    with last_migration_undone(database):
+    with last_migration_undone(own):
         assert check(own, "") == NOT_SERVING
         assert check(own, LIVENESS) == SERVING
     assert check(own, "") == SERVING
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only
 def test_watchers_of_readiness_hear_the_periodic_check(stack_with: Callable[..., Stack]
                                                        ) -> None:
     watched = stack_with(SHELLEXEC_READINESS_CHECK_SECONDS="0.2")

@@ -8,7 +8,6 @@ The fake credentials are assembled from parts so that no scanner mistakes them f
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -44,10 +43,9 @@ def _leaks(payload: Any, secrets: tuple[str, ...] = SECRETS) -> list[str]:
 
 def _stored_text(stack: Stack) -> str:
     """Everything the database holds as text: chunks, message columns, fold states."""
-    with sqlite3.connect(f"file:{stack.workdir / 'shellexec.db'}?mode=ro", uri=True) as db:
-        rows = db.execute("SELECT data FROM output_chunk").fetchall()
-        for column in ("content", "title", "command", "work_dir", "fold_state"):
-            rows += db.execute(f"SELECT {column} FROM message").fetchall()
+    rows = stack.sql("SELECT data FROM output_chunk")
+    for column in ("content", "title", "command", "work_dir", "fold_state"):
+        rows += stack.sql(f"SELECT {column} FROM message")
     return "\n".join(str(row[0]) for row in rows)
 
 

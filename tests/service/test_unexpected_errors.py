@@ -102,6 +102,7 @@ def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_t
 
 
 @pytest.mark.slow  # waits out the database's busy timeout
+@pytest.mark.sqlite_only  # locks the file
 def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logged(
         own_stack: Stack) -> None:
     locker = sqlite3.connect(own_stack.workdir / "shellexec.db", isolation_level=None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import psycopg
 
 from shellexec.app import envoy, processes
 from shellexec.app.settings import Settings
@@ -86,8 +88,12 @@ class Stack:
 
     def _start(self) -> None:
         self.start_server()
+        self.start_envoy(self.grpc_port)
+
+    def start_envoy(self, *grpc_ports: int) -> None:
+        """Starts this stack's Envoy in front of the servers on `grpc_ports`."""
         config = self.workdir / "envoy.yaml"
-        config.write_text(envoy.render(Settings.from_env(self.env), self.grpc_port))
+        config.write_text(envoy.render(Settings.from_env(self.env), *grpc_ports))
         with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
             self.envoy = envoy.launch(config, self.admin_socket, log, timeout=30)
 
@@ -124,6 +130,25 @@ class Stack:
         database = open_database(self.env["SHELLEXEC_DATABASE_URL"], readers=1)
         try:
             return Tokens(database, system_clock).create(name, scopes, [tasks] if tasks else [])
+        finally:
+            database.close()
+
+    @property
+    def on_postgres(self) -> bool:
+        return self.env["SHELLEXEC_DATABASE_URL"].startswith("postgresql://")
+
+    def sql(self, statement: str, *params: object) -> list[tuple[object, ...]]:
+        """Runs one statement on the stack's database, past the service (`?` marks each
+        parameter, on either engine), commits, and returns its rows (none for a change)."""
+        url = self.env["SHELLEXEC_DATABASE_URL"]
+        if self.on_postgres:
+            with psycopg.connect(url, autocommit=True) as server:
+                cursor = server.execute(statement.replace("?", "%s"), params)
+                return list(cursor.fetchall()) if cursor.description else []
+        database = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            with database:
+                return list(database.execute(statement, params).fetchall())
         finally:
             database.close()
 

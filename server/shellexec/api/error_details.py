@@ -23,6 +23,7 @@ from shellexec.service import (
     NotFoundError,
     PermissionDeniedError,
     ServiceError,
+    UnavailableError,
 )
 from shellexec.service.errors import shortened
 from shellexec.vocabulary import ERROR_DOMAIN
@@ -41,6 +42,8 @@ def status_of(error: ServiceError) -> grpc.StatusCode:
         return grpc.StatusCode.ALREADY_EXISTS
     if isinstance(error, PermissionDeniedError):
         return grpc.StatusCode.PERMISSION_DENIED
+    if isinstance(error, UnavailableError):
+        return grpc.StatusCode.UNAVAILABLE
     return grpc.StatusCode.INTERNAL
 
 

@@ -35,7 +35,8 @@ from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
 from shellexec.api.handlers import rewrapped
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
-from shellexec.service import InvalidArgumentError, ServiceError
+from shellexec.service import InvalidArgumentError, ServiceError, UnavailableError
+from shellexec.store import DatabaseUnavailableError
 from shellexec.vocabulary import RESOURCE_SESSION
 
 _REQUEST_ID_HEADER = "x-request-id"
@@ -213,6 +214,8 @@ class _Call:
         """Ends the call with the status `error` stands for; raises (as `abort` does).
 
         The call is logged first: the caller may hear the status before `abort` returns."""
+        if isinstance(error, DatabaseUnavailableError):  # expected: the cure is a retry
+            error = UnavailableError(str(error))
         if isinstance(error, ServiceError):
             code, text, details = rpc_status(error)
             self._status = code

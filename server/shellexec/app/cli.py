@@ -1,6 +1,7 @@
 """The `shellexec` command.
 
-    shellexec up            gRPC server + Envoy front door (what `make run` starts)
+    shellexec up            gRPC server + Envoy front door (what `make run` starts);
+                            --replicas N: N servers on PostgreSQL behind one Envoy
     shellexec serve         the gRPC server alone
     shellexec envoy-config  print the rendered Envoy configuration
     shellexec token ...     create, list or revoke bearer tokens
@@ -15,16 +16,21 @@ import contextlib
 import signal
 import subprocess
 import sys
+import threading
+from dataclasses import replace
 from pathlib import Path
 
 from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.browser_boundary import AllowedHostError
+from shellexec.app.cluster import ClusterError, run_cluster
 from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
+from shellexec.app.local_postgres import PostgresMissingError
 from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
 from shellexec.app.server import auth_banner, serve, start_server
 from shellexec.app.settings import Settings
+from shellexec.store import DatabaseUnavailableError
 
 RUN_DIR = Path(".run")
 
@@ -111,6 +117,16 @@ async def _up(settings: Settings) -> int:
         print("shellexec stopped", flush=True)
 
 
+def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int:
+    stopped = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.set())
+    try:
+        return run_cluster(settings, replicas, database, stopped)
+    finally:
+        print("shellexec stopped", flush=True)
+
+
 def _envoy_config(settings: Settings, grpc_port: int | None) -> int:
     port = grpc_port if grpc_port is not None else int(settings.grpc_address.rsplit(":", 1)[1])
     sys.stdout.write(envoy.render(settings, port))
@@ -121,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="shellexec", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("up", help="run the gRPC server and the Envoy front door")
+    up = commands.add_parser("up", help="run the gRPC server and the Envoy front door")
+    up.add_argument("--replicas", type=int, default=1,
+                    help="server processes behind Envoy (more than 1 needs PostgreSQL; "
+                         "without a URL a local one is started)")
+    up.add_argument("--database", help="the database URL (default: SHELLEXEC_DATABASE_URL)")
     commands.add_parser("serve", help="run the gRPC server alone")
     config = commands.add_parser("envoy-config", help="print the rendered Envoy configuration")
     config.add_argument("--grpc-port", type=int, help="the gRPC server's port")
@@ -151,13 +171,18 @@ def main(argv: list[str] | None = None) -> int:
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(serve(settings))
             return 0
+        if args.replicas != 1:
+            ports.ensure_free(*_front_door_listeners(settings))
+            return _up_replicas(settings, args.replicas, args.database)
+        if args.database:
+            settings = replace(settings, database_url=args.database)
         ports.ensure_free(_grpc_listener(settings), *_server_listeners(settings),
                           *_front_door_listeners(settings))
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(_up(settings))
         return 0
-    except (ports.PortInUseError, AdminSocketError, AllowedHostError,
-            UnsafeExposureError) as error:
+    except (ports.PortInUseError, AdminSocketError, AllowedHostError, UnsafeExposureError,
+            ClusterError, PostgresMissingError, DatabaseUnavailableError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
 

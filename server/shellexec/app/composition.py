@@ -23,10 +23,13 @@ from shellexec.service import (
     random_id,
     system_clock,
 )
+from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.publishing import PUBLISH_OUTCOMES
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
+from shellexec.store.feed_notices import FeedListener
+from shellexec.store.postgres import PostgresDatabase
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class Composition:
     offload: Offload
     servicer: ShellExecServicer
     metrics: Metrics
+    # PostgreSQL only: the other replicas' feed notices, and the relay that delivers their
+    # events to this replica's watchers (ADR 0071); the server starts and stops them.
+    listener: FeedListener | None = None
+    relay: FeedRelay | None = None
 
     def close(self) -> None:
         """Stops the conversion workers and closes the database."""
@@ -59,7 +66,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
             ids: IdFactory = random_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
     metrics = create_metrics(CollectorRegistry())
-    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib)
+    database = open_database(settings.database_url, cache_kib=settings.db_cache_kib,
+                             pool_size=settings.database_pool_size)
     database.on_commit_group(metrics.commit_groups.observe)
     metrics.database_bytes.set_function(database.file_bytes)
     feed = FeedHub(on_delivery=metrics.delivery_lag.observe)
@@ -79,7 +87,12 @@ def compose(settings: Settings, clock: Clock = system_clock,
                                 retention_days=settings.retention_days,
                                 feed_retention_hours=settings.feed_retention_hours,
                                 on_pruned=metrics.count_pruned)
+    relay = listener = None
+    if isinstance(database, PostgresDatabase):
+        relay = FeedRelay(feed, reader.logged_events)
+        listener = database.listener(relay.notice, relay.reconnected)
     return Composition(database, feed, caches, sessions, publisher, reader, deletion,
                        housekeeping, Tokens(database, clock), offload,
                        ShellExecServicer(sessions, publisher, reader, deletion, offload,
-                                         settings.stalled_watcher_seconds), metrics)
+                                         settings.stalled_watcher_seconds), metrics,
+                       listener, relay)

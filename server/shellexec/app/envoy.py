@@ -69,6 +69,11 @@ _ROUTE_INDENT = " " * 24
 _VIRTUAL_HOST_INDENT = " " * 20
 _FILTER_INDENT = " " * 18
 _RESOURCE_INDENT = " " * 4
+_CLUSTER_FIELD_INDENT = " " * 6
+_ENDPOINT_INDENT = " " * 14
+# Seconds between Envoy's readiness checks of each replica: how long a dead one may still get
+# requests (which fail as UNAVAILABLE, and are retried by clients).
+REPLICA_HEALTH_INTERVAL_SECONDS = 1.0
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -200,8 +205,28 @@ def _stats_parts(settings: Settings) -> dict[str, str]:
             "admin_cluster": _items(_RESOURCE_INDENT, [admin_cluster(settings.admin_socket)])}
 
 
-def render(settings: Settings, grpc_port: int) -> str:
-    """The Envoy configuration for these settings, with the gRPC server on `grpc_port`."""
+def _grpc_endpoints(host: str, ports: tuple[int, ...]) -> str:
+    return _items(_ENDPOINT_INDENT, [
+        {"endpoint": {"address": {"socket_address": {"address": host, "port_value": port}}}}
+        for port in ports])
+
+
+def _health_checks(ports: tuple[int, ...]) -> str:
+    """With several replicas, Envoy asks each for readiness (the gRPC health service's
+    default name) and sends no traffic to one that is not ready or does not answer; a single
+    server gets every request as before."""
+    if len(ports) < 2:
+        return ""
+    checks = [{"timeout": "1s", "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
+               "unhealthy_threshold": 1, "healthy_threshold": 1,
+               "grpc_health_check": {"service_name": ""}}]
+    return f"{_CLUSTER_FIELD_INDENT}health_checks: {json.dumps(checks)}\n"
+
+
+def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
+    """The Envoy configuration for these settings, with the gRPC server on `grpc_port`, and
+    further replicas on `replica_ports` (`shellexec up --replicas`), balanced round robin."""
+    ports = (grpc_port, *replica_ports)
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
     if grpc_host in ("0.0.0.0", "[::]", "::"):
         grpc_host = "127.0.0.1"
@@ -211,7 +236,8 @@ def render(settings: Settings, grpc_port: int) -> str:
         admin_socket=json.dumps(settings.admin_socket),
         admin_socket_mode=admin_socket.SOCKET_MODE, rest_host=settings.rest_host,
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
-        grpc_port=grpc_port, cors_policy=_cors_policy(settings.cors_origins),
+        grpc_endpoints=_grpc_endpoints(grpc_host, ports), health_checks=_health_checks(ports),
+        cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),

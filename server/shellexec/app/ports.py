@@ -82,3 +82,10 @@ def _taken(listener: Listener) -> PortInUseError:
         f"port {listener.port} ({listener.role}) on {listener.host} is already in use by "
         f"another program, perhaps another shellexec: stop it, or choose another port with "
         f"{listener.setting}")
+
+
+def free_port(host: str) -> int:
+    """A port on `host` that nothing listens on now (the system's choice)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])

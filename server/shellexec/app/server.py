@@ -27,7 +27,6 @@ from shellexec.app.metrics_endpoint import MetricsEndpoint
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
-from shellexec.store.readiness import readiness_problem
 
 
 @dataclass
@@ -48,6 +47,10 @@ class RunningServer:
         self.housekeeping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.housekeeping
+        if self.app.listener is not None:
+            await asyncio.to_thread(self.app.listener.stop)
+        if self.app.relay is not None:
+            await self.app.relay.close()
         self.app.feed.close()
         await self.server.stop(grace)
         if self.metrics is not None:
@@ -89,7 +92,7 @@ async def start_server(settings: Settings) -> RunningServer:
     server.add_registered_method_handlers(SERVICE_NAME, handlers)
     if settings.bench_echo:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
-    health_servicer = Health(lambda: readiness_problem(app.database.path),
+    health_servicer = Health(app.database.readiness_problem,
                              settings.readiness_check_seconds)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     enable_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -101,6 +104,8 @@ async def start_server(settings: Settings) -> RunningServer:
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
     metrics = _metrics_endpoint(app, settings)
     await health_servicer.start()
+    if app.listener is not None:
+        app.listener.start()
     await server.start()
     if metrics is not None:
         metrics.start()

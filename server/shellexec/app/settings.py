@@ -54,8 +54,11 @@ class Settings:
     admin_socket: str = ".run/envoy/admin.sock"
     # Host values the front door answers besides the loopback names (ADR 0055).
     allowed_hosts: tuple[str, ...] = field(default_factory=tuple)
-    # sqlite:///PATH (relative to the working directory) or sqlite:////ABSOLUTE/PATH.
+    # sqlite:///PATH (relative to the working directory) or sqlite:////ABSOLUTE/PATH; or
+    # postgresql://USER@HOST:PORT/NAME, the store several replicas share (ADR 0070).
     database_url: str = "sqlite:///data/shellexec.db"
+    # PostgreSQL: the connections one replica opens (one writes, the others read).
+    database_pool_size: int = 4
     # Origins allowed by CORS (and past the browser boundary); the page is same-origin.
     cors_origins: tuple[str, ...] = field(default_factory=tuple)
     # Feed heartbeat interval and the lifetime after which a stream ends (clients resume).
@@ -106,6 +109,9 @@ class Settings:
     feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
 
     def __post_init__(self) -> None:
+        if self.database_pool_size < 2:
+            raise ValueError("SHELLEXEC_DATABASE_POOL_SIZE must be at least 2 (a writer and "
+                             "a reader)")
         if not self.housekeeping_seconds > 0:
             raise ValueError("SHELLEXEC_HOUSEKEEPING_SECONDS must be more than 0")
         if 0 < self.feed_retention_hours * 3600 < RECEIPT_WINDOW_SECONDS:
@@ -130,6 +136,8 @@ class Settings:
             admin_socket=env.get("SHELLEXEC_ADMIN_SOCKET", default.admin_socket),
             allowed_hosts=_split(env.get("SHELLEXEC_ALLOWED_HOSTS", "")),
             database_url=env.get("SHELLEXEC_DATABASE_URL", default.database_url),
+            database_pool_size=int(env.get("SHELLEXEC_DATABASE_POOL_SIZE",
+                                           default.database_pool_size)),
             cors_origins=_split(env.get("SHELLEXEC_CORS_ORIGINS", "")),
             heartbeat_seconds=float(env.get("SHELLEXEC_HEARTBEAT_SECONDS",
                                             default.heartbeat_seconds)),

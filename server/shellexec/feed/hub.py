@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from shellexec.projection import MessageView, TurnView
 from shellexec.rules.limits import FEED_QUEUE_EVENTS
-from shellexec.vocabulary import EVENT_END_OF_STREAM
+from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,12 @@ class Subscription:
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait((FeedEvent(EVENT_END_OF_STREAM, -1), None))
 
+    def wake(self) -> None:
+        """Sends the watcher back to the durable log, which may hold events no broadcast
+        announced (the feed's notices from other replicas were interrupted)."""
+        self.offer(FeedEvent(EVENT_HEARTBEAT, -1))  # no revision follows -1: a replay
+        self.lagged = True
+
     def finish(self, final_type: str) -> None:
         """Closes the subscription so that its stream ends with an event of `final_type`."""
         self.final_type = final_type
@@ -92,6 +98,8 @@ class FeedHub:
         self._capacity = capacity
         self._on_delivery = on_delivery
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
+        # The latest revision broadcast of each watched session.
+        self._broadcast: dict[str, int] = {}
         self._watchers = 0
         self._closed = False
 
@@ -123,13 +131,31 @@ class FeedHub:
         self._watchers -= 1
         if not watchers:
             del self._subscriptions[session_id]
+            self._broadcast.pop(session_id, None)
 
     def finish(self, session_id: str, final_type: str) -> None:
         """Ends every watcher's stream of the session with an event of `final_type`."""
         for subscription in tuple(self._subscriptions.get(session_id, ())):
             subscription.finish(final_type)
 
+    def watched(self, session_id: str) -> bool:
+        return session_id in self._subscriptions
+
+    def latest(self, session_id: str) -> int | None:
+        """The latest revision broadcast to the session's watchers, None before any."""
+        return self._broadcast.get(session_id)
+
+    def wake_all(self) -> None:
+        """Sends every watcher back to the durable log (see `Subscription.wake`)."""
+        for watchers in self._subscriptions.values():
+            for subscription in watchers:
+                subscription.wake()
+
     def broadcast(self, session_id: str, event: FeedEvent) -> None:
         """Offers a committed event to every watcher of its session."""
-        for subscription in tuple(self._subscriptions.get(session_id, ())):
+        watchers = self._subscriptions.get(session_id)
+        if not watchers:
+            return
+        self._broadcast[session_id] = max(event.revision, self._broadcast.get(session_id, 0))
+        for subscription in tuple(watchers):
             subscription.offer(event)

@@ -16,6 +16,7 @@ from shellexec.service.errors import (
     NotFoundError,
     PermissionDeniedError,
     ServiceError,
+    UnavailableError,
 )
 from shellexec.service.publishing import Publisher
 from shellexec.service.reading import Reader
@@ -40,6 +41,7 @@ __all__ = [
     "ServiceError",
     "Sessions",
     "StateCache",
+    "UnavailableError",
     "UnitCaches",
     "random_id",
     "system_clock",

@@ -50,7 +50,7 @@ class Deletion:
             session = require_session(session_id, caller)
             return self._delete([(session_id, str(session.task_id))])
 
-        self._announce(await units.write(self._database, work))
+        self._announce(await units.write(self._database, work, session_id))
         return session_id
 
     async def delete_task(self, task_id: str, *,
@@ -80,6 +80,9 @@ class Deletion:
 
     def _delete(self, doomed: list[Doomed], rows: Counter[str] | None = None) -> list[Doomed]:
         now = self._clock()
+        # Where other replicas write, their rows are locked first (in id order); the unit of
+        # a single session was locked before it ran.
+        self._database.statements.lock_sessions([session_id for session_id, _ in doomed])
         for session_id, task_id in doomed:
             deleted = self._database.statements.delete_session(session_id, task_id, now)
             if rows is not None:

@@ -5,7 +5,8 @@
     ├── NotFoundError              a session, turn, task or message does not exist here
     ├── FailedPreconditionError    the request is valid but the resource's state forbids it
     ├── AlreadyExistsError         what the request would create exists with other content
-    └── PermissionDeniedError      the caller's token does not cover the request
+    ├── PermissionDeniedError      the caller's token does not cover the request
+    └── UnavailableError           the database did not answer: retry (nothing half-done)
 
 An error's text may reach a browser and travels as a gRPC trailer, so it never holds more of an
 input than `quoted` shows (ADR 0042). An error a caller is expected to act on also carries a
@@ -70,3 +71,8 @@ class AlreadyExistsError(ServiceError):
 class PermissionDeniedError(ServiceError):
     """The caller may not do this; raised only where the answer reveals nothing that the
     request does not already say (a session of another task answers as not found)."""
+
+
+class UnavailableError(ServiceError):
+    """The database cannot be reached now (a PostgreSQL server restarting): the request did
+    nothing, or nothing a retry with the same sequence or request id would repeat."""

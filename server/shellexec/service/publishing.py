@@ -121,7 +121,7 @@ class Publisher:
         def work() -> tuple[PublishResult, FeedEvent | None]:
             return self._publish(session_id, update, sequence, caller)
 
-        result, event = await units.write(self._database, work)
+        result, event = await units.write(self._database, work, session_id)
         if event is not None:
             self._feed.broadcast(session_id, event)
         self._on_outcome(_outcome(result))
@@ -152,6 +152,8 @@ class Publisher:
 
     def _session(self, session_id: str) -> SessionFacts:
         """The session's facts, remembered once found (see `KnownSessions`)."""
+        if not self._database.statements.holds(session_id):  # gone, or deleted elsewhere
+            raise NotFoundError("session", session_id, RESOURCE_SESSION)
         known = self._known_sessions.get(session_id)
         if known is not None:
             return known

@@ -131,6 +131,21 @@ class Reader:
 
         return await self._database.read(work)
 
+    def _events_after(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
+        found = [FeedEvent(event_type, revision, project_message(row, self._masking))
+                 for revision, event_type, row in queries.events_after(session_id, after, limit)]
+        found += [FeedEvent(event_type, revision, turn=TurnView.of(row))
+                  for revision, event_type, row in queries.turn_events_after(
+                      session_id, after, limit)]
+        # Each query returned its first `limit`: together, the first `limit` of both.
+        return sorted(found, key=lambda event: event.revision)[:limit]
+
+    async def logged_events(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
+        """Up to `limit` logged events of the session after revision `after`, oldest first
+        (what `FeedRelay` hands this replica's watchers)."""
+        return await self._database.read(
+            functools.partial(self._events_after, session_id, after, limit))
+
     async def watch(self, session_id: str, since_revision: int | None, *,
                     caller: Caller = UNRESTRICTED) -> AsyncGenerator[FeedEvent, None]:
         """Checks the session, then returns its event stream (errors surface before the first
@@ -152,14 +167,7 @@ class Reader:
             compacted, latest = queries.compaction_point(session_id)
             if after < compacted:  # the events after `after` are gone: start over
                 return [FeedEvent(EVENT_RESET, latest)]
-            found = [FeedEvent(event_type, revision, project_message(row, self._masking))
-                     for revision, event_type, row in queries.events_after(session_id, after,
-                                                                           limit)]
-            found += [FeedEvent(event_type, revision, turn=TurnView.of(row))
-                      for revision, event_type, row in queries.turn_events_after(
-                          session_id, after, limit)]
-            # Each query returned its first `limit`: together, the first `limit` of both.
-            return sorted(found, key=lambda event: event.revision)[:limit]
+            return self._events_after(session_id, after, limit)
 
         async def read_events(after: int, limit: int) -> list[FeedEvent]:
             return await self._database.read(functools.partial(events_or_reset, after, limit))

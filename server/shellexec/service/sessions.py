@@ -177,7 +177,7 @@ class Sessions:
             started = events.record_turn(statements, session_id, EVENT_TURN_STARTED, turn, now)
             return TurnRecord.of(turn), started
 
-        turn, started = await units.write(self._database, work)
+        turn, started = await units.write(self._database, work, session_id)
         if started is not None:
             self._feed.broadcast(session_id, started)
         return turn
@@ -201,7 +201,7 @@ class Sessions:
                                                turn, now))
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
-        completed, recorded = await units.write(self._database, work)
+        completed, recorded = await units.write(self._database, work, session_id)
         for event in recorded:
             self._feed.broadcast(session_id, event)
         return completed

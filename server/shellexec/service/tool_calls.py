@@ -56,9 +56,12 @@ def load_call(statements: Statements, session_id: str, tool_call_id: str,
 
     The hot path of every update. A call this process wrote recently comes from the cache
     without a query; `save` then writes only if the row is still at the cached version.
-    Otherwise one narrow query finds the row and its version.
+    Otherwise one narrow query finds the row and its version: also where other replicas
+    write too and one of them changed the session since this one did (the cache then serves
+    the fold state only while the row's version matches).
     """
-    latest = cache.latest(session_id, tool_call_id)
+    trusted = statements.trusts_memory(session_id)
+    latest = cache.latest(session_id, tool_call_id) if trusted else None
     if latest is not None:
         return latest
     found = statements.tool_message_version(session_id, tool_call_id)

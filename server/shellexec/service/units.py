@@ -17,8 +17,10 @@ from shellexec.store import Database
 T = TypeVar("T")
 
 
-async def write(database: Database, work: Callable[[], T]) -> T:
-    """Runs `work` as one durable unit of work and returns its result."""
+async def write(database: Database, work: Callable[[], T], session: str | None = None) -> T:
+    """Runs `work` as one durable unit of work and returns its result; `session` names the
+    session it changes, if it changes one (its row is locked first where other replicas
+    write too)."""
 
     def unit() -> tuple[T | None, ServiceError | None]:
         try:
@@ -26,7 +28,7 @@ async def write(database: Database, work: Callable[[], T]) -> T:
         except ServiceError as error:
             return None, error
 
-    value, error = await database.write(unit)
+    value, error = await database.write(unit, session)
     if error is not None:
         raise error
     return value  # type: ignore[return-value]  # no error: work() returned a T

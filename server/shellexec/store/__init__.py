@@ -6,14 +6,16 @@ listing, boot state and the feed never read a body.
 
 from __future__ import annotations
 
-from shellexec.store.database import Database, open_database
-from shellexec.store.errors import StoreError, UnsupportedDatabaseError
+from shellexec.store.database import Database
+from shellexec.store.errors import DatabaseUnavailableError, StoreError, UnsupportedDatabaseError
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
+from shellexec.store.opening import open_database
 from shellexec.store.statements import Statements
 
 __all__ = [
     "SCHEMA_VERSION",
     "Database",
+    "DatabaseUnavailableError",
     "Statements",
     "StoreError",
     "UnsupportedDatabaseError",

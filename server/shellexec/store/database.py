@@ -1,4 +1,5 @@
-"""Opening the database and running units of work.
+"""Opening the SQLite database and running units of work (`store.postgres` runs them on
+PostgreSQL).
 
 Writes run on the event loop's thread, one group at a time; only their COMMIT (the fsync)
 runs on a committer thread, so the loop never waits for the disk. Units of work are short
@@ -35,6 +36,7 @@ from peewee import SqliteDatabase
 from shellexec.store.errors import UnsupportedDatabaseError
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS
+from shellexec.store.readiness import readiness_problem
 from shellexec.store.statements import Statements
 
 T = TypeVar("T")
@@ -68,9 +70,9 @@ def _pragmas(cache_kib: int) -> tuple[tuple[str, object], ...]:
         ("secure_delete", "fast"),
     )
 
-# A unit of work and the future its caller awaits.
-_Job = tuple[Callable[[], Any], "asyncio.Future[Any]"]
-_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
+# A unit of work, the future its caller awaits and the id of the session it changes (or None).
+Job = tuple[Callable[[], Any], "asyncio.Future[Any]", str | None]
+Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
 def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
@@ -100,13 +102,17 @@ def _sqlite_path(url: str) -> Path:
 class Database:
     """The bound database: group-committed writes on the loop, reads on reader threads."""
 
+    # What the store tells the units of work: this process is the only writer of the file
+    # (SQLite), so what it remembers of its writes is the truth (see `Statements`).
+    single_writer = True
+
     def __init__(self, db: PeeweeDatabase, readers: int = 3) -> None:
         self.db = db
-        # Compiled hot statements; used by units of work, which all run on the loop's thread.
-        self.statements = Statements(db)
+        # Compiled hot statements; used by units of work, which all run on one thread.
+        self.statements = Statements(db, single_writer=self.single_writer)
         self._rollback_listeners: list[Callable[[], None]] = []
         self._group_listeners: list[Callable[[int], None]] = []
-        self._pending: list[_Job] = []
+        self._pending: list[Job] = []
         self._leader: asyncio.Task[None] | None = None
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-commit")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
@@ -143,11 +149,18 @@ class Database:
         connection: sqlite3.Connection = self.db.connection()  # type: ignore[no-untyped-call]
         return connection
 
-    async def write(self, work: Callable[[], T]) -> T:
-        """Runs `work` in a write transaction; returns once it is committed (durable)."""
+    def readiness_problem(self) -> str | None:
+        """None when the database is there and fully migrated, else what is wrong; blocking."""
+        return readiness_problem(self.path)
+
+    async def write(self, work: Callable[[], T], session: str | None = None) -> T:
+        """Runs `work` in a write transaction; returns once it is committed (durable).
+
+        `session` names the session the unit changes, when it changes one: on a database
+        with other writers its row is locked before the unit runs (see `store.postgres`)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((work, future))
+        self._pending.append((work, future, session))
         if self._leader is None or self._leader.done():
             self._leader = loop.create_task(self._lead())
         return await future
@@ -162,12 +175,12 @@ class Database:
             for future, value, error in await self._run_group(group):
                 _settle(future, value, error)
 
-    async def _run_group(self, group: list[_Job]) -> list[_Outcome]:
+    async def _run_group(self, group: list[Job]) -> list[Outcome]:
         connection = self._connection()
         try:
             # IMMEDIATE takes the write lock up front: no lock upgrade can fail half-way.
             connection.execute("BEGIN IMMEDIATE")
-            outcomes: list[_Outcome] = [(future, work(), None) for work, future in group]
+            outcomes: list[Outcome] = [(future, work(), None) for work, future, _ in group]
             await self._commit(connection)
             return outcomes
         except Exception:
@@ -176,8 +189,8 @@ class Database:
         # failure then costs the others a re-run, never their data.
         return [await self._run_alone(connection, job) for job in group]
 
-    async def _run_alone(self, connection: sqlite3.Connection, job: _Job) -> _Outcome:
-        work, future = job
+    async def _run_alone(self, connection: sqlite3.Connection, job: Job) -> Outcome:
+        work, future, _ = job
         try:
             connection.execute("BEGIN IMMEDIATE")
             value = work()
@@ -231,12 +244,9 @@ class Database:
             self.db.close()
 
 
-def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB) -> Database:
-    """Opens (creating if needed) and migrates the database named by `url`; each of its
-    `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB.
-
-    Only `sqlite:///PATH` is supported today; PostgreSQL is planned for more than one replica.
-    """
+def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB) -> Database:
+    """Opens (creating if needed) and migrates the SQLite database named by `url`; each of
+    its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB."""
     path = _sqlite_path(url)
     path.parent.mkdir(parents=True, exist_ok=True)
     db = SqliteDatabase(str(path), pragmas=_pragmas(cache_kib), autoconnect=False,
@@ -248,3 +258,4 @@ def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB
     finally:
         db.close()
     return Database(db, readers=readers)
+

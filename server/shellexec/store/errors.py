@@ -2,7 +2,8 @@
 
     StoreError
     ├── UnsupportedDatabaseError   the DATABASE_URL names an engine the store does not run on
-    └── StaleWriteError            a row changed since it was read (another writer)
+    ├── StaleWriteError            a row changed since it was read (another writer)
+    └── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ class UnsupportedDatabaseError(StoreError):
     """The database URL names an engine the store does not support."""
 
     def __init__(self, engine: str) -> None:
-        super().__init__(f"unsupported database {engine!r}; use sqlite:///PATH")
+        super().__init__(f"unsupported database {engine!r}; use sqlite:///PATH or postgresql://...")
         self.engine = engine
 
 
@@ -26,3 +27,12 @@ class StaleWriteError(StoreError):
     def __init__(self, position: int) -> None:
         super().__init__(f"message {position} changed since it was read")
         self.position = position
+
+
+class DatabaseUnavailableError(StoreError):
+    """The database server did not answer (down, restarting, unreachable): the work was not
+    done, or, when the connection broke during COMMIT, its outcome is unknown. Either way a
+    retry is safe: publishes are idempotent by sequence, creations by request id."""
+
+    def __init__(self) -> None:
+        super().__init__("the database is unavailable; retry shortly")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from peewee import SQL, BigIntegerField, CharField, IntegerField, Table, fn
 from peewee import Database as PeeweeDatabase
-from playhouse.migrate import SqliteMigrator
+from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
 
 from shellexec.store.models import (
@@ -32,6 +32,14 @@ from shellexec.store.models import (
 from shellexec.vocabulary import STATUS_FAILED, TERMINAL_STATUSES
 
 MigrationStep = Callable[[PeeweeDatabase], None]
+
+
+def _migrator(db: PeeweeDatabase) -> SchemaMigrator:
+    """playhouse's migrator for the engine of `db` (SQLite or PostgreSQL): one history of
+    steps for both. A new PostgreSQL database has the current layout from step 1, so the
+    steps after it find nothing to change; the SQLite-only SQL below runs only on old SQLite
+    files."""
+    return SchemaMigrator.from_database(db)
 
 
 def _create_schema(db: PeeweeDatabase) -> None:
@@ -55,7 +63,7 @@ def _add_payload_digests(db: PeeweeDatabase) -> None:
     table, column = PublishReceipt._meta.table_name, PublishReceipt.payload_digest.column_name
     if column in {found.name for found in db.get_columns(table)}:
         return
-    run_operations(SqliteMigrator(db).add_column(table, column, PublishReceipt.payload_digest))
+    run_operations(_migrator(db).add_column(table, column, PublishReceipt.payload_digest))
 
 
 # Indexes whose columns lead another index or the primary key (step 5 drops them).
@@ -73,7 +81,7 @@ REDUNDANT_INDEXES = {
 # every row that refers to it.
 
 
-def _number_sessions(db: PeeweeDatabase, migrator: SqliteMigrator) -> None:
+def _number_sessions(db: PeeweeDatabase, migrator: SchemaMigrator) -> None:
     """Gives every session its integer key (its rowid, which a rebuild would not keep)."""
     if "number" in {column.name for column in db.get_columns("session")}:
         return
@@ -82,7 +90,7 @@ def _number_sessions(db: PeeweeDatabase, migrator: SqliteMigrator) -> None:
     run_operations(migrator.add_index("session", ("number",), unique=True))
 
 
-def _keyed_by_number(db: PeeweeDatabase, migrator: SqliteMigrator,
+def _keyed_by_number(db: PeeweeDatabase, migrator: SchemaMigrator,
                      model: type[BaseModel]) -> None:
     """Rebuilds the table of a per-publish model as the model now declares it (keyed by the
     session's number, clustered on its key, no extra index), keeping its rows."""
@@ -113,7 +121,7 @@ def _write_less(db: PeeweeDatabase) -> None:
     on their keys, and stores each session's revision (and compaction point) on its row.
 
     It looks before it changes: a database created since step 1 already has this layout."""
-    migrator = SqliteMigrator(db)
+    migrator = _migrator(db)
     run_operations(*(migrator.drop_index(table, index)
                      for table, index in REDUNDANT_INDEXES.items()
                      if index in {found.name for found in db.get_indexes(table)}))
@@ -134,7 +142,7 @@ def _track_activity(db: PeeweeDatabase) -> None:
     until its next change, the last time its row changed."""
     if "active_at" in {column.name for column in db.get_columns("session")}:
         return
-    run_operations(SqliteMigrator(db).add_column("session", "active_at",
+    run_operations(_migrator(db).add_column("session", "active_at",
                                                  BigIntegerField(null=True)))
     Session.update(active_at=Session.updated_at).execute()
 
@@ -149,15 +157,15 @@ def _add_turn_events(db: PeeweeDatabase) -> None:
     """Feed events of turns name their turn (ADR 0090); message events leave it null."""
     if "turn_id" in {column.name for column in db.get_columns("event")}:
         return
-    run_operations(SqliteMigrator(db).add_column("event", "turn_id",
-                                                 CharField(max_length=40, null=True)))
+    run_operations(_migrator(db).add_column("event", "turn_id",
+                                            CharField(max_length=40, null=True)))
 
 
 def _count_commands(db: PeeweeDatabase) -> None:
     """Each session's command and failure counts (ADR 0091), counted once from its messages."""
     if "command_count" in {column.name for column in db.get_columns("session")}:
         return
-    run_operations(*(SqliteMigrator(db).add_column("session", column, IntegerField(null=True))
+    run_operations(*(_migrator(db).add_column("session", column, IntegerField(null=True))
                      for column in ("command_count", "failure_count")))
     shell = Message.is_shell & (Message.session == Session.id)
     failed = (Message.status.in_(TERMINAL_STATUSES)

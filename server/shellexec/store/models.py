@@ -9,6 +9,8 @@ the body, and nothing that lists messages ever reads them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from peewee import (
     AutoField,
     BigIntegerField,
@@ -19,10 +21,56 @@ from peewee import (
     ForeignKeyField,
     IntegerField,
     Model,
+    PostgresqlDatabase,
+    SchemaManager,
     TextField,
 )
 
+from shellexec.store import nul_text
 from shellexec.vocabulary import SESSION_IDLE, TASK_IDLE, TURN_RUNNING
+
+
+class _NulSafe:
+    """Stores text with NUL escaped where the engine needs it (PostgreSQL; `nul_text`)."""
+
+    model: type[Model]
+
+    def _escapes(self) -> bool:
+        return isinstance(self.model._meta.database, PostgresqlDatabase)
+
+    def db_value(self, value: Any) -> Any:
+        value = super().db_value(value)  # type: ignore[misc]  # the peewee field's
+        if isinstance(value, str) and self._escapes():
+            return nul_text.escape(value)
+        return value
+
+    def python_value(self, value: Any) -> Any:
+        if isinstance(value, str) and self._escapes():
+            value = nul_text.unescape(value)
+        return super().python_value(value)  # type: ignore[misc]
+
+
+class AgentText(_NulSafe, TextField):
+    """Text an agent chose (output, titles, commands): may hold any character, NUL too."""
+
+
+class AgentChars(_NulSafe, CharField):
+    """A bounded string an agent or caller chose (task ids, tool call ids): any character."""
+
+
+class _PortableSchema(SchemaManager):
+    """Leaves SQLite's `WITHOUT ROWID` out of the tables of any other engine: it is how
+    SQLite clusters a table on its key, and PostgreSQL has no such clause (its tables are
+    heaps with the key in an index either way)."""
+
+    def _create_table(self, safe: bool = True, **options: Any) -> Any:
+        if isinstance(self.database, PostgresqlDatabase) and self.model._meta.without_rowid:
+            self.model._meta.without_rowid = False
+            try:
+                return super()._create_table(safe, **options)  # type: ignore[misc]
+            finally:
+                self.model._meta.without_rowid = True
+        return super()._create_table(safe, **options)  # type: ignore[misc]
 
 
 class BaseModel(Model):
@@ -42,7 +90,7 @@ class SchemaVersion(BaseModel):
 class Task(BaseModel):
     """A unit of work the agent sessions belong to; created on first use."""
 
-    id = CharField(primary_key=True, max_length=128)
+    id = AgentChars(primary_key=True, max_length=128)
     state = CharField(max_length=16, default=TASK_IDLE)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
@@ -65,7 +113,7 @@ class Session(BaseModel):
     # own: a second copy of the same order is one more page to write per insert.
     task = ForeignKeyField(Task, backref="sessions", column_name="task_id", on_delete="CASCADE",
                            index=False)
-    agent = CharField(max_length=64, default="")
+    agent = AgentChars(max_length=64, default="")
     state = CharField(max_length=16, default=SESSION_IDLE)
     created_at = BigIntegerField()
     updated_at = BigIntegerField()
@@ -92,7 +140,7 @@ class Turn(BaseModel):
     session = ForeignKeyField(Session, backref="turns", column_name="session_id",
                               on_delete="CASCADE", index=False)
     state = CharField(max_length=16, default=TURN_RUNNING)
-    stop_reason = CharField(max_length=64, default="")
+    stop_reason = AgentChars(max_length=64, default="")
     started_at = BigIntegerField()
     completed_at = BigIntegerField(null=True)
 
@@ -108,17 +156,17 @@ class Message(BaseModel):
     id = CharField(unique=True, max_length=40)
     session = ForeignKeyField(Session, backref="messages", column_name="session_id",
                               on_delete="CASCADE", index=False)
-    task_id = CharField(max_length=128)
+    task_id = AgentChars(max_length=128)
     turn_id = CharField(max_length=40, default="")
     author_type = CharField(max_length=8)
     type = CharField(max_length=16)
-    content = TextField(default="")
-    tool_call_id = CharField(max_length=256, null=True)
+    content = AgentText(default="")
+    tool_call_id = AgentChars(max_length=256, null=True)
     status = CharField(max_length=16, default="")
-    title = TextField(default="")
+    title = AgentText(default="")
     is_shell = BooleanField(default=False)
-    command = TextField(default="")
-    work_dir = TextField(default="")
+    command = AgentText(default="")
+    work_dir = AgentText(default="")
     exit_code = IntegerField(null=True)
     truncated = BooleanField(default=False)
     has_output = BooleanField(default=False)
@@ -150,7 +198,7 @@ class OutputChunk(BaseModel):
     message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
                               on_delete="CASCADE", index=False)
     stream = CharField(max_length=6)
-    data = TextField()
+    data = AgentText()
 
     class Meta:
         table_name = "output_chunk"
@@ -177,6 +225,7 @@ class Event(BaseModel):
     class Meta:
         primary_key = CompositeKey("session_number", "revision")
         without_rowid = True
+        schema_manager_class = _PortableSchema
 
 
 class PublishReceipt(BaseModel):
@@ -197,6 +246,7 @@ class PublishReceipt(BaseModel):
         table_name = "publish_receipt"
         primary_key = CompositeKey("session_number", "sequence")
         without_rowid = True
+        schema_manager_class = _PortableSchema
 
 
 class SessionRequest(BaseModel):

@@ -8,6 +8,11 @@ place of its values, keeps the SQL text and the positions of the markers, and af
 fills in the values. The queries are still written with the models, so the schema lives in
 one place; nothing here is hand-written SQL.
 
+With other writers on the same database (PostgreSQL, several replicas), a unit's group first
+locks the rows of the sessions its units change (`lock_sessions`, `SELECT ... FOR UPDATE`):
+what is remembered of a session is then refreshed from its locked row, and nothing another
+replica commits can come between reading and writing it (ADR 0070).
+
 Units of work write through `Statements` only, never through the models' own methods
 (`create`, `save`, `Model.update().execute()`), so a transaction has one write path (ADR
 0020); reads that are not hot stay in `queries`.
@@ -15,11 +20,11 @@ Units of work write through `Statements` only, never through the models' own met
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
 from peewee import Database as PeeweeDatabase
-from peewee import Model, Query, Value, fn
+from peewee import Model, PostgresqlDatabase, Query, Select, Value, fn
 
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
@@ -48,6 +53,9 @@ from shellexec.vocabulary import (
 _MARK = "\x00shellexec-param:"
 # The most session numbers remembered before the memory starts over.
 MAX_REMEMBERED_SESSIONS = 4096
+# The key of the PostgreSQL advisory lock that session creations take to number sessions
+# one at a time (an arbitrary constant: "shellexec" in hexadecimal digits, cut to 8 bytes).
+SESSION_NUMBER_LOCK = 0x7368656C6C657865
 
 
 class StoredReceipt(NamedTuple):
@@ -80,9 +88,23 @@ class _Compiled:
 class Statements:
     """Compiled statements for one bound database (used by units of work only)."""
 
-    def __init__(self, db: PeeweeDatabase) -> None:
+    def __init__(self, db: PeeweeDatabase, *, single_writer: bool = True) -> None:
         self._db = db
+        # False when other processes write the same database: then nothing remembered from
+        # an earlier transaction is trusted before the session's row is locked again.
+        self.single_writer = single_writer
+        self._postgres = isinstance(db, PostgresqlDatabase)
         self._compiled: dict[object, _Compiled] = {}
+        # The sessions whose rows the current transaction holds locked, and the latest feed
+        # revision it logged of each session (other writers only: the other replicas are
+        # told of them, `store.feed_notices`).
+        self._locked: set[str] = set()
+        self.announced: dict[str, int] = {}
+        # The latest revision this writer committed of each session, and the locked sessions
+        # still at it: nothing another replica wrote since (every change of a session's
+        # messages logs an event), so what this writer remembers of them holds.
+        self._committed: dict[str, int] = {}
+        self._unchanged: set[str] = set()
         # The latest feed revision of each session this writer has given out. The session
         # row is the truth; this saves reading it back on every publish.
         self._revisions: dict[str, int] = {}
@@ -93,6 +115,66 @@ class Statements:
         """Drops what is remembered from the database (after a rollback it may be ahead)."""
         self._revisions.clear()
         self._numbers.clear()
+        self._committed.clear()
+        self._unchanged.clear()
+
+    def begin(self) -> None:
+        """Called as each write transaction begins: with other writers, what an earlier
+        transaction remembered of revisions may be stale, and it holds no lock any more."""
+        if not self.single_writer:
+            self._locked.clear()
+            self._unchanged.clear()
+            self._revisions.clear()
+            self.announced.clear()
+
+    def committed(self) -> None:
+        """Called once the transaction committed: its revisions are this writer's own."""
+        if len(self._committed) + len(self.announced) > MAX_REMEMBERED_SESSIONS:
+            self._committed.clear()
+        self._committed.update(self.announced)
+
+    def lock_sessions(self, session_ids: Collection[str]) -> None:
+        """With other writers: locks the rows of these sessions until the transaction ends,
+        in id order (so two groups never wait on each other in a cycle), and refreshes what is
+        remembered of them from the rows. A session not found is not locked (`holds`).
+        Nothing to do for the only writer of the database."""
+        if self.single_writer or not session_ids:
+            return
+        rows: Any
+        if len(session_ids) == 1:  # the usual group: compiled once
+            rows = self._run("lock_session", lambda: (
+                Session.select(Session.id, Session.number, Session.revision)
+                .where(Session.id == param("session")).for_update()),
+                session=next(iter(session_ids))).fetchall()
+        else:
+            rows = (Session.select(Session.id, Session.number, Session.revision)
+                    .where(Session.id.in_(sorted(session_ids))).order_by(Session.id)
+                    .for_update().tuples())
+        for session_id, number, revision in rows:
+            self._locked.add(session_id)
+            if self._committed.get(session_id) == revision:
+                self._unchanged.add(session_id)
+            self._numbers[session_id] = int(number)
+            self._revisions[session_id] = int(revision)
+
+    def notify(self, channel: str, payload: str) -> None:
+        """PostgreSQL only: a notice to the listeners of `channel`, delivered if and when
+        the transaction commits (`store.feed_notices`)."""
+        self._run("notify", lambda: Select(columns=[
+            fn.pg_notify(param("channel"), param("payload"))]).bind(self._db),
+            channel=channel, payload=payload)
+
+    def trusts_memory(self, session_id: str) -> bool:
+        """Whether what this writer remembers of the session's messages (fold states) is
+        still true: always for the only writer; with other writers, when the locked row shows
+        no revision but this writer's own since (`lock_sessions`)."""
+        return self.single_writer or session_id in self._unchanged
+
+    def holds(self, session_id: str) -> bool:
+        """Whether the session exists and the transaction may change it: always for the only
+        writer; with other writers, when `lock_sessions` found and locked its row (a session
+        another replica deleted is gone, whatever this one remembers of it)."""
+        return self.single_writer or session_id in self._locked
 
     def _number(self, session_id: str) -> int:
         """The session's number (0, matching nothing, for a session that does not exist)."""
@@ -126,9 +208,16 @@ class Statements:
     def ensure_task(self, task_id: str, now: int) -> None:
         self._run("ensure_task", lambda: Task.insert(
             id=param("task"), state=TASK_IDLE, created_at=param("now"), updated_at=param("now"),
-        ).on_conflict_ignore(), task=task_id, now=now)
+        ).on_conflict_ignore(), task=_db_value(Task, "id", task_id), now=now)
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
+        if self._postgres:
+            # PostgreSQL only: concurrent creations on several replicas would read the same
+            # MAX(number); this transaction-scoped advisory lock makes them take turns (SQLite
+            # has one writer, whose BEGIN IMMEDIATE does the same).
+            self._run("number_lock", lambda: Select(columns=[
+                fn.pg_advisory_xact_lock(param("key"))]).bind(self._db),
+                key=SESSION_NUMBER_LOCK)
         number = int(self._run("next_session_number", lambda: Session.select(
             fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
@@ -159,10 +248,11 @@ class Statements:
     def _refresh_task_state(self, task_id: str, now: int) -> None:
         running = self._run("task_running", lambda: Session.select(Session.id).where(
             (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
-            task=task_id).fetchone() is not None
+            task=_db_value(Task, "id", task_id)).fetchone() is not None
         self._run("task_state", lambda: Task.update(
             state=param("state"), updated_at=param("now")).where(Task.id == param("task")),
-            state=TASK_RUNNING if running else TASK_IDLE, now=now, task=task_id)
+            state=TASK_RUNNING if running else TASK_IDLE, now=now,
+            task=_db_value(Task, "id", task_id))
 
     def _delete_by(self, model: type[Model], column: str, value: Any) -> int:
         field = getattr(model, column)
@@ -191,11 +281,12 @@ class Statements:
                 Session.id == param("session")), session=session_id).rowcount)
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
+        task = _db_value(Task, "id", task_id)
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
-            Session.task == param("task")).limit(1), task=task_id).fetchone()
+            Session.task == param("task")).limit(1), task=task).fetchone()
         if remaining is None:
             self._run("delete_task", lambda: Task.delete().where(Task.id == param("task")),
-                      task=task_id)
+                      task=task)
         else:
             self._refresh_task_state(task_id, now)
         return deleted
@@ -232,7 +323,10 @@ class Statements:
     def insert_message(self, columns: Mapping[str, Any]) -> Message:
         """Inserts a message row with all its columns at once; returns it with its
         position."""
-        position = int(self._insert(Message, columns).lastrowid)
+        cursor = self._insert(Message, columns)
+        # PostgreSQL answers the new key through the statement's RETURNING clause (peewee
+        # adds it there); SQLite through the cursor's lastrowid.
+        position = int(cursor.fetchone()[0] if self._postgres else cursor.lastrowid)
         return Message(position=position, **columns)
 
     def session_facts(self, session_id: str) -> tuple[str, str] | None:
@@ -240,7 +334,9 @@ class Statements:
         row = self._run("session_facts", lambda: (
             Session.select(Session.task, Session.agent).where(Session.id == param("session"))),
             session=session_id).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]))
+        task, agent = Session.task, Session.agent  # their text as stored (`nul_text`)
+        return None if row is None else (str(task.python_value(row[0])),  # type: ignore[no-untyped-call]
+                                         str(agent.python_value(row[1])))
 
     def tool_message_version(self, session_id: str, tool_call_id: str) -> tuple[int, int] | None:
         """(position, state_version) of the session's message for a tool call, or None."""
@@ -248,13 +344,14 @@ class Statements:
             Message.select(Message.position, Message.state_version)
             .where((Message.session == param("session"))
                    & (Message.tool_call_id == param("tool_call_id")))),
-            session=session_id, tool_call_id=tool_call_id).fetchone()
+            session=session_id,
+            tool_call_id=_db_value(Message, "tool_call_id", tool_call_id)).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     def append_chunk(self, position: int, stream: str, text: str) -> None:
         self._run("append_chunk", lambda: OutputChunk.insert(
             message=param("position"), stream=param("stream"), data=param("data")),
-            position=position, stream=stream, data=text)
+            position=position, stream=stream, data=_db_value(OutputChunk, "data", text))
 
     def replace_stream(self, position: int, stream: str, text: str | None) -> None:
         """Rewrites a stream as one chunk; None removes it. An empty chunk records "reported
@@ -269,8 +366,13 @@ class Statements:
         """Deletes a stream's oldest chunk rows that the newest `keep` bytes do not reach;
         returns the bytes the remaining rows hold. Nothing is rewritten: the retained text
         is the newest bytes of the rows, and readers bound them again."""
+        # Bytes, not characters: SQLite's LENGTH counts bytes of a BLOB; PostgreSQL has no
+        # BLOB to cast to, and octet_length counts the bytes of its text (as stored: a NUL
+        # counts as the four bytes of its escape, see `nul_text`).
+        size = (fn.octet_length(OutputChunk.data) if self._postgres
+                else fn.LENGTH(OutputChunk.data.cast("BLOB")))
         sizes = self._run("chunk_sizes", lambda: (
-            OutputChunk.select(OutputChunk.id, fn.LENGTH(OutputChunk.data.cast("BLOB")))
+            OutputChunk.select(OutputChunk.id, size)
             .where((OutputChunk.message == param("position"))
                    & (OutputChunk.stream == param("stream")))
             .order_by(OutputChunk.id.desc())), position=position, stream=stream).fetchall()
@@ -291,7 +393,8 @@ class Statements:
 
         Another writer on the same database file would make the remembered value stale; its
         event would then collide on the (session, revision) key, the unit of work fail and
-        re-run after `forget`, so revisions stay gapless either way.
+        re-run after `forget`, so revisions stay gapless either way. With other writers, the
+        value comes from the row `lock_sessions` locked, so it cannot be stale.
         """
         latest = self._revisions.get(session_id)
         if latest is None:
@@ -314,6 +417,8 @@ class Statements:
             message=param("position"), turn_id=param("turn")),
             number=self._number(session_id), revision=revision, type=event_type,
             position=position, turn=turn_id)
+        if not self.single_writer:
+            self.announced[session_id] = revision
         self._run("session_revision", lambda: Session.update(
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
@@ -324,8 +429,11 @@ class Statements:
         pruned = int(self._run("prune_events", lambda: Event.delete().where(
             (Event.session_number == param("number")) & (Event.revision <= param("through"))),
             number=number, through=through).rowcount)
+        # The larger of two values: MAX(a, b) in SQLite, GREATEST(a, b) in PostgreSQL (whose
+        # MAX is only the aggregate).
+        larger = fn.GREATEST if self._postgres else fn.MAX
         self._run("compacted_revision", lambda: Session.update(
-            compacted_revision=fn.MAX(Session.compacted_revision, param("through"))).where(
+            compacted_revision=larger(Session.compacted_revision, param("through"))).where(
             Session.id == param("session")), through=through, session=session_id)
         return pruned
 

@@ -1,0 +1,216 @@
+"""PostgreSQL as the shared store of several replicas (ADR 0070).
+
+Writes keep SQLite's group commit and its rules (`store.database`), with two differences that
+follow from a database reached over the network and written by other processes:
+
+- A group runs entirely on the writer thread: BEGIN, the units of work, COMMIT. Each statement
+  is a round trip to the server, which the event loop must not wait for; the units of work are
+  written for one thread at a time, and the writer is that one thread (its caches with it).
+  The driver releases the interpreter lock while it waits on the socket, so the loop keeps
+  serving meanwhile.
+- Before the units run, the group locks the rows of the sessions they change, in id order
+  (`Statements.lock_sessions`). Another replica's group on the same session waits for this
+  commit, then reads what it committed: revisions stay gap-free, a tool call's fold is
+  applied once, and a publish sequence is looked up after any other replica stored it. The
+  primary keys of events and receipts stay the last word.
+
+Acknowledgement means durable: a unit's caller hears of it only after its group's COMMIT
+returned, and PostgreSQL returns from COMMIT once the WAL is flushed (synchronous_commit on,
+its default). When the connection breaks, every unit of the group gets
+`DatabaseUnavailableError` (the outcome of a COMMIT in flight is unknown, and a retry with the
+same sequence or request id is safe); the next group connects again.
+
+Reads run on reader threads in REPEATABLE READ transactions, so every read of a transaction
+sees one commit, as WAL readers do in SQLite. The connections are `pool_size`: one for the
+writer, the rest for the readers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+import psycopg
+from peewee import InterfaceError, OperationalError, PostgresqlDatabase, Select, fn
+
+from shellexec.store.database import Database, Job, Outcome
+from shellexec.store.errors import DatabaseUnavailableError
+from shellexec.store.feed_notices import CHANNEL, FeedListener, FeedNotice
+from shellexec.store.migrations import migrate
+from shellexec.store.models import ALL_MODELS
+from shellexec.store.readiness import postgres_readiness_problem
+
+T = TypeVar("T")
+
+SCHEMES = ("postgresql", "postgres")
+# Connections of one replica: the writer's and the readers'.
+DEFAULT_POOL_SIZE = 4
+# Seconds a connection attempt may take: a database that is down fails a call quickly.
+CONNECT_TIMEOUT_SECONDS = 3
+# The key of the advisory lock that replicas starting together take to migrate one at a time
+# ("migrate" in hexadecimal digits).
+MIGRATION_LOCK = 0x6D696772617465
+
+_CONNECTION_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError,
+                      psycopg.InterfaceError)
+
+
+def is_postgres_url(url: str) -> bool:
+    return urlparse(url).scheme in SCHEMES
+
+
+def _peewee_database(url: str) -> PostgresqlDatabase:
+    parsed = urlparse(url)
+    conninfo = parsed._replace(scheme="postgresql").geturl()
+    return PostgresqlDatabase(conninfo, prefer_psycopg3=True, autoconnect=False,
+                              connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                              application_name="shellexec-server")
+
+
+class PostgresDatabase(Database):
+    """`Database` on a PostgreSQL server shared with other replicas."""
+
+    single_writer = False
+
+    def __init__(self, db: PostgresqlDatabase, url: str, pool_size: int) -> None:
+        super().__init__(db, readers=max(1, pool_size - 1))
+        self.url = url
+        self._pg = db
+        # This process among the replicas: its own notices are not news to it.
+        self.replica = os.urandom(6).hex()
+
+    def readiness_problem(self) -> str | None:
+        return postgres_readiness_problem(self._pg)
+
+    def file_bytes(self) -> int:
+        """The size of the database on the server, in bytes (0 when it cannot be asked)."""
+        try:
+            self._ensure_connected()
+            size = Select(columns=[fn.pg_database_size(fn.current_database())]).bind(
+                self.db).scalar()
+        except _CONNECTION_ERRORS:
+            self._discard_connection()
+            return 0
+        return int(size or 0)
+
+    def _discard_connection(self) -> None:
+        """Drops this thread's connection (broken or not) so the next use connects anew."""
+        with contextlib.suppress(Exception):
+            connection = self._driver_connection()
+            if connection is not None:
+                connection.close()
+        self.db.dispose()  # forgets the connection without talking to the server
+
+    def _driver_connection(self) -> psycopg.Connection[Any] | None:
+        """This thread's psycopg connection, None when it has none open."""
+        if self.db.is_closed():
+            return None
+        connection: psycopg.Connection[Any] = self.db.connection()  # type: ignore[no-untyped-call]
+        return connection
+
+    def _broken(self) -> bool:
+        connection = self._driver_connection()
+        return connection is None or connection.closed or connection.broken
+
+    async def _run_group(self, group: list[Job]) -> list[Outcome]:
+        return await asyncio.get_running_loop().run_in_executor(
+            self._committer, self._group_on_writer, group)
+
+    def _group_on_writer(self, group: list[Job]) -> list[Outcome]:
+        sessions = {session for _, _, session in group if session is not None}
+        try:
+            return self._transaction(lambda: [
+                (future, work(), None) for work, future, _ in group], sessions)
+        except Exception as error:
+            if self._lost(error):
+                return [(future, None, DatabaseUnavailableError()) for _, future, _ in group]
+        # As on SQLite: rather than pay a savepoint per unit, run each unit again alone (a
+        # deadlock with another replica's group lands here too, and is rare: groups lock
+        # their sessions in one order).
+        return [self._alone(job) for job in group]
+
+    def _alone(self, job: Job) -> Outcome:
+        work, future, session = job
+        try:
+            return future, self._transaction(work, set() if session is None else {session}), None
+        except Exception as error:
+            self._lost(error)
+            if self._broken():
+                return future, None, DatabaseUnavailableError()
+            return future, None, error
+
+    def _transaction(self, work: Callable[[], T], sessions: set[str]) -> T:
+        self._ensure_connected()
+        connection = self.db.connection()  # type: ignore[no-untyped-call]
+        try:
+            connection.execute("BEGIN")
+            self.statements.begin()
+            self.statements.lock_sessions(sessions)
+            value = work()
+            self._notify_feed()
+            connection.execute("COMMIT")
+            self.statements.committed()
+            return value
+        except BaseException:
+            self._roll_back_writer(connection)
+            raise
+
+    def _notify_feed(self) -> None:
+        """Tells the other replicas which sessions' feeds this transaction moved (delivered
+        when, and only if, it commits; ADR 0071)."""
+        for session_id, revision in self.statements.announced.items():
+            self.statements.notify(CHANNEL, FeedNotice(self.replica, session_id,
+                                                       revision).payload())
+
+    def listener(self, on_notice: Callable[[FeedNotice], None],
+                 on_reconnect: Callable[[], None]) -> FeedListener:
+        """A listener for the other replicas' notices (started by the server)."""
+        return FeedListener(self.url, self.replica, on_notice, on_reconnect)
+
+    def _roll_back_writer(self, connection: Any) -> None:
+        if not self._broken():
+            with contextlib.suppress(*_CONNECTION_ERRORS):
+                connection.execute("ROLLBACK")
+        for listener in self._rollback_listeners:
+            listener()
+
+    def _lost(self, error: BaseException) -> bool:
+        """Whether `error` came from a connection that is gone; if so, it is dropped."""
+        if isinstance(error, _CONNECTION_ERRORS) and (self.db.is_closed() or self._broken()):
+            self._discard_connection()
+            return True
+        return False
+
+    def _read(self, work: Callable[[], T]) -> T:
+        try:
+            self._ensure_connected()
+            # One snapshot for the whole read, as a WAL reader has in SQLite.
+            with self.db.atomic(isolation_level="REPEATABLE READ"):
+                return work()
+        except _CONNECTION_ERRORS as error:
+            if self.db.is_closed() or self._broken():
+                self._discard_connection()
+                raise DatabaseUnavailableError() from error
+            raise
+
+
+def open_postgres(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresDatabase:
+    """Connects to the PostgreSQL database named by `url` and migrates it (replicas starting
+    together take turns: the first migrates, the others find it done)."""
+    db = _peewee_database(url)
+    db.bind(ALL_MODELS)
+    try:
+        db.connect()
+    except _CONNECTION_ERRORS as error:
+        raise DatabaseUnavailableError() from error
+    try:
+        with db.atomic():
+            Select(columns=[fn.pg_advisory_xact_lock(MIGRATION_LOCK)]).bind(db).scalar()
+            migrate(db)
+    finally:
+        db.close()
+    return PostgresDatabase(db, url, pool_size)

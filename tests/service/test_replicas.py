@@ -1,0 +1,279 @@
+"""Two replicas on one PostgreSQL database, each with its own Envoy, and the front door that
+balances across them: the feed crosses replicas, retries through either replica change
+nothing, concurrent publishers lose and duplicate nothing, and neither a replica killed
+mid-burst nor a PostgreSQL restart loses an acknowledged update (ADRs 0070-0072).
+
+The feed heartbeat is 60 s here: a watcher re-reads the log on every heartbeat, so with a
+short one a watcher would see other replicas' events without any cross-replica wake-up."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellexec.app.local_postgres import LocalPostgres
+from shellexec.demo.rest import JsonObject, RestError
+
+from support.acp import agent_text, codex_delta, codex_end, codex_start
+from support.cluster import Cluster, running_cluster
+from support.postgres import PostgresServer
+from support.rest import Api
+from support.stack import Stack
+
+QUIET = {"SHELLEXEC_HEARTBEAT_SECONDS": "60", "SHELLEXEC_LOG": "errors"}
+# A watcher that hears nothing for this long fails its test (the heartbeat is 60 s).
+READ_TIMEOUT = 15.0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory,
+            postgres_server: PostgresServer) -> Iterator[Cluster]:
+    with running_cluster(tmp_path_factory.mktemp("cluster"), postgres_server.new_database(),
+                         QUIET) as running:
+        yield running
+
+
+def api_of(stack: Stack) -> Api:
+    return Api(stack.rest_url, timeout=READ_TIMEOUT)
+
+
+def events_until(feed: Iterator[JsonObject], revision: int) -> list[JsonObject]:
+    """The feed's events (heartbeats left out) up to and including `revision`."""
+    events: list[JsonObject] = []
+    for event in feed:
+        if event["type"] == "heartbeat":
+            continue
+        events.append(event)
+        if event["revision"] >= revision:
+            return events
+    raise AssertionError(f"the feed ended before revision {revision}: {events[-3:]}")
+
+
+def tool_stream(call_id: str, lines: int) -> list[JsonObject]:
+    deltas = [codex_delta(call_id, f"{call_id} line {index}\n") for index in range(lines)]
+    output = "".join(f"{call_id} line {index}\n" for index in range(lines))
+    return [codex_start(call_id, "make"), *deltas, codex_end(call_id, output, 0)]
+
+
+def stored(api: Api, session_id: str) -> list[Any]:
+    """What a session stores, without what differs between two sessions (ids and times)."""
+    found: list[Any] = []
+    for message in api.messages(session_id):
+        kept = {key: value for key, value in message.items()
+                if key not in ("id", "session_id", "task_id", "turn_id", "created_at",
+                               "updated_at")}
+        if message["type"] != "message":
+            kept["output"] = api.shell_output(session_id, message["id"])["output"]
+        found.append(kept)
+    return found
+
+
+def test_a_watcher_on_one_replica_gets_every_event_published_through_the_other(
+        cluster: Cluster) -> None:
+    a, b = cluster.replicas
+    session_id = a.api.new_session()["id"]
+    feed = api_of(b).watch(session_id, "?since_revision=0")
+    assert next(feed)["type"] == "heartbeat"
+
+    for update in tool_stream("c1", 8):
+        a.api.publish(session_id, update)
+
+    events = events_until(feed, 10)
+    assert [event["revision"] for event in events] == list(range(1, 11))
+    assert events[-1]["message"]["metadata"]["status"] == "complete"
+    feed.close()
+
+
+def test_a_watcher_resumes_from_its_revision_on_the_other_replica(cluster: Cluster) -> None:
+    a, b = cluster.replicas
+    session_id = a.api.new_session()["id"]
+    for index in range(4):
+        a.api.publish(session_id, agent_text(f"part {index}"))  # one message, four events
+    first = api_of(a).watch(session_id, "?since_revision=0")
+    assert [event["revision"] for event in events_until(first, 2)] == [1, 2]
+    first.close()
+
+    resumed = api_of(b).watch(session_id, "?since_revision=2")
+    a.api.publish(session_id, agent_text(" and more"))
+    assert [event["revision"] for event in events_until(resumed, 5)] == [3, 4, 5]
+    resumed.close()
+
+
+def test_retries_alternating_between_replicas_store_what_one_replica_would(
+        cluster: Cluster) -> None:
+    a, b = cluster.replicas
+    alternating, single = a.api.new_session()["id"], a.api.new_session()["id"]
+    stream = tool_stream("c1", 12)
+    for sequence, update in enumerate(stream, start=1):
+        first, retry = (a, b) if sequence % 2 else (b, a)
+        assert first.api.publish(alternating, update, sequence=sequence)["duplicate"] is False
+        assert retry.api.publish(alternating, update, sequence=sequence)["duplicate"] is True
+        a.api.publish(single, update, sequence=sequence)
+
+    assert stored(b.api, alternating) == stored(a.api, single)
+    assert b.api.session(alternating)["revision"] == a.api.session(single)["revision"] == len(
+        stream)
+
+
+def test_fifty_concurrent_publishers_on_both_replicas_lose_and_duplicate_nothing(
+        cluster: Cluster) -> None:
+    a, b = cluster.replicas
+    session_id = a.api.new_session()["id"]
+    publishers, per_call = 50, 4
+    feed = api_of(b).watch(session_id, "?since_revision=0")
+    assert next(feed)["type"] == "heartbeat"
+
+    def publish(index: int) -> None:
+        stream = tool_stream(f"call{index}", per_call - 2)
+        for step, update in enumerate(stream):
+            sequence = index * 100 + step + 1
+            first, retry = (a, b) if (index + step) % 2 else (b, a)
+            assert first.api.publish(session_id, update, sequence=sequence)["duplicate"] is False
+            if step % 2:  # every other update is retried through the other replica
+                assert retry.api.publish(session_id, update,
+                                         sequence=sequence)["duplicate"] is True
+
+    with ThreadPoolExecutor(publishers) as pool:
+        list(pool.map(publish, range(publishers)))
+
+    total = publishers * per_call
+    assert a.api.session(session_id)["revision"] == total
+    assert [event["revision"] for event in events_until(feed, total)] == list(
+        range(1, total + 1))
+    feed.close()
+    outputs = sorted(a.api.shell_output(session_id, message["id"])["output"]["stdout"]
+                     for message in a.api.messages(session_id))
+    assert outputs == sorted("".join(f"call{index} line {line}\n" for line in range(per_call - 2))
+                             for index in range(publishers))
+
+
+def publish_with_retries(api: Api, session_id: str, update: JsonObject, sequence: int,
+                         statuses: list[int], deadline: float) -> JsonObject:
+    """Publishes until an answer other than 502/503 comes (a replica dying or the database
+    restarting); notes every status seen."""
+    while time.monotonic() < deadline:
+        try:
+            answer = api.request("POST", f"/api/v1/task-sessions/{session_id}/updates",
+                                 {"update": update, "sequence": sequence})
+        except RestError:
+            statuses.append(0)  # no answer at all
+            time.sleep(0.05)
+            continue
+        statuses.append(answer.status)
+        if answer.status == 200:
+            result: JsonObject = answer.json()
+            return result
+        if answer.status not in (502, 503):
+            raise AssertionError(f"{answer.status}: {answer.body[:300]!r}")
+        time.sleep(0.05)
+    raise AssertionError(f"sequence {sequence} was never acknowledged")
+
+
+@pytest.mark.slow
+def test_killing_a_replica_mid_burst_loses_no_acknowledged_update(
+        tmp_path: Path, postgres_server: PostgresServer) -> None:
+    with running_cluster(tmp_path, postgres_server.new_database(), QUIET) as cluster:
+        a, b = cluster.replicas
+        session_id = b.api.new_session()["id"]
+        feed = api_of(b).watch(session_id, "?since_revision=0")
+        assert next(feed)["type"] == "heartbeat"
+        stream = tool_stream("c1", 118)
+        statuses: list[int] = []
+        deadline = time.monotonic() + 120
+        acknowledged = 0
+        for sequence, update in enumerate(stream, start=1):
+            if sequence == 40:
+                a.kill_server()
+            publish_with_retries(cluster.api, session_id, update, sequence, statuses, deadline)
+            acknowledged = sequence
+
+        assert acknowledged == len(stream)
+        assert [event["revision"] for event in events_until(feed, len(stream))] == list(
+            range(1, len(stream) + 1))
+        feed.close()
+        assert b.api.session(session_id)["revision"] == len(stream)
+        message = b.api.messages(session_id)[0]
+        expected = "".join(f"c1 line {index}\n" for index in range(118))
+        assert b.api.shell_output(session_id, message["id"])["output"]["stdout"] == expected
+        assert 500 not in statuses
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[LocalPostgres]:
+    """A PostgreSQL server of the test's own: restarting the run's would disturb other
+    stacks' connections."""
+    server = LocalPostgres.create(durable=False)
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+def revisions_up_to(api: Api, session_id: str, feed: Iterator[JsonObject],
+                    last: int) -> list[int]:
+    """The revisions `feed` brings up to `last`; whenever a stream ends early (a call that
+    met the outage ends with UNAVAILABLE, as any), the watch resumes from its revision."""
+    revisions: list[int] = []
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            for event in feed:
+                if event["type"] == "heartbeat":
+                    continue
+                revisions.append(event["revision"])
+                if event["revision"] >= last:
+                    return revisions
+        except RestError:
+            time.sleep(0.1)
+        assert time.monotonic() < deadline, f"the feed stopped at {revisions[-1:]}"
+        feed = api.watch(session_id, f"?since_revision={revisions[-1] if revisions else 0}")
+
+
+@pytest.mark.slow
+def test_a_postgres_restart_answers_unavailable_then_the_replicas_serve_again(
+        tmp_path: Path, own_postgres: LocalPostgres) -> None:
+    with running_cluster(tmp_path, own_postgres.url(), QUIET) as cluster:
+        a, b = cluster.replicas
+        session_id = a.api.new_session()["id"]
+        feed = api_of(b).watch(session_id, "?since_revision=0")
+        assert next(feed)["type"] == "heartbeat"
+        stream = tool_stream("c1", 28)
+        for sequence, update in enumerate(stream[:10], start=1):
+            a.api.publish(session_id, update, sequence=sequence)
+
+        own_postgres.stop()
+        during = [replica.api.request("POST", f"/api/v1/task-sessions/{session_id}/updates",
+                                      {"update": stream[10], "sequence": 11})
+                  for replica in (a, b) for _ in range(2)]
+        listed = a.api.request("GET", f"/api/v1/task-sessions/{session_id}/messages")
+        restarted = threading.Timer(1.0, own_postgres.start)
+        restarted.start()
+        statuses: list[int] = []
+        deadline = time.monotonic() + 60
+        for sequence, update in enumerate(stream[10:], start=11):
+            publish_with_retries(cluster.api, session_id, update, sequence, statuses, deadline)
+        restarted.join()
+
+        for answer in (*during, listed):
+            assert answer.status == 503, answer.body[:300]
+            assert answer.json()["code"] == 14  # UNAVAILABLE
+        assert 500 not in statuses
+        until(lambda: a.api.session(session_id)["revision"] == len(stream))
+        assert revisions_up_to(api_of(b), session_id, feed, len(stream)) == list(
+            range(1, len(stream) + 1))
+        message = b.api.messages(session_id)[0]
+        expected = "".join(f"c1 line {index}\n" for index in range(28))
+        assert b.api.shell_output(session_id, message["id"])["output"]["stdout"] == expected
