@@ -59,7 +59,10 @@ def test_calls_are_counted_by_method_and_code(metered: Stack) -> None:
     before = scrape(metered)
     session_id = metered.api.new_session()["id"]
     missing = metered.api.request("GET", f"/api/v1/task-sessions/{unique('ses')}")
-    after = scrape(metered)
+    # The failed call is counted once its answer is on the way: wait for it.
+    after = wait_for(metered, "shellexec_requests_total", value(
+        before, "shellexec_requests_total", method=f"{SERVICE}/GetSession",
+        code="NOT_FOUND") + 1, method=f"{SERVICE}/GetSession", code="NOT_FOUND")
 
     assert missing.status == 404
     assert value(after, "shellexec_requests_total", method=f"{SERVICE}/CreateSession",
@@ -108,13 +111,14 @@ def test_database_size_and_pruned_rows(metered: Stack) -> None:
         assert value(samples, "shellexec_pruned_rows_total", table=table) == 0
 
 
-def wait_for(stack: Stack, name: str, at_least: float, timeout: float = 10.0) -> Samples:
-    """Scrapes until `name` reaches `at_least` (what the server does after answering the
-    client, such as counting a delivery, happens a moment later)."""
+def wait_for(stack: Stack, name: str, at_least: float, timeout: float = 10.0,
+             **labels: str) -> Samples:
+    """Scrapes until `name` (with `labels`) reaches `at_least` (what the server does after
+    answering the client, such as counting a call or a delivery, happens a moment later)."""
     deadline = time.monotonic() + timeout
     while True:
         samples = scrape(stack)
-        if value(samples, name) >= at_least or time.monotonic() > deadline:
+        if value(samples, name, **labels) >= at_least or time.monotonic() > deadline:
             return samples
         time.sleep(0.05)
 
