@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import base64
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -164,9 +163,8 @@ def test_masking_at_rest_masks_terminal_data_held_or_split(
     at_rest.api.publish(session, chunk("t7", f"live {GITHUB[:20]}"))
     at_rest.api.publish(session, chunk("t7", f"{GITHUB[20:]} done\n"))
 
-    with sqlite3.connect(f"file:{at_rest.workdir / 'shellexec.db'}?mode=ro", uri=True) as db:
-        stored = db.execute("SELECT group_concat(data, '') FROM output_chunk").fetchone()[0]
-        stored += "".join(str(row[0]) for row in db.execute("SELECT command FROM message"))
+    stored = "".join(str(row[0]) for row in at_rest.sql("SELECT data FROM output_chunk"))
+    stored += "".join(str(row[0]) for row in at_rest.sql("SELECT command FROM message"))
     assert GITHUB[4:] not in stored
     assert GITHUB[20:] not in stored
     body = at_rest.api.shell_output(session, message["id"])["output"]["stdout"]
@@ -179,11 +177,9 @@ def test_deleting_a_session_deletes_its_terminal_links_and_held_updates(stack: S
     stack.api.publish(session, call("c8", "t8"))
     stack.api.publish(session, chunk("t9", "held"))
     stack.api.call("DELETE", f"/api/v1/task-sessions/{session}")
-    with sqlite3.connect(f"file:{stack.workdir / 'shellexec.db'}?mode=ro", uri=True) as db:
-        for table in ("terminal_link", "held_terminal_update"):
-            found = db.execute(f"SELECT count(*) FROM {table} WHERE session_id = ?",
-                               (session,)).fetchone()[0]
-            assert found == 0, table
+    for table in ("terminal_link", "held_terminal_update"):
+        found = stack.sql(f"SELECT count(*) FROM {table} WHERE session_id = ?", session)
+        assert found == [(0,)], table
 
 
 def test_normalize_folds_the_terminal_updates_of_the_call(stack: Stack) -> None:

@@ -302,7 +302,7 @@ class TerminalLink(BaseModel):
 
     session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE",
                               index=False)
-    terminal_id = CharField(max_length=256)
+    terminal_id = AgentChars(max_length=256)
     message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
                               on_delete="CASCADE", index=False)
 
@@ -318,9 +318,9 @@ class HeldTerminalUpdate(BaseModel):
     id = AutoField()
     session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE",
                               index=False)
-    terminal_id = CharField(max_length=256)
+    terminal_id = AgentChars(max_length=256)
     # The tool call its hosting client named (`_meta`), when that call was not stored yet.
-    hinted_call = CharField(max_length=256, null=True)
+    hinted_call = AgentChars(max_length=256, null=True)
     payload = TextField()
     data_bytes = IntegerField(default=0)
 

@@ -480,8 +480,10 @@ class Statements:
             .join(Message, on=(TerminalLink.message == Message.position))
             .where((TerminalLink.session == param("session"))
                    & (TerminalLink.terminal_id == param("terminal_id")))),
-            session=session_id, terminal_id=terminal_id).fetchone()
-        return None if row is None else (int(row[0]), str(row[1]))
+            session=session_id,
+            terminal_id=_db_value(TerminalLink, "terminal_id", terminal_id)).fetchone()
+        return None if row is None else (
+            int(row[0]), str(Message.tool_call_id.python_value(row[1])))
 
     def link_terminal(self, session_id: str, terminal_id: str, position: int) -> None:
         self._insert(TerminalLink, {"session": session_id, "terminal_id": terminal_id,
@@ -491,7 +493,7 @@ class Statements:
         self._run("unlink_terminal", lambda: TerminalLink.delete().where(
             (TerminalLink.session == param("session"))
             & (TerminalLink.terminal_id == param("terminal_id"))),
-            session=session_id, terminal_id=terminal_id)
+            session=session_id, terminal_id=_db_value(TerminalLink, "terminal_id", terminal_id))
 
     def held_terminal_totals(self, session_id: str) -> tuple[int, int]:
         """(updates, decoded data bytes) the session holds for terminals not yet linked."""
@@ -516,7 +518,9 @@ class Statements:
                                       HeldTerminalUpdate.hinted_call, HeldTerminalUpdate.payload)
             .where(HeldTerminalUpdate.session == param("session"))
             .order_by(HeldTerminalUpdate.id)), session=session_id).fetchall()
-        return [(int(row[0]), str(row[1]), None if row[2] is None else str(row[2]), str(row[3]))
+        terminal, hinted = HeldTerminalUpdate.terminal_id, HeldTerminalUpdate.hinted_call
+        return [(int(row[0]), str(terminal.python_value(row[1])),
+                 None if row[2] is None else str(hinted.python_value(row[2])), str(row[3]))
                 for row in rows]
 
     def release_held_terminal_update(self, held_id: int) -> None:
