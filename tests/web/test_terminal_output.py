@@ -140,7 +140,9 @@ def test_a_long_coloured_output_draws_its_tail_first_and_the_rest_on_scrolling(
     chunks = stdout.locator(".output__chunk")
     assert chunks.count() == 100  # 2,000 lines in chunks of 20
     drawn = stdout.locator(".output__chunk[data-drawn=true]")
-    assert drawn.count() < 10  # the rest waits until it is scrolled to
+    # Only the chunks in or near the viewport (how many depends on its height); the rest
+    # waits until it is scrolled to.
+    assert drawn.count() < 25
 
     stdout.evaluate("el => { el.scrollTop = 0; }")
     first = chunks.first
