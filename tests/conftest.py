@@ -2,10 +2,11 @@
 a fresh stack for tests that kill or restart the server, and a Debian Chromium for each
 module of browser tests, whatever its folder (Playwright allows one sync driver at a time).
 
-Every stack fixture runs on both engines: the embedded SQLite file and a PostgreSQL server
-the run starts once (`support.postgres`; each stack gets a database of its own). A test that
-reads the SQLite file itself is marked `sqlite_only`; browser tests, which see the engine only
-through the API the service tests cover on both, run on SQLite.
+Every stack fixture of the service's own folders (app, feed, service, store) runs on both
+engines: the embedded SQLite file and a PostgreSQL server the run starts once
+(`support.postgres`; each stack gets a database of its own). A test that reads the SQLite file
+itself is marked `sqlite_only`; the bridge, client, OpenAPI and browser tests, which see the
+engine only through the API the service tests cover on both, run on SQLite.
 """
 
 from __future__ import annotations
@@ -29,18 +30,31 @@ SQLITE, POSTGRESQL = "sqlite", "postgresql"
 ENGINES = (SQLITE, POSTGRESQL)
 # Markers of tests whose PostgreSQL variant is not collected.
 _SQLITE_ONLY_MARKERS = ("sqlite_only", "browser")
+# The folders whose tests are about the service and its storage: they run on both engines.
+# The others (the bridge, the clients, the OpenAPI fuzzing) drive the service through its API
+# to test themselves; the engine behind it is what these folders test, so a second run of
+# theirs on PostgreSQL would only double `make test`'s time.
+_BOTH_ENGINE_FOLDERS = ("app", "feed", "service", "store")
+_TESTS = Path(__file__).parent
+
+
+def _runs_on_both_engines(item: pytest.Item) -> bool:
+    folder = item.path.relative_to(_TESTS).parts[0]
+    return folder in _BOTH_ENGINE_FOLDERS and not any(
+        item.get_closest_marker(name) for name in _SQLITE_ONLY_MARKERS)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest has grouped the items by engine
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Drops the PostgreSQL variants of SQLite-only tests, and runs the browser tests last:
+    """Drops the PostgreSQL variants of SQLite-only tests and of the folders that test
+    something else than the service's storage, and runs the browser tests last:
     Playwright's synchronous API keeps an event loop running on the main thread while its
     browser is open, where later tests call asyncio.run."""
     kept, dropped = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
         on_postgres = callspec is not None and callspec.params.get("engine") == POSTGRESQL
-        if on_postgres and any(item.get_closest_marker(name) for name in _SQLITE_ONLY_MARKERS):
+        if on_postgres and not _runs_on_both_engines(item):
             dropped.append(item)
         else:
             kept.append(item)
