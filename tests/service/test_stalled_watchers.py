@@ -28,6 +28,7 @@ from typing import Any
 import grpc
 import pytest
 
+from shellexec.app.admin_socket import get_json
 from shellexec.app.envoy import render
 from shellexec.app.settings import Settings
 from shellexec.client._values import publish_request
@@ -84,16 +85,10 @@ def publish_output(stack: Stack, session_id: str, call_id: str) -> None:
 
 def envoy_allocated_kib(stack: Stack) -> int:
     """The heap Envoy has in use (not what its allocator holds), from its admin socket."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as admin:
-        admin.connect(str(stack.admin_socket))
-        admin.sendall(b"GET /stats?filter=^server.memory_allocated$ HTTP/1.1\r\n"
-                      b"Host: admin\r\nConnection: close\r\n\r\n")
-        answer = b""
-        while chunk := admin.recv(4096):
-            answer += chunk
-    match = re.search(rb"server\.memory_allocated: (\d+)", answer)
-    assert match is not None, answer
-    return int(match[1]) // 1024
+    answer = get_json(stack.admin_socket, "/stats?filter=^server.memory_allocated$&format=json")
+    assert answer is not None, "Envoy's admin socket did not answer"
+    (stat,) = answer["stats"]
+    return int(stat["value"]) // 1024
 
 
 @contextlib.contextmanager
