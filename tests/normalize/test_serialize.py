@@ -139,3 +139,21 @@ def test_record_is_written_with_the_work_dir_key() -> None:
     record = dump_state(fold_all(SEQUENCE[:1]))
     assert record["work_dir"] == "/r"
     assert "cwd" not in record
+
+
+def test_record_leaves_out_what_a_missing_key_loads_as() -> None:
+    # The record is stored in every tool call's row; defaults would more than double it.
+    assert dump_state(new_state()) == {"version": 1}
+    started = dump_state(fold_all(SEQUENCE[:1]))
+    assert started == {"version": 1, "tool_call_id": "c", "kind": "execute", "is_shell": True,
+                       "command": "make", "work_dir": "/r", "title": "$ make",
+                       "description": "Build"}
+    assert load_state(started, None, None) == fold_all(SEQUENCE[:1])
+
+
+def test_exit_rank_is_kept_only_with_an_exit() -> None:
+    running = dump_state(fold_all(SEQUENCE[:3]))
+    assert "exit_rank" not in running
+    finished = dump_state(fold_all(SEQUENCE))
+    assert finished["exit_code"] == 2
+    assert finished["exit_rank"] == int(fold_all(SEQUENCE).exit_rank) > int(ExitRank.NONE)

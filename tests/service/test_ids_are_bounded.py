@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from shellexec.api import validation
-from shellexec.service import random_id
+from shellexec.service import time_ordered_id
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.acp import codex_start
@@ -63,11 +63,11 @@ def error(stack: Stack, route: Callable[[str], tuple[str, str, str]], name: str,
 
 def test_every_id_the_server_makes_passes_the_check() -> None:
     for _ in range(50):
-        assert validation.get_session(pb.GetSessionRequest(session_id=random_id("ses")))
-        validation.complete_turn(pb.CompleteTurnRequest(session_id=random_id("ses"),
-                                                        turn_id=random_id("turn")))
-        validation.get_shell_output(pb.GetShellOutputRequest(session_id=random_id("ses"),
-                                                             message_id=random_id("msg")))
+        assert validation.get_session(pb.GetSessionRequest(session_id=time_ordered_id("ses")))
+        validation.complete_turn(pb.CompleteTurnRequest(session_id=time_ordered_id("ses"),
+                                                        turn_id=time_ordered_id("turn")))
+        validation.get_shell_output(pb.GetShellOutputRequest(session_id=time_ordered_id("ses"),
+                                                             message_id=time_ordered_id("msg")))
 
 
 @pytest.mark.parametrize("name", list(routes({"session": "s"})))

@@ -20,8 +20,8 @@ from shellexec.service import (
     Reader,
     Sessions,
     UnitCaches,
-    random_id,
     system_clock,
+    time_ordered_id,
 )
 from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
@@ -63,7 +63,7 @@ class Composition:
 
 
 def compose(settings: Settings, clock: Clock = system_clock,
-            ids: IdFactory = random_id) -> Composition:
+            ids: IdFactory = time_ordered_id) -> Composition:
     """Opens the database of `settings` and builds everything that serves it."""
     metrics = create_metrics(CollectorRegistry())
     database = open_database(settings.database_url, cache_kib=settings.db_cache_kib,

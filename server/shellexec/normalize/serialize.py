@@ -28,10 +28,24 @@ RECORD_VERSION: Final = 1
 
 _Word = TypeVar("_Word", bound=str)
 
+# What `load_state` gives each key of a record when the key is missing.
+_LOADED_WHEN_MISSING: Final[Mapping[str, object]] = {
+    "agent": None, "tool_call_id": None, "kind": None, "is_shell": False, "command": None,
+    "work_dir": None, "title": None, "description": None,
+    "reported_status": SHELL_STATUSES[0], "cancelled_by_prompt": False, "exit_code": None,
+    "stdout": None, "stderr": None, "live_source": LIVE_SOURCES[0], "echo": ECHO_PHASES[0],
+    "terminal_chunks": False, "host": None,
+}
+_ALWAYS_KEPT: Final = object()
+
 
 def dump_state(state: ShellState) -> dict[str, object]:
-    """The record of `state` without its output texts (JSON-serializable)."""
-    return {
+    """The record of `state` without its output texts (JSON-serializable).
+
+    A key whose value is what `load_state` gives a missing key is left out: the record is
+    stored in every tool call's row, and a short row keeps the rows a commit writes few
+    (ADR 0113)."""
+    record: dict[str, object] = {
         "version": RECORD_VERSION,
         "agent": state.agent,
         "tool_call_id": state.tool_call_id,
@@ -44,7 +58,6 @@ def dump_state(state: ShellState) -> dict[str, object]:
         "reported_status": state.reported_status,
         "cancelled_by_prompt": state.cancelled_by_prompt,
         "exit_code": state.exit_code,
-        "exit_rank": int(state.exit_rank),
         "stdout": _dump_stream(state.stdout, state.stdout_final, state.stdout_fallback),
         "stderr": _dump_stream(state.stderr, state.stderr_final),
         "live_source": state.live_source,
@@ -52,6 +65,10 @@ def dump_state(state: ShellState) -> dict[str, object]:
         "terminal_chunks": state.terminal_chunks,
         "host": _dump_host(state),
     }
+    if state.exit_code is not None or state.host_signal is not None:
+        record["exit_rank"] = int(state.exit_rank)  # read only when an exit was seen
+    return {key: value for key, value in record.items() if value != _LOADED_WHEN_MISSING.get(
+        key, _ALWAYS_KEPT)}
 
 
 def _dump_host(state: ShellState) -> dict[str, object] | None:
@@ -66,8 +83,9 @@ def _dump_stream(
 ) -> dict[str, object] | None:
     if stream is None:
         return None
-    return {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final,
+    meta = {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final,
             "fallback": fallback}
+    return {key: value for key, value in meta.items() if value}  # missing: False or 0
 
 
 def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | None) -> ShellState:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shellexec.service.access import NOBODY, UNRESTRICTED, Caller
 from shellexec.service.deletion import Deletion
-from shellexec.service.deps import Clock, IdFactory, random_id, system_clock
+from shellexec.service.deps import Clock, IdFactory, system_clock, time_ordered_id
 from shellexec.service.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -43,6 +43,6 @@ __all__ = [
     "StateCache",
     "UnavailableError",
     "UnitCaches",
-    "random_id",
     "system_clock",
+    "time_ordered_id",
 ]
