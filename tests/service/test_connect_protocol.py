@@ -115,7 +115,8 @@ def test_json_connect_is_415_naming_the_binary_codec(
     assert response.status == 415
     assert response.headers["content-type"] == "application/json"
     error = json.loads(response.body)
-    assert error["code"] == 3
+    # Connect's error shape: the code by its Connect name, so a Connect client reports it.
+    assert error["code"] == "invalid_argument"
     assert "application/proto" in error["message"]
     assert "Error" not in error["message"]
     assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 404
@@ -127,6 +128,7 @@ def test_a_json_connect_get_is_415(stack: Stack) -> None:
     response = stack.api.request(
         "GET", f"{SERVICE}/GetSession?connect=v1&encoding=json&message={message}")
     assert response.status == 415
+    assert response.json()["code"] == "invalid_argument"
     assert "application/proto" in response.json()["message"]
 
 

@@ -5,7 +5,9 @@ answer back into Connect, so Connect clients (connect-web, connect-go, connect-n
 service through the front door. Only the binary (Protobuf) codec: a JSON Connect request
 would reach the server as `application/grpc+json`, a codec grpc.aio does not have, and come
 back as an internal error naming a Python exception. The routes here refuse it first, with a
-415 whose JSON body names the supported format. See ADR 0100.
+415 whose body is a Connect error (`{"code": "invalid_argument", "message": ...}`, the code
+as Connect's name for it, not the REST number), so a Connect client reports the code and the
+message naming the supported format instead of an unknown error. See ADR 0100.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ REFUSAL = ("the Connect protocol is served with the binary codec only: send cont
 # CORS policy.
 CORS_ALLOW_HEADERS = ("connect-protocol-version", "connect-timeout-ms")
 CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
+
+# Connect's name of the code its refusals carry (google.rpc INVALID_ARGUMENT).
+REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
 # On the refusal routes neither the transcoder nor the buffer has a part (as on the browser
@@ -43,6 +48,26 @@ def bridge_filter() -> dict[str, Any]:
     return {"name": BRIDGE, "disabled": True, "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.connect_grpc_bridge.v3."
                  "FilterConfig"}}
+
+
+def refusal_reply_mapper() -> dict[str, Any]:
+    """A local reply mapper giving the refusals Connect's error body. It must come before the
+    front door's own mappers (`front_door_errors`), which would give any 415 the REST body.
+    It matches any 415 to a gRPC path: these refusals, and the browser boundary's refusal of
+    a form or text body sent there. A REST request (even with a Connect header) never has
+    such a path, so REST errors keep their numeric code."""
+    rpc_path = {"safe_regex": {"regex": _RPC_PATHS + r"(\?.*)?"}}
+    return {
+        "filter": {"and_filter": {"filters": [
+            {"status_code_filter": {"comparison": {"op": "EQ", "value": {
+                "default_value": 415, "runtime_key": "front_door.connect_refusal_status"}}}},
+            {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
+        ]}},
+        "body_format_override": {
+            "json_format": {"code": REFUSAL_CODE, "message": "%LOCAL_REPLY_BODY%"},
+            "content_type": "application/json",
+        },
+    }
 
 
 def _refusal(match: dict[str, Any]) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from shellexec.app.connect_protocol import (
     CORS_EXPOSE_HEADERS,
     bridge_filter,
     json_refusal_routes,
+    refusal_reply_mapper,
 )
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
@@ -251,7 +252,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
-        local_reply_config=json.dumps(local_reply_config()), **_stats_parts(settings))
+        local_reply_config=json.dumps(local_reply_config([refusal_reply_mapper()])),
+        **_stats_parts(settings))
 
 
 def envoy_binary() -> str:

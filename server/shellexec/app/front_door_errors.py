@@ -66,14 +66,15 @@ def _mapper(status_filter: dict[str, Any], code: int, message: str = _BODY) -> d
     }
 
 
-def local_reply_config() -> dict[str, Any]:
+def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """HttpConnectionManager `local_reply_config`: every local error reply becomes JSON.
 
-    Successful local replies (the web page's direct responses) match no mapper and no default
-    body format, so they are served as they are.
+    `leading` mappers are tried first (Envoy uses the first that matches): the Connect
+    refusals' own body (`connect_protocol`). Successful local replies (the web page's direct
+    responses) match no mapper and no default body format, so they are served as they are.
     """
-    mappers = [_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
-               for status, code in GRPC_CODE_BY_STATUS.items()]
+    mappers = [*leading, *(_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
+               for status, code in GRPC_CODE_BY_STATUS.items())]
     mappers.append(_mapper(_status_filter("GE", 400), UNKNOWN_CODE))
     return {"mappers": mappers}
 
