@@ -18,6 +18,7 @@ from support.rest import Api
 from support.stack import BIN, free_port
 
 BANNER = "shellexec is running with 2 replicas"
+HELLO = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}}
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -53,16 +54,35 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
         api = Api(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}")
         sessions = [api.new_session()["id"] for _ in range(6)]
         for session_id in sessions:
-            api.publish(session_id, {"sessionUpdate": "agent_message_chunk",
-                                     "content": {"type": "text", "text": "hello"}}, sequence=1)
+            api.publish(session_id, HELLO, sequence=1)
         assert all(api.messages(session_id)[0]["content"] == "hello" for session_id in sessions)
         logs = [(tmp_path / ".run" / f"replica-{index}.log").read_text() for index in (1, 2)]
         assert all("CreateSession" in log for log in logs)  # round robin: both served
+        _killed_replica_comes_back(tmp_path, printed, api, up)
     finally:
         processes.stop(up, 30, first=signal.SIGINT)
     assert up.returncode == 0, (tmp_path / "up.err").read_text()
     assert "shellexec stopped" in (tmp_path / "up.out").read_text()
     assert not Path(folder[1]).exists()  # the local PostgreSQL went with it
+
+
+def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
+                               up: subprocess.Popen[bytes]) -> None:
+    """SIGKILL replica 1: `up` says so, starts it again, and it serves through Envoy again."""
+    pid = re.search(r"replica 1 .*\(pid (\d+),", printed)
+    assert pid is not None, printed
+    log = tmp_path / ".run" / "replica-1.log"
+    os.kill(int(pid[1]), signal.SIGKILL)
+    again = _wait_for(tmp_path / "up.out", "replica 1 (", up)
+    assert "exited with signal 9" in again
+    restarted = _wait_for(tmp_path / "up.out", "started again, pid", up)
+    assert re.search(r"replica 1 \(\S+\) started again, pid (\d+)", restarted)
+    logged = log.stat().st_size
+    deadline = time.monotonic() + 90
+    # Envoy sends it API calls again (health checks are logged too: not those).
+    while "ShellExecService/" not in log.read_text()[logged:]:
+        assert time.monotonic() < deadline, "the restarted replica was given no call"
+        api.publish(api.new_session()["id"], HELLO, sequence=1)
 
 
 def test_several_replicas_refuse_a_sqlite_database(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """`shellexec up --replicas N`: N server processes on one PostgreSQL database, behind one Envoy
 that balances across them and health-checks each (a replica that dies or is not ready leaves
-the rotation; ADR 0072).
+the rotation; ADR 0072). A replica that exits is started again (`replicas`, ADR 0116).
 
 Without a PostgreSQL URL (`--database` or SHELLEXEC_DATABASE_URL), a local PostgreSQL is
 started for trying it (`local_postgres`), in a temporary folder that goes with it on Ctrl-C.
@@ -9,8 +9,6 @@ started for trying it (`local_postgres`), in a temporary folder that goes with i
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ import grpc
 
 from shellexec.app import envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
+from shellexec.app.replicas import Replica
 from shellexec.app.settings import Settings
 from shellexec.store import open_database
 from shellexec.store.postgres import is_postgres_url
@@ -29,6 +28,8 @@ from shellexec.store.postgres import is_postgres_url
 RUN_DIR = Path(".run")
 # Seconds a replica may take to start serving.
 REPLICA_START_SECONDS = 60.0
+# How often the replicas are looked at (and Ctrl-C is noticed).
+SUPERVISE_SECONDS = 0.5
 
 
 class ClusterError(RuntimeError):
@@ -44,7 +45,9 @@ def replica_env(settings: Settings, database_url: str, port: int,
             "SHELLEXEC_METRICS_PORT": str(metrics_port)}
 
 
-def _wait_serving(target: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+def _wait_serving(replica: Replica, timeout: float) -> None:
+    target, process = replica.target, replica.process
+    assert process is not None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -76,24 +79,14 @@ def _database(settings: Settings, database: str | None) -> Iterator[str]:
         local.remove()
 
 
-@contextmanager
-def _replica(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with open(log, "ab") as sink:  # the child keeps its own copy
-        process = subprocess.Popen([sys.executable, "-m", "shellexec.app.cli", "serve"],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=sink)
-    try:
-        yield process
-    finally:
-        processes.stop(process, timeout=10)
-
-
-def _banner(settings: Settings, url: str, targets: list[str]) -> str:
+def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
     rest = f"http://{settings.rest_host}:{settings.rest_port}"
     return "\n".join((
-        f"shellexec is running with {len(targets)} replicas (Ctrl-C stops them)",
+        f"shellexec is running with {len(replicas)} replicas (Ctrl-C stops them; one that "
+        "exits is started again)",
         f"  REST + web page   {rest}/   (Envoy balances across the replicas)",
-        *(f"  replica {index + 1}         {target}  (log .run/replica-{index + 1}.log)"
-          for index, target in enumerate(targets)),
+        *(f"  replica {replica.number}         {replica.target}  (pid {replica.pid}, log "
+          f".run/{replica.log.name})" for replica in replicas),
         f"  database          {url.split('@')[-1]}",
         "Try:",
         f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
@@ -112,19 +105,26 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
         open_database(url, pool_size=2).close()  # migrated once, before the replicas race
         host = ports.split_address(settings.grpc_address)[0]
         grpc_ports = [ports.free_port(host) for _ in range(replicas)]
-        targets = [f"{host}:{port}" for port in grpc_ports]
+        started_replicas = []
         for index, port in enumerate(grpc_ports):
             metrics = settings.metrics_port + index if settings.metrics_port else 0
-            process = started.enter_context(_replica(
-                replica_env(settings, url, port, metrics), RUN_DIR / f"replica-{index + 1}.log"))
-            _wait_serving(targets[index], process, REPLICA_START_SECONDS)
+            replica = Replica(index + 1, f"{host}:{port}",
+                              replica_env(settings, url, port, metrics),
+                              RUN_DIR / f"replica-{index + 1}.log")
+            replica.start(time.monotonic())
+            started.callback(replica.stop)
+            _wait_serving(replica, REPLICA_START_SECONDS)
+            started_replicas.append(replica)
         config = RUN_DIR / "envoy.yaml"
         config.write_text(envoy.render(replace(settings, database_url=url), *grpc_ports))
         front = envoy.launch(config, Path(settings.admin_socket))
         started.callback(processes.stop, front, 5)
-        print(_banner(settings, url, targets), flush=True)
+        print(_banner(settings, url, started_replicas), flush=True)
         while front.poll() is None:
-            if stopped.wait(0.5):
+            for replica in started_replicas:
+                if (news := replica.supervise(time.monotonic())) is not None:
+                    print(news, flush=True)
+            if stopped.wait(SUPERVISE_SECONDS):
                 return 0
         return 1
     return 1  # unreachable: mypy cannot see that ExitStack does not swallow exceptions
