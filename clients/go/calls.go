@@ -23,11 +23,13 @@ type SessionOptions struct {
 	RequestID string
 }
 
-// Page selects a page of ListMessages; the zero Page is the first 100 messages, oldest first.
+// Page selects a page of ListMessages or ListSessions; the zero Page is the first 100, oldest
+// first.
 type Page struct {
 	// Limit is the page size: 0 means 100, more than 500 is cut to 500.
 	Limit int32
-	// Before and After take a message id (a cursor), not both.
+	// Before and After take a cursor, not both: a message id (ListMessages) or a session id
+	// (ListSessions).
 	Before string
 	After  string
 	// Sort is "asc" (the default) or "desc".
@@ -121,6 +123,13 @@ func (c *Client) Messages(ctx context.Context, sessionID string) ([]*pb.Message,
 		}
 		page.After = response.GetCursor()
 	}
+}
+
+// ListSessions returns one page of the sessions the caller may see, by creation.
+func (c *Client) ListSessions(ctx context.Context, page Page) (*pb.ListSessionsResponse, error) {
+	request := &pb.ListSessionsRequest{Limit: page.Limit, Before: page.Before, After: page.After,
+		Sort: page.Sort}
+	return unary(c, ctx, request, c.stub.ListSessions)
 }
 
 // ShellOutput returns the full bounded output of a shell message.

@@ -10,6 +10,7 @@ import {
   errorDetails,
   grpcCodeName,
   type Message,
+  type Session,
   type ShellExecClient,
 } from "../src/index.js";
 
@@ -25,21 +26,25 @@ export interface Scenario {
   watch: { events: Array<{ revision: number; type: string; message: number | null }>;
            resume_from_revision: number };
   errors: {
-    foreign_message: { message: number; code: string };
+    foreign_message: { task_suffix: string; message: number; code: string };
     bad_field: { limit: number; code: string; field: string };
+    bad_session_list_field: { limit: number; code: string; field: string };
   };
+  session_list: { page_size: number; added_session: { task_suffix: string; agent: string } };
 }
 
 type Event = [revision: number, type: string, messageId: string];
+/** A session the run created: its id, and the task id and agent it was created with. */
+type Created = [id: string, taskId: string, agent: string];
 
 const WATCH_TIMEOUT_MS = 30_000;
 
 /** Plays the whole scenario; `language` names the runs apart in the task ids. */
 export async function play(client: ShellExecClient, scenario: Scenario, language: string
 ): Promise<void> {
-  const session = await client.createSession(
-    `${scenario.session.task_id_prefix}-${language}-${randomSuffix()}`,
-    { agent: scenario.session.agent });
+  const runTaskId = `${scenario.session.task_id_prefix}-${language}-${randomSuffix()}`;
+  const session = await client.createSession(runTaskId, { agent: scenario.session.agent });
+  const created: Created[] = [[session.id, runTaskId, scenario.session.agent]];
   const turn = await client.startTurn(session.id);
   for (const entry of scenario.publishes) {
     const answer = await client.publish(session.id, entry.update, entry.sequence);
@@ -53,7 +58,8 @@ export async function play(client: ShellExecClient, scenario: Scenario, language
   same(messages.map(described), scenario.messages, "messages");
   await checkShellOutput(client, scenario, session.id, messages);
   await checkWatch(client, scenario, session.id, messages);
-  await checkErrors(client, scenario, session.id, messages, language);
+  created.push(await checkErrors(client, scenario, runTaskId, session.id, messages));
+  await checkSessionList(client, scenario, runTaskId, created);
 }
 
 async function allPages(client: ShellExecClient, sessionId: string, pageSize: number
@@ -121,21 +127,60 @@ async function watched(client: ShellExecClient, sessionId: string, since: number
   return seen;
 }
 
-async function checkErrors(client: ShellExecClient, scenario: Scenario, sessionId: string,
-                           messages: Message[], language: string): Promise<void> {
+/** Checks the errors; returns the second session, which it creates. */
+async function checkErrors(client: ShellExecClient, scenario: Scenario, runTaskId: string,
+                           sessionId: string, messages: Message[]): Promise<Created> {
   const foreign = scenario.errors.foreign_message;
-  const other = await client.createSession(`conformance-${language}-other-${randomSuffix()}`);
+  const otherTaskId = `${runTaskId}-${foreign.task_suffix}`;
+  const other = await client.createSession(otherTaskId);
   const notFound = await failure(
     client.shellOutput(other.id, at(messages, foreign.message).id));
   same(grpcCodeName(notFound.code), foreign.code, "foreign message");
 
   const bad = scenario.errors.bad_field;
-  const invalid = await failure(client.listMessages(sessionId, { limit: bad.limit }));
-  same(grpcCodeName(invalid.code), bad.code, "bad field");
+  badField(await failure(client.listMessages(sessionId, { limit: bad.limit })), bad,
+           "bad field");
+  const badList = scenario.errors.bad_session_list_field;
+  badField(await failure(client.listSessions({ limit: badList.limit })), badList,
+           "bad session list field");
+  return [other.id, otherTaskId, ""];
+}
+
+function badField(invalid: ReturnType<typeof errorDetails>,
+                  expected: { code: string; field: string }, what: string): void {
+  same(grpcCodeName(invalid.code), expected.code, what);
   const fields = invalid.fieldViolations.map(([field]) => field);
-  if (!fields.includes(bad.field)) {
-    throw new Error(`bad field: no violation names ${bad.field} (${fields.join(", ")})`);
+  if (!fields.includes(expected.field)) {
+    throw new Error(`${what}: no violation names ${expected.field} (${fields.join(", ")})`);
   }
+}
+
+async function checkSessionList(client: ShellExecClient, scenario: Scenario, runTaskId: string,
+                                created: Created[]): Promise<void> {
+  const added = scenario.session_list.added_session;
+  const taskId = `${runTaskId}-${added.task_suffix}`;
+  const third = await client.createSession(taskId, { agent: added.agent });
+  created.push([third.id, taskId, added.agent]);
+  const listed = await newestPages(client, scenario.session_list.page_size, at(created, 0)[0]);
+  const runs: Created[] = listed.reverse()
+    .filter((s) => s.taskId === runTaskId || s.taskId.startsWith(`${runTaskId}-`))
+    .map((s) => [s.id, s.taskId, s.agent]);
+  same(runs, created, "the run's sessions, oldest first");
+}
+
+/** The sessions, newest first, page by page up to the one holding `oldestId` (older sessions
+ * belong to other runs). */
+async function newestPages(client: ShellExecClient, pageSize: number, oldestId: string
+): Promise<Session[]> {
+  const pages = [await client.listSessions({ limit: pageSize, sort: "desc" })];
+  while (pages.at(-1)!.hasMore && !pages.at(-1)!.sessions.some((s) => s.id === oldestId)) {
+    pages.push(await client.listSessions({
+      limit: pageSize, sort: "desc", before: pages.at(-1)!.cursor }));
+  }
+  if (pages.length < 2) {
+    throw new Error("session_list.page_size must be smaller than the run's sessions");
+  }
+  return pages.flatMap((page) => page.sessions);
 }
 
 async function failure(call: Promise<unknown>): Promise<ReturnType<typeof errorDetails>> {

@@ -16,6 +16,7 @@ import {
   type CompleteTurnResponse,
   type GetShellOutputResponse,
   type ListMessagesResponse,
+  type ListSessionsResponse,
   type NormalizeShellExecResponse,
   type PublishUpdateResponse,
   type WatchMessagesResponse,
@@ -132,6 +133,15 @@ export class ShellExecClient {
       if (!page.hasMore) return found;
       after = page.cursor;
     }
+  }
+
+  /** A page of the sessions the caller may see, oldest first (`sort: "desc"`: newest);
+   * `before` and `after` take a session id. */
+  async listSessions(options: ListOptions = {}): Promise<ListSessionsResponse> {
+    return this.stub.listSessions({
+      limit: options.limit ?? 0, before: options.before ?? "",
+      after: options.after ?? "", sort: options.sort ?? "",
+    }, this.unary(options));
   }
 
   async shellOutput(sessionId: string, messageId: string, options: CallOptions = {}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	shellexec "shellexec/clients/go"
@@ -58,6 +59,7 @@ func run(target, path string) error {
 		{"get the shell output", player.shellOutput},
 		{"watch from 0, then resume", player.watch},
 		{"errors", player.errors},
+		{"list the sessions", player.sessionList},
 	} {
 		if err := step.play(ctx); err != nil {
 			return fmt.Errorf("%s: %w", step.name, err)
@@ -68,10 +70,19 @@ func run(target, path string) error {
 }
 
 type player struct {
-	client   *shellexec.Client
-	plan     *scenario
-	session  *pb.Session
-	messages []*pb.Message
+	client    *shellexec.Client
+	plan      *scenario
+	runTaskID string
+	session   *pb.Session
+	messages  []*pb.Message
+	created   []created
+}
+
+// created is a session the run created: its id, and the task id and agent it was created with.
+type created struct {
+	ID     string
+	TaskID string
+	Agent  string
 }
 
 func unique(prefix string) string {
@@ -80,9 +91,20 @@ func unique(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(suffix)
 }
 
+// createSession creates one of the run's sessions, for the run's task id followed by suffix.
+func (p *player) createSession(ctx context.Context, suffix, agent string) (*pb.Session, error) {
+	taskID := p.runTaskID + suffix
+	session, err := p.client.CreateSession(ctx, taskID, shellexec.SessionOptions{Agent: agent})
+	if err != nil {
+		return nil, err
+	}
+	p.created = append(p.created, created{session.GetId(), taskID, agent})
+	return session, nil
+}
+
 func (p *player) publishTurn(ctx context.Context) error {
-	session, err := p.client.CreateSession(ctx, unique(p.plan.Session.TaskIDPrefix+"-go"),
-		shellexec.SessionOptions{Agent: p.plan.Session.Agent})
+	p.runTaskID = unique(p.plan.Session.TaskIDPrefix + "-go")
+	session, err := p.createSession(ctx, "", p.plan.Session.Agent)
 	if err != nil {
 		return err
 	}
@@ -224,7 +246,7 @@ func (p *player) watched(ctx context.Context, since int32, count int) ([]event, 
 
 func (p *player) errors(ctx context.Context) error {
 	foreign := p.plan.Errors.ForeignMessage
-	other, err := p.client.CreateSession(ctx, unique("conformance-go-other"), shellexec.SessionOptions{})
+	other, err := p.createSession(ctx, "-"+foreign.TaskSuffix, "")
 	if err != nil {
 		return err
 	}
@@ -234,11 +256,66 @@ func (p *player) errors(ctx context.Context) error {
 	}
 	bad := p.plan.Errors.BadField
 	_, err = p.client.ListMessages(ctx, p.session.GetId(), shellexec.Page{Limit: bad.Limit})
+	if err := bad.check("bad field", err); err != nil {
+		return err
+	}
+	badList := p.plan.Errors.BadSessionListField
+	_, err = p.client.ListSessions(ctx, shellexec.Page{Limit: badList.Limit})
+	return badList.check("bad session list field", err)
+}
+
+// check is nil when err is the error the scenario says, naming its field.
+func (bad badField) check(what string, err error) error {
 	failed := asError(err)
 	if failed == nil || failed.Code != bad.Code || failed.Field() != bad.Field {
-		return fmt.Errorf("bad field: %v, want %s naming %s", err, bad.Code, bad.Field)
+		return fmt.Errorf("%s: %v, want %s naming %s", what, err, bad.Code, bad.Field)
 	}
 	return nil
+}
+
+func (p *player) sessionList(ctx context.Context) error {
+	added := p.plan.SessionList.AddedSession
+	if _, err := p.createSession(ctx, "-"+added.TaskSuffix, added.Agent); err != nil {
+		return err
+	}
+	listed, err := p.newestPages(ctx, p.plan.SessionList.PageSize, p.created[0].ID)
+	if err != nil {
+		return err
+	}
+	var runs []created
+	for _, session := range slices.Backward(listed) {
+		taskID := session.GetTaskId()
+		if taskID == p.runTaskID || strings.HasPrefix(taskID, p.runTaskID+"-") {
+			runs = append(runs, created{session.GetId(), taskID, session.GetAgent()})
+		}
+	}
+	if !slices.Equal(runs, p.created) {
+		return fmt.Errorf("the run's sessions, oldest first: %v, want %v", runs, p.created)
+	}
+	return nil
+}
+
+// newestPages lists the sessions newest first, page by page up to the one holding oldestID
+// (older sessions belong to other runs).
+func (p *player) newestPages(ctx context.Context, pageSize int32, oldestID string) ([]*pb.Session, error) {
+	page := shellexec.Page{Limit: pageSize, Sort: "desc"}
+	var listed []*pb.Session
+	for pages := 1; ; pages++ {
+		answer, err := p.client.ListSessions(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		listed = append(listed, answer.GetSessions()...)
+		holdsOldest := slices.ContainsFunc(answer.GetSessions(),
+			func(session *pb.Session) bool { return session.GetId() == oldestID })
+		if holdsOldest || !answer.GetHasMore() {
+			if pages < 2 {
+				return nil, errors.New("session_list.page_size must be smaller than the run's sessions")
+			}
+			return listed, nil
+		}
+		page.Before = answer.GetCursor()
+	}
 }
 
 func asError(err error) *shellexec.Error {

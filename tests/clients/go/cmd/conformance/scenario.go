@@ -36,15 +36,27 @@ type scenario struct {
 	} `json:"watch"`
 	Errors struct {
 		ForeignMessage struct {
-			Message int        `json:"message"`
-			Code    codes.Code `json:"code"`
+			TaskSuffix string     `json:"task_suffix"`
+			Message    int        `json:"message"`
+			Code       codes.Code `json:"code"`
 		} `json:"foreign_message"`
-		BadField struct {
-			Limit int32      `json:"limit"`
-			Code  codes.Code `json:"code"`
-			Field string     `json:"field"`
-		} `json:"bad_field"`
+		BadField            badField `json:"bad_field"`
+		BadSessionListField badField `json:"bad_session_list_field"`
 	} `json:"errors"`
+	SessionList struct {
+		PageSize     int32 `json:"page_size"`
+		AddedSession struct {
+			TaskSuffix string `json:"task_suffix"`
+			Agent      string `json:"agent"`
+		} `json:"added_session"`
+	} `json:"session_list"`
+}
+
+// badField is a call with a bad limit and the error it must answer.
+type badField struct {
+	Limit int32      `json:"limit"`
+	Code  codes.Code `json:"code"`
+	Field string     `json:"field"`
 }
 
 func readScenario(path string) (*scenario, error) {

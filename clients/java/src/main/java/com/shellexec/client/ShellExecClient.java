@@ -12,6 +12,8 @@ import com.shellexec.v1.GetShellOutputRequest;
 import com.shellexec.v1.GetShellOutputResponse;
 import com.shellexec.v1.ListMessagesRequest;
 import com.shellexec.v1.ListMessagesResponse;
+import com.shellexec.v1.ListSessionsRequest;
+import com.shellexec.v1.ListSessionsResponse;
 import com.shellexec.v1.Message;
 import com.shellexec.v1.NormalizeShellExecRequest;
 import com.shellexec.v1.NormalizeShellExecResponse;
@@ -155,6 +157,16 @@ public final class ShellExecClient implements AutoCloseable {
       }
       cursor = page.getCursor();
     }
+  }
+
+  /**
+   * One page of the sessions the caller may see, by creation: {@code limit} 0 for the default;
+   * "" for no cursor (a session id) or sort.
+   */
+  public ListSessionsResponse listSessions(int limit, String before, String after, String sort) {
+    ListSessionsRequest request = ListSessionsRequest.newBuilder()
+        .setLimit(limit).setBefore(before).setAfter(after).setSort(sort).build();
+    return call(() -> unary().listSessions(request));
   }
 
   public GetShellOutputResponse shellOutput(String sessionId, String messageId) {

@@ -10,6 +10,7 @@ import com.shellexec.client.ShellExecClient;
 import com.shellexec.client.ShellExecException;
 import com.shellexec.v1.GetShellOutputResponse;
 import com.shellexec.v1.ListMessagesResponse;
+import com.shellexec.v1.ListSessionsResponse;
 import com.shellexec.v1.Message;
 import com.shellexec.v1.PublishUpdateResponse;
 import com.shellexec.v1.Session;
@@ -39,6 +40,8 @@ public final class ConformanceRunner {
 
   private final ShellExecClient client;
   private final JsonObject scenario;
+  private final List<Created> runSessions = new ArrayList<>();
+  private String runTaskId = "";
 
   private ConformanceRunner(ShellExecClient client, JsonObject scenario) {
     this.client = client;
@@ -63,9 +66,8 @@ public final class ConformanceRunner {
 
   private void play() {
     JsonObject session = scenario.getAsJsonObject("session");
-    Session created = client.createSession(
-        session.get("task_id_prefix").getAsString() + "-java-" + suffix(),
-        session.get("agent").getAsString(), "");
+    runTaskId = session.get("task_id_prefix").getAsString() + "-java-" + suffix();
+    Session created = createSession("", session.get("agent").getAsString());
     Turn turn = client.startTurn(created.getId(), "");
     for (JsonElement element : scenario.getAsJsonArray("publishes")) {
       JsonObject entry = element.getAsJsonObject();
@@ -91,6 +93,14 @@ public final class ConformanceRunner {
     checkShellOutput(created.getId(), messages);
     checkWatch(created.getId(), messages);
     checkErrors(created.getId(), messages);
+    checkSessionList();
+  }
+
+  /** Creates one of the run's sessions, for the run's task id followed by {@code suffix}. */
+  private Session createSession(String suffix, String agent) {
+    Session session = client.createSession(runTaskId + suffix, agent, "");
+    runSessions.add(new Created(session.getId(), runTaskId + suffix, agent));
+    return session;
   }
 
   private List<Message> allPages(String sessionId, int pageSize) {
@@ -174,22 +184,68 @@ public final class ConformanceRunner {
   private void checkErrors(String sessionId, List<Message> messages) {
     JsonObject errors = scenario.getAsJsonObject("errors");
     JsonObject foreign = errors.getAsJsonObject("foreign_message");
-    Session other = client.createSession("conformance-java-other-" + suffix(), "", "");
+    Session other = createSession("-" + foreign.get("task_suffix").getAsString(), "");
     String messageId = messages.get(foreign.get("message").getAsInt()).getId();
     ShellExecException notFound =
         failure(() -> client.shellOutput(other.getId(), messageId), "foreign message");
     expect(notFound.code().name(), foreign.get("code").getAsString(), "foreign message code");
 
     JsonObject bad = errors.getAsJsonObject("bad_field");
-    ShellExecException invalid = failure(
+    checkBadField(bad, failure(
         () -> client.listMessages(sessionId, bad.get("limit").getAsInt(), "", "", ""),
-        "bad field");
-    expect(invalid.code().name(), bad.get("code").getAsString(), "bad field code");
+        "bad field"), "bad field");
+    JsonObject badList = errors.getAsJsonObject("bad_session_list_field");
+    checkBadField(badList, failure(
+        () -> client.listSessions(badList.get("limit").getAsInt(), "", "", ""),
+        "bad session list field"), "bad session list field");
+  }
+
+  private static void checkBadField(JsonObject bad, ShellExecException invalid, String what) {
+    expect(invalid.code().name(), bad.get("code").getAsString(), what + " code");
     String field = bad.get("field").getAsString();
     if (!invalid.fieldViolations().containsKey(field)) {
-      throw new ScenarioMismatch("bad field: no violation of " + field + " in "
+      throw new ScenarioMismatch(what + ": no violation of " + field + " in "
           + invalid.fieldViolations());
     }
+  }
+
+  private void checkSessionList() {
+    JsonObject list = scenario.getAsJsonObject("session_list");
+    JsonObject added = list.getAsJsonObject("added_session");
+    createSession("-" + added.get("task_suffix").getAsString(),
+        added.get("agent").getAsString());
+    List<Session> listed =
+        newestPages(list.get("page_size").getAsInt(), runSessions.get(0).id());
+    List<Created> runs = new ArrayList<>();
+    for (int index = listed.size() - 1; index >= 0; index--) {
+      Session session = listed.get(index);
+      String taskId = session.getTaskId();
+      if (taskId.equals(runTaskId) || taskId.startsWith(runTaskId + "-")) {
+        runs.add(new Created(session.getId(), taskId, session.getAgent()));
+      }
+    }
+    expect(runs, runSessions, "the run's sessions, oldest first");
+  }
+
+  /**
+   * The sessions, newest first, page by page up to the one holding {@code oldestId} (older
+   * sessions belong to other runs).
+   */
+  private List<Session> newestPages(int pageSize, String oldestId) {
+    ListSessionsResponse page = client.listSessions(pageSize, "", "", "desc");
+    List<Session> listed = new ArrayList<>(page.getSessionsList());
+    int pages = 1;
+    while (page.getHasMore() && page.getSessionsList().stream()
+        .noneMatch(session -> session.getId().equals(oldestId))) {
+      page = client.listSessions(pageSize, page.getCursor(), "", "desc");
+      listed.addAll(page.getSessionsList());
+      pages++;
+    }
+    if (pages < 2) {
+      throw new ScenarioMismatch(
+          "session_list.page_size must be smaller than the run's sessions");
+    }
+    return listed;
   }
 
   private static ShellExecException failure(Runnable call, String what) {
@@ -215,6 +271,9 @@ public final class ConformanceRunner {
       throw new ScenarioMismatch(what + ": got " + actual + ", the scenario says " + expected);
     }
   }
+
+  /** A session the run created: its id, and the task id and agent it was created with. */
+  private record Created(String id, String taskId, String agent) {}
 
   /** A step that did not answer as the scenario says. */
   private static final class ScenarioMismatch extends RuntimeException {
