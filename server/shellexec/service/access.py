@@ -7,6 +7,7 @@ see answers exactly as one that does not exist (ADR 0050).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
@@ -30,6 +31,18 @@ class Caller:
         """Whether the caller may see this task (glob patterns, matched case-sensitively)."""
         return not self.task_patterns or any(
             fnmatchcase(task_id, pattern) for pattern in self.task_patterns)
+
+    def task_prefixes(self) -> tuple[str, ...] | None:
+        """The text every task id the caller sees starts with, one per pattern (what comes
+        before its first wildcard), for a store to narrow a scan with; None when that narrows
+        nothing (no patterns, or one starting with a wildcard). `sees` stays the rule."""
+        prefixes = tuple(_GLOB_WILDCARD.split(pattern, maxsplit=1)[0]
+                         for pattern in self.task_patterns)
+        return prefixes if prefixes and all(prefixes) else None
+
+
+# Where a task pattern's literal text ends (`service.tokens` allows `*`, `?` and `[...]`).
+_GLOB_WILDCARD = re.compile(r"[*?\[]")
 
 
 # The caller when authentication is off (loopback only): every scope, every task.

@@ -78,13 +78,17 @@ def page_of_sessions(size: int, before: str, after: str, descending: bool,
     """At most `size` of the sessions `caller` may see, in creation order from a cursor.
 
     Task patterns are globs, matched here as everywhere else (`Caller.sees`): the scan reads
-    batches in order and keeps the visible rows until the page is full."""
+    batches in order and keeps the visible rows until the page is full. The store narrows
+    each batch to task ids starting with a pattern's literal prefix (`repo-` of `repo-*`), so
+    a token that sees few of many sessions reads few rows."""
     bounds = {"before": _cursor_number("before", before, caller),
               "after": _cursor_number("after", after, caller)}
     batch_size = max(size + 1, SESSION_SCAN_BATCH)
+    prefixes = caller.task_prefixes()
     visible: list[Session] = []
     while len(visible) <= size:
-        batch = queries.sessions_by_creation(batch_size, descending=descending, **bounds)
+        batch = queries.sessions_by_creation(batch_size, descending=descending,
+                                             task_prefixes=prefixes, **bounds)
         visible += [row for row in batch if caller.sees(str(row.task_id))]
         if len(batch) < batch_size:
             break

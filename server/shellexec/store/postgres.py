@@ -86,6 +86,16 @@ class PostgresDatabase(Database):
     def readiness_problem(self) -> str | None:
         return postgres_readiness_problem(self._pg)
 
+    def close(self) -> None:
+        """Closes the writer thread's own connection too (peewee keeps one per thread;
+        SQLite's writes use the loop thread's), then every other one."""
+        self._committer.submit(self._close_thread_connection).result()
+        super().close()
+
+    def _close_thread_connection(self) -> None:
+        if not self.db.is_closed():
+            self.db.close()
+
     def file_bytes(self) -> int:
         """The size of the database on the server, in bytes (0 when it cannot be asked)."""
         try:

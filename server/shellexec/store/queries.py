@@ -7,6 +7,9 @@ not depend on how much output the messages hold.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
+from functools import reduce
 from typing import Any, cast
 
 from peewee import JOIN, fn
@@ -170,9 +173,15 @@ def session_number(session_id: str) -> int | None:
 
 
 def sessions_by_creation(limit: int, *, descending: bool, before: int | None = None,
-                         after: int | None = None) -> list[Session]:
-    """Up to `limit` sessions in creation order (their numbers), bounded by cursor numbers."""
+                         after: int | None = None,
+                         task_prefixes: Sequence[str] | None = None) -> list[Session]:
+    """Up to `limit` sessions in creation order (their numbers), bounded by cursor numbers;
+    with `task_prefixes`, only those whose task id starts with one of them (compared as
+    text, exactly: no pattern syntax reaches SQL)."""
     query = Session.select()
+    if task_prefixes is not None:
+        query = query.where(reduce(operator.or_, (
+            fn.SUBSTR(Session.task, 1, len(prefix)) == prefix for prefix in task_prefixes)))
     if before is not None:
         query = query.where(Session.number < before)
     if after is not None:
