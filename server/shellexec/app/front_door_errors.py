@@ -73,10 +73,10 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
     refusals' own body (`connect_protocol`). Successful local replies (the web page's direct
     responses) match no mapper and no default body format, so they are served as they are.
     """
-    mappers = [*leading, *(_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
-               for status, code in GRPC_CODE_BY_STATUS.items())]
-    mappers.append(_mapper(_status_filter("GE", 400), UNKNOWN_CODE))
-    return {"mappers": mappers}
+    by_status = [_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
+                 for status, code in GRPC_CODE_BY_STATUS.items()]
+    any_other = _mapper(_status_filter("GE", 400), UNKNOWN_CODE)
+    return {"mappers": [*leading, *by_status, any_other]}
 
 
 def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:
