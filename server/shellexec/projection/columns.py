@@ -8,10 +8,17 @@ would join the output bodies.
 from __future__ import annotations
 
 import json
+from typing import Final
 
 from shellexec import normalize
 from shellexec.normalize import ShellState, bounded_head
+from shellexec.store.models import Message
 from shellexec.vocabulary import MESSAGE_SHELL, MESSAGE_TOOL
+
+# Keys of the fold-state record that name a column of the row holding the same value when it
+# fits the column (a command within the stored bound): the record then leaves them out, so a
+# long command is not stored twice in every write of its row (ADR 0113).
+RECORD_KEYS_IN_COLUMNS: Final = ("is_shell", "command", "title", "work_dir")
 
 
 def state_columns(state: ShellState) -> dict[str, object]:
@@ -19,7 +26,7 @@ def state_columns(state: ShellState) -> dict[str, object]:
     summary = state.summary()
     title = bounded_head(state.title or "")
     command = bounded_head(state.command or "")
-    return {
+    columns: dict[str, object] = {
         "is_shell": state.is_shell,
         "type": MESSAGE_SHELL if state.is_shell else MESSAGE_TOOL,
         "status": state.status,
@@ -32,5 +39,20 @@ def state_columns(state: ShellState) -> dict[str, object]:
         "has_output": summary.has_output,
         "stdout_bytes": summary.stdout_bytes,
         "stderr_bytes": summary.stderr_bytes,
-        "fold_state": json.dumps(normalize.dump_state(state), separators=(",", ":")),
     }
+    record = normalize.dump_state(state)
+    for key in RECORD_KEYS_IN_COLUMNS:
+        if key in record and record[key] == columns[key]:
+            del record[key]
+    columns["fold_state"] = json.dumps(record, separators=(",", ":"))
+    return columns
+
+
+def state_record(row: Message) -> dict[str, object]:
+    """The fold-state record a tool call's row stores, with what its columns hold put back
+    (`normalize.load_state` reads it; a record written before it left keys out keeps its own
+    values)."""
+    record: dict[str, object] = json.loads(row.fold_state) if row.fold_state else {}
+    for key in RECORD_KEYS_IN_COLUMNS:
+        record.setdefault(key, getattr(row, key))
+    return record

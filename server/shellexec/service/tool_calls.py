@@ -6,12 +6,11 @@ The fold state (without bodies) is a column of the row and the bodies are `Outpu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from shellexec import normalize
 from shellexec.normalize import Appended, OutputText, Replaced, ShellState
-from shellexec.projection import state_columns
+from shellexec.projection import state_columns, state_record
 from shellexec.service.state_cache import Call, StateCache
 from shellexec.store import Statements, queries
 from shellexec.store.compaction import KEEP_BYTES, needs_compaction
@@ -37,7 +36,7 @@ def _recount(statements: Statements, session_id: str, before: tuple[int, int],
 
 
 def _state_of(row: Message) -> ShellState:
-    record = json.loads(row.fold_state) if row.fold_state else {}
+    record = state_record(row)
     position = int(row.position)
     # Stored chunks may exceed the bound until compaction; load_state bounds them again.
     return normalize.load_state(record, queries.read_stream(position, "stdout"),
