@@ -127,9 +127,9 @@ def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
     reruns: list[object] = []
     original = harness.database._run_alone
 
-    async def counted(connection: Any, job: Any) -> Any:
+    def counted(connection: Any, job: Any) -> Any:
         reruns.append(job)
-        return await original(connection, job)
+        return original(connection, job)
 
     monkeypatch.setattr(harness.database, "_run_alone", counted)
     sizes: list[int] = []
