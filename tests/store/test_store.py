@@ -127,9 +127,9 @@ def test_client_error_in_a_commit_group_leaves_the_others_committed_together(
     reruns: list[object] = []
     original = harness.database._run_alone
 
-    def counted(connection: Any, job: Any) -> Any:
+    async def counted(connection: Any, job: Any) -> Any:
         reruns.append(job)
-        return original(connection, job)
+        return await original(connection, job)
 
     monkeypatch.setattr(harness.database, "_run_alone", counted)
     sizes: list[int] = []
