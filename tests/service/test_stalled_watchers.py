@@ -172,6 +172,10 @@ def stalling_stack(stack_with: Callable[..., Stack]) -> Stack:
 
 
 @pytest.mark.slow
+# What stalled watchers cost is the feed hub's and Envoy's memory, the same whichever engine
+# stores the events; the PostgreSQL feed path has its own tests (tests/feed, test_replicas).
+# On SQLite only, it keeps a fresh-clone `make test` inside its time budget (90 s saved).
+@pytest.mark.sqlite_only
 def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
         stalling_stack: Stack) -> None:
     stack = stalling_stack
