@@ -13,15 +13,12 @@
   where it was raised, never its text, which may quote output.
 
 The request id is Envoy's `x-request-id` when the call came through it (so Envoy's and the
-server's logs meet), otherwise a new one. A method that parses its own request
-(`handlers.RAW_METHODS`) tells the interceptor the session it names (`note_session`); only a
-request refused before that has its session id read from its bytes, when the line is written.
+server's logs meet), otherwise a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import os
 import time
@@ -48,17 +45,6 @@ _REQUEST_ID_HEADER = "x-request-id"
 _SESSION_ID_FIELD = "session_id"
 _SESSION_FIELD = "session"
 Metadata = Sequence[tuple[str, str | bytes]]
-
-# The session id a raw-bytes method's servicer found in the request it parsed; set in the
-# call's own task, so the interceptor sees it after the servicer returns or raises.
-_NOTED_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "shellexec_noted_session", default="")
-
-
-def note_session(session_id: str) -> None:
-    """Tells the call's interceptor the session id of the request its servicer parsed
-    itself (`handlers.RAW_METHODS`), so the call log need not read the bytes again."""
-    _NOTED_SESSION.set(session_id)
 
 
 def request_id_of(metadata: Metadata | None) -> str:
@@ -197,8 +183,6 @@ class _Call:
         self._clock = clock
         self._status = grpc.StatusCode.OK
         self._session_id = ""
-        # The bytes of a request its servicer parses itself (`handlers.RAW_METHODS`).
-        self._raw_request: bytes | None = None
         self._unexpected: Exception | None = None
         self._finished = False
 
@@ -216,20 +200,11 @@ class _Call:
             return
         if isinstance(request, message.Message):
             self._session_id = _known_session(getattr(request, _SESSION_ID_FIELD))
-        elif isinstance(request, bytes):
-            self._raw_request = request  # its servicer notes the session (`_logged_session`)
-
-    def _logged_session(self) -> str:
-        """The session id the call's log line names."""
-        if self._session_id or self._raw_request is None or self._shape.request_class is None:
-            return self._session_id
-        noted = _NOTED_SESSION.get()
-        if noted:
-            return _known_session(noted)
-        # Refused before its servicer parsed it: read only the session id, without decoding
-        # the (possibly large) rest on the event loop.
-        return _known_session(wire.string_field(self._shape.request_class, self._raw_request,
-                                                _SESSION_ID_FIELD))
+        elif isinstance(request, bytes) and self._shape.request_class is not None:
+            # A method that parses its own request (`handlers.RAW_METHODS`): read only the
+            # session id, without decoding the (possibly large) rest on the event loop.
+            self._session_id = _known_session(
+                wire.string_field(self._shape.request_class, request, _SESSION_ID_FIELD))
 
     def _note_response(self, response: Any) -> None:
         if self._shape.response_holds_session and isinstance(response, message.Message):
@@ -270,7 +245,7 @@ class _Call:
         unexpected = self._unexpected
         self._log.write(CallRecord(
             self._started, self._request_id, self._method, self._status,
-            (time.perf_counter() - self._clock) * 1000, self._logged_session(),
+            (time.perf_counter() - self._clock) * 1000, self._session_id,
             "" if unexpected is None else type(unexpected).__name__,
             "" if unexpected is None else _origin(unexpected)))
 

@@ -19,7 +19,6 @@ import grpc
 
 from shellexec.api import convert, request_work, validation
 from shellexec.api.auth import current_caller
-from shellexec.api.interceptor import note_session
 from shellexec.api.offload import Offload
 from shellexec.feed import FeedEvent
 from shellexec.service import Deletion, Publisher, Reader, Sessions
@@ -84,7 +83,6 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
 
     async def PublishUpdate(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         args = await self._offload.run(request_work.publish_args, request)
-        note_session(args.session_id)
         result = await self._publisher.publish(args.session_id, args.update, args.sequence,
                                               caller=current_caller())
         message = None if result.message is None else convert.message(result.message)
