@@ -61,6 +61,19 @@ def test_every_call_is_one_json_line_without_what_the_caller_sent(stack: Stack) 
     assert "tok-very-secret" not in everything
 
 
+def test_a_publish_refused_before_its_update_is_read_still_names_its_session(
+        stack: Stack) -> None:
+    session_id = stack.api.new_session()["id"]
+    path = f"/api/v1/task-sessions/{session_id}/updates"
+    # Refused by validation, before the servicer has a parsed request to take the id from.
+    assert stack.api.request("POST", path, {"update": agent_text("x"), "sequence": 0}
+                             ).status == 400
+
+    assert [(line["method"], line["status"]) for line in of_session(stack, session_id)
+            if line["method"] == SERVICE + "PublishUpdate"] == [
+        (SERVICE + "PublishUpdate", "INVALID_ARGUMENT")]
+
+
 def test_a_session_id_the_server_could_not_have_made_is_not_logged(stack: Stack) -> None:
     odd = "ses_" + "Z" * 40 + SECRET_OUTPUT
     assert stack.api.request("GET", f"/api/v1/task-sessions/{odd}").status == 404
