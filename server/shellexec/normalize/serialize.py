@@ -20,23 +20,13 @@ from typing import Final, TypeVar
 
 from shellexec.normalize.access import obj
 from shellexec.normalize.exit_codes import ExitRank, parse_exit_code
-from shellexec.normalize.state import ECHO_PHASES, LIVE_SOURCES, ShellState
+from shellexec.normalize.state import ECHO_PHASES, LIVE_SOURCES, ShellState, new_state
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import SHELL_STATUSES
 
 RECORD_VERSION: Final = 1
 
 _Word = TypeVar("_Word", bound=str)
-
-# What `load_state` gives each key of a record when the key is missing.
-_LOADED_WHEN_MISSING: Final[Mapping[str, object]] = {
-    "agent": None, "tool_call_id": None, "kind": None, "is_shell": False, "command": None,
-    "work_dir": None, "title": None, "description": None,
-    "reported_status": SHELL_STATUSES[0], "cancelled_by_prompt": False, "exit_code": None,
-    "stdout": None, "stderr": None, "live_source": LIVE_SOURCES[0], "echo": ECHO_PHASES[0],
-    "terminal_chunks": False, "host": None,
-}
-_ALWAYS_KEPT: Final = object()
 
 
 def dump_state(state: ShellState) -> dict[str, object]:
@@ -45,6 +35,11 @@ def dump_state(state: ShellState) -> dict[str, object]:
     A key whose value is what `load_state` gives a missing key is left out: the record is
     stored in every tool call's row, and a short row keeps the rows a commit writes few
     (ADR 0113)."""
+    return {key: value for key, value in _full_record(state).items()
+            if key not in _LOADED_WHEN_MISSING or value != _LOADED_WHEN_MISSING[key]}
+
+
+def _full_record(state: ShellState) -> dict[str, object]:
     record: dict[str, object] = {
         "version": RECORD_VERSION,
         "agent": state.agent,
@@ -67,8 +62,7 @@ def dump_state(state: ShellState) -> dict[str, object]:
     }
     if state.exit_code is not None or state.host_signal is not None:
         record["exit_rank"] = int(state.exit_rank)  # read only when an exit was seen
-    return {key: value for key, value in record.items() if value != _LOADED_WHEN_MISSING.get(
-        key, _ALWAYS_KEPT)}
+    return record
 
 
 def _dump_host(state: ShellState) -> dict[str, object] | None:
@@ -86,6 +80,13 @@ def _dump_stream(
     meta = {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final,
             "fallback": fallback}
     return {key: value for key, value in meta.items() if value}  # missing: False or 0
+
+
+# What `load_state` gives each key of a record when the key is missing: the record of a new
+# state (`load_state({})` is `new_state()`, tests/normalize/test_serialize.py), but for its
+# version, which every record keeps.
+_LOADED_WHEN_MISSING: Final[Mapping[str, object]] = {
+    key: value for key, value in _full_record(new_state()).items() if key != "version"}
 
 
 def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | None) -> ShellState:
