@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from shellexec.app.front_door_errors import status_filter
+
 # The gRPC paths a Connect client calls (/package.Service/Method).
 _RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
 # Connect's unary (application/json) and streaming (application/connect+json) JSON codecs.
@@ -59,8 +61,7 @@ def refusal_reply_mapper() -> dict[str, Any]:
     rpc_path = {"safe_regex": {"regex": _RPC_PATHS + r"(\?.*)?"}}
     return {
         "filter": {"and_filter": {"filters": [
-            {"status_code_filter": {"comparison": {"op": "EQ", "value": {
-                "default_value": 415, "runtime_key": "front_door.connect_refusal_status"}}}},
+            status_filter("EQ", 415),
             {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
         ]}},
         "body_format_override": {

@@ -51,7 +51,8 @@ _REST_REQUESTS = {"or_filter": {"filters": [
 ]}}
 
 
-def _status_filter(op: str, status: int) -> dict[str, Any]:
+def status_filter(op: str, status: int) -> dict[str, Any]:
+    """A local reply filter on the reply's HTTP status (`op`: "EQ", "GE", ...)."""
     value = {"default_value": status, "runtime_key": "front_door.local_reply_status"}
     return {"status_code_filter": {"comparison": {"op": op, "value": value}}}
 
@@ -73,9 +74,9 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
     refusals' own body (`connect_protocol`). Successful local replies (the web page's direct
     responses) match no mapper and no default body format, so they are served as they are.
     """
-    by_status = [_mapper(_status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
+    by_status = [_mapper(status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
                  for status, code in GRPC_CODE_BY_STATUS.items()]
-    any_other = _mapper(_status_filter("GE", 400), UNKNOWN_CODE)
+    any_other = _mapper(status_filter("GE", 400), UNKNOWN_CODE)
     return {"mappers": [*leading, *by_status, any_other]}
 
 
