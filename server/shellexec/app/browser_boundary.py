@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from shellexec.app.front_door_errors import REFUSAL_FILTERS
+
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 # Ports a browser leaves out of Host (http, https).
@@ -43,17 +45,6 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "referrer-policy": "no-referrer",
 }
-
-# On a refusal route neither the transcoder (it would answer first, or pass the request on)
-# nor the buffer (it would wait for the body of a stream that never ends) has a part.
-_REFUSAL_FILTERS = {
-    "envoy.filters.http.grpc_json_transcoder": {
-        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
-    "envoy.filters.http.buffer": {
-        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
-        "disabled": True},
-}
-
 
 class AllowedHostError(ValueError):
     """A configured allowed host is not a host name or address with an optional port."""
@@ -103,7 +94,7 @@ def _off_list(origins: Sequence[str]) -> list[dict[str, Any]]:
 def _refusal(match: dict[str, Any], status: int, message: str) -> dict[str, Any]:
     return {"match": match,
             "direct_response": {"status": status, "body": {"inline_string": message}},
-            "typed_per_filter_config": _REFUSAL_FILTERS}
+            "typed_per_filter_config": REFUSAL_FILTERS}
 
 
 def guard_routes(origins: Sequence[str]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shellexec.app.front_door_errors import status_filter
+from shellexec.app.front_door_errors import REFUSAL_FILTERS, status_filter
 
 # The gRPC paths a Connect client calls (/package.Service/Method).
 _RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
@@ -31,15 +31,8 @@ CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
 REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
-# On the refusal routes neither the transcoder nor the buffer has a part (as on the browser
-# boundary's); the bridge is off there as everywhere but on the gRPC paths' routes.
-_REFUSAL_FILTERS = {
-    "envoy.filters.http.grpc_json_transcoder": {
-        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
-    "envoy.filters.http.buffer": {
-        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
-        "disabled": True},
-}
+# The refusal routes use front_door_errors.REFUSAL_FILTERS; the bridge is off there as
+# everywhere but on the gRPC paths' routes.
 
 
 def bridge_filter() -> dict[str, Any]:
@@ -74,7 +67,7 @@ def refusal_reply_mapper() -> dict[str, Any]:
 def _refusal(match: dict[str, Any]) -> dict[str, Any]:
     return {"match": match,
             "direct_response": {"status": 415, "body": {"inline_string": REFUSAL}},
-            "typed_per_filter_config": _REFUSAL_FILTERS}
+            "typed_per_filter_config": REFUSAL_FILTERS}
 
 
 def json_refusal_routes() -> list[dict[str, Any]]:

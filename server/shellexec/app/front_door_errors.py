@@ -39,6 +39,16 @@ _BODY = "%LOCAL_REPLY_BODY%"
 _MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
 
 _TRANSCODER = "envoy.filters.http.grpc_json_transcoder"
+# The per-filter configuration of a route Envoy answers itself (the browser boundary's and the
+# Connect refusals): neither the transcoder (it would answer first, or pass the request on)
+# nor the buffer (it would wait for the body of a stream that never ends) has a part.
+REFUSAL_FILTERS = {
+    _TRANSCODER: {
+        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
+    "envoy.filters.http.buffer": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
+        "disabled": True},
+}
 
 # Native gRPC and gRPC-Web calls carry their errors in grpc-status / grpc-message: leave their
 # local replies alone. A transcoded REST call also has a gRPC content type by the time it fails,
