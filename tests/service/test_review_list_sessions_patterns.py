@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from shellexec.service import system_clock
 from shellexec.service.tokens import Tokens
 from shellexec.store import open_database
 from shellexec.vocabulary import SCOPE_INGEST, SCOPE_READ
-from shellexec.service import system_clock
 
 from support.rest import unique
 from support.stack import Stack, running_stack
