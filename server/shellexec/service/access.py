@@ -33,12 +33,19 @@ class Caller:
             fnmatchcase(task_id, pattern) for pattern in self.task_patterns)
 
     def task_prefixes(self) -> tuple[str, ...] | None:
-        """The text every task id the caller sees starts with, one per pattern (what comes
-        before its first wildcard), for a store to narrow a scan with; None when that narrows
-        nothing (no patterns, or one starting with a wildcard). `sees` stays the rule."""
-        prefixes = tuple(_GLOB_WILDCARD.split(pattern, maxsplit=1)[0]
-                         for pattern in self.task_patterns)
-        return prefixes if prefixes and all(prefixes) else None
+        """The texts every task id the caller sees starts with (what each pattern has before
+        its first wildcard), shortest first and none starting with another (`repo-` covers
+        `repo-a`), for a store to narrow a scan with; None when that narrows nothing (no
+        patterns, or one starting with a wildcard). `sees` stays the rule."""
+        prefixes = sorted({_GLOB_WILDCARD.split(pattern, maxsplit=1)[0]
+                           for pattern in self.task_patterns}, key=lambda text: (len(text), text))
+        if not prefixes or not all(prefixes):
+            return None
+        kept: list[str] = []
+        for prefix in prefixes:
+            if not prefix.startswith(tuple(kept)):
+                kept.append(prefix)
+        return tuple(kept)
 
 
 # Where a task pattern's literal text ends (`service.tokens` allows `*`, `?` and `[...]`).

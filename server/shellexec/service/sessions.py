@@ -80,7 +80,8 @@ def page_of_sessions(size: int, before: str, after: str, descending: bool,
     Task patterns are globs, matched here as everywhere else (`Caller.sees`): the scan reads
     batches in order and keeps the visible rows until the page is full. The store narrows
     each batch to task ids starting with a pattern's literal prefix (`repo-` of `repo-*`), so
-    a token that sees few of many sessions reads few rows."""
+    for a token that sees few of many sessions the database skips the others and few rows
+    reach this loop."""
     bounds = {"before": _cursor_number("before", before, caller),
               "after": _cursor_number("after", after, caller)}
     batch_size = max(size + 1, SESSION_SCAN_BATCH)

@@ -7,12 +7,10 @@ not depend on how much output the messages hold.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
-from functools import reduce
 from typing import Any, cast
 
-from peewee import JOIN, fn
+from peewee import JOIN, Expression, fn
 
 from shellexec.store.models import (
     Event,
@@ -180,14 +178,30 @@ def sessions_by_creation(limit: int, *, descending: bool, before: int | None = N
     text, exactly: no pattern syntax reaches SQL)."""
     query = Session.select()
     if task_prefixes is not None:
-        query = query.where(reduce(operator.or_, (
-            fn.SUBSTR(Session.task, 1, len(prefix)) == prefix for prefix in task_prefixes)))
+        query = query.where(_starts_with_any(Session.task, task_prefixes))
     if before is not None:
         query = query.where(Session.number < before)
     if after is not None:
         query = query.where(Session.number > after)
     order = Session.number.desc() if descending else Session.number.asc()
     return list(query.order_by(order).limit(limit))
+
+
+def _starts_with_any(column: Any, prefixes: Sequence[str]) -> Expression:
+    """`column` starts with one of `prefixes`: one `SUBSTR(column, 1, n) IN (...)` per prefix
+    length, joined pairwise. A chain of one comparison per prefix nests as deep as there are
+    prefixes, which SQLite's parser (about 90) and peewee's recursion (about 1,000) refuse;
+    this nests at most log2 of the number of lengths (task ids are at most 128 long)."""
+    by_length: dict[int, list[str]] = {}
+    for prefix in prefixes:
+        by_length.setdefault(len(prefix), []).append(prefix)
+    conditions = [fn.SUBSTR(column, 1, length).in_(texts)
+                  for length, texts in sorted(by_length.items())]
+    while len(conditions) > 1:
+        odd = [conditions.pop()] if len(conditions) % 2 else []
+        conditions = [conditions[index] | conditions[index + 1]
+                      for index in range(0, len(conditions), 2)] + odd
+    return conditions[0]
 
 
 def sessions_per_task() -> list[tuple[str, int]]:

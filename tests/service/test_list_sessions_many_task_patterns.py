@@ -1,9 +1,7 @@
-"""Review probe (ADR 0091, ed694d5): a restricted token's ListSessions is narrowed in SQL by
-one `SUBSTR(task_id, 1, n) = ?` per task pattern, joined by a left-deep chain of ORs. A token
-with many patterns (a token for 100 named repositories) makes that expression too deep: SQLite
-refuses it ("parser stack overflow", from about 90 patterns) and peewee overflows Python's
-stack building it (about 1,000, either engine). The listing then fails for that token, where
-before the narrowing it listed its sessions."""
+"""A token with many task patterns (one per repository it may see) lists its sessions through
+the front door: the store's narrowing by the patterns' prefixes stays a shallow condition
+however many there are (ADR 0091), where a chain of one comparison per pattern made SQLite
+refuse the query from about 90 patterns and peewee overflow its recursion from about 1,000."""
 
 from __future__ import annotations
 
