@@ -48,7 +48,7 @@ def test_prefixes_of_every_length_at_once_are_one_shallow_condition(
     url = new_database().get("SHELLEXEC_DATABASE_URL", f"sqlite:///{tmp_path / 'many.db'}")
     many = tuple(("z" * 127 + str(index))[:length]
                  for index, length in zip(range(1000), [*range(2, 129)] * 8, strict=False))
-    assert asyncio.run(_tasks_read(url, [many + ("rep",), many + ("repo_a", "other")])) == [
+    assert asyncio.run(_tasks_read(url, [(*many, "rep"), (*many, "repo_a", "other")])) == [
         ["repo_a", "repoXa", "repo_b", "rep"], ["repo_a", "other"]]
 
 

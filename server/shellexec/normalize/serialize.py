@@ -25,6 +25,9 @@ from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import SHELL_STATUSES
 
 RECORD_VERSION: Final = 1
+# Keys of a record that once had another name, which `load_state` still reads: a record that
+# has the old key holds that value itself (whoever completes a record must not add the new).
+RENAMED_KEYS: Final[Mapping[str, str]] = {"work_dir": "cwd"}
 
 _Word = TypeVar("_Word", bound=str)
 
@@ -101,7 +104,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         kind=_text(record, "kind"),
         is_shell=_flag(record, "is_shell"),
         command=_text(record, "command"),
-        work_dir=_text(record, "work_dir") or _text(record, "cwd"),
+        work_dir=_text(record, "work_dir") or _text(record, RENAMED_KEYS["work_dir"]),
         title=_text(record, "title"),
         description=_text(record, "description"),
         reported_status=_word(record, "reported_status", SHELL_STATUSES),

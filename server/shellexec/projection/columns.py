@@ -12,6 +12,7 @@ from typing import Final
 
 from shellexec import normalize
 from shellexec.normalize import ShellState, bounded_head
+from shellexec.normalize.serialize import RENAMED_KEYS
 from shellexec.store.models import Message
 from shellexec.vocabulary import MESSAGE_SHELL, MESSAGE_TOOL
 
@@ -51,8 +52,10 @@ def state_columns(state: ShellState) -> dict[str, object]:
 def state_record(row: Message) -> dict[str, object]:
     """The fold-state record a tool call's row stores, with what its columns hold put back
     (`normalize.load_state` reads it; a record written before it left keys out keeps its own
-    values)."""
+    values, under a key's old name too: a column may hold only the head of a long value)."""
     record: dict[str, object] = json.loads(row.fold_state) if row.fold_state else {}
     for key in RECORD_KEYS_IN_COLUMNS:
-        record.setdefault(key, getattr(row, key))
+        former = RENAMED_KEYS.get(key)
+        if key not in record and (former is None or former not in record):
+            record[key] = getattr(row, key)
     return record

@@ -1,8 +1,6 @@
-"""Review probe (070695a): a fold-state record written before the directory's key was renamed
-(`cwd`, read still by `load_state`) has no `work_dir` key, so `state_record` puts the row's
-`work_dir` column in, and `load_state` prefers it to `cwd`. The column holds only the head of
-a long directory (`bounded_head`): such a record now loads with a cut directory, where before
-070695a it loaded whole from `cwd`."""
+"""A fold-state record written before the directory's key was renamed holds it as `cwd`, in
+full. Completing such a record from the row's `work_dir` column, which keeps only the head of a
+long directory, must not replace it: the record loads with its whole directory."""
 
 from __future__ import annotations
 
