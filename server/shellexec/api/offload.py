@@ -11,7 +11,11 @@ work (ADR 0045).
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -21,6 +25,20 @@ from shellexec.api.request_work import Missing, Refused
 from shellexec.service import InvalidArgumentError, NotFoundError
 
 T = TypeVar("T")
+
+# prctl(2)'s option: the signal the kernel sends this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_server(server_pid: int) -> None:
+    """A worker's initializer: the worker ends when the server does. A server killed by a
+    signal (the out-of-memory killer) closes nothing, and a worker blocked on its call queue
+    would otherwise run on, orphaned, beside the server started in its place."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server_pid:  # the server died before the line above took effect
+        os._exit(1)
+
 
 # About 5,000 JSON values at most: a few milliseconds of conversion, the most a request may
 # hold the event loop for.
@@ -65,7 +83,8 @@ class Offload:
         if self._pool is None:
             # Spawned, not forked: a forked child of a gRPC server inherits its threads' locks.
             self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=multiprocessing.get_context("spawn"))
+                self._workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_die_with_server, initargs=(os.getpid(),))
         return self._pool
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellexec.app import processes
+from shellexec.app import ports, processes
 
 # Seconds to wait before starting a replica again after its first quick exit; each further
 # quick exit doubles it, up to the longest wait.
@@ -73,17 +73,36 @@ class Replica:
             return None if returncode is None else self._exited(now, returncode)
         if now < self.restart_at:
             return None
-        self.start(now)
+        try:
+            self.start(now)
+        except OSError as error:  # no log file, no fork under memory pressure: try later
+            self.quick_exits += 1
+            delay = self._wait(now)
+            return (f"replica {self.number} ({self.target}) could not be started again "
+                    f"({error.strerror or error}); trying again in {delay:.0f} s")
         return f"replica {self.number} ({self.target}) started again, pid {self.pid}"
 
     def _exited(self, now: float, returncode: int) -> str:
         ran = now - self.started_at
         self.quick_exits = self.quick_exits + 1 if ran < STABLE_AFTER_SECONDS else 0
+        delay = self._wait(now)
+        return (f"replica {self.number} ({self.target}) exited with "
+                f"{_exit_description(returncode)} after {ran:.0f} s{self._port_taken()}; "
+                f"starting it again in {delay:.0f} s (log .run/{self.log.name})")
+
+    def _wait(self, now: float) -> float:
         delay = restart_delay(self.quick_exits)
         self.restart_at = now + delay
-        return (f"replica {self.number} ({self.target}) exited with "
-                f"{_exit_description(returncode)} after {ran:.0f} s; starting it "
-                f"again in {delay:.0f} s (log .run/{self.log.name})")
+        return delay
+
+    def _port_taken(self) -> str:
+        """What to add when another program holds the replica's port: Envoy sends this
+        replica's share of calls to that port, so the operator must hear of it."""
+        host, port = ports.split_address(self.target)
+        if not ports.is_in_use(host, port):
+            return ""
+        return (f", and another program now holds its port {port}: it cannot start until "
+                "that program stops")
 
     def stop(self) -> None:
         if self.process is not None:

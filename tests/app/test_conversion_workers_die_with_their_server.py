@@ -1,7 +1,6 @@
-"""Review probe (ADR 0116): a replica killed by a signal (the out-of-memory killer, SIGKILL)
-leaves the conversion workers it spawned (api/offload.py) running: they block on their call
-queue forever, orphaned. `up` then starts the replica again beside them, and `Replica.stop`
-at shutdown stops only the replica process, so every crash leaks the workers for good."""
+"""A server killed by a signal (the out-of-memory killer, SIGKILL) takes its conversion workers
+(api/offload.py) with it: they would otherwise block on their call queue forever, orphaned,
+while `up` starts a new replica beside them (ADR 0116)."""
 
 from __future__ import annotations
 
