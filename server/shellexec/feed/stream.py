@@ -15,11 +15,20 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
-from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT, EVENT_RESET
+from shellexec.vocabulary import (
+    EVENT_END_OF_STREAM,
+    EVENT_HEARTBEAT,
+    EVENT_RESET,
+    EVENT_SESSION_DELETED,
+)
 
 # How many logged events one read returns at most. A watcher that stops reading mid-replay
 # holds one batch until it is ended, so this bounds its memory too (ADR 0046).
 REPLAY_BATCH = 100
+
+# Events a replay may return that end the stream: `reset` (the watcher reloads the state and
+# watches anew) and `session_deleted` (the replay found the session gone).
+_LAST_EVENTS = frozenset((EVENT_RESET, EVENT_SESSION_DELETED))
 
 # Up to `limit` logged events of the session after a revision, oldest first.
 ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
@@ -50,8 +59,8 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
         yield FeedEvent(EVENT_HEARTBEAT, last)
         async for replayed in _replay(read_events, last, subscription):
             yield replayed
-            if replayed.type == EVENT_RESET:
-                return  # the watcher reloads the state and watches anew
+            if replayed.type in _LAST_EVENTS:
+                return
             last = replayed.revision
         while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
             event = await subscription.next(min(heartbeat_seconds, remaining))
@@ -62,7 +71,7 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
                 subscription.lagged = False
                 async for missed in _replay(read_events, last, subscription):
                     yield missed
-                    if missed.type == EVENT_RESET:
+                    if missed.type in _LAST_EVENTS:
                         return
                     last = missed.revision
                 if event is None and deadline - time.monotonic() > 0:

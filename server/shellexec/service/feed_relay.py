@@ -4,7 +4,9 @@ A notice (`store.feed_notices`) says that a session's feed reached a revision th
 replica. If this replica has watchers of the session and has not broadcast that revision, the
 relay reads the events it has not broadcast from the log, once for all the session's watchers,
 and broadcasts them as a local publish would. Watchers keep their own rules: a gap or a lag
-sends one back to the log, so the relay can only make delivery faster, never wrong.
+sends one back to the log, so the relay can only make delivery faster, never wrong. A notice
+that another replica deleted the session ends the watchers here with `session_deleted`, as
+the deleting replica ends its own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from shellexec.feed import FeedEvent, FeedHub
 from shellexec.feed.stream import REPLAY_BATCH
 from shellexec.store import StoreError
 from shellexec.store.feed_notices import FeedNotice
+from shellexec.vocabulary import EVENT_SESSION_DELETED
 
 # Up to `limit` logged events of a session after a revision, oldest first.
 LoggedEvents = Callable[[str, int, int], Awaitable[list[FeedEvent]]]
@@ -38,6 +41,9 @@ class FeedRelay:
         """Takes a notice of another replica (on the loop)."""
         session_id = notice.session_id
         if not self._feed.watched(session_id):
+            return
+        if notice.deleted:
+            self._feed.finish(session_id, EVENT_SESSION_DELETED)
             return
         latest = self._feed.latest(session_id)
         if latest is not None and notice.revision <= latest:

@@ -87,12 +87,12 @@ class Housekeeping:
             def work(found: list[queries.Compactable] = found) -> Counter[str]:
                 statements = self._database.statements
                 rows: Counter[str] = Counter()
-                for session_id, number, compacted, prunable in found:
+                for session_id, compacted, prunable in found:
                     if prunable > compacted:
                         rows[Event._meta.table_name] += statements.prune_events(
-                            session_id, number, prunable)
+                            session_id, prunable)
                     rows[PublishReceipt._meta.table_name] += statements.prune_receipts(
-                        session_id, number, receipt_cutoff)
+                        session_id, receipt_cutoff)
                 return rows
 
             self._report(await units.write(self._database, work))

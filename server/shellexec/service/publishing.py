@@ -87,9 +87,28 @@ def _masked_update(update: Mapping[str, Any], context: str) -> dict[str, Any]:
 
 def payload_digest(update: Mapping[str, Any]) -> bytes:
     """The first PAYLOAD_DIGEST_BYTES bytes of the SHA-256 of the update's canonical JSON
-    (sorted keys, no spaces, UTF-8), so equal updates match however their keys were ordered."""
-    canonical = json.dumps(update, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    (sorted keys, no spaces, UTF-8, -0.0 written as 0.0), so equal updates match however
+    their keys were ordered and whichever door they came through."""
+    canonical = _canonical_json(update)
+    if "-0.0" in canonical:  # rare, and maybe only inside a string: then walk the values
+        canonical = _canonical_json(_without_negative_zero(update))
     return hashlib.sha256(canonical.encode()).digest()[:PAYLOAD_DIGEST_BYTES]
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _without_negative_zero(value: Any) -> Any:
+    """`value` with every -0.0 made 0.0: the same JSON number, which REST cannot tell apart
+    and gRPC can (a `google.protobuf.Value` holds the double as sent)."""
+    if isinstance(value, float):
+        return value + 0.0  # -0.0 + 0.0 is 0.0; every other float is unchanged
+    if isinstance(value, Mapping):
+        return {key: _without_negative_zero(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_negative_zero(item) for item in value]
+    return value
 
 
 def _chunk_text(update: Mapping[str, Any]) -> str:

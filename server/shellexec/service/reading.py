@@ -24,6 +24,7 @@ from shellexec.store import Database, queries
 from shellexec.store.models import Message
 from shellexec.vocabulary import (
     EVENT_RESET,
+    EVENT_SESSION_DELETED,
     REASON_REVISION_AHEAD,
     RESOURCE_MESSAGE,
     RESOURCE_TASK,
@@ -164,7 +165,10 @@ class Reader:
         start = session.revision if since_revision is None else since_revision
 
         def events_or_reset(after: int, limit: int) -> list[FeedEvent]:
-            compacted, latest = queries.compaction_point(session_id)
+            point = queries.compaction_point(session_id)
+            if point is None:  # deleted, and this replica's hub was not told (a lost notice)
+                return [FeedEvent(EVENT_SESSION_DELETED, after)]
+            compacted, latest = point
             if after < compacted:  # the events after `after` are gone: start over
                 return [FeedEvent(EVENT_RESET, latest)]
             return self._events_after(session_id, after, limit)

@@ -30,21 +30,31 @@ RECONNECT_SECONDS = 0.5
 POLL_SECONDS = 0.5
 
 
+# The third word of a notice that a session was deleted, in place of a revision.
+_DELETED = "deleted"
+
+
 @dataclass(frozen=True, slots=True)
 class FeedNotice:
-    """A session's feed reached `revision` through replica `replica`."""
+    """A session's feed reached `revision` through replica `replica`, or, `deleted`, the
+    session was deleted there (its watchers everywhere hear `session_deleted`)."""
 
     replica: str
     session_id: str
     revision: int
+    deleted: bool = False
 
     def payload(self) -> str:
-        return f"{self.replica} {self.session_id} {self.revision}"
+        return f"{self.replica} {self.session_id} {_DELETED if self.deleted else self.revision}"
 
     @classmethod
     def parse(cls, payload: str) -> FeedNotice | None:
         parts = payload.split(" ")
-        if len(parts) != 3 or not parts[2].isdigit():
+        if len(parts) != 3:
+            return None
+        if parts[2] == _DELETED:
+            return cls(parts[0], parts[1], 0, deleted=True)
+        if not parts[2].isdigit():
             return None
         return cls(parts[0], parts[1], int(parts[2]))
 

@@ -175,6 +175,9 @@ class PostgresDatabase(Database):
         for session_id, revision in self.statements.announced.items():
             self.statements.notify(CHANNEL, FeedNotice(self.replica, session_id,
                                                        revision).payload())
+        for session_id in sorted(self.statements.deleted):
+            self.statements.notify(CHANNEL, FeedNotice(self.replica, session_id, 0,
+                                                       deleted=True).payload())
 
     def listener(self, on_notice: Callable[[FeedNotice], None],
                  on_reconnect: Callable[[], None]) -> FeedListener:

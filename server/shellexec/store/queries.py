@@ -237,17 +237,18 @@ def sessions_idle_since(cutoff: int, limit: int) -> list[tuple[str, str]]:
             .order_by(Session.active_at).limit(limit)]
 
 
-def compaction_point(session_id: str) -> tuple[int, int]:
-    """(the session's compacted revision, its latest revision); (0, 0) for a session that
-    does not exist."""
+def compaction_point(session_id: str) -> tuple[int, int] | None:
+    """(the session's compacted revision, its latest revision); None for a session that does
+    not exist (any more)."""
     row = (Session.select(Session.compacted_revision, Session.revision)
            .where(Session.id == session_id).first())
-    return (0, 0) if row is None else (int(row.compacted_revision), int(row.revision))
+    return None if row is None else (int(row.compacted_revision), int(row.revision))
 
 
-# A session to compact: its id, number and compaction point, and the revision up to which
-# its events may now be pruned.
-Compactable = tuple[str, int, int, int]
+# A session to compact: its id and compaction point, and the revision up to which its events
+# may now be pruned. Not its number: the write that prunes reads that from the id, since a
+# deleted session's number may be given again before it runs.
+Compactable = tuple[str, int, int]
 
 
 def compactable_sessions(cutoff: int, after_id: str, limit: int) -> list[Compactable]:
@@ -263,12 +264,12 @@ def compactable_sessions(cutoff: int, after_id: str, limit: int) -> list[Compact
                    .where((Message.session == Session.id) & (Message.updated_at < cutoff)
                           & (Event.session_number == Session.number)
                           & (Event.revision > Session.compacted_revision)))
-    rows = (Session.select(Session.id, Session.number, Session.compacted_revision,
+    rows = (Session.select(Session.id, Session.compacted_revision,
                            old_message.alias("prunable"))
             .where((Session.id > after_id) & (Session.created_at < cutoff)
                    & (Session.revision > Session.compacted_revision))
             .order_by(Session.id).limit(limit))
     found = [cast(Any, row) for row in rows]  # `prunable` is set on the row at run time
-    return [(str(row.id), int(row.number), int(row.compacted_revision), int(row.prunable or 0))
+    return [(str(row.id), int(row.compacted_revision), int(row.prunable or 0))
             for row in found]
 

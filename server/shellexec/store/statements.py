@@ -100,6 +100,9 @@ class Statements:
         # told of them, `store.feed_notices`).
         self._locked: set[str] = set()
         self.announced: dict[str, int] = {}
+        # The sessions the current transaction deleted (other writers only: the other
+        # replicas end their watchers' streams).
+        self.deleted: set[str] = set()
         # The latest revision this writer committed of each session, and the locked sessions
         # still at it: nothing another replica wrote since (every change of a session's
         # messages logs an event), so what this writer remembers of them holds.
@@ -126,6 +129,7 @@ class Statements:
             self._unchanged.clear()
             self._revisions.clear()
             self.announced.clear()
+            self.deleted.clear()
 
     def committed(self) -> None:
         """Called once the transaction committed: its revisions are this writer's own."""
@@ -281,6 +285,8 @@ class Statements:
                 Session.id == param("session")), session=session_id).rowcount)
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
+        if not self.single_writer:
+            self.deleted.add(session_id)
         task = _db_value(Task, "id", task_id)
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
             Session.task == param("task")).limit(1), task=task).fetchone()
@@ -423,12 +429,16 @@ class Statements:
             revision=param("revision"), active_at=param("now")).where(
             Session.id == param("session")), revision=revision, now=now, session=session_id)
 
-    def prune_events(self, session_id: str, number: int, through: int) -> int:
+    def prune_events(self, session_id: str, through: int) -> int:
         """Deletes the session's events up to revision `through` (a key range) and makes it
-        the session's compaction point; the revision itself stays. Returns how many went."""
+        the session's compaction point; the revision itself stays. Returns how many went.
+
+        The session's number is read in this statement, from its id: a number found earlier
+        may since belong to another session (the session deleted, its number given again)."""
         pruned = int(self._run("prune_events", lambda: Event.delete().where(
-            (Event.session_number == param("number")) & (Event.revision <= param("through"))),
-            number=number, through=through).rowcount)
+            (Event.session_number == _number_of_session())
+            & (Event.revision <= param("through"))),
+            session=session_id, through=through).rowcount)
         # The larger of two values: MAX(a, b) in SQLite, GREATEST(a, b) in PostgreSQL (whose
         # MAX is only the aggregate).
         larger = fn.GREATEST if self._postgres else fn.MAX
@@ -437,22 +447,34 @@ class Statements:
             Session.id == param("session")), through=through, session=session_id)
         return pruned
 
-    def prune_receipts(self, session_id: str, number: int, cutoff: int) -> int:
+    def prune_receipts(self, session_id: str, cutoff: int) -> int:
         """Deletes the session's publish receipts older than `cutoff`: all of them once the
         session was last active before it, else those of messages unchanged since (a
-        receipt is never newer than its message's last change). Returns how many went."""
+        receipt is never newer than its message's last change), and those of updates that
+        changed no message (a thought, a plan, a held terminal update) with a lower sequence
+        than one of these: sequences grow with time. Returns how many went. The number is
+        read from the id here too (see `prune_events`)."""
         idle = self._run("prune_idle_receipts", lambda: PublishReceipt.delete().where(
-            (PublishReceipt.session_number == param("number"))
+            (PublishReceipt.session_number == _number_of_session())
             & fn.EXISTS(Session.select(Session.id).where(
                 (Session.id == param("session")) & (Session.active_at < param("cutoff"))))),
-            number=number, session=session_id, cutoff=cutoff)
+            session=session_id, cutoff=cutoff)
         old_messages = Message.select(Message.position).where(
             (Message.session == param("session")) & (Message.updated_at < param("cutoff")))
+        of_old_messages = ((PublishReceipt.session_number == _number_of_session())
+                           & PublishReceipt.message_position.in_(old_messages))
+        # Before those go: the newest of them bounds the older receipts without a message.
+        newest_old = PublishReceipt.select(fn.MAX(PublishReceipt.sequence)).where(
+            of_old_messages)
+        messageless = self._run("prune_messageless_receipts", lambda: (
+            PublishReceipt.delete().where(
+                (PublishReceipt.session_number == _number_of_session())
+                & PublishReceipt.message_position.is_null()
+                & (PublishReceipt.sequence < newest_old))),
+            session=session_id, cutoff=cutoff)
         old = self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
-            (PublishReceipt.session_number == param("number"))
-            & PublishReceipt.message_position.in_(old_messages)),
-            number=number, session=session_id, cutoff=cutoff)
-        return int(idle.rowcount) + int(old.rowcount)
+            of_old_messages), session=session_id, cutoff=cutoff)
+        return int(idle.rowcount) + int(messageless.rowcount) + int(old.rowcount)
 
     def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
         """The receipt of the sequence, None when it is not stored."""
@@ -552,6 +574,12 @@ class Statements:
                            **values)
         if checked and cursor.rowcount != 1:
             raise StaleWriteError(position)
+
+
+def _number_of_session() -> Select:
+    """The number of the session whose id is the `session` parameter (no row: NULL, which
+    matches nothing)."""
+    return Session.select(Session.number).where(Session.id == param("session"))
 
 
 def _db_value(model: type[Model], name: str, value: Any) -> Any:

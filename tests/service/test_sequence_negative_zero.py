@@ -1,8 +1,6 @@
-"""Review probe (fails until fixed): a retry under the same `sequence` is a duplicate when its
-update is the same JSON value. `payload_digest` hashes `json.dumps` of the update, which
-writes the double -0.0 as `-0.0` and 0.0 as `0.0`: over gRPC (where a Value's number is a
-double as sent) a retry whose number went through a sign flip of zero is refused as
-SEQUENCE_CONFLICT, while through Envoy's REST door `-0` and `0` arrive alike and match."""
+"""A retry under the same `sequence` is a duplicate when its update is the same JSON value,
+-0.0 for 0.0 included: REST cannot tell them apart, and over gRPC (a Value holds the double as
+sent) the retry must not be refused as SEQUENCE_CONFLICT either."""
 
 from __future__ import annotations
 

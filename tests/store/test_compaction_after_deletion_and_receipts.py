@@ -1,13 +1,13 @@
-"""Review probes (they fail until fixed): feed compaction and publish receipts, in-process on a
-real SQLite file with a settable clock.
+"""Feed compaction and publish receipts, in-process on a real SQLite file with a settable
+clock.
 
 1. Session numbers are handed out as MAX(number) + 1, so deleting the newest session gives its
    number to the next one. Compaction finds its sessions on a reader and prunes in a later
-   write by session *number*; a session deleted and replaced in between loses the new
-   session's events, without its compaction point moving (a watcher replays a gap, no reset).
+   write; that write reads the number from the session's id, so a session deleted and
+   replaced in between never costs the new session its events.
 2. A receipt of an update that changed no message (a thought chunk, a plan, a held terminal
-   update) is pruned only once its whole session is quiet for the receipt window: a session
-   that stays active keeps every such receipt for ever.
+   update) goes with the older message receipts above it in sequence order, even while its
+   session stays active.
 """
 
 from __future__ import annotations

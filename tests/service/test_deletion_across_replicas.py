@@ -1,8 +1,7 @@
-"""Review probe (fails until fixed): a session deleted through one replica ends the streams of
-its watchers on every replica with `session_deleted`, as it does on the replica that deleted
-it (ADR 0062). Today only the deleting replica's hub is told (`Deletion._announce`); the
-notice other replicas listen for (`store.feed_notices`) is sent only for logged events, so a
-watcher on another replica hears nothing but heartbeats until its stream's lifetime ends.
+"""A session deleted through one replica ends the streams of its watchers on every replica with
+`session_deleted`, as on the replica that deleted it: the deleting transaction notifies the
+other replicas (`store.feed_notices`), and a replay that finds the session gone (a lost notice)
+ends the stream the same way.
 
 The heartbeat is 60 s, as in test_replicas: a stream that is told ends at once; one that is
 not says nothing within the read timeout."""
