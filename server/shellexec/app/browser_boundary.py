@@ -33,6 +33,7 @@ _HOST = re.compile(r"(?P<name>[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:(
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")
 # Paths of the API and of gRPC; everything else is the web page's files.
 _SERVICE_PATHS = r"/(api/|shellexec\.|grpc\.).*"
+_GRPC_PATHS = r"/(shellexec\.|grpc\.).*"
 
 CONTENT_SECURITY_POLICY = "; ".join((
     "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:",
@@ -101,6 +102,10 @@ def guard_routes(origins: Sequence[str]) -> list[dict[str, Any]]:
     """The routes refusing cross-site requests, in the order they must come first."""
     has_origin = {"name": "origin", "present_match": True}
     cross_site = {"name": "sec-fetch-site", "string_match": {"exact": "cross-site"}}
+    # A page on another port of the same host is same-site, yet not this page's origin.
+    not_same_origin = {"name": "sec-fetch-site",
+                       "string_match": {"safe_regex": {"regex": "cross-site|same-site"}}}
+    reading = {"name": ":method", "string_match": {"safe_regex": {"regex": "GET|HEAD"}}}
     not_navigating = {"name": "sec-fetch-mode", "string_match": {"exact": "navigate"},
                       "invert_match": True, "treat_missing_header_as_empty": True}
     off_list = _off_list(origins)
@@ -111,8 +116,13 @@ def guard_routes(origins: Sequence[str]) -> list[dict[str, Any]]:
         # A link from another site may open the page; nothing else may come cross-site.
         _refusal({"prefix": "/", "headers": [cross_site, *off_list, not_navigating]}, 403,
                  cross_site_refused),
-        _refusal({"safe_regex": {"regex": _SERVICE_PATHS}, "headers": [cross_site, *off_list]},
-                 403, cross_site_refused),
+        _refusal({"safe_regex": {"regex": _SERVICE_PATHS},
+                  "headers": [not_same_origin, *off_list]}, 403,
+                 "request from another site or port refused (Sec-Fetch-Site)"),
+        # gRPC, gRPC-Web and Connect clients POST. Connect's GET form would let an <img>,
+        # which sends no Origin and no preflight, call any method: DeleteTask included.
+        _refusal({"safe_regex": {"regex": _GRPC_PATHS}, "headers": [reading]}, 405,
+                 "gRPC methods are called with POST"),
         *(_refusal({"prefix": "/", "headers": [has_origin, {
             "name": "content-type", "string_match": {"prefix": form_type, "ignore_case": True}}]},
             415, f"a browser request must send content-type application/json, not {form_type}")
