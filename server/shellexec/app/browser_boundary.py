@@ -64,11 +64,18 @@ def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS")
     return [match[0]] if match["port"] else _with_port(match["name"], port)
 
 
+def loopback_hosts(port: int) -> list[str]:
+    """The Host values naming this machine's loopback listener on `port` (bare names only on
+    the default ports, as browsers send them): all a listener serving only this machine should
+    answer, so that a page on a name rebound to 127.0.0.1 (DNS rebinding) is refused."""
+    return [host for name in LOOPBACK_NAMES for host in _with_port(name, port)]
+
+
 def allowed_hosts(rest_host: str, rest_port: int, configured: Iterable[str]) -> list[str]:
     """The Host values the front door answers, as Envoy virtual host domains: the loopback
     names with the listener's port, the listener's own address when it is a specific one,
     and each configured value (a value without a port gets the listener's)."""
-    hosts = [host for name in LOOPBACK_NAMES for host in _with_port(name, rest_port)]
+    hosts = loopback_hosts(rest_port)
     if rest_host not in _WILDCARD_HOSTS:
         bare_v6 = ":" in rest_host and not rest_host.startswith("[")
         name = f"[{rest_host}]" if bare_v6 else rest_host

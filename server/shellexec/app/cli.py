@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         return token_cli.main(settings, args)
     try:
         if args.command == "envoy-config":
+            # The configuration is a front door: the loopback-only rule holds for it too.
+            check_exposure(settings, {"SHELLEXEC_REST_HOST": settings.rest_host})
             return _envoy_config(settings, args.grpc_port)
         check_exposure(settings, _exposed_hosts(settings, front_door=args.command == "up"))
         if args.command == "serve":

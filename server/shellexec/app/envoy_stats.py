@@ -5,12 +5,15 @@ Envoy's admin interface is a Unix socket (ADR 0056) and stays one: it also answe
 serves exactly `GET /stats/prometheus` (query parameters such as `usedonly` pass) by routing it
 to a cluster whose one endpoint is the admin socket; any other method on that path is 405,
 any other path 404, and paths are normalized first so no `..` or `%2F` reaches the socket
-under the allowed name. See ADR 0061.
+under the allowed name. Only loopback Host names are answered (421 otherwise), so a page on a
+name rebound to 127.0.0.1 cannot read them. See ADR 0061.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from shellexec.app.browser_boundary import foreign_host_virtual_host, loopback_hosts
 
 STATS_HOST = "127.0.0.1"
 STATS_PATH = "/stats/prometheus"
@@ -45,7 +48,8 @@ def stats_listener(port: int) -> dict[str, Any]:
         "normalize_path": True, "merge_slashes": True,
         "path_with_escaped_slashes_action": "REJECT_REQUEST",
         "route_config": {"name": "envoy_stats", "virtual_hosts": [
-            {"name": "envoy_stats", "domains": ["*"], "routes": _routes()}]},
+            {"name": "envoy_stats", "domains": loopback_hosts(port), "routes": _routes()},
+            foreign_host_virtual_host()]},
         "http_filters": [{"name": "envoy.filters.http.router",
                           "typed_config": {"@type": _ROUTER}}],
     }

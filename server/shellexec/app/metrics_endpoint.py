@@ -1,22 +1,24 @@
 """Serving a registry's metrics over HTTP on a loopback port of their own.
 
 Only `GET /metrics` (and `HEAD`) answers with the Prometheus text format; any other path is
-404, any other method 405. The endpoint runs on a thread of its own (the standard library's
-WSGI server, one thread per scrape), so a slow scraper never holds the event loop; the
-metrics it reads are thread-safe, and the callbacks behind the gauges read an int or stat a
-file. It never goes through the public listener (ADR 0061).
+404, any other method 405, and a Host that is not a loopback name with the port 421 (a page
+on a name rebound to 127.0.0.1 must not read it). The endpoint runs on a thread of its own
+(the standard library's WSGI server, one thread per scrape), so a slow scraper never holds
+the event loop; the metrics it reads are thread-safe, and the callbacks behind the gauges
+read an int or stat a file. It never goes through the public listener (ADR 0061).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
+from shellexec.app.browser_boundary import loopback_hosts
 from shellexec.app.ports import PortInUseError
 
 METRICS_HOST = "127.0.0.1"
@@ -43,11 +45,14 @@ def _refusal(status: str, start_response: StartResponse) -> Iterable[bytes]:
     return [body]
 
 
-def metrics_app(registry: CollectorRegistry) -> WsgiApp:
-    """The WSGI application serving `registry` at METRICS_PATH and refusing the rest."""
+def metrics_app(registry: CollectorRegistry, hosts: Collection[str]) -> WsgiApp:
+    """The WSGI application serving `registry` at METRICS_PATH to requests naming one of
+    `hosts`, and refusing the rest."""
     exposition = make_wsgi_app(registry)
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("HTTP_HOST") not in hosts:
+            return _refusal("421 Misdirected Request", start_response)
         if environ.get("PATH_INFO") != METRICS_PATH:
             return _refusal("404 Not Found", start_response)
         if environ.get("REQUEST_METHOD") not in _READ_METHODS:
@@ -63,7 +68,8 @@ class MetricsEndpoint:
 
     def __init__(self, registry: CollectorRegistry, port: int) -> None:
         try:
-            self._server = make_server(METRICS_HOST, port, metrics_app(registry),
+            self._server = make_server(METRICS_HOST, port,
+                                       metrics_app(registry, loopback_hosts(port)),
                                        server_class=_ThreadingServer,
                                        handler_class=_QuietHandler)
         except OSError as error:

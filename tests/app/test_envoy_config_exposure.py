@@ -1,0 +1,24 @@
+"""`shellexec envoy-config` keeps the loopback-only rule of authentication (ADR 0052) as `serve`
+and `up` do: a front door on every address with authentication off is refused, not printed
+(run with `shellexec serve` on loopback, it would be an open service on the network)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from support.stack import BIN, free_port
+
+
+def test_envoy_config_refuses_an_open_front_door_without_authentication(
+        tmp_path: Path) -> None:
+    env = {**os.environ, "SHELLEXEC_REST_HOST": "0.0.0.0", "SHELLEXEC_AUTH": "off",
+           "SHELLEXEC_REST_PORT": str(free_port()),
+           "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'shellexec.db'}"}
+    rendered = subprocess.run([BIN / "shellexec", "envoy-config", "--grpc-port",
+                               str(free_port())], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=60, check=False)
+    assert "address: 0.0.0.0" not in rendered.stdout
+    assert rendered.returncode != 0
+    assert "SHELLEXEC_AUTH=on" in rendered.stderr
