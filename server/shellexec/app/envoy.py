@@ -75,6 +75,9 @@ _ENDPOINT_INDENT = " " * 14
 # Seconds between Envoy's readiness checks of each replica: how long a dead one may still get
 # requests (which fail as UNAVAILABLE, and are retried by clients).
 REPLICA_HEALTH_INTERVAL_SECONDS = 1.0
+# How long a client may take to send a request's headers; a connection that never finishes
+# them is closed (docs/security.md). Every client sends them at once.
+REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -242,6 +245,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
+        request_headers_timeout=_seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
         web_routes=web_routes(), openapi_routes=openapi_routes(),
         tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
