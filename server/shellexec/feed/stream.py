@@ -27,8 +27,9 @@ from shellexec.vocabulary import (
 REPLAY_BATCH = 100
 
 # Events a replay may return that end the stream: `reset` (the watcher reloads the state and
-# watches anew) and `session_deleted` (the replay found the session gone).
-_LAST_EVENTS = frozenset((EVENT_RESET, EVENT_SESSION_DELETED))
+# watches anew), `session_deleted` (the replay found the session gone) and `end_of_stream`
+# (the watcher may no longer read it: its token was revoked).
+_LAST_EVENTS = frozenset((EVENT_RESET, EVENT_SESSION_DELETED, EVENT_END_OF_STREAM))
 
 # Up to `limit` logged events of the session after a revision, oldest first.
 ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
@@ -62,13 +63,18 @@ async def follow(hub: FeedHub, session_id: str, subscription: Subscription, last
             if replayed.type in _LAST_EVENTS:
                 return
             last = replayed.revision
+        replayed_at = time.monotonic()
         while (remaining := deadline - time.monotonic()) > 0 and not subscription.closed:
             event = await subscription.next(min(heartbeat_seconds, remaining))
             if subscription.closed:
                 break
-            if event is None or subscription.lagged or event.revision > last + 1:
-                # A quiet period, a lagged queue or a gap: the durable log is the truth.
+            stale = time.monotonic() - replayed_at >= heartbeat_seconds
+            if event is None or subscription.lagged or event.revision > last + 1 or stale:
+                # A quiet period, a lagged queue or a gap: the durable log is the truth. A
+                # stream of live events reads it too, once a heartbeat interval, so that what
+                # a replay checks (the session, the watcher's token) holds for it as well.
                 subscription.lagged = False
+                replayed_at = time.monotonic()
                 async for missed in _replay(read_events, last, subscription):
                     yield missed
                     if missed.type in _LAST_EVENTS:

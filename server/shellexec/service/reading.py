@@ -22,7 +22,9 @@ from shellexec.service.records import (
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
+from shellexec.store.tokens import token_is_active
 from shellexec.vocabulary import (
+    EVENT_END_OF_STREAM,
     EVENT_RESET,
     EVENT_SESSION_DELETED,
     REASON_REVISION_AHEAD,
@@ -165,6 +167,10 @@ class Reader:
         start = session.revision if since_revision is None else since_revision
 
         def events_or_reset(after: int, limit: int) -> list[FeedEvent]:
+            # A token revoked since the stream opened (by `shellexec token revoke`, in
+            # another process) ends it at the next replay; reconnecting then answers 401.
+            if caller.name and not token_is_active(caller.name):
+                return [FeedEvent(EVENT_END_OF_STREAM, after)]
             point = queries.compaction_point(session_id)
             if point is None:  # deleted, and this replica's hub was not told (a lost notice)
                 return [FeedEvent(EVENT_SESSION_DELETED, after)]

@@ -19,6 +19,12 @@ def active_token(token_hash: str) -> ApiToken | None:
                                 & ApiToken.revoked_at.is_null())
 
 
+def token_is_active(name: str) -> bool:
+    """Whether the token named `name` exists and is not revoked (inside a read)."""
+    return ApiToken.select().where((ApiToken.name == name)
+                                   & ApiToken.revoked_at.is_null()).exists()
+
+
 def all_tokens(db: PeeweeDatabase) -> list[ApiToken]:
     with db.connection_context():
         return list(ApiToken.select().order_by(ApiToken.name))
