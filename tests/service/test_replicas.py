@@ -277,3 +277,22 @@ def test_a_postgres_restart_answers_unavailable_then_the_replicas_serve_again(
         message = b.api.messages(session_id)[0]
         expected = "".join(f"c1 line {index}\n" for index in range(28))
         assert b.api.shell_output(session_id, message["id"])["output"]["stdout"] == expected
+
+
+def test_a_watcher_on_the_other_replica_hears_session_deleted(cluster: Cluster) -> None:
+    # The deleting transaction notifies the other replicas; a replay that finds the session
+    # gone (a lost notice) ends the stream the same way (tests/feed).
+    a, b = cluster.replicas
+    session_id = a.api.new_session()["id"]
+    a.api.publish(session_id, agent_text("hello"))
+    feed = api_of(b).watch(session_id, "?since_revision=1")
+    assert next(feed)["type"] == "heartbeat"  # subscribed on b
+
+    a.api.call("DELETE", f"/api/v1/task-sessions/{session_id}")
+
+    try:
+        event = next(feed)
+    except Exception as error:  # the read timed out: b's watcher was never told
+        pytest.fail(f"no event on b within {READ_TIMEOUT} s of the deletion on a: {error!r}")
+    assert (event["type"], event["revision"]) == ("session_deleted", 1)
+    assert list(feed) == []  # and the stream ends

@@ -1,26 +1,32 @@
 """Feed compaction, in-process on a real SQLite file with a settable clock: events older than
 the feed window are pruned and the compaction point follows, a watcher resuming from before
-it gets `reset`, revisions keep increasing, and publish receipts go after their window."""
+it gets `reset`, revisions keep increasing, and publish receipts go after their window (those
+of updates that changed no message with the older message receipts above them). A session
+deleted and replaced between the sweep's read and its write never costs the new session its
+events, though the new one may take the deleted one's number."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedEvent
+from shellexec.service.housekeeping import Housekeeping
+from shellexec.store import Database
 
 from support.acp import agent_text, codex_start
 from support.clock import SettableClock
 
 HOUR = 60 * 60 * 1_000_000
 START = 1_000_000_000_000_000
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -154,3 +160,71 @@ def test_no_feed_window_keeps_every_event(tmp_path: Path, clock: SettableClock) 
 def test_a_feed_window_shorter_than_the_receipts_is_refused() -> None:
     with pytest.raises(ValueError, match="SHELLEXEC_FEED_RETENTION_HOURS"):
         Settings.from_env({"SHELLEXEC_FEED_RETENTION_HOURS": "2"})
+
+
+def new_session(app: Composition, task_id: str) -> str:
+    return str(asyncio.run(app.sessions.create(task_id, "codex")).id)
+
+
+class _BetweenReadAndWrite:
+    """The app's database, running `meanwhile` once after the first read returns: what
+    other callers may commit while the sweep waits for its write."""
+
+    def __init__(self, database: Database, meanwhile: Callable[[], Any]) -> None:
+        self._database = database
+        self._meanwhile: Callable[[], Any] | None = meanwhile
+
+    @property
+    def statements(self) -> Any:
+        return self._database.statements
+
+    async def read(self, work: Callable[[], T]) -> T:
+        found = await self._database.read(work)
+        if self._meanwhile is not None:
+            meanwhile, self._meanwhile = self._meanwhile, None
+            await meanwhile()
+        return found
+
+    async def write(self, unit: Callable[[], T], session: str | None = None) -> T:
+        return await self._database.write(unit, session)
+
+
+def test_compaction_never_prunes_the_events_of_a_session_that_took_a_deleted_ones_number(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    old = new_session(app, "task-review-old")
+    publish(app, old, codex_start("a", "make"))
+    publish(app, old, agent_text("done"))  # revision 2, both older than the window soon
+    clock.now += 25 * HOUR
+    replacement: list[str] = []
+
+    async def delete_and_replace() -> None:
+        await app.deletion.delete_session(old)
+        session = await app.sessions.create("task-review-new", "codex")
+        replacement.append(str(session.id))
+        await app.publisher.publish(session.id, codex_start("b", "ls"), None)
+        await app.publisher.publish(session.id, agent_text("fresh"), None)
+
+    sweep = Housekeeping(_BetweenReadAndWrite(app.database, delete_and_replace),  # type: ignore[arg-type]
+                         app.deletion, clock, retention_days=0, feed_retention_hours=24)
+    asyncio.run(sweep.sweep())
+
+    (new,) = replacement
+    # The new session's two events are new, inside the window: none of them may be pruned.
+    assert stored(path, new) == {"revision": 2, "compacted": 0, "events": [1, 2],
+                                 "receipts": []}
+
+
+def test_receipts_of_updates_that_changed_no_message_go_after_their_window(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    session_id = new_session(app, "task-review-receipts")
+    thought = {"sessionUpdate": "agent_thought_chunk",
+               "content": {"type": "text", "text": "thinking"}}
+    publish(app, session_id, thought, 1)  # changes no message: a receipt without a position
+    publish(app, session_id, codex_start("a", "make"), 2)
+    clock.now += 25 * HOUR
+    publish(app, session_id, agent_text("still busy"), 3)  # the session stays active
+
+    asyncio.run(app.housekeeping.sweep())
+
+    # Receipt 2's message is unchanged for 25 h and goes; receipt 1 is as old and must too.
+    assert stored(path, session_id)["receipts"] == [3]
