@@ -10,12 +10,16 @@ from __future__ import annotations
 import base64
 import http.client
 
+import pytest
 from google.protobuf.message import Message
 
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.rest import unique
 from support.stack import Stack
+
+# Envoy's routes decide: the same whichever engine stores the data.
+pytestmark = pytest.mark.sqlite_only
 
 SIBLING_PORT_IMAGE = {"sec-fetch-site": "same-site", "sec-fetch-mode": "no-cors",
                       "sec-fetch-dest": "image"}
