@@ -31,8 +31,6 @@ CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
 REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
-# The refusal routes use front_door_errors.REFUSAL_FILTERS; the bridge is off there as
-# everywhere but on the gRPC paths' routes.
 
 
 def bridge_filter() -> dict[str, Any]:

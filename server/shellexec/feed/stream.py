@@ -6,6 +6,9 @@ sends it back to the log, which is the truth; the hub only wakes it (ADR 0004). 
 `end_of_stream` when its lifetime runs out or the hub closes, and with `session_deleted` when
 the session is deleted. A replay that finds the events it needs compacted away sends `reset`
 (carrying the session's latest revision) and ends: the watcher reloads the state (ADR 0062).
+A replay may also end the stream itself, with `session_deleted` when the session is gone or
+`end_of_stream` when the watcher's token was revoked; a stream of live events replays at
+least once a heartbeat interval, so those checks reach it too.
 """
 
 from __future__ import annotations
