@@ -21,7 +21,8 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import SCOPE_ADMIN, SCOPE_INGEST, SCOPE_READ, Scope
 
 _SERVICE = pb.DESCRIPTOR.services_by_name["ShellExecService"]
-_PREFIX = f"/{_SERVICE.full_name}/"
+# The path prefix of every ShellExecService method (gRPC, gRPC-Web and Connect alike).
+SERVICE_PREFIX = f"/{_SERVICE.full_name}/"
 # Any valid token will do (the stateless calls read and store nothing).
 ANY_TOKEN: frozenset[Scope] = frozenset()
 _INGEST = frozenset({SCOPE_INGEST})
@@ -78,9 +79,9 @@ def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | No
 
 def _required_scopes(method: str) -> frozenset[Scope] | None:
     """The scopes a method needs; None for a method of another service (open)."""
-    if not method.startswith(_PREFIX):
+    if not method.startswith(SERVICE_PREFIX):
         return None
-    return METHOD_SCOPES.get(method[len(_PREFIX):], _ADMIN_ONLY)
+    return METHOD_SCOPES.get(method[len(SERVICE_PREFIX):], _ADMIN_ONLY)
 
 
 def _refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode,
@@ -159,7 +160,7 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if caller is None:
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         if required and not caller.has_any(required):
-            method = handler_call_details.method[len(_PREFIX):]
+            method = handler_call_details.method[len(SERVICE_PREFIX):]
             return _refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
                             f"token {caller.name!r} may not call {method}: it needs the scope "
                             f"{' or '.join(sorted(required))}")

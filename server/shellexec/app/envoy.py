@@ -21,7 +21,7 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any
 
-from shellexec.app import admin_socket, processes
+from shellexec.app import admin_socket, processes, token_check
 from shellexec.app.browser_boundary import (
     allowed_hosts,
     allowed_origins,
@@ -38,6 +38,8 @@ from shellexec.app.connect_protocol import (
 )
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
+    REFUSAL_FILTERS,
+    UNHELD_FILTERS,
     local_reply_config,
     method_not_allowed_routes,
     query_collision_routes,
@@ -98,10 +100,8 @@ def _static_route(match: dict[str, Any], file: Path) -> str:
             {"header": {"key": "cache-control", "value": "no-cache"},
              "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"},
         ],
-        # Static files are not API calls: keep the transcoder from rejecting them.
-        "typed_per_filter_config": {"envoy.filters.http.grpc_json_transcoder": {
-            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-            "disabled": True}},
+        # Static files are not API calls: Envoy answers them itself (no token, no body held).
+        "typed_per_filter_config": REFUSAL_FILTERS,
     }
     return f"{_ROUTE_INDENT}- {json.dumps(route)}"
 
@@ -117,6 +117,17 @@ def web_routes(web_root: Path = WEB_ROOT) -> str:
     return "\n".join(routes)
 
 
+def unknown_path_route() -> str:
+    """The last route: a path no other route serves is answered 404 at once, by the transcoder
+    (which names the path) or, for a gRPC call, by the route. Without a route, every filter
+    would still run: the buffer would hold the body whole, and the token check, which needs a
+    route, would not refuse it first."""
+    route = {"match": {"prefix": "/"},
+             "direct_response": {"status": 404, "body": {"inline_string": "no such path"}},
+             "typed_per_filter_config": UNHELD_FILTERS}
+    return f"{_ROUTE_INDENT}- {json.dumps(route)}"
+
+
 def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
     """The OpenAPI document at OPENAPI_PATH for GET (and HEAD), and a 405 for other methods;
     they come before the transcoder's `/api/` route, which would answer 404 (ADR 0109)."""
@@ -128,9 +139,7 @@ def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
                             "body": {"inline_string": f"{OPENAPI_PATH} accepts GET and HEAD"}},
         "response_headers_to_add": [{"header": {"key": "allow", "value": "GET, HEAD"},
                                      "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
-        "typed_per_filter_config": {"envoy.filters.http.grpc_json_transcoder": {
-            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-            "disabled": True}},
+        "typed_per_filter_config": REFUSAL_FILTERS,
     }
     return "\n".join((_static_route({"path": OPENAPI_PATH, "headers": [reading]}, document),
                       f"{_ROUTE_INDENT}- {json.dumps(refusal)}"))
@@ -209,6 +218,17 @@ def _stats_parts(settings: Settings) -> dict[str, str]:
             "admin_cluster": _items(_RESOURCE_INDENT, [admin_cluster(settings.admin_socket)])}
 
 
+def _token_check_parts(settings: Settings, ports: tuple[int, ...]) -> dict[str, str]:
+    """The token check filter and the cluster of every server's check socket, or nothing when
+    authentication is off."""
+    if not settings.auth:
+        return {"token_check_filter": "", "token_check_cluster": ""}
+    sockets = [token_check.socket_path(settings.admin_socket, port) for port in ports]
+    return {"token_check_filter": _items(_FILTER_INDENT, [token_check.envoy_filter()]),
+            "token_check_cluster": _items(_RESOURCE_INDENT,
+                                          [token_check.envoy_cluster(sockets)])}
+
+
 def _grpc_endpoints(host: str, ports: tuple[int, ...]) -> str:
     return _items(_ENDPOINT_INDENT, [
         {"endpoint": {"address": {"socket_address": {"address": host, "port_value": port}}}}
@@ -247,6 +267,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
         request_headers_timeout=_seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
         web_routes=web_routes(), openapi_routes=openapi_routes(),
+        unknown_path_route=unknown_path_route(),
         tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),
@@ -257,7 +278,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config([refusal_reply_mapper()])),
-        **_stats_parts(settings))
+        **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
 def envoy_binary() -> str:

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from shellexec.app import token_check
 from shellexec.app.rest_bindings import RestBinding
 
 # HTTP status of a local reply -> the gRPC code in its body (google.rpc.Code numbers). Other
 # statuses from 400 up get UNKNOWN (2).
 GRPC_CODE_BY_STATUS = {
     400: 3,   # INVALID_ARGUMENT: malformed JSON, a bad or unknown query parameter
+    401: 16,  # UNAUTHENTICATED: no valid bearer token (the front door's token check)
     404: 5,   # NOT_FOUND: no such path
     403: 7,   # PERMISSION_DENIED: a cross-site request (the browser boundary, ADR 0055)
     405: 12,  # UNIMPLEMENTED: the path exists, the method does not (gRPC's unknown method)
@@ -39,15 +41,22 @@ _BODY = "%LOCAL_REPLY_BODY%"
 _MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
 
 _TRANSCODER = "envoy.filters.http.grpc_json_transcoder"
-# The per-filter configuration of a route Envoy answers itself (the browser boundary's and the
-# Connect refusals): neither the transcoder (it would answer first, or pass the request on)
-# nor the buffer (it would wait for the body of a stream that never ends) has a part.
-REFUSAL_FILTERS = {
-    _TRANSCODER: {
-        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
+# The per-filter configuration of a route whose requests reach no server: no token is needed
+# and the buffer holds no body (it would wait for the body of a stream that never ends, or
+# hold one nobody reads; ADR 0119).
+UNHELD_FILTERS = {
+    **token_check.CHECK_OFF,
     "envoy.filters.http.buffer": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
         "disabled": True},
+}
+# ... and of a route Envoy answers itself (the web page's files, the OpenAPI document, the
+# browser boundary's and the Connect refusals): the transcoder has no part either (it would
+# answer first, or pass the request on).
+REFUSAL_FILTERS = {
+    **UNHELD_FILTERS,
+    _TRANSCODER: {
+        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
 }
 
 # Native gRPC and gRPC-Web calls carry their errors in grpc-status / grpc-message: leave their

@@ -20,12 +20,15 @@ from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.app import ports
+from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.composition import Composition, compose
 from shellexec.app.exposure import check_exposure
 from shellexec.app.health import Health
 from shellexec.app.metrics_endpoint import MetricsEndpoint
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
+from shellexec.app.token_check import TokenCheckEndpoint
+from shellexec.app.token_check import socket_path as token_check_socket
 from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
 
 
@@ -39,6 +42,8 @@ class RunningServer:
     app: Composition
     housekeeping: asyncio.Task[None]
     metrics: MetricsEndpoint | None = None
+    # With authentication on: answers the front door's token checks (ADR 0119).
+    token_check: TokenCheckEndpoint | None = None
 
     async def stop(self, grace: float) -> None:
         """Ends every open feed stream at once (watchers resume by revision), then gives the
@@ -53,6 +58,8 @@ class RunningServer:
             await self.app.relay.close()
         self.app.feed.close()
         await self.server.stop(grace)
+        if self.token_check is not None:
+            await self.token_check.stop()
         if self.metrics is not None:
             self.metrics.stop()
         self.app.close()
@@ -103,6 +110,15 @@ async def start_server(settings: Settings) -> RunningServer:
         raise PortInUseError(f"cannot listen on {settings.grpc_address}: the port is in use "
                              "(set SHELLEXEC_GRPC_ADDRESS to choose another)") from error
     metrics = _metrics_endpoint(app, settings)
+    token_check = None
+    if settings.auth:
+        token_check = TokenCheckEndpoint(
+            token_check_socket(settings.admin_socket, port), app.tokens.authenticate)
+        try:
+            await token_check.start()
+        except (AdminSocketError, OSError):  # a folder others may enter, or a path too long
+            app.close()
+            raise
     await health_servicer.start()
     if app.listener is not None:
         app.listener.start()
@@ -111,7 +127,7 @@ async def start_server(settings: Settings) -> RunningServer:
         metrics.start()
     # On the loop like every write: a sweep's transactions take turns with ingest's.
     sweeping = asyncio.create_task(app.housekeeping.run(settings.housekeeping_seconds))
-    return RunningServer(server, port, health_servicer, app, sweeping, metrics)
+    return RunningServer(server, port, health_servicer, app, sweeping, metrics, token_check)
 
 
 def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint | None:

@@ -1,0 +1,173 @@
+"""The front door's token check: Envoy asks the server, from a request's headers alone, whether
+its bearer token is valid, before Envoy holds the body or passes the call on (ADR 0119).
+
+Without it, Envoy buffers a REST body whole (up to 8 MiB) and the server reads a gRPC message
+whole (up to 16 MiB) before the server's interceptor sees the token, so a client with no token
+could make both hold memory. With authentication on, Envoy's `ext_authz` filter sends each
+request's method, path and `authorization` header here first, over HTTP/1.1 on a Unix socket
+in the admin socket's private folder (no TCP port a web page could reach); a request without a
+valid token is answered 401 by Envoy at once, before its body is read.
+
+Every request Envoy checks needs a valid token. The routes that must stay open turn the check
+off in Envoy's configuration instead: those Envoy answers itself (the web page, the OpenAPI
+document, the browser boundary's refusals), which also hold no body, and the health service,
+whose requests Envoy holds to a small size. This check only tells a valid token from none:
+which scope a method needs, and which tasks the caller sees, stay with the interceptor
+(`api.auth`), which checks every call again.
+
+The protocol is the small part of HTTP/1.1 Envoy's checks use: a request line and headers, no
+body, kept alive for the next check. Anything else closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN, TokenLookup, bearer_token
+from shellexec.app import admin_socket
+
+# What Envoy puts before the original path of each check (its `path_prefix`).
+CHECK_PREFIX = "/check"
+# Envoy's name of the filter, which routes use to turn the check off.
+FILTER_NAME = "envoy.filters.http.ext_authz"
+CLUSTER = "shellexec_token_check"
+# A route's per-filter configuration that turns the check off (Envoy accepts it with
+# authentication off too, when the filter is not there).
+CHECK_OFF = {FILTER_NAME: {
+    "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute",
+    "disabled": True}}
+# How long Envoy waits for a check; one that fails or times out is a 503 (UNAVAILABLE).
+CHECK_TIMEOUT = "5s"
+# A check's request line and headers: Envoy sends the method, the path, Host, Content-Length
+# and `authorization` (at most 256 characters that count, docs/api.md); more is not a check.
+MAX_CHECK_HEAD_BYTES = 16 * 1024
+# How long an idle connection from Envoy is kept for its next check.
+IDLE_SECONDS = 60.0
+
+_ALLOWED = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
+
+
+def socket_path(admin_socket_path: str | Path, grpc_port: int) -> Path:
+    """The token check's socket of the server on `grpc_port`: beside Envoy's admin socket, in
+    its private folder, one per server (replicas each have their own)."""
+    return Path(admin_socket_path).parent / f"token-check-{grpc_port}.sock"
+
+
+async def refusal(authorization: str | None, lookup: TokenLookup) -> str | None:
+    """Why a request with this `authorization` header is refused (the interceptor's own
+    messages), or None when its token is valid."""
+    secret = bearer_token([] if authorization is None else [("authorization", authorization)])
+    if secret is None:
+        return MISSING_TOKEN
+    return None if await lookup(secret) is not None else UNKNOWN_TOKEN
+
+
+def envoy_filter() -> dict[str, Any]:
+    """The `ext_authz` HTTP filter asking CLUSTER about every request's headers."""
+    return {"name": FILTER_NAME, "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz",
+        "transport_api_version": "V3",
+        "http_service": {
+            "server_uri": {"uri": "http://token-check", "cluster": CLUSTER,
+                           "timeout": CHECK_TIMEOUT},
+            "path_prefix": CHECK_PREFIX},
+        "failure_mode_allow": False,
+        "status_on_error": {"code": "ServiceUnavailable"},
+    }}
+
+
+def envoy_cluster(sockets: list[Path]) -> dict[str, Any]:
+    """The cluster of the servers' token check sockets (one per replica, round robin)."""
+    return {
+        "name": CLUSTER, "type": "STATIC", "connect_timeout": "1s",
+        "load_assignment": {"cluster_name": CLUSTER, "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": {"pipe": {"path": str(path)}}}} for path in sockets]}]},
+    }
+
+
+def _denied(message: str) -> bytes:
+    body = message.encode()
+    return (b"HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One of Envoy's checks: the checked request's `authorization` header, if it has one."""
+
+    authorization: str | None
+
+
+def parse_check(head: bytes) -> Check | None:
+    """The check a request head asks for, or None when the head is not one Envoy sends
+    (then the connection is closed)."""
+    try:
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ")
+    except ValueError:
+        return None
+    if not version.startswith("HTTP/1.") or not target.startswith(CHECK_PREFIX) or not method:
+        return None
+    authorization = None
+    for line in lines[1:]:
+        name, colon, value = line.partition(":")
+        if not colon:
+            continue
+        name = name.strip().lower()
+        if name == "content-length" and value.strip() != "0":
+            return None  # a check never has a body
+        if name == "transfer-encoding":
+            return None
+        if name == "authorization":
+            authorization = value.strip()
+    return Check(authorization)
+
+
+class TokenCheckEndpoint:
+    """Answers Envoy's token checks on the Unix socket `path`, on the event loop (a check is a
+    parse and one indexed read, like the interceptor's), from `start()` to `stop()`."""
+
+    def __init__(self, path: Path, lookup: TokenLookup) -> None:
+        self._path = path
+        self._lookup = lookup
+        self._server: asyncio.Server | None = None
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    async def start(self) -> None:
+        """Makes the private folder (or checks it), then listens; a stale socket file from a
+        server that died is replaced."""
+        admin_socket.prepare(self._path)
+        self._path.unlink(missing_ok=True)
+        self._server = await asyncio.start_unix_server(
+            self._serve, path=str(self._path), limit=MAX_CHECK_HEAD_BYTES)
+        self._path.chmod(admin_socket.SOCKET_MODE)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._server.wait_closed(), timeout=1)
+        self._path.unlink(missing_ok=True)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_SECONDS)
+                check = parse_check(head)
+                if check is None:
+                    return
+                message = await refusal(check.authorization, self._lookup)
+                writer.write(_ALLOWED if message is None else _denied(message))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
+                ConnectionError):
+            return
+        finally:
+            writer.close()

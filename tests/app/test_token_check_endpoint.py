@@ -1,0 +1,123 @@
+"""The token check's own protocol, on a real Unix socket: Envoy's checks are answered 200 or
+401 on one kept-alive connection, and anything that is not such a check closes the connection
+(ADR 0119). Through Envoy it is tested in tests/service/test_token_check.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
+from shellexec.app import token_check
+from shellexec.app.envoy import render
+from shellexec.app.settings import Settings
+from shellexec.app.token_check import CHECK_PREFIX, TokenCheckEndpoint, parse_check
+from shellexec.service import UNRESTRICTED, Caller
+
+VALID = "shx_valid"
+
+
+async def _lookup(secret: str) -> Caller | None:
+    return UNRESTRICTED if secret == VALID else None
+
+
+def _check(authorization: str | None = None, path: str = "/api/v1/task-sessions") -> bytes:
+    lines = [f"POST {CHECK_PREFIX}{path} HTTP/1.1", "host: token-check", "content-length: 0"]
+    if authorization is not None:
+        lines.append(f"authorization: {authorization}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[str, bytes]:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode()
+    length = next(int(line.split(":")[1]) for line in head.split("\r\n")
+                  if line.lower().startswith("content-length:"))
+    return head.split("\r\n")[0], await reader.readexactly(length)
+
+
+def _served(tmp_path: Path, talk: Callable[[asyncio.StreamReader, asyncio.StreamWriter],
+                                           Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup)
+        await endpoint.start()
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(endpoint.path))
+            try:
+                return await asyncio.wait_for(talk(reader, writer), timeout=30)
+            finally:
+                writer.close()
+        finally:
+            await endpoint.stop()
+
+    return asyncio.run(run())
+
+
+def test_checks_on_one_connection_are_answered_in_turn(tmp_path: Path) -> None:
+    async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> list[Any]:
+        answers = []
+        for authorization in (f"Bearer {VALID}", None, "Bearer shx_other", "Basic abc"):
+            writer.write(_check(authorization))
+            answers.append(await _answer(reader))
+        return answers
+
+    assert _served(tmp_path, talk) == [
+        ("HTTP/1.1 200 OK", b""),
+        ("HTTP/1.1 401 Unauthorized", MISSING_TOKEN.encode()),
+        ("HTTP/1.1 401 Unauthorized", UNKNOWN_TOKEN.encode()),
+        ("HTTP/1.1 401 Unauthorized", UNKNOWN_TOKEN.encode()),  # another scheme, as the
+    ]                                                          # interceptor answers it
+
+
+@pytest.mark.parametrize("request_head", [
+    b"GET /elsewhere HTTP/1.1\r\nhost: x\r\n\r\n",  # not under the check prefix
+    b"POST /check/api HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello",  # a body
+    b"POST /check/api HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n",
+    b"POST /check/api\r\n\r\n",  # no version
+    b"POST /check/api HTTP/1.1\r\nx: " + b"a" * (token_check.MAX_CHECK_HEAD_BYTES + 1),
+])
+def test_anything_but_a_check_closes_the_connection(tmp_path: Path,
+                                                    request_head: bytes) -> None:
+    async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        writer.write(request_head)
+        return await reader.read()  # b"" once the endpoint closes
+
+    assert _served(tmp_path, talk) == b""
+
+
+def test_the_socket_is_private(tmp_path: Path) -> None:
+    async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
+        return (tmp_path / "checks" / "check.sock").stat().st_mode & 0o777
+
+    assert _served(tmp_path, talk) == 0o600
+    assert (tmp_path / "checks").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_authorization_header_is_found_whatever_its_case() -> None:
+    assert parse_check(b"POST /check/x HTTP/1.1\r\nAuthorization:  Bearer a \r\n\r\n") == \
+        token_check.Check("Bearer a")
+    assert parse_check(_check()) == token_check.Check(None)
+
+
+def _http_filters(settings: Settings) -> list[str]:
+    rendered = yaml.safe_load(render(settings, 50051, 50052))
+    manager = rendered["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]
+    return [item["name"] for item in manager["typed_config"]["http_filters"]]
+
+
+def test_envoy_checks_tokens_only_with_authentication_on_and_before_holding_bodies() -> None:
+    assert token_check.FILTER_NAME not in _http_filters(Settings())
+    filters = _http_filters(Settings(auth=True))
+    assert filters.index("envoy.filters.http.grpc_web") < filters.index(
+        token_check.FILTER_NAME) < filters.index("envoy.filters.http.buffer")
+    rendered = yaml.safe_load(render(Settings(auth=True, admin_socket="/run/x/admin.sock"),
+                                     50051, 50052))
+    cluster = next(cluster for cluster in rendered["static_resources"]["clusters"]
+                   if cluster["name"] == token_check.CLUSTER)
+    sockets = [endpoint["endpoint"]["address"]["pipe"]["path"] for endpoint in
+               cluster["load_assignment"]["endpoints"][0]["lb_endpoints"]]
+    assert sockets == ["/run/x/token-check-50051.sock", "/run/x/token-check-50052.sock"]

@@ -1,0 +1,182 @@
+"""With authentication on, the front door refuses a request without a valid token from its
+headers, before it holds the body: a client with no token cannot make Envoy buffer a REST body
+or the server read a gRPC message (ADR 0119). What must stay open (the page, the OpenAPI
+document, health) is served without a token and holds no large body either."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
+from shellexec.rules.limits import FRONT_DOOR_STREAM_BUFFER_BYTES, MAX_REST_BODY_BYTES
+
+from support.rest import unique
+from support.stack import BIN, Stack, running_stack
+
+# A body the client announces whole but sends only the start of: a front door that waited for
+# it would answer only when the read below gives up.
+ANNOUNCED = MAX_REST_BODY_BYTES - 1
+SENT = 64 * 1024
+# Bounds a broken front door's wait; a working one answers at once.
+READ_TIMEOUT_SECONDS = 30
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory,
+            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
+    with running_stack(tmp_path_factory.mktemp("token-check"), SHELLEXEC_AUTH="on",
+                       **new_database()) as stack:
+        yield stack
+
+
+def _held_body_answer(stack: Stack, method: str, path: str, content_type: str,
+                      authorization: str | None = None) -> tuple[str, dict[str, str], bytes]:
+    """The status line, headers and body Envoy answers to a request whose body is announced
+    (ANNOUNCED bytes) but never finished."""
+    head = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{stack.rest_port}",
+            f"Content-Type: {content_type}", f"Content-Length: {ANNOUNCED}"]
+    if authorization is not None:
+        head.append(f"Authorization: {authorization}")
+    with socket.create_connection(("127.0.0.1", stack.rest_port),
+                                  timeout=READ_TIMEOUT_SECONDS) as connection:
+        connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + b"{" + b" " * SENT)
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = connection.recv(1 << 16)
+            assert chunk, f"closed without an answer: {received[:200]!r}"
+            received += chunk
+        status_head, _, body = received.partition(b"\r\n\r\n")
+        lines = status_head.decode("latin-1").split("\r\n")
+        headers = {name.strip().lower(): value.strip()
+                   for name, _, value in (line.partition(":") for line in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(body) < length:
+            chunk = connection.recv(1 << 16)
+            assert chunk, "closed in the middle of the answer"
+            body += chunk
+    return lines[0], headers, body
+
+
+@pytest.mark.sqlite_only  # Envoy and the token check: the same whichever engine stores data
+@pytest.mark.parametrize("path", ["/api/v1/task-sessions", "/api/v1/no-such-route"])
+def test_a_rest_body_without_a_token_is_refused_before_it_is_held(secured: Stack,
+                                                                   path: str) -> None:
+    status, headers, body = _held_body_answer(secured, "POST", path, "application/json")
+    assert status.startswith("HTTP/1.1 401"), status
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body) == {"code": 16, "message": MISSING_TOKEN}
+
+
+@pytest.mark.sqlite_only
+def test_a_path_nothing_serves_is_answered_at_once_without_holding_its_body(
+        secured: Stack) -> None:
+    status, _, body = _held_body_answer(secured, "POST", "/nowhere", "application/json")
+    assert status.startswith("HTTP/1.1 404"), status
+    answer = json.loads(body)
+    assert answer["code"] == 5
+    assert "/nowhere" in answer["message"], answer
+
+
+@pytest.mark.sqlite_only
+def test_an_unknown_token_is_refused_before_its_body_is_held(secured: Stack) -> None:
+    status, _, body = _held_body_answer(secured, "POST", "/api/v1/task-sessions",
+                                        "application/json", "Bearer shx_made-up")
+    assert status.startswith("HTTP/1.1 401"), status
+    assert json.loads(body) == {"code": 16, "message": UNKNOWN_TOKEN}
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("content_type", ["application/grpc-web+proto", "application/grpc",
+                                          "application/proto"])
+def test_a_grpc_message_without_a_token_is_refused_before_the_server_reads_it(
+        secured: Stack, content_type: str) -> None:
+    """gRPC-Web, native gRPC (here over HTTP/1.1, which Envoy refuses the same way) and
+    Connect calls of the service."""
+    status, headers, _ = _held_body_answer(
+        secured, "POST", "/shellexec.v1.ShellExecService/PublishUpdate", content_type)
+    if content_type == "application/proto":  # Connect carries the status in HTTP's
+        assert status.startswith("HTTP/1.1 401"), status
+    else:
+        assert headers.get("grpc-status") == "16", (status, headers)
+
+
+@pytest.mark.sqlite_only
+def test_a_valid_token_passes_the_check(secured: Stack) -> None:
+    api = secured.api_as(secured.create_token(unique("ingest"), "ingest"))
+    created = api.request("POST", "/api/v1/task-sessions", {"task_id": unique("task")})
+    assert created.status == 200, created.body[:300]
+
+
+@pytest.mark.sqlite_only
+def test_the_page_and_the_openapi_document_need_no_token_and_hold_no_body(
+        secured: Stack) -> None:
+    assert secured.api.request("GET", "/").status == 200
+    assert secured.api.request("GET", "/api/v1/openapi.json").status == 200
+    status, _, _ = _held_body_answer(secured, "GET", "/", "application/json")
+    assert status.startswith("HTTP/1.1 200"), status
+
+
+@pytest.mark.sqlite_only
+def test_health_stays_open_through_the_front_door_but_holds_only_small_requests(
+        secured: Stack) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{secured.rest_port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        answer = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as refused:
+            health.Check(health_pb2.HealthCheckRequest(
+                service="x" * (FRONT_DOOR_STREAM_BUFFER_BYTES + 1)), timeout=10)
+        assert refused.value.code() != grpc.StatusCode.NOT_FOUND  # never reached the server
+
+
+@pytest.mark.sqlite_only
+def test_reflection_through_the_front_door_needs_a_token(secured: Stack) -> None:
+    front_door = f"127.0.0.1:{secured.rest_port}"
+    refused = subprocess.run([BIN / "grpcurl", "-plaintext", front_door, "list"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0
+    assert "Unauthenticated" in refused.stderr, refused.stderr
+    token = secured.create_token(unique("reader"), "read")
+    listed = subprocess.run([BIN / "grpcurl", "-plaintext", "-H",
+                             f"authorization: Bearer {token}", front_door, "list"],
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert "shellexec.v1.ShellExecService" in listed.stdout
+
+
+def _resident_mib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) // 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+def _hold(stack: Stack, exits: ExitStack, head: bytes, body: bytes) -> None:
+    """Sends `head` and as much of `body` as the front door takes, then keeps the connection
+    open until `exits` closes (a refused one is reset at once)."""
+    connection = exits.enter_context(
+        socket.create_connection(("127.0.0.1", stack.rest_port), timeout=10))
+    with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+        connection.sendall(head + body)
+
+
+@pytest.mark.sqlite_only
+def test_held_rest_bodies_without_a_token_cost_envoy_little_memory(secured: Stack) -> None:
+    assert secured.envoy is not None
+    before = _resident_mib(secured.envoy.pid)
+    head = (f"POST /api/v1/task-sessions HTTP/1.1\r\nHost: 127.0.0.1:{secured.rest_port}\r\n"
+            f"content-type: application/json\r\ncontent-length: {ANNOUNCED}\r\n\r\n").encode()
+    with ExitStack() as exits:
+        for _ in range(24):  # 191 MiB if Envoy held them
+            _hold(secured, exits, head, b" " * (ANNOUNCED - 4096))
+        grown = _resident_mib(secured.envoy.pid) - before
+    assert grown < 48, f"24 held bodies without a token grew Envoy by {grown} MiB"
