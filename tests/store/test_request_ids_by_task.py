@@ -85,9 +85,9 @@ async def after_the_upgrade(app: Composition, clock: SettableClock) -> dict[str,
         reused = error.reason
     return {"retried": retried.id, "other_task": other_task.id, "reused": reused,
             "other_task_number": await number_of(app, other_task.id),
-            "rows": await app.database.read(lambda: sorted(SessionRequest.select(
-                SessionRequest.task_id, SessionRequest.request_id,
-                SessionRequest.created_at).tuples()))}
+            "rows": await app.database.read(lambda: list(SessionRequest.select(
+                SessionRequest.task_id, SessionRequest.request_id, SessionRequest.created_at)
+                .order_by(SessionRequest.task_id).tuples()))}
 
 
 def test_an_older_database_keeps_its_request_ids_per_task_and_numbers_on(
