@@ -15,7 +15,7 @@ from shellexec.app.settings import Settings
 from shellexec.store import queries
 
 
-class Refused(Exception):
+class RefusedError(Exception):
     """What the rolled-back unit of work raises once it has written its session."""
 
 
@@ -41,9 +41,9 @@ async def rolled_back_creation(app: Composition) -> None:
         statements = app.database.statements
         statements.ensure_task("task-rolled-back", 1)
         statements.insert_session("ses_rolled_back", "task-rolled-back", "codex", 1)
-        raise Refused
+        raise RefusedError
 
-    with pytest.raises(Refused):
+    with pytest.raises(RefusedError):
         await app.database.write(work)
 
 
