@@ -273,9 +273,9 @@ SESSION_COUNTER_ROW = 1
 
 
 class SessionCounter(BaseModel):
-    """The highest session number ever given, in its one row (`SESSION_COUNTER_ROW`): raised in the
-    transaction that creates a session and never lowered, so a deleted session's number is
-    never given again (ADR 0118)."""
+    """The highest session number ever given, in its one row (`SESSION_COUNTER_ROW`):
+    raised in the transaction that creates a session and never lowered, so a deleted
+    session's number is never given again (ADR 0118)."""
 
     id = IntegerField(primary_key=True)
     highest_number = IntegerField()
