@@ -201,6 +201,24 @@ def test_a_restricted_token_cannot_create_sessions_of_other_tasks(secured: Stack
     assert response.status == 403
 
 
+def test_a_request_id_another_task_used_does_not_refuse_a_create(secured: Stack) -> None:
+    # Request ids are scoped by task (ADR 0118): one tenant's id neither refuses another's
+    # create nor tells it that the id was used.
+    alice = secured.api_as(secured.create_token(unique("alice"), "ingest", tasks="alice-*"))
+    mallory = secured.api_as(secured.create_token(unique("mallory"), "ingest",
+                                                  tasks="mallory-*"))
+    request_id = unique("create")
+    squatted = mallory.request("POST", "/api/v1/task-sessions",
+                               {"task_id": "mallory-1", "agent": "codex",
+                                "request_id": request_id})
+    assert squatted.status == 200
+    answer = alice.request("POST", "/api/v1/task-sessions",
+                           {"task_id": "alice-1", "agent": "codex", "request_id": request_id})
+    assert answer.status == 200, answer.body[:300]
+    assert answer.json()["session"]["id"] != squatted.json()["session"]["id"]
+    assert answer.json()["session"]["task_id"] == "alice-1"
+
+
 def test_a_restricted_token_lists_only_its_own_tasks_sessions(
         secured: Stack, admin: Api, seeded: Seeded) -> None:
     restricted = secured.api_as(secured.create_token(unique("list"), "read", tasks="repo_*"))

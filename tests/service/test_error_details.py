@@ -44,9 +44,15 @@ def _published(api: Api) -> str:
     return session_id
 
 
+def _task_of(request_id: str) -> str:
+    """The task `_created_with_request_id` created its session in (request ids are per task,
+    so only the same task with another agent reuses one)."""
+    return f"task-{request_id}"
+
+
 def _created_with_request_id(api: Api) -> str:
     request_id = unique("create")
-    api.call("POST", "/api/v1/task-sessions", {"task_id": unique("task"), "agent": "codex",
+    api.call("POST", "/api/v1/task-sessions", {"task_id": _task_of(request_id), "agent": "codex",
                                                "request_id": request_id})
     return request_id
 
@@ -75,8 +81,9 @@ REASONS = [
            lambda client, sid: client.publish(sid, agent_text("second"), 1)),
     Reason("REQUEST_ID_REUSED", 400, grpc.StatusCode.INVALID_ARGUMENT, _created_with_request_id,
            lambda api, rid: api.request("POST", "/api/v1/task-sessions",
-                                        {"task_id": unique("other"), "request_id": rid}),
-           lambda client, rid: client.create_session(unique("other"), "codex", rid),
+                                        {"task_id": _task_of(rid), "agent": "claude",
+                                         "request_id": rid}),
+           lambda client, rid: client.create_session(_task_of(rid), "claude", rid),
            field="request_id"),
     Reason("REVISION_AHEAD", 400, grpc.StatusCode.INVALID_ARGUMENT,
            lambda api: str(api.new_session()["id"]),

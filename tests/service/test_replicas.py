@@ -23,7 +23,7 @@ from shellexec.demo.rest import JsonObject, RestError
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 from support.cluster import Cluster, running_cluster
 from support.postgres import PostgresServer
-from support.rest import Api
+from support.rest import Api, unique
 from support.stack import Stack
 
 QUIET = {"SHELLEXEC_HEARTBEAT_SECONDS": "60", "SHELLEXEC_LOG": "errors"}
@@ -296,3 +296,25 @@ def test_a_watcher_on_the_other_replica_hears_session_deleted(cluster: Cluster) 
         pytest.fail(f"no event on b within {READ_TIMEOUT} s of the deletion on a: {error!r}")
     assert (event["type"], event["revision"]) == ("session_deleted", 1)
     assert list(feed) == []  # and the stream ends
+
+
+def test_sessions_created_at_once_on_both_replicas_each_get_their_own_number(
+        cluster: Cluster) -> None:
+    # Both replicas number new sessions from one counter row (ADR 0118): raising it locks the
+    # row, so concurrent creations take turns instead of giving one number twice (which the
+    # unique index on the number would refuse).
+    a, b = cluster.replicas
+    task, count = unique("numbered"), 40
+
+    def create(index: int) -> str:
+        session: str = (a, b)[index % 2].api.create_session(task, "codex")["id"]
+        return session
+
+    with ThreadPoolExecutor(count) as pool:
+        created = list(pool.map(create, range(count)))
+
+    assert len(set(created)) == count
+    # Creation order is number order: the newest page, read through either replica, holds
+    # every one of them once.
+    newest = b.api.call("GET", f"/api/v1/task-sessions?limit={count}&sort=desc")["sessions"]
+    assert sorted(session["id"] for session in newest) == sorted(created)

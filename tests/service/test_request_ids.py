@@ -84,18 +84,30 @@ def test_start_turn_request_ids_are_per_session(client: ShellExecClient) -> None
     assert client.start_turn(one.id, request_id).id != client.start_turn(two.id, request_id).id
 
 
-@pytest.mark.parametrize("change", [{"task_id": "another-task"}, {"agent": "claude"}])
-def test_request_id_reused_for_another_session_is_invalid_argument(
-        stack: Stack, change: dict[str, str]) -> None:
+def test_request_id_reused_for_another_agent_of_the_task_is_invalid_argument(
+        stack: Stack) -> None:
     body = {"task_id": _task(), "agent": "codex", "request_id": _request_id()}
     first = stack.api.request("POST", "/api/v1/task-sessions", body)
     assert first.status == 200
 
-    reused = stack.api.request("POST", "/api/v1/task-sessions", {**body, **change})
+    reused = stack.api.request("POST", "/api/v1/task-sessions", {**body, "agent": "claude"})
 
     assert reused.status == 400
     assert reused.json()["message"].startswith("request_id: was already used")
     assert first.json()["session"]["id"] in reused.json()["message"]
+
+
+def test_create_session_request_ids_are_per_task(stack: Stack) -> None:
+    request_id = _request_id()
+    bodies = [{"task_id": _task(), "agent": "codex", "request_id": request_id}
+              for _ in range(2)]
+    first, second = (stack.api.request("POST", "/api/v1/task-sessions", body).json()["session"]
+                     for body in bodies)
+    assert first["id"] != second["id"]
+    assert (first["task_id"], second["task_id"]) == (bodies[0]["task_id"], bodies[1]["task_id"])
+    # Each is still the answer to a retry within its own task.
+    assert [stack.api.request("POST", "/api/v1/task-sessions", body).json()["session"]["id"]
+            for body in bodies] == [first["id"], second["id"]]
 
 
 @pytest.mark.parametrize("request_id", ["x" * 65, "has space", "é"])

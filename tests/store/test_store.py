@@ -30,6 +30,7 @@ from shellexec.store.models import (
     ALL_MODELS,
     OutputChunk,
     SchemaVersion,
+    Session,
     SessionRequest,
     TurnRequest,
 )
@@ -239,9 +240,10 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         applied_version(old)
         STEPS[0](old)
         SchemaVersion.create(version=1, applied_at=0)
-        statements = Statements(old)
-        statements.ensure_task("task-old", 1)
-        statements.insert_session("ses_old", "task-old", "codex", 1)
+        Statements(old).ensure_task("task-old", 1)
+        # A row of step 1's tables: the counter that numbers sessions comes with step 11.
+        Session.insert(id="ses_old", task="task-old", agent="codex", number=1, created_at=1,
+                       updated_at=1).execute()
     assert not old.table_exists("session_request")
     old.close()
 
@@ -252,6 +254,8 @@ def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) ->
         turn = harness.run(harness.sessions.start_turn("ses_old", "start-old"))
         assert harness.run(harness.sessions.start_turn("ses_old", "start-old")).id == turn.id
         assert harness.run(harness.sessions.get("ses_old")).current_turn_id == turn.id
+        created = harness.run(harness.sessions.create("task-new", "codex")).id
+        assert harness.run(database.read(lambda: queries.session_number(created))) == 2
     finally:
         database.close()
 

@@ -2,7 +2,8 @@
 
 CreateSession and StartTurn take an optional client-chosen `request_id`: a retry with the same
 id returns what the first call made and writes nothing new, so an answer lost on the way back
-costs no second session or turn. Ids are remembered for `REQUEST_ID_WINDOW` (ADR 0007).
+costs no second session or turn. Ids are remembered for `REQUEST_ID_WINDOW` (ADR 0007); a
+CreateSession id is one of its task's, a StartTurn id one of its session's (ADR 0118).
 """
 
 from __future__ import annotations
@@ -99,13 +100,12 @@ def page_of_sessions(size: int, before: str, after: str, descending: bool,
     return SessionPage(page, total, len(visible) > size, page[-1].id if page else "")
 
 
-def _same_session_request(earlier: Session, task_id: str, agent: str,
-                          caller: Caller) -> SessionRecord:
-    """The session an earlier call with this request id created, as it is now; a request id
-    used again for another task or agent is a client error, not a new request."""
-    if not caller.sees(str(earlier.task_id)):
-        raise InvalidArgumentError("request_id", "was already used; choose a new one")
-    if (str(earlier.task_id), earlier.agent) != (task_id, agent):
+def _same_session_request(earlier: Session, agent: str) -> SessionRecord:
+    """The session an earlier call of the same task with this request id created, as it is
+    now; the id used again for another agent is a client error, not a new request. (Ids are
+    scoped by task, ADR 0118: the caller may see this task, so naming its session reveals
+    nothing.)"""
+    if earlier.agent != agent:
         raise InvalidArgumentError(
             "request_id", f"was already used to create session {quoted(str(earlier.id))} for "
                           f"task {quoted(str(earlier.task_id))} and agent "
@@ -136,16 +136,17 @@ class Sessions:
         def work() -> SessionRecord:
             now = self._clock()
             if request_id:
-                earlier = queries.session_of_request(request_id, now - REQUEST_ID_WINDOW)
+                earlier = queries.session_of_request(task_id, request_id,
+                                                     now - REQUEST_ID_WINDOW)
                 if earlier is not None:
-                    return _same_session_request(earlier, task_id, agent, caller)
+                    return _same_session_request(earlier, agent)
             # Every check is done: from here on the unit writes (see `units`).
             statements = self._database.statements
             statements.forget_requests_before(now - REQUEST_ID_WINDOW)
             statements.ensure_task(task_id, now)
             session = statements.insert_session(self._new_id("ses"), task_id, agent, now)
             if request_id:
-                statements.remember_session_request(request_id, session.id, now)
+                statements.remember_session_request(task_id, request_id, session.id, now)
             return SessionRecord.of(session, revision=0, current_turn_id="")
 
         return await units.write(self._database, work)

@@ -18,7 +18,9 @@ from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
 
 from shellexec.store.models import (
+    COUNTER_MODELS,
     REQUEST_MODELS,
+    SESSION_COUNTER_ROW,
     TERMINAL_MODELS,
     TOKEN_MODELS,
     VERSION_1_MODELS,
@@ -28,6 +30,8 @@ from shellexec.store.models import (
     PublishReceipt,
     SchemaVersion,
     Session,
+    SessionCounter,
+    SessionRequest,
 )
 from shellexec.vocabulary import STATUS_FAILED, TERMINAL_STATUSES
 
@@ -177,9 +181,58 @@ def _count_commands(db: PeeweeDatabase) -> None:
     ).execute()
 
 
+class _SessionRequestCopy(BaseModel):
+    """Where step 10 keeps the rows of `session_request` while it builds the table anew."""
+
+    task_id = CharField(max_length=128)
+    request_id = CharField(max_length=64)
+    session_id = CharField(max_length=40)
+    created_at = BigIntegerField()
+
+    class Meta:
+        table_name = "session_request_copy"
+        primary_key = False
+
+
+def _scope_request_ids_by_task(db: PeeweeDatabase) -> None:
+    """CreateSession request ids keyed by (task, request id) instead of the id alone (ADR
+    0118). A primary key cannot change in place (SQLite) and the old table's constraint
+    names would collide with the new one's (PostgreSQL), so the rows wait in a copy while
+    the table is dropped and created anew; each keeps its session and its time (its window),
+    and gets its session's task. A database created since step 2 has the new key already."""
+    if "task_id" in {column.name for column in db.get_columns("session_request")}:
+        return
+    old = Table("session_request").bind(db)
+    copy = _SessionRequestCopy
+    with db.bind_ctx([copy]):
+        db.create_tables([copy])
+        copy.insert_from(
+            old.select(Session.task, old.c.request_id, old.c.session_id, old.c.created_at)
+            .join(Session, on=(old.c.session_id == Session.id)),
+            [copy.task_id, copy.request_id, copy.session_id, copy.created_at]).execute()
+        db.drop_tables([SessionRequest])
+        db.create_tables([SessionRequest])
+        SessionRequest.insert_from(
+            copy.select(copy.task_id, copy.request_id, copy.session_id, copy.created_at),
+            [SessionRequest.task_id, SessionRequest.request_id, SessionRequest.session,
+             SessionRequest.created_at]).execute()
+        db.drop_tables([copy])
+
+
+def _count_session_numbers(db: PeeweeDatabase) -> None:
+    """The counter new sessions take their numbers from (ADR 0118), starting at the highest
+    number in use. Created only if absent."""
+    db.create_tables(list(COUNTER_MODELS), safe=True)
+    if SessionCounter.select().where(SessionCounter.id == SESSION_COUNTER_ROW).exists():
+        return
+    highest = Session.select(fn.COALESCE(fn.MAX(Session.number), 0)).scalar()
+    SessionCounter.insert(id=SESSION_COUNTER_ROW, highest_number=int(highest)).execute()
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
-    _track_activity, _add_terminals, _add_turn_events, _count_commands)
+    _track_activity, _add_terminals, _add_turn_events, _count_commands,
+    _scope_request_ids_by_task, _count_session_numbers)
 SCHEMA_VERSION = len(STEPS)
 
 

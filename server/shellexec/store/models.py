@@ -250,18 +250,38 @@ class PublishReceipt(BaseModel):
 
 
 class SessionRequest(BaseModel):
-    """A CreateSession `request_id` and the session it created, so a retry creates nothing.
+    """A CreateSession `request_id` of one task and the session it created, so a retry
+    creates nothing.
 
-    Request ids are global: one used again for another task or agent is detected, not taken
-    for a new request. Rows older than the idempotency window are deleted (ADR 0007).
+    Request ids are scoped by their task (ADR 0118): the same id for another task is another
+    request, and tells its caller nothing of this one; within a task, one used again for
+    another agent is detected. Rows older than the idempotency window are deleted (ADR 0007).
     """
 
-    request_id = CharField(primary_key=True, max_length=64)
+    task_id = AgentChars(max_length=128)
+    request_id = CharField(max_length=64)
     session = ForeignKeyField(Session, column_name="session_id", on_delete="CASCADE")
     created_at = BigIntegerField(index=True)
 
     class Meta:
         table_name = "session_request"
+        primary_key = CompositeKey("task_id", "request_id")
+
+
+# The `id` of the one row of `SessionCounter`.
+SESSION_COUNTER_ROW = 1
+
+
+class SessionCounter(BaseModel):
+    """The highest session number ever given, in its one row (`SESSION_COUNTER_ROW`):
+    raised in the transaction that creates a session and never lowered, so a deleted
+    session's number is never given again (ADR 0118)."""
+
+    id = IntegerField(primary_key=True)
+    highest_number = IntegerField()
+
+    class Meta:
+        table_name = "session_counter"
 
 
 class TurnRequest(BaseModel):
@@ -342,5 +362,8 @@ TOKEN_MODELS: tuple[type[BaseModel], ...] = (ApiToken,)
 # Step 7: ACP terminals linked to tool calls, and their updates held until linked.
 TERMINAL_MODELS: tuple[type[BaseModel], ...] = (TerminalLink, HeldTerminalUpdate)
 
+# Step 11: the counter session numbers are given from.
+COUNTER_MODELS: tuple[type[BaseModel], ...] = (SessionCounter,)
+
 ALL_MODELS: tuple[type[BaseModel], ...] = (*VERSION_1_MODELS, *REQUEST_MODELS, *TOKEN_MODELS,
-                                           *TERMINAL_MODELS)
+                                           *TERMINAL_MODELS, *COUNTER_MODELS)

@@ -49,11 +49,13 @@ def task_state(task_id: str) -> str:
     return TASK_IDLE if value is None else str(value)
 
 
-def session_of_request(request_id: str, since: int) -> Session | None:
-    """The session a CreateSession with this request id created at `since` or later."""
+def session_of_request(task_id: str, request_id: str, since: int) -> Session | None:
+    """The session a CreateSession of this task with this request id created at `since` or
+    later."""
     return cast(Session | None, Session.select().join(
         SessionRequest, on=(SessionRequest.session == Session.id))
-        .where((SessionRequest.request_id == request_id) & (SessionRequest.created_at >= since))
+        .where((SessionRequest.task_id == task_id) & (SessionRequest.request_id == request_id)
+               & (SessionRequest.created_at >= since))
         .first())
 
 

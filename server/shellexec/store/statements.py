@@ -28,12 +28,14 @@ from peewee import Model, PostgresqlDatabase, Query, Select, Value, fn
 
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
+    SESSION_COUNTER_ROW,
     Event,
     HeldTerminalUpdate,
     Message,
     OutputChunk,
     PublishReceipt,
     Session,
+    SessionCounter,
     SessionRequest,
     Task,
     TerminalLink,
@@ -53,9 +55,6 @@ from shellexec.vocabulary import (
 _MARK = "\x00shellexec-param:"
 # The most session numbers remembered before the memory starts over.
 MAX_REMEMBERED_SESSIONS = 4096
-# The key of the PostgreSQL advisory lock that session creations take to number sessions
-# one at a time (an arbitrary constant: "shellexec" in hexadecimal digits, cut to 8 bytes).
-SESSION_NUMBER_LOCK = 0x7368656C6C657865
 
 
 class StoredReceipt(NamedTuple):
@@ -215,21 +214,27 @@ class Statements:
         ).on_conflict_ignore(), task=_db_value(Task, "id", task_id), now=now)
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
-        if self._postgres:
-            # PostgreSQL only: concurrent creations on several replicas would read the same
-            # MAX(number); this transaction-scoped advisory lock makes them take turns (SQLite
-            # has one writer, whose BEGIN IMMEDIATE does the same).
-            self._run("number_lock", lambda: Select(columns=[
-                fn.pg_advisory_xact_lock(param("key"))]).bind(self._db),
-                key=SESSION_NUMBER_LOCK)
-        number = int(self._run("next_session_number", lambda: Session.select(
-            fn.COALESCE(fn.MAX(Session.number), 0) + 1)).fetchone()[0])
+        number = self._next_session_number()
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
                    "created_at": now, "updated_at": now, "active_at": now,
                    "command_count": 0, "failure_count": 0}
         self._insert(Session, columns)
         return Session(**columns)
+
+    def _next_session_number(self) -> int:
+        """One more than the highest session number ever given, which it becomes (ADR 0118).
+
+        On PostgreSQL the UPDATE locks the counter's row until the transaction ends, so
+        creations on several replicas take turns and each reads the number it wrote (SQLite
+        has one writer, whose BEGIN IMMEDIATE does the same). A creation rolled back gives
+        its number back unused: numbers may skip, never repeat."""
+        self._run("raise_session_counter", lambda: SessionCounter.update(
+            highest_number=SessionCounter.highest_number + 1).where(
+            SessionCounter.id == SESSION_COUNTER_ROW))
+        return int(self._run("session_counter", lambda: SessionCounter.select(
+            SessionCounter.highest_number).where(
+            SessionCounter.id == SESSION_COUNTER_ROW)).fetchone()[0])
 
     def count_commands(self, session_id: str, commands: int, failures: int) -> None:
         """Adds to the session's command and failure counts (ADR 0091)."""
@@ -305,9 +310,10 @@ class Statements:
         self._run("forget_turn_requests", lambda: TurnRequest.delete().where(
             TurnRequest.created_at < param("cutoff")), cutoff=cutoff)
 
-    def remember_session_request(self, request_id: str, session_id: str, now: int) -> None:
-        self._insert(SessionRequest,
-                     {"request_id": request_id, "session": session_id, "created_at": now})
+    def remember_session_request(self, task_id: str, request_id: str, session_id: str,
+                                 now: int) -> None:
+        self._insert(SessionRequest, {"task_id": task_id, "request_id": request_id,
+                                      "session": session_id, "created_at": now})
 
     def remember_turn_request(self, session_id: str, request_id: str, turn_id: str,
                               now: int) -> None:
