@@ -89,6 +89,24 @@ def test_anything_but_a_check_closes_the_connection(tmp_path: Path,
     assert _served(tmp_path, talk) == b""
 
 
+def test_stopping_ends_kept_alive_connections(tmp_path: Path) -> None:
+    """Envoy keeps its connections open: stopping closes them instead of leaving their
+    tasks to the loop's shutdown (which logs each as an error)."""
+    async def run() -> tuple[bytes, int]:
+        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup)
+        await endpoint.start()
+        reader, writer = await asyncio.open_unix_connection(str(endpoint.path))
+        writer.write(_check(f"Bearer {VALID}"))
+        await _answer(reader)
+        await asyncio.wait_for(endpoint.stop(), timeout=10)
+        rest = await asyncio.wait_for(reader.read(), timeout=10)
+        writer.close()
+        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        return rest, len(pending)
+
+    assert asyncio.run(run()) == (b"", 0)
+
+
 def test_the_socket_is_private(tmp_path: Path) -> None:
     async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
         return (tmp_path / "checks" / "check.sock").stat().st_mode & 0o777

@@ -135,6 +135,9 @@ class TokenCheckEndpoint:
         self._path = path
         self._lookup = lookup
         self._server: asyncio.Server | None = None
+        # Envoy's kept-alive connections and the tasks serving them: `stop` ends them itself,
+        # since closing the server leaves open connections to the loop's shutdown.
+        self._connections: dict[asyncio.StreamWriter, asyncio.Task[Any]] = {}
 
     @property
     def path(self) -> Path:
@@ -150,13 +153,22 @@ class TokenCheckEndpoint:
         self._path.chmod(admin_socket.SOCKET_MODE)
 
     async def stop(self) -> None:
+        """Stops listening, then ends every open connection (its check, if one is under way,
+        goes unanswered: Envoy answers that request 503)."""
         if self._server is not None:
             self._server.close()
+        for writer in self._connections:
+            writer.close()  # its task reads the end of the stream and returns
+        await asyncio.gather(*self._connections.values(), return_exceptions=True)
+        if self._server is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._server.wait_closed(), timeout=1)
         self._path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # the server runs each connection in a task of its own
+        self._connections[writer] = task
         try:
             while True:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_SECONDS)
@@ -170,4 +182,5 @@ class TokenCheckEndpoint:
                 ConnectionError):
             return
         finally:
+            del self._connections[writer]
             writer.close()
