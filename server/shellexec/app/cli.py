@@ -28,7 +28,7 @@ from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
 from shellexec.app.local_postgres import PostgresMissingError
 from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
-from shellexec.app.server import auth_banner, serve, start_server
+from shellexec.app.server import auth_banner, auth_header_flag, serve, start_server
 from shellexec.app.settings import Settings
 from shellexec.store import DatabaseUnavailableError
 
@@ -50,7 +50,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
     scheme = "https" if settings.tls_cert_file else "http"
     rest = f"{scheme}://{settings.rest_host}:{settings.rest_port}"
     grpc_host = settings.grpc_address.rsplit(":", 1)[0]
-    header = " -H 'authorization: Bearer $TOKEN'" if settings.auth else ""
+    header = auth_header_flag(settings)
     return "\n".join((
         "shellexec is running (Ctrl-C stops it)",
         f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",

@@ -21,6 +21,7 @@ import grpc
 from shellexec.app import envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
+from shellexec.app.server import auth_header_flag
 from shellexec.app.settings import Settings
 from shellexec.store import open_database
 from shellexec.store.postgres import is_postgres_url
@@ -81,6 +82,7 @@ def _database(settings: Settings, database: str | None) -> Iterator[str]:
 
 def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
     rest = f"http://{settings.rest_host}:{settings.rest_port}"
+    header = auth_header_flag(settings)
     return "\n".join((
         f"shellexec is running with {len(replicas)} replicas (Ctrl-C stops them; one that "
         "exits is started again)",
@@ -89,7 +91,7 @@ def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
           f".run/{replica.log.name})" for replica in replicas),
         f"  database          {url.split('@')[-1]}",
         "Try:",
-        f"  curl -s -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
+        f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
     ))
 
 

@@ -141,6 +141,12 @@ def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint |
         raise
 
 
+def auth_header_flag(settings: Settings) -> str:
+    """The curl flag the banners' examples send a token with (the caller's $TOKEN, in
+    double quotes so the shell fills it in), or nothing when authentication is off."""
+    return ' -H "authorization: Bearer $TOKEN"' if settings.auth else ""
+
+
 def auth_banner(settings: Settings) -> str:
     """How callers authenticate, as the start-up banners say it."""
     if settings.auth:

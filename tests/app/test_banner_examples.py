@@ -1,0 +1,36 @@
+"""The start-up banners' curl examples send the caller's token when authentication is on,
+written so that a shell fills in `$TOKEN` (in double quotes: single quotes would send the
+literal text `$TOKEN`)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from shellexec.app import cli, cluster
+from shellexec.app.settings import Settings
+
+
+def _curl_line(banner: str) -> str:
+    return next(line.strip() for line in banner.splitlines() if line.strip().startswith("curl"))
+
+
+def _sent_headers(banner: str, token: str) -> list[str]:
+    """The headers the example's curl would send, as bash expands its words with TOKEN set."""
+    arguments = _curl_line(banner).removeprefix("curl")
+    words = subprocess.run(["bash", "-c", f"set -- {arguments}; printf '%s\\n' \"$@\""],
+                           env={"TOKEN": token}, capture_output=True, text=True, check=True,
+                           timeout=10).stdout.splitlines()
+    return [words[index + 1] for index, word in enumerate(words) if word == "-H"]
+
+
+def test_the_examples_send_the_token_when_authentication_is_on() -> None:
+    on = Settings(auth=True)
+    for banner in (cli._banner(on, 50051), cluster._banner(on, "postgresql://x", [])):
+        assert "$TOKEN" in banner
+        assert _sent_headers(banner, "shx_abc") == ["authorization: Bearer shx_abc"]
+
+
+def test_the_examples_send_no_header_when_authentication_is_off() -> None:
+    off = Settings()
+    for banner in (cli._banner(off, 50051), cluster._banner(off, "postgresql://x", [])):
+        assert _sent_headers(banner, "shx_abc") == []
