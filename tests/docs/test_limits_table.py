@@ -49,6 +49,9 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "the front door's buffer per stream and per client connection": [
         ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],
+    "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
+    "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),
+                                                ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "retention and compaction": [("HOUSEKEEPING_BATCH_SESSIONS",)],
     "publish receipts": [("RECEIPT_WINDOW_SECONDS",)],
     "a terminal update's `terminalId`": [("MAX_TERMINAL_ID_CHARS",)],
@@ -132,6 +135,8 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
     number themselves, so it is checked here."""
     assert client_values.MAX_MESSAGE_BYTES == limits.MAX_GRPC_MESSAGE_BYTES
     config = render(Settings(), grpc_port=50051)
-    found = dict(re.findall(r"(max_request_bytes|max_request_body_size): (\d+)", config))
-    assert found == {"max_request_bytes": str(limits.MAX_REST_BODY_BYTES),
-                     "max_request_body_size": str(limits.MAX_GRPC_MESSAGE_BYTES)}
+    found = sorted(re.findall(r"(max_request_bytes|max_request_body_size): (\d+)", config))
+    assert found == sorted([("max_request_bytes", str(limits.MAX_REST_BODY_BYTES)),
+                            ("max_request_bytes", str(limits.MAX_HEALTH_REQUEST_BYTES)),
+                            ("max_request_body_size", str(limits.MAX_GRPC_MESSAGE_BYTES))])
+    assert f"max_request_headers_kb: {limits.MAX_REQUEST_HEADERS_BYTES // 1024}\n" in config

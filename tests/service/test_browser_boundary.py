@@ -183,6 +183,26 @@ def test_a_configured_cors_origin_may_call_cross_site(stack_with: StackWith) -> 
                    PERMISSION_DENIED)
 
 
+@pytest.mark.slow
+def test_a_configured_cors_origin_may_send_its_token(stack_with: StackWith) -> None:
+    """With authentication on, the preflight allows `authorization`, and the token then
+    passes the front door's check from that origin."""
+    origin = "http://dashboard.example"
+    own = stack_with(SHELLEXEC_CORS_ORIGINS=origin, SHELLEXEC_AUTH="on")
+    preflight = own.api.request("OPTIONS", CREATE, headers={
+        "origin": origin, "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type"})
+    assert preflight.status == 200, preflight.body
+    lowered = {key.lower(): value for key, value in preflight.headers.items()}
+    assert "authorization" in lowered["access-control-allow-headers"].split(", ")
+    token = own.create_token(unique("dashboard"), "ingest")
+    headers = {"origin": origin, "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors"}
+    response = own.api_as(token).request("POST", CREATE, {"task_id": unique("cors")},
+                                         headers=headers)
+    assert response.status == 200, response.body
+    assert response.headers["access-control-allow-origin"] == origin
+
+
 # ---- security headers -------------------------------------------------------------------
 
 def test_every_answer_carries_the_security_headers(stack: Stack) -> None:

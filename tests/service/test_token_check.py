@@ -18,7 +18,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
-from shellexec.rules.limits import FRONT_DOOR_STREAM_BUFFER_BYTES, MAX_REST_BODY_BYTES
+from shellexec.rules.limits import (
+    FRONT_DOOR_STREAM_BUFFER_BYTES,
+    MAX_REQUEST_HEADERS_BYTES,
+    MAX_REST_BODY_BYTES,
+)
 
 from support.rest import unique
 from support.stack import BIN, Stack, running_stack
@@ -133,10 +137,52 @@ def test_health_stays_open_through_the_front_door_but_holds_only_small_requests(
         health = health_pb2_grpc.HealthStub(channel)
         answer = health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
         assert answer.status == health_pb2.HealthCheckResponse.SERVING
+        # Over HTTP/2 a request has no announced length: the stream buffer bounds it.
         with pytest.raises(grpc.RpcError) as refused:
             health.Check(health_pb2.HealthCheckRequest(
                 service="x" * (FRONT_DOOR_STREAM_BUFFER_BYTES + 1)), timeout=10)
         assert refused.value.code() != grpc.StatusCode.NOT_FOUND  # never reached the server
+
+
+@pytest.mark.sqlite_only
+def test_a_health_request_over_its_bound_is_413_at_once_and_not_held(secured: Stack) -> None:
+    """Health is open without a token, so a larger body is refused as soon as it passes the
+    bound, instead of being held until the stream times out."""
+    status, headers, _ = _held_body_answer(secured, "POST", "/grpc.health.v1.Health/Check",
+                                           "application/grpc-web+proto")
+    assert status.startswith("HTTP/1.1 413"), status
+    assert headers.get("connection") == "close"
+
+
+# Over the check's own bound in its first form (16 KiB), under the front door's header limit.
+LONG = 20_000
+
+
+@pytest.mark.sqlite_only
+def test_a_valid_tokens_long_query_gets_the_answer_it_gets_without_the_check(
+        secured: Stack) -> None:
+    api = secured.api_as(secured.create_token(unique("reader"), "read"))
+    answer = api.request("GET", f"/api/v1/task-sessions?before=ses_{'a' * LONG}")
+    # docs/api.md, Limits: a cursor that is not a server-assigned id is NOT_FOUND (404).
+    assert answer.status == 404, (answer.status, answer.body[:200])
+    assert json.loads(answer.body)["code"] == 5
+
+
+@pytest.mark.sqlite_only
+def test_an_over_long_token_is_unauthenticated(secured: Stack) -> None:
+    answer = secured.api.request("GET", "/api/v1/task-sessions",
+                                 headers={"authorization": f"Bearer {'a' * LONG}"})
+    # docs/api.md, Authentication: a token over 256 characters is UNAUTHENTICATED (401).
+    assert answer.status == 401, (answer.status, answer.body[:200])
+    assert json.loads(answer.body) == {"code": 16, "message": UNKNOWN_TOKEN}
+
+
+@pytest.mark.sqlite_only
+def test_headers_over_the_front_doors_limit_are_431(secured: Stack) -> None:
+    padding = {"x-padding": "a" * (MAX_REQUEST_HEADERS_BYTES + 1)}
+    answer = secured.api.request("GET", "/api/v1/task-sessions", headers=padding)
+    assert answer.status == 431, (answer.status, answer.body[:200])
+    assert json.loads(answer.body)["code"] == 8
 
 
 @pytest.mark.sqlite_only

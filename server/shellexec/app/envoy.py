@@ -50,6 +50,8 @@ from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
     FRONT_DOOR_STREAM_BUFFER_BYTES,
     MAX_GRPC_MESSAGE_BYTES,
+    MAX_HEALTH_REQUEST_BYTES,
+    MAX_REQUEST_HEADERS_BYTES,
     MAX_REST_BODY_BYTES,
 )
 
@@ -168,8 +170,10 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
         "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",
         "allow_origin_string_match": [{"exact": origin} for origin in origins],
         "allow_methods": "GET, POST, DELETE, OPTIONS",
+        # `authorization`: with authentication on, a page on such an origin sends its token.
         "allow_headers": ", ".join(
-            ("content-type", "x-grpc-web", "x-user-agent", "grpc-timeout", *CORS_ALLOW_HEADERS)),
+            ("authorization", "content-type", "x-grpc-web", "x-user-agent", "grpc-timeout",
+             *CORS_ALLOW_HEADERS)),
         "expose_headers": ", ".join(("grpc-status", "grpc-message", *CORS_EXPOSE_HEADERS)),
         "max_age": "600",
     }}
@@ -224,9 +228,9 @@ def _token_check_parts(settings: Settings, ports: tuple[int, ...]) -> dict[str, 
     if not settings.auth:
         return {"token_check_filter": "", "token_check_cluster": ""}
     sockets = [token_check.socket_path(settings.admin_socket, port) for port in ports]
+    cluster = token_check.envoy_cluster(sockets, _seconds(REPLICA_HEALTH_INTERVAL_SECONDS))
     return {"token_check_filter": _items(_FILTER_INDENT, [token_check.envoy_filter()]),
-            "token_check_cluster": _items(_RESOURCE_INDENT,
-                                          [token_check.envoy_cluster(sockets)])}
+            "token_check_cluster": _items(_RESOURCE_INDENT, [cluster])}
 
 
 def _grpc_endpoints(host: str, ports: tuple[int, ...]) -> str:
@@ -264,6 +268,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
+        max_request_headers_kib=MAX_REQUEST_HEADERS_BYTES // 1024,
+        max_health_request_bytes=MAX_HEALTH_REQUEST_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
         request_headers_timeout=_seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
         web_routes=web_routes(), openapi_routes=openapi_routes(),

@@ -29,7 +29,10 @@ from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.app.token_check import TokenCheckEndpoint
 from shellexec.app.token_check import socket_path as token_check_socket
-from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES
+from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REQUEST_HEADERS_BYTES
+
+# The metadata of one call: the front door's headers in all, and what Envoy adds to them.
+MAX_SERVER_METADATA_BYTES = MAX_REQUEST_HEADERS_BYTES + 8 * 1024
 
 
 @dataclass
@@ -90,6 +93,11 @@ async def start_server(settings: Settings) -> RunningServer:
     server = grpc.aio.server(interceptors=interceptors, options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
+        # Whatever headers the front door passes on (a long query string comes along as
+        # `x-envoy-original-path`): gRPC's own 16 KiB would refuse them as RESOURCE_EXHAUSTED,
+        # and now and then below it (its soft limit).
+        ("grpc.max_metadata_size", MAX_SERVER_METADATA_BYTES),
+        ("grpc.absolute_max_metadata_size", MAX_SERVER_METADATA_BYTES),
         # A second server on the same port must fail, not silently share its connections.
         ("grpc.so_reuseport", 0),
     ])

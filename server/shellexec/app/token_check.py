@@ -29,6 +29,7 @@ from typing import Any
 
 from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN, TokenLookup, bearer_token
 from shellexec.app import admin_socket
+from shellexec.rules.limits import MAX_REQUEST_HEADERS_BYTES
 
 # What Envoy puts before the original path of each check (its `path_prefix`).
 CHECK_PREFIX = "/check"
@@ -42,11 +43,20 @@ CHECK_OFF = {FILTER_NAME: {
     "disabled": True}}
 # How long Envoy waits for a check; one that fails or times out is a 503 (UNAVAILABLE).
 CHECK_TIMEOUT = "5s"
-# A check's request line and headers: Envoy sends the method, the path, Host, Content-Length
-# and `authorization` (at most 256 characters that count, docs/api.md); more is not a check.
-MAX_CHECK_HEAD_BYTES = 16 * 1024
-# How long an idle connection from Envoy is kept for its next check.
+# A check's request line and headers: what Envoy sends of the checked request (its method,
+# path, Host and `authorization`), which its own header limit bounds, plus the check prefix and
+# a few headers of the check itself. Every check Envoy sends fits.
+MAX_CHECK_HEAD_BYTES = MAX_REQUEST_HEADERS_BYTES + 4096
+# How long a connection from Envoy may wait for its next check, and how long a check's head
+# may then take to arrive (Envoy sends it at once). Envoy drops an idle connection sooner
+# (IDLE_SECONDS / 2), so it never sends a check on one being closed here.
 IDLE_SECONDS = 60.0
+HEAD_SECONDS = 5.0
+# Connections served at once; Envoy's circuit breaker opens no more (it queues checks
+# instead), so only a hostile local peer meets the cap, and its connections are closed.
+MAX_CONNECTIONS = 128
+# Envoy's readiness probe of each socket, when there are several servers (replicas).
+HEALTH_PATH = "/health"
 
 _ALLOWED = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
 
@@ -67,26 +77,50 @@ async def refusal(authorization: str | None, lookup: TokenLookup) -> str | None:
 
 
 def envoy_filter() -> dict[str, Any]:
-    """The `ext_authz` HTTP filter asking CLUSTER about every request's headers."""
+    """The `ext_authz` HTTP filter asking CLUSTER about every request's headers. A check
+    whose connection fails goes to another server (a replica that died leaves its socket
+    refusing until it is started again)."""
     return {"name": FILTER_NAME, "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz",
         "transport_api_version": "V3",
         "http_service": {
             "server_uri": {"uri": "http://token-check", "cluster": CLUSTER,
                            "timeout": CHECK_TIMEOUT},
-            "path_prefix": CHECK_PREFIX},
+            "path_prefix": CHECK_PREFIX,
+            "retry_policy": {
+                "retry_on": "connect-failure,reset",
+                "num_retries": 2,
+                "retry_host_predicate": [{
+                    "name": "envoy.retry_host_predicates.previous_hosts",
+                    "typed_config": {"@type": "type.googleapis.com/envoy.extensions.retry."
+                                              "host.previous_hosts.v3.PreviousHostsPredicate"}}],
+                "host_selection_retry_max_attempts": 3}},
         "failure_mode_allow": False,
         "status_on_error": {"code": "ServiceUnavailable"},
     }}
 
 
-def envoy_cluster(sockets: list[Path]) -> dict[str, Any]:
-    """The cluster of the servers' token check sockets (one per replica, round robin)."""
-    return {
+def envoy_cluster(sockets: list[Path], health_interval: str) -> dict[str, Any]:
+    """The cluster of the servers' token check sockets, round robin. With several servers,
+    Envoy probes each every `health_interval` and sends no checks to one that does not
+    answer, as it does for their gRPC ports."""
+    cluster: dict[str, Any] = {
         "name": CLUSTER, "type": "STATIC", "connect_timeout": "1s",
+        "typed_extension_protocol_options": {
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3."
+                         "HttpProtocolOptions",
+                "common_http_protocol_options": {"idle_timeout": f"{IDLE_SECONDS / 2:.0f}s"},
+                "explicit_http_config": {"http_protocol_options": {}}}},
+        "circuit_breakers": {"thresholds": [{"max_connections": MAX_CONNECTIONS}]},
         "load_assignment": {"cluster_name": CLUSTER, "endpoints": [{"lb_endpoints": [
             {"endpoint": {"address": {"pipe": {"path": str(path)}}}} for path in sockets]}]},
     }
+    if len(sockets) > 1:
+        cluster["health_checks"] = [{
+            "timeout": "1s", "interval": health_interval, "unhealthy_threshold": 1,
+            "healthy_threshold": 1, "http_health_check": {"path": HEALTH_PATH}}]
+    return cluster
 
 
 def _denied(message: str) -> bytes:
@@ -100,6 +134,11 @@ class Check:
     """One of Envoy's checks: the checked request's `authorization` header, if it has one."""
 
     authorization: str | None
+
+
+def _is_health_probe(head: bytes) -> bool:
+    """Whether the head is Envoy's readiness probe (`GET /health`), answered 200."""
+    return head.startswith(f"GET {HEALTH_PATH} HTTP/1.".encode())
 
 
 def parse_check(head: bytes) -> Check | None:
@@ -168,10 +207,17 @@ class TokenCheckEndpoint:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None  # the server runs each connection in a task of its own
+        if len(self._connections) >= MAX_CONNECTIONS:
+            writer.close()
+            return
         self._connections[writer] = task
         try:
             while True:
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_SECONDS)
+                head = await self._next_head(reader)
+                if _is_health_probe(head):
+                    writer.write(_ALLOWED)
+                    await writer.drain()
+                    continue
                 check = parse_check(head)
                 if check is None:
                     return
@@ -184,3 +230,10 @@ class TokenCheckEndpoint:
         finally:
             del self._connections[writer]
             writer.close()
+
+    @staticmethod
+    async def _next_head(reader: asyncio.StreamReader) -> bytes:
+        """The next request head: its first byte within IDLE_SECONDS, the rest within
+        HEAD_SECONDS (a head that never ends holds a connection only that long)."""
+        first = await asyncio.wait_for(reader.readexactly(1), IDLE_SECONDS)
+        return first + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_SECONDS)

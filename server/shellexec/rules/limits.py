@@ -83,6 +83,13 @@ MIN_SINCE_REVISION: Final = 0
 
 # The longest bearer token the service looks at: longer is UNAUTHENTICATED without hashing it.
 # Tokens it issues are 47 characters; names of tokens follow the task-id alphabet.
+# A request's headers through the front door, in all (Envoy answers 431 past it); the token
+# check reads each check's head within a bound above it (ADR 0119).
+MAX_REQUEST_HEADERS_BYTES: Final = 60 * 1024
+# A health request through the front door, which is open without a token: a service name is
+# short, and a larger body is refused (413) instead of held (ADR 0119).
+MAX_HEALTH_REQUEST_BYTES: Final = 1024
+
 MAX_BEARER_TOKEN_CHARS: Final = 256
 MAX_TOKEN_NAME_CHARS: Final = 64
 # A watcher's queue of live events; past it the watcher is lagged, the queue is emptied, and

@@ -1,9 +1,8 @@
-"""Review 7 reproduction: with authentication on and two replicas (as `shellexec up --replicas
-2` runs them: every replica and the front door share one admin socket folder), a replica that
-is down must not fail the requests the other replica serves. The API cluster retries a
-refused connection on the other replica (ADR 0116); the token check cluster (ADR 0119) has no
-health check and no retry, so its round robin still sends every other check to the dead
-replica's socket, and that request gets 503."""
+"""With authentication on and two replicas (as `shellexec up --replicas 2` runs them: every
+replica and the front door share one admin socket folder), a replica that is down fails no
+request the other replica serves: the API cluster retries a refused connection on the other
+replica (ADR 0116), and the token check cluster probes each socket and retries a check whose
+connection fails on another server (ADR 0119)."""
 
 from __future__ import annotations
 
