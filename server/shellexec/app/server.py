@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from shellexec.api import SERVICE_NAME
 from shellexec.api.auth import Authenticator
 from shellexec.api.call_log import CallLog
+from shellexec.api.checked_tokens import CheckedTokens
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.metrics_interceptor import MetricsInterceptor
@@ -83,7 +84,9 @@ async def start_server(settings: Settings) -> RunningServer:
     check_exposure(settings, {"SHELLEXEC_GRPC_ADDRESS": ports.split_address(
         settings.grpc_address)[0]})
     app = compose(settings)
-    authenticator = Authenticator(app.tokens.authenticate if settings.auth else None)
+    # The front door's token check leaves each caller it finds for the call it admits.
+    checked = CheckedTokens(app.tokens.authenticate)
+    authenticator = Authenticator(checked.authenticate if settings.auth else None)
     # The metrics interceptor comes first, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error
     # interceptor is next, so it also maps and logs failures of any interceptor after it (and
@@ -121,7 +124,7 @@ async def start_server(settings: Settings) -> RunningServer:
     token_check = None
     if settings.auth:
         token_check = TokenCheckEndpoint(
-            token_check_socket(settings.admin_socket, port), app.tokens.authenticate)
+            token_check_socket(settings.admin_socket, port), checked.check)
         try:
             await token_check.start()
         except (AdminSocketError, OSError):  # a folder others may enter, or a path too long
