@@ -30,7 +30,7 @@ from shellexec.app.local_postgres import PostgresMissingError
 from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
 from shellexec.app.server import auth_banner, auth_header_flag, serve, start_server
 from shellexec.app.settings import Settings
-from shellexec.store import DatabaseUnavailableError
+from shellexec.store import DatabaseUnavailableError, NewerSchemaError
 
 RUN_DIR = Path(".run")
 
@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_up(settings))
         return 0
     except (ports.PortInUseError, AdminSocketError, AllowedHostError, UnsafeExposureError,
-            ClusterError, PostgresMissingError, DatabaseUnavailableError) as error:
+            ClusterError, PostgresMissingError, DatabaseUnavailableError,
+            NewerSchemaError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from shellexec.app.settings import Settings
 from shellexec.service import ServiceError, system_clock
 from shellexec.service.tokens import TokenInfo, Tokens
-from shellexec.store import open_database
+from shellexec.store import NewerSchemaError, open_database
 from shellexec.vocabulary import SCOPES
 
 
@@ -62,7 +62,11 @@ def _run(tokens: Tokens, args: argparse.Namespace) -> None:
 
 
 def main(settings: Settings, args: argparse.Namespace) -> int:
-    database = open_database(settings.database_url, readers=1)
+    try:
+        database = open_database(settings.database_url, readers=1)
+    except NewerSchemaError as error:
+        print(f"shellexec token: {error}", file=sys.stderr)
+        return 1
     try:
         _run(Tokens(database, system_clock), args)
         return 0

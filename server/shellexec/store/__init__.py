@@ -7,7 +7,12 @@ listing, boot state and the feed never read a body.
 from __future__ import annotations
 
 from shellexec.store.database import Database
-from shellexec.store.errors import DatabaseUnavailableError, StoreError, UnsupportedDatabaseError
+from shellexec.store.errors import (
+    DatabaseUnavailableError,
+    NewerSchemaError,
+    StoreError,
+    UnsupportedDatabaseError,
+)
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
 from shellexec.store.opening import open_database
 from shellexec.store.statements import Statements
@@ -16,6 +21,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Database",
     "DatabaseUnavailableError",
+    "NewerSchemaError",
     "Statements",
     "StoreError",
     "UnsupportedDatabaseError",

@@ -3,7 +3,8 @@
     StoreError
     ├── UnsupportedDatabaseError   the DATABASE_URL names an engine the store does not run on
     ├── StaleWriteError            a row changed since it was read (another writer)
-    └── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
+    ├── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
+    └── NewerSchemaError           a newer shellexec migrated the database past this one
 """
 
 from __future__ import annotations
@@ -36,3 +37,15 @@ class DatabaseUnavailableError(StoreError):
 
     def __init__(self) -> None:
         super().__init__("the database is unavailable; retry shortly")
+
+
+class NewerSchemaError(StoreError):
+    """The database has migration steps this server does not know: a newer shellexec
+    migrated it, and this one would misread or damage what those steps changed."""
+
+    def __init__(self, version: int, known: int) -> None:
+        super().__init__(
+            f"the database is at schema version {version}, newer than this shellexec's {known}: "
+            "run the shellexec that migrated it (or a newer one)")
+        self.version = version
+        self.known = known

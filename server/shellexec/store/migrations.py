@@ -17,6 +17,7 @@ from peewee import Database as PeeweeDatabase
 from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
 
+from shellexec.store.errors import NewerSchemaError
 from shellexec.store.models import (
     COUNTER_MODELS,
     REQUEST_MODELS,
@@ -248,6 +249,8 @@ def migrate(db: PeeweeDatabase) -> int:
     """Applies every step the database lacks; returns the resulting schema version."""
     with db.atomic():
         current = applied_version(db)
+        if current > len(STEPS):
+            raise NewerSchemaError(current, len(STEPS))
         for version, step in enumerate(STEPS[current:], start=current + 1):
             step(db)
             SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)

@@ -40,7 +40,7 @@ def readiness_problem(path: Path) -> str | None:
         return f"the database {path} cannot be read ({type(error).__name__})"
     finally:
         db.close()
-    if version < SCHEMA_VERSION:
+    if version != SCHEMA_VERSION:
         return f"the database {path} is at schema version {version}, not {SCHEMA_VERSION}"
     return None
 
@@ -60,6 +60,6 @@ def postgres_readiness_problem(db: PostgresqlDatabase) -> str | None:
         return f"the database cannot be reached ({type(error).__name__})"
     finally:
         probe.close()
-    if version < SCHEMA_VERSION:
+    if version != SCHEMA_VERSION:
         return f"the database is at schema version {version}, not {SCHEMA_VERSION}"
     return None
