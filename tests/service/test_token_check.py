@@ -154,7 +154,7 @@ def test_a_health_request_over_its_bound_is_413_at_once_and_not_held(secured: St
     assert headers.get("connection") == "close"
 
 
-# Over the check's own bound in its first form (16 KiB), under the front door's header limit.
+# Longer than gRPC's default metadata limit (16 KiB), under the front door's header limit.
 LONG = 20_000
 
 
