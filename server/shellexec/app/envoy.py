@@ -228,7 +228,8 @@ def _token_check_parts(settings: Settings, ports: tuple[int, ...]) -> dict[str, 
     if not settings.auth:
         return {"token_check_filter": "", "token_check_cluster": ""}
     sockets = [token_check.socket_path(settings.admin_socket, port) for port in ports]
-    cluster = token_check.envoy_cluster(sockets, _seconds(REPLICA_HEALTH_INTERVAL_SECONDS))
+    cluster = token_check.envoy_cluster(sockets, _replica_health_checks(
+        ports, {"http_health_check": {"path": token_check.HEALTH_PATH}}))
     return {"token_check_filter": _items(_FILTER_INDENT, [token_check.envoy_filter()]),
             "token_check_cluster": _items(_RESOURCE_INDENT, [cluster])}
 
@@ -239,16 +240,21 @@ def _grpc_endpoints(host: str, ports: tuple[int, ...]) -> str:
         for port in ports])
 
 
-def _health_checks(ports: tuple[int, ...]) -> str:
-    """With several replicas, Envoy asks each for readiness (the gRPC health service's
-    default name) and sends no traffic to one that is not ready or does not answer; a single
-    server gets every request as before."""
+def _replica_health_checks(ports: tuple[int, ...], probe: dict[str, Any]
+                           ) -> list[dict[str, Any]]:
+    """With several replicas, Envoy probes each (`probe`, the check's kind) and sends no
+    traffic to one that is not ready or does not answer; a single server gets every request
+    as before."""
     if len(ports) < 2:
-        return ""
-    checks = [{"timeout": "1s", "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
-               "unhealthy_threshold": 1, "healthy_threshold": 1,
-               "grpc_health_check": {"service_name": ""}}]
-    return f"{_CLUSTER_FIELD_INDENT}health_checks: {json.dumps(checks)}\n"
+        return []
+    return [{"timeout": "1s", "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
+             "unhealthy_threshold": 1, "healthy_threshold": 1, **probe}]
+
+
+def _health_checks(ports: tuple[int, ...]) -> str:
+    """The gRPC clusters' readiness probes (the gRPC health service's default name)."""
+    checks = _replica_health_checks(ports, {"grpc_health_check": {"service_name": ""}})
+    return f"{_CLUSTER_FIELD_INDENT}health_checks: {json.dumps(checks)}\n" if checks else ""
 
 
 def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:

@@ -100,10 +100,9 @@ def envoy_filter() -> dict[str, Any]:
     }}
 
 
-def envoy_cluster(sockets: list[Path], health_interval: str) -> dict[str, Any]:
-    """The cluster of the servers' token check sockets, round robin. With several servers,
-    Envoy probes each every `health_interval` and sends no checks to one that does not
-    answer, as it does for their gRPC ports."""
+def envoy_cluster(sockets: list[Path], health_checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cluster of the servers' token check sockets, round robin, probed by
+    `health_checks` (GET HEALTH_PATH, with several servers, as their gRPC ports are)."""
     cluster: dict[str, Any] = {
         "name": CLUSTER, "type": "STATIC", "connect_timeout": "1s",
         "typed_extension_protocol_options": {
@@ -116,10 +115,8 @@ def envoy_cluster(sockets: list[Path], health_interval: str) -> dict[str, Any]:
         "load_assignment": {"cluster_name": CLUSTER, "endpoints": [{"lb_endpoints": [
             {"endpoint": {"address": {"pipe": {"path": str(path)}}}} for path in sockets]}]},
     }
-    if len(sockets) > 1:
-        cluster["health_checks"] = [{
-            "timeout": "1s", "interval": health_interval, "unhealthy_threshold": 1,
-            "healthy_threshold": 1, "http_health_check": {"path": HEALTH_PATH}}]
+    if health_checks:
+        cluster["health_checks"] = health_checks
     return cluster
 
 
