@@ -17,6 +17,7 @@ import pytest
 
 from shellexec.app.token_check import HEAD_SECONDS, MAX_CHECK_HEAD_BYTES, socket_path
 
+from support.memory import rss_mib
 from support.stack import Stack, running_stack
 
 PEERS = 2000
@@ -26,13 +27,6 @@ PEERS = 2000
 def secured(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
     with running_stack(tmp_path, SHELLEXEC_AUTH="on", **new_database()) as stack:
         yield stack
-
-
-def _resident_mib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) // 1024
-    raise AssertionError(f"no VmRSS for process {pid}")
 
 
 def _answer(path: Path, request: bytes) -> bytes:
@@ -62,13 +56,13 @@ def test_unfinished_heads_of_many_peers_cost_the_server_little(secured: Stack) -
     assert secured.server is not None
     path = socket_path(secured.admin_socket, secured.grpc_port)
     unfinished = b"GET /check/ HTTP/1.1\r\nx-pad: " + b"a" * (MAX_CHECK_HEAD_BYTES - 1024)
-    before = _resident_mib(secured.server.pid)
+    before = rss_mib(secured.server.pid)
     with ExitStack() as exits:
         for _ in range(PEERS):
             peer = exits.enter_context(socket.socket(socket.AF_UNIX))
             with contextlib.suppress(ConnectionError):  # past the cap: closed at once
                 peer.connect(str(path))
                 peer.sendall(unfinished)
-        grown = _resident_mib(secured.server.pid) - before
+        grown = rss_mib(secured.server.pid) - before
         assert grown < 16, f"{PEERS} unfinished check heads grew the server by {grown} MiB"
         assert _answered_once_free(path).startswith(b"HTTP/1.1 401")

@@ -22,7 +22,6 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -36,6 +35,7 @@ from shellexec.rules import limits
 from shellexec.vocabulary import EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED
 
 from support.acp import codex_delta, codex_start
+from support.memory import rss_kib
 from support.stack import Stack
 
 WATCHERS = 20
@@ -50,14 +50,6 @@ STALLED_SECONDS = "2"
 IN_FLIGHT = 16
 PUBLISH = "/shellexec.v1.ShellExecService/PublishUpdate"
 MESSAGE_EVENTS = (EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED)
-
-
-def rss_kib(pid: int) -> int:
-    """The resident set of process `pid`, in KiB."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    match = re.search(r"^VmRSS:\s+(\d+) kB$", status, re.MULTILINE)
-    assert match is not None, status
-    return int(match[1])
 
 
 def publish_output(stack: Stack, session_id: str, call_id: str) -> None:

@@ -11,7 +11,6 @@ import socket
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from pathlib import Path
 
 import grpc
 import pytest
@@ -24,6 +23,7 @@ from shellexec.rules.limits import (
     MAX_REST_BODY_BYTES,
 )
 
+from support.memory import rss_mib
 from support.rest import unique
 from support.stack import BIN, Stack, running_stack
 
@@ -199,13 +199,6 @@ def test_reflection_through_the_front_door_needs_a_token(secured: Stack) -> None
     assert "shellexec.v1.ShellExecService" in listed.stdout
 
 
-def _resident_mib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) // 1024
-    raise AssertionError(f"no VmRSS for process {pid}")
-
-
 def _hold(stack: Stack, exits: ExitStack, head: bytes, body: bytes) -> None:
     """Sends `head` and as much of `body` as the front door takes, then keeps the connection
     open until `exits` closes (a refused one is reset at once)."""
@@ -218,7 +211,7 @@ def _hold(stack: Stack, exits: ExitStack, head: bytes, body: bytes) -> None:
 @pytest.mark.sqlite_only
 def test_held_rest_bodies_without_a_token_cost_envoy_little_memory(secured: Stack) -> None:
     assert secured.envoy is not None
-    before = _resident_mib(secured.envoy.pid)
+    before = rss_mib(secured.envoy.pid)
     head = (f"POST /api/v1/task-sessions HTTP/1.1\r\nHost: 127.0.0.1:{secured.rest_port}\r\n"
             f"content-type: application/json\r\ncontent-length: {ANNOUNCED}\r\n\r\n").encode()
     # 2 MiB of each announced body is sent: what a front door that held bodies would hold,
@@ -226,5 +219,5 @@ def test_held_rest_bodies_without_a_token_cost_envoy_little_memory(secured: Stac
     with ExitStack() as exits:
         for _ in range(24):  # 48 MiB if Envoy held them
             _hold(secured, exits, head, b" " * (2 * 1024 * 1024))
-        grown = _resident_mib(secured.envoy.pid) - before
+        grown = rss_mib(secured.envoy.pid) - before
     assert grown < 16, f"24 held bodies without a token grew Envoy by {grown} MiB"

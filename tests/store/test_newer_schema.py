@@ -4,7 +4,6 @@ steps changed; a running server's readiness names the mismatch too. On both engi
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from shellexec.app import cli
 from shellexec.store import SCHEMA_VERSION, NewerSchemaError, open_database
 from shellexec.store.models import SchemaVersion
 from shellexec.store.readiness import readiness_problem
+
+from support.stack import free_port
 
 
 def _database_url(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> str:
@@ -50,12 +51,6 @@ def test_readiness_names_a_newer_schema(tmp_path: Path) -> None:
     assert f"schema version {SCHEMA_VERSION + 1}" in problem
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.sqlite_only
 def test_shellexec_up_says_why_it_does_not_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -63,8 +58,8 @@ def test_shellexec_up_says_why_it_does_not_start(tmp_path: Path, monkeypatch: py
     _migrated_by_a_newer_shellexec(url)
     monkeypatch.chdir(tmp_path)
     for name, value in {"SHELLEXEC_DATABASE_URL": url,
-                        "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{_free_port()}",
-                        "SHELLEXEC_REST_PORT": str(_free_port()),
+                        "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
+                        "SHELLEXEC_REST_PORT": str(free_port()),
                         "SHELLEXEC_METRICS_PORT": "0", "SHELLEXEC_ENVOY_METRICS_PORT": "0"}.items():
         monkeypatch.setenv(name, value)
     assert cli.main(["up"]) == 1
