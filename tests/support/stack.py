@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 import grpc
 import psycopg
 
-from shellexec.app import envoy, processes
+from shellexec.app import envoy, ports, processes
 from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
 from shellexec.service import system_clock
@@ -34,10 +33,16 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
+# Every port handed out in this test process, so that two picks (a stack's gRPC and REST
+# ports, or a test's own next to its stack's) never name the same port.
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port that nothing uses and this process has not handed out before."""
+    port = ports.free_ports("127.0.0.1", 1, avoid=_HANDED_OUT)[0]
+    _HANDED_OUT.add(port)
+    return port
 
 
 @dataclass
@@ -94,8 +99,12 @@ class Stack:
         """Starts this stack's Envoy in front of the servers on `grpc_ports`."""
         config = self.workdir / "envoy.yaml"
         config.write_text(envoy.render(Settings.from_env(self.env), *grpc_ports))
-        with open(self.workdir / "envoy.log", "ab") as log:  # the child keeps its own copy
-            self.envoy = envoy.launch(config, self.admin_socket, log, timeout=30)
+        log_path = self.workdir / "envoy.log"
+        with open(log_path, "ab") as log:  # the child keeps its own copy
+            try:
+                self.envoy = envoy.launch(config, self.admin_socket, log, timeout=30)
+            except (RuntimeError, TimeoutError) as failure:
+                raise RuntimeError(f"{failure}: {log_path.read_text()[-3000:]}") from failure
 
     def start_server(self) -> None:
         with open(self.workdir / "server.log", "ab") as log:

@@ -106,7 +106,7 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
         url = started.enter_context(_database(settings, database))
         open_database(url, pool_size=2).close()  # migrated once, before the replicas race
         host = ports.split_address(settings.grpc_address)[0]
-        grpc_ports = [ports.free_port(host) for _ in range(replicas)]
+        grpc_ports = ports.free_ports(host, replicas)
         started_replicas = []
         for index, port in enumerate(grpc_ports):
             metrics = settings.metrics_port + index if settings.metrics_port else 0

@@ -13,7 +13,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import psycopg
 
-from shellexec.app import processes
+from shellexec.app import ports, processes
 
 SYSTEM_USER = "postgres"
 DATABASE = "shellexec_local"
@@ -43,12 +42,6 @@ def postgres_bin() -> Path:
     if not found:
         raise PostgresMissingError
     return found[-1].parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _owner() -> tuple[str | None, int | None]:
@@ -75,7 +68,7 @@ class LocalPostgres:
     def create(cls, durable: bool = True) -> LocalPostgres:
         """Makes a new cluster with an empty database (`DATABASE`) and starts it."""
         folder = Path(tempfile.mkdtemp(prefix="shellexec-postgres-"))
-        server = cls(folder, _free_port(), durable)
+        server = cls(folder, ports.free_port("127.0.0.1"), durable)
         try:
             server._init()
             server.start()

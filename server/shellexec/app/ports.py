@@ -7,13 +7,24 @@ user can act on, not as a library's bind error, and before anything prints a ban
 
 from __future__ import annotations
 
+import random
 import socket
+from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.api import SERVICE_NAME
+
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Free ports are drawn from the QUIET_PORTS just below the ephemeral range, never from the
+# privileged ones, and only when at least MIN_QUIET_PORTS are there to draw from.
+FIRST_QUIET_PORT = 1024
+QUIET_PORTS = 16384
+MIN_QUIET_PORTS = 1024
+TRIES_PER_PORT = 1000
 
 
 class PortInUseError(RuntimeError):
@@ -38,8 +49,7 @@ def split_address(address: str) -> tuple[str, int]:
 
 def is_in_use(host: str, port: int) -> bool:
     """Whether something listens on host:port (a connection in TIME_WAIT does not count)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
@@ -84,8 +94,59 @@ def _taken(listener: Listener) -> PortInUseError:
         f"{listener.setting}")
 
 
+def free_ports(host: str, count: int, avoid: Collection[int] = ()) -> list[int]:
+    """`count` different ports on `host` that nothing uses now and that are not in `avoid`,
+    chosen below the kernel's ephemeral range where it leaves room (the system's choice
+    otherwise).
+
+    A port the kernel picks for bind(0) lies in the range it also gives outgoing connections,
+    so between our pick and the listener's bind any connection (to PostgreSQL, Envoy probing a
+    replica) may take it, and a replica restarting on its port may find it gone; the kernel
+    never hands out a port below that range on its own.
+    """
+    chosen: list[int] = []
+    for _ in range(count * TRIES_PER_PORT):
+        port = _candidate(host)
+        if port not in chosen and port not in avoid and not _is_bound(host, port):
+            chosen.append(port)
+        if len(chosen) == count:
+            return chosen
+    raise PortInUseError(f"found only {len(chosen)} of {count} free ports on {host}")
+
+
 def free_port(host: str) -> int:
-    """A port on `host` that nothing listens on now (the system's choice)."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """One port on `host` that nothing uses now (see free_ports)."""
+    return free_ports(host, 1)[0]
+
+
+def ephemeral_range(path: Path) -> tuple[int, int] | None:
+    """The kernel's range of ports for outgoing connections (None where it is not published)."""
+    try:
+        low, high = path.read_text().split()
+    except (OSError, ValueError):
+        return None
+    return int(low), int(high)
+
+
+def _candidate(host: str) -> int:
+    ephemeral = ephemeral_range(EPHEMERAL_RANGE)
+    if ephemeral is None or ephemeral[0] - FIRST_QUIET_PORT < MIN_QUIET_PORTS:
+        with socket.socket(_family(host), socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            return int(sock.getsockname()[1])
+    return random.randrange(max(FIRST_QUIET_PORT, ephemeral[0] - QUIET_PORTS), ephemeral[0])
+
+
+def _is_bound(host: str, port: int) -> bool:
+    """Whether any socket (listening, connected or closing) holds host:port; stricter than
+    is_in_use, which lets a TIME_WAIT connection through."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
