@@ -17,7 +17,7 @@ from typing import Any
 from shellexec.app.front_door_errors import REFUSAL_FILTERS, status_filter
 
 # The gRPC paths a Connect client calls (/package.Service/Method).
-_RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
+RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
 # Connect's unary (application/json) and streaming (application/connect+json) JSON codecs.
 JSON_CONTENT_TYPES = ("application/json", "application/connect+json")
 REFUSAL = ("the Connect protocol is served with the binary codec only: send content-type "
@@ -49,7 +49,7 @@ def refusal_reply_mapper() -> dict[str, Any]:
     It matches any 415 to a gRPC path: these refusals, and the browser boundary's refusal of
     a form or text body sent there. A REST request (even with a Connect header) never has
     such a path, so REST errors keep their numeric code."""
-    rpc_path = {"safe_regex": {"regex": _RPC_PATHS + r"(\?.*)?"}}
+    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
     return {
         "filter": {"and_filter": {"filters": [
             status_filter("EQ", 415),
@@ -71,7 +71,7 @@ def _refusal(match: dict[str, Any]) -> dict[str, Any]:
 def json_refusal_routes() -> list[dict[str, Any]]:
     """415 routes for JSON Connect: a POST with a JSON content type to a gRPC path, and a
     Connect GET (`?encoding=json`) to one."""
-    path = {"safe_regex": {"regex": _RPC_PATHS}}
+    path = {"safe_regex": {"regex": RPC_PATHS}}
     posts = [_refusal({**path, "headers": [{"name": "content-type", "string_match": {
         "prefix": content_type, "ignore_case": True}}]}) for content_type in JSON_CONTENT_TYPES]
     get = _refusal({**path, "query_parameters": [{"name": "encoding", "string_match": {

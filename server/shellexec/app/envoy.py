@@ -44,6 +44,7 @@ from shellexec.app.front_door_errors import (
     method_not_allowed_routes,
     query_collision_routes,
 )
+from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
 from shellexec.app.openapi_document import OPENAPI_PATH
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
@@ -286,6 +287,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
         connect_json_routes=_items(_ROUTE_INDENT, json_refusal_routes()),
+        grpc_codec_route=_items(_ROUTE_INDENT, [grpc_codec_refusal_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),

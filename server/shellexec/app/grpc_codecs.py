@@ -1,0 +1,52 @@
+"""gRPC and gRPC-Web at the front door take the Protobuf codec only, as parts of the rendered
+Envoy configuration.
+
+A gRPC request names its codec in the content type (`application/grpc+json`). grpc.aio has
+only Protobuf, so such a call reached the server and came back UNAVAILABLE, which a client
+retries as if the server were down. Envoy's gRPC-Web filter knows only the Protobuf content
+types, so `application/grpc-web+json` went on to the transcoder as a REST request and got its
+plain-text 404. The route here answers every such call first, in gRPC's own form (HTTP 200, no
+body, `grpc-status` 3 INVALID_ARGUMENT and a message naming the supported content types), so
+any gRPC or gRPC-Web client reports the reason. See ADR 0121.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shellexec.app.connect_protocol import RPC_PATHS
+from shellexec.app.front_door_errors import REFUSAL_FILTERS
+
+# What gRPC (`application/grpc`, `application/grpc+proto`) and gRPC-Web (`application/grpc-web`,
+# `application/grpc-web-text`, each optionally `+proto`) send with Protobuf; parameters after
+# `;` are allowed.
+PROTOBUF_CONTENT_TYPES = r"(?i)application/grpc(-web(-text)?)?(\+proto)?\s*(;.*)?"
+REFUSAL = ("gRPC and gRPC-Web are served with the Protobuf codec only: send content-type "
+           "application/grpc (gRPC-Web: application/grpc-web+proto)")
+# google.rpc.Code INVALID_ARGUMENT, as the Connect protocol's JSON refusal has it.
+REFUSAL_STATUS = "3"
+
+
+def refusal_route() -> dict[str, Any]:
+    """The route answering a call to a gRPC path whose gRPC or gRPC-Web content type names
+    another codec than Protobuf."""
+    content_type = [
+        {"name": "content-type", "string_match": {"prefix": "application/grpc",
+                                                  "ignore_case": True}},
+        {"name": "content-type", "string_match": {"safe_regex": {
+            "regex": PROTOBUF_CONTENT_TYPES}}, "invert_match": True},
+    ]
+    return {
+        "match": {"safe_regex": {"regex": RPC_PATHS}, "headers": content_type},
+        # Empty, so Envoy sends the headers alone: gRPC's trailers-only answer, which gRPC
+        # and gRPC-Web clients both read the status from.
+        "direct_response": {"status": 200},
+        "response_headers_to_add": [_replaced("grpc-status", REFUSAL_STATUS),
+                                    _replaced("grpc-message", REFUSAL)],
+        "typed_per_filter_config": REFUSAL_FILTERS,
+    }
+
+
+def _replaced(name: str, value: str) -> dict[str, Any]:
+    return {"header": {"key": name, "value": value},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}
