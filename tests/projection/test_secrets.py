@@ -20,6 +20,7 @@ from shellexec.projection.secrets import (
     mask_json,
     mask_secrets,
     secret_spans,
+    shown_text,
 )
 
 AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -135,6 +136,48 @@ def test_a_private_key_block_still_streaming_is_masked_to_the_end() -> None:
     text = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}"
     assert mask_secrets(text) == "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(
         _masked(line) for line in PEM_BODY.split("\n"))
+
+
+# What `grep --color=always` puts around a match (GNU grep's defaults), and other sequences a
+# terminal shows nothing of.
+MATCH_ON, MATCH_OFF = "\x1b[01;31m\x1b[K", "\x1b[m\x1b[K"
+LINK_ON, LINK_OFF = "\x1b]8;;https://example.com\x1b\\", "\x1b]8;;\x07"
+
+
+@pytest.mark.parametrize(("stored", "expected"), [
+    (f"config.yml:3: {MATCH_ON}ghp_{MATCH_OFF}{GITHUB[4:]}\n",
+     f"config.yml:3: {MATCH_ON}ghp_{MATCH_OFF}{_masked(GITHUB[4:])}\n"),
+    (f".env:1:MY_{MATCH_ON}PASSWORD{MATCH_OFF}=correct-horse\n",
+     f".env:1:MY_{MATCH_ON}PASSWORD{MATCH_OFF}={_masked('correct-horse')}\n"),
+    # A colour change inside the secret: the code stays, the characters round it are masked.
+    (f"key {GITLAB[:10]}\x1b[1;32m{GITLAB[10:]}\x1b[0m done",
+     f"key glpat-{_masked(GITLAB[6:10])}\x1b[1;32m{_masked(GITLAB[10:])}\x1b[0m done"),
+    (f"{LINK_ON}{AWS_KEY_ID}{LINK_OFF}", f"{LINK_ON}AKIA{_masked(AWS_KEY_ID[4:])}{LINK_OFF}"),
+    # 8-bit CSI, a charset switch and a stray control character are not shown either.
+    ("\x9b1mTOKEN\x9b0m=\x1b(Bs3cr3t\x00val", f"\x9b1mTOKEN\x9b0m=\x1b(B{_masked('s3cr3t')}\x00"
+                                           f"{_masked('val')}"),
+])
+def test_a_secret_split_by_escape_sequences_is_masked_round_them(stored: str,
+                                                                 expected: str) -> None:
+    masked = mask_secrets(stored)
+    assert masked == expected
+    assert len(masked.encode("utf-8")) == len(stored.encode("utf-8"))
+
+
+def test_the_shown_text_maps_back_to_the_stored_characters() -> None:
+    stored = f"a{MATCH_ON}bc{MATCH_OFF}d\x1b[1"  # the last sequence was cut short
+    shown = shown_text(stored)
+    assert shown is not None
+    assert shown.text == "abcd1"
+    assert [stored[start:end] for start, end in shown.stored_spans([(0, 5)])] == [
+        "a", "bc", "d", "1"]
+    assert [stored[start:end] for start, end in shown.stored_spans([(2, 3)])] == ["c"]
+    assert shown_text("plain\ttext\r\nwith a tab and a carriage return") is None
+
+
+def test_a_split_token_at_the_end_of_coloured_output_is_masked() -> None:
+    stored = f"pushing with {MATCH_ON}{GITHUB[:20]}{MATCH_OFF}"
+    assert mask_secrets(stored) == f"pushing with {MATCH_ON}ghp_{'*' * 16}{MATCH_OFF}"
 
 
 def test_spans_are_sorted_and_merged() -> None:

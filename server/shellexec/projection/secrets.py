@@ -12,11 +12,19 @@ the rest is still recognised as one token. Two edge rules cover text cut by a bo
 delta: a token prefix at the very end of a text (its rest has not arrived yet) is masked,
 and when the head of a text was cut off, its leading run of token characters (the tail of
 whatever was cut) and a private key body before an orphan END line are masked.
+
+Terminal output carries escape sequences the page does not show: `grep --color` wraps a
+match in colour codes, which split a credential for the patterns while the page joins it
+back. So text holding any escape sequence or control character is searched twice: as it is
+stored, and as it is shown (those removed); a secret found in the shown text is masked in
+the stored one character by character, and the escape sequences between are left as they
+are (ADR 0126).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -183,13 +191,81 @@ def may_hold_secrets(text: str) -> bool:
     return any(hint in lowered for hint in SHORT_HINTS)
 
 
-def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
-    """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
-    cut off (a bounded output), so it may start inside a secret."""
+# What the page drops from terminal output (web/ansi.js): CSI sequences (7- and 8-bit), OSC
+# strings to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character escapes and
+# every control character but tab, line feed and carriage return (which it acts on).
+_INVISIBLE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Where each of those starts: searching for this one class is several times faster than
+# trying the alternatives at every character of a text that holds none.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True, slots=True)
+class ShownText:
+    """A text as a terminal shows it, with the way back to the stored text: `pieces` holds,
+    for each stretch of shown characters, where it starts in `text` and in the stored text."""
+
+    text: str
+    pieces: tuple[tuple[int, int], ...]
+
+    def stored_spans(self, spans: Iterable[Span]) -> Iterator[Span]:
+        """The stored text's spans of the characters `spans` cover in the shown text: one per
+        stretch, so the escape sequences between stretches are never part of a span."""
+        starts = [shown for shown, _ in self.pieces]
+        for start, end in spans:
+            index = bisect_right(starts, start) - 1
+            while index < len(self.pieces) and starts[index] < end:
+                shown, stored = self.pieces[index]
+                length = (starts[index + 1] if index + 1 < len(starts) else len(self.text)) - shown
+                low, high = max(start, shown), min(end, shown + length)
+                if high > low:
+                    yield stored + low - shown, stored + high - shown
+                index += 1
+
+
+def shown_text(text: str) -> ShownText | None:
+    """`text` without what a terminal does not show, or None when it holds nothing such."""
+    control = _CONTROL.search(text)
+    if control is None:
+        return None
+    pieces: list[tuple[int, int]] = []
+    parts: list[str] = []
+    shown = stored = 0
+    while control is not None:
+        start = control.start()
+        if start > stored:
+            pieces.append((shown, stored))
+            parts.append(text[stored:start])
+            shown += start - stored
+        invisible = _INVISIBLE.match(text, start)
+        stored = start + 1 if invisible is None else invisible.end()
+        control = _CONTROL.search(text, stored)
+    if stored < len(text):
+        pieces.append((shown, stored))
+        parts.append(text[stored:])
+    return ShownText("".join(parts), tuple(pieces))
+
+
+def _stored_text_spans(text: str, head_cut: bool) -> list[Span]:
     hinted = len(text) > _SHORT_TEXT or may_hold_secrets(text)
     spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
     if head_cut:
         spans += _head_spans(text)
+    return spans
+
+
+def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
+    """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
+    cut off (a bounded output), so it may start inside a secret."""
+    spans = _stored_text_spans(text, head_cut)
+    shown = shown_text(text)
+    if shown is not None:
+        spans += shown.stored_spans(_stored_text_spans(shown.text, head_cut))
     merged: list[Span] = []
     for start, end in sorted(span for span in spans if span[1] > span[0]):
         if merged and start <= merged[-1][1]:
