@@ -1,32 +1,50 @@
-"""A connection that never finishes its request's headers (a slow-loris client) is closed by
-the front door once REQUEST_HEADERS_TIMEOUT_SECONDS have passed, instead of being held for
-good; every other client is served meanwhile."""
+"""A connection that does nothing is closed by the front door instead of being held for good:
+one that never finishes its request's headers (a slow-loris client) once
+REQUEST_HEADERS_TIMEOUT_SECONDS have passed, and one that never sends a byte, which that timer
+does not cover, once IDLE_CONNECTION_TIMEOUT_SECONDS have (ADR 0127); on the API's listener
+and on Envoy's statistics listener alike, and every other client is served meanwhile."""
 
 from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 
 import pytest
 
-from shellexec.app.envoy import REQUEST_HEADERS_TIMEOUT_SECONDS
+from shellexec.app.envoy import IDLE_CONNECTION_TIMEOUT_SECONDS, REQUEST_HEADERS_TIMEOUT_SECONDS
 
-from support.stack import Stack
+from support.stack import Stack, free_port
 
-HELD = 50
+HELD = 25
 # Generous: the close comes at the timeout; this only bounds a broken front door's wait.
-WAIT_SECONDS = REQUEST_HEADERS_TIMEOUT_SECONDS * 4
+WAIT_SECONDS = max(REQUEST_HEADERS_TIMEOUT_SECONDS, IDLE_CONNECTION_TIMEOUT_SECONDS) * 4
 
 
-@pytest.mark.slow  # waits for the headers timeout
-@pytest.mark.sqlite_only  # Envoy's timeout: the same whichever engine stores the data
-def test_a_connection_that_never_finishes_its_headers_is_closed(stack: Stack) -> None:
-    partial = f"GET /api/v1/task-sessions HTTP/1.1\r\nHost: 127.0.0.1:{stack.rest_port}\r\n"
-    held = [socket.create_connection(("127.0.0.1", stack.rest_port), timeout=WAIT_SECONDS)
+def held_connections(port: int, first_bytes: bytes) -> list[socket.socket]:
+    held = [socket.create_connection(("127.0.0.1", port), timeout=WAIT_SECONDS)
             for _ in range(HELD)]
+    for connection in held:
+        if first_bytes:
+            connection.sendall(first_bytes)
+    return held
+
+
+def partial_headers(port: int) -> bytes:
+    return f"GET /api/v1/task-sessions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+
+
+@pytest.mark.slow  # waits for the timeouts
+@pytest.mark.sqlite_only  # Envoy's timeouts: the same whichever engine stores the data
+def test_connections_that_never_finish_their_headers_or_never_send_are_closed(
+        stack_with: Callable[..., Stack]) -> None:
+    stats_port = free_port()
+    stack = stack_with(SHELLEXEC_ENVOY_METRICS_PORT=str(stats_port))
+    held: list[socket.socket] = []
     try:
-        for connection in held:
-            connection.sendall(partial.encode())
+        for port in (stack.rest_port, stats_port):
+            held += held_connections(port, partial_headers(port))
+            held += held_connections(port, b"")  # silent: not a byte sent
         assert stack.api.request("GET", "/api/v1/task-sessions?limit=1").status == 200
         started = time.monotonic()
         for connection in held:

@@ -74,6 +74,7 @@ CONTENT_TYPES = {
 _ROUTE_INDENT = " " * 24
 _VIRTUAL_HOST_INDENT = " " * 20
 _FILTER_INDENT = " " * 18
+_MANAGER_FIELD_INDENT = " " * 16
 _RESOURCE_INDENT = " " * 4
 _CLUSTER_FIELD_INDENT = " " * 6
 _ENDPOINT_INDENT = " " * 14
@@ -83,6 +84,11 @@ REPLICA_HEALTH_INTERVAL_SECONDS = 1.0
 # How long a client may take to send a request's headers; a connection that never finishes
 # them is closed (docs/security.md). Every client sends them at once.
 REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
+# How long a client connection may stay open with no request in flight: one that never sends
+# a byte (the headers timeout starts only at the first one) or one kept alive between
+# requests. Envoy's default is an hour, so silent connections could hold the shared
+# connection limit that long (ADR 0127); a feed is a request in flight and is not affected.
+IDLE_CONNECTION_TIMEOUT_SECONDS = 10.0
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -164,6 +170,10 @@ def _items(indent: str, items: list[dict[str, Any]]) -> str:
     return "\n".join(f"{indent}- {json.dumps(item)}" for item in items)
 
 
+def _fields(indent: str, fields: dict[str, Any]) -> str:
+    return "\n".join(f"{indent}{name}: {json.dumps(value)}" for name, value in fields.items())
+
+
 def _cors_policy(origins: tuple[str, ...]) -> str:
     if not origins:
         return ""
@@ -214,12 +224,20 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}s"
 
 
+def connection_timeouts() -> dict[str, Any]:
+    """The fields of an HTTP connection manager that close a client connection doing nothing:
+    one slow to send its headers, or one with no request in flight."""
+    return {"request_headers_timeout": _seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
+            "common_http_protocol_options": {
+                "idle_timeout": _seconds(IDLE_CONNECTION_TIMEOUT_SECONDS)}}
+
+
 def _stats_parts(settings: Settings) -> dict[str, str]:
     """The statistics listener and its admin cluster, or nothing when the port is 0."""
     if not settings.envoy_metrics_port:
         return {"stats_listener": "", "admin_cluster": ""}
-    return {"stats_listener": _items(_RESOURCE_INDENT,
-                                     [stats_listener(settings.envoy_metrics_port)]),
+    listener = stats_listener(settings.envoy_metrics_port, connection_timeouts())
+    return {"stats_listener": _items(_RESOURCE_INDENT, [listener]),
             "admin_cluster": _items(_RESOURCE_INDENT, [admin_cluster(settings.admin_socket)])}
 
 
@@ -278,7 +296,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         max_request_headers_kib=MAX_REQUEST_HEADERS_BYTES // 1024,
         max_health_request_bytes=MAX_HEALTH_REQUEST_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
-        request_headers_timeout=_seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
+        connection_timeouts=_fields(_MANAGER_FIELD_INDENT, connection_timeouts()),
         web_routes=web_routes(), openapi_routes=openapi_routes(),
         unknown_path_route=unknown_path_route(),
         tls_transport_socket=_tls_transport_socket(settings),

@@ -41,10 +41,12 @@ def _routes() -> list[dict[str, Any]]:
     ]
 
 
-def stats_listener(port: int) -> dict[str, Any]:
-    """The read-only statistics listener on STATS_HOST:`port`."""
+def stats_listener(port: int, connection_timeouts: dict[str, Any]) -> dict[str, Any]:
+    """The read-only statistics listener on STATS_HOST:`port`, closing idle and slow client
+    connections as `connection_timeouts` (connection manager fields) say."""
     manager = {
         "@type": _HCM, "stat_prefix": "envoy_stats", "codec_type": "AUTO",
+        **connection_timeouts,
         "normalize_path": True, "merge_slashes": True,
         "path_with_escaped_slashes_action": "REJECT_REQUEST",
         "route_config": {"name": "envoy_stats", "virtual_hosts": [
