@@ -1,9 +1,6 @@
-"""Review 8 (attacker's review of the page): a command must read as what it is, and a credential
-the service masks must stay masked on the page.
+"""Review 8 (attacker's review of the page): a credential the service masks must stay masked on
+the page.
 
-- Bidi controls (U+202E RIGHT-TO-LEFT OVERRIDE and friends) in a command are drawn as
-  controls, so `cat \\u202Etxt.exe` reads `cat exe.txt`: the row shows another command than
-  the one that ran.
 - Masking (ADR 0058) runs on the stored text, escape sequences included, while the page shows
   the text with them dropped: `grep --color=always` highlighting part of a credential splits
   it with SGR sequences, so no pattern matches, and the page joins it back, unmasked.
@@ -34,28 +31,6 @@ def finished_command(api: Api, command: str, output: str = "ok\n") -> tuple[str,
     call = unique("call")
     message_id = api.play(session["id"], [codex_start(call, command), codex_end(call, output, 0)])
     return session["id"], message_id
-
-
-def test_bidi_controls_do_not_reorder_the_command_shown(
-        stack: Stack, api: Api, chat: ChatPage) -> None:
-    session_id, message_id = finished_command(api, "cat \u202etxt.exe")
-    chat.open(f"{stack.rest_url}/?session={session_id}")
-    command = chat.shell_row(message_id).get_by_test_id("shell-command")
-    expect(command).to_contain_text("txt.exe")
-
-    # Where each character of "txt.exe" is drawn, left to right on screen.
-    lefts: list[float] = command.evaluate(
-        """el => {
-            const node = el.firstChild;
-            const start = node.data.indexOf('txt.exe');
-            return [...'txt.exe'].map((_, i) => {
-                const range = document.createRange();
-                range.setStart(node, start + i);
-                range.setEnd(node, start + i + 1);
-                return range.getBoundingClientRect().left;
-            });
-        }""")
-    assert lefts == sorted(lefts), f"the command is drawn reordered: {lefts}"
 
 
 def test_a_credential_highlighted_by_grep_is_not_shown_unmasked(
