@@ -38,7 +38,8 @@ export function renderTerminalText(el, text) {
   function draw(chunk) {
     pending.delete(chunk.el);
     observer?.unobserve(chunk.el);
-    const runs = terminalRuns(text.slice(chunk.start, chunk.end), { sgr: styleBefore(text, chunk.start), onError });
+    const sgr = styleBefore(text, chunk.start);
+    const runs = terminalRuns(text.slice(chunk.start, chunk.end), { sgr, onError });
     chunk.el.replaceChildren(...runs.flatMap((run) => styledNodes(doc, run)));
     chunk.el.dataset.drawn = 'true';
   }

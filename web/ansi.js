@@ -84,9 +84,12 @@ export function terminalRuns(text, { sgr = createSgrState(), onError = () => {},
   }
 }
 
+const CSI_SEQUENCES = /(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]/g;
+const STRIPPED_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
 /** `text` without CSI sequences and without control characters but tab and newline. */
 export function strippedText(text) {
-  return text.replace(/(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]/g, '').replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
+  return text.replace(CSI_SEQUENCES, '').replace(STRIPPED_CONTROLS, '');
 }
 
 /** The plain text a reader sees: the runs' text without any styling. */
@@ -209,18 +212,19 @@ function pushRun(runs, text, style) {
 }
 
 /**
- * The line the cursor is on. While text only ever goes on at its end (most output), it is kept
- * as runs. The first write before the end, or the first erasure, turns it into cells, one per
- * column (a UTF-16 unit, as the cursor counts): a character, its style and the tick of the write
- * that set it. From then on a write costs the cells it writes, however many runs the line holds
- * (rebuilding the runs at every carriage-return rewrite made a many-coloured line quadratic),
- * and the cells become runs once, when the line ends. Erasing up to the cursor is recorded
- * rather than applied, so a repeated `ESC [ 1 K` at the end of a long line costs nothing each.
+ * The line the cursor is on. While text only ever goes on at or past its end (most output), it
+ * is kept as runs. The first write before the end, or the first erasure, turns it into cells,
+ * one per column (a UTF-16 unit, as the cursor counts): a character, its style and the tick of
+ * the write that set it. From then on a write costs the cells it writes, however many runs the
+ * line holds (rebuilding the runs at every carriage-return rewrite made a many-coloured line
+ * quadratic), and the cells become runs once, when the line ends. Erasing up to the cursor is
+ * recorded rather than applied, so a repeated `ESC [ 1 K` at the end of a long line costs
+ * nothing each time.
  */
 function createLine() {
   const runs = []; // the line while it only grows at its end
   let length = 0;
-  let cells = null; // {chars, styles, ticks, erasures} once written before its end
+  let cells = null; // {chars, styles, ticks, erasures, tick} once written before its end
 
   function toCells() {
     if (cells) return cells;
@@ -243,9 +247,10 @@ function createLine() {
 
   return {
     write(col, text, style) {
-      if (!cells && col === length) {
+      if (!cells && col >= length) {
+        if (col > length) pushRun(runs, ' '.repeat(col - length), null); // col <= MAX_COLUMN here
         pushRun(runs, text, style);
-        length += text.length;
+        length = col + text.length;
         return;
       }
       toCells().tick += 1;

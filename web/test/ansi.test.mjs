@@ -1,4 +1,5 @@
-// Unit tests of the terminal-output parser: SGR styles, carriage returns, dropped sequences.
+// Unit tests of the terminal-output parser: SGR styles, carriage returns, dropped sequences, the
+// cursor's right margin, the line as cells (and what hostile input costs), drawing safely.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
