@@ -1,6 +1,8 @@
 // Terminal output (ansi.js) as DOM: a text node per plain run, a <span> per styled one. Text goes
 // in as text nodes only; a computed colour is set through the CSSOM (`style.color`), which the
-// page's Content-Security-Policy allows, never as a `style` attribute.
+// page's Content-Security-Policy allows, never as a `style` attribute. Bidi controls in the text
+// are drawn as markers (bidi.js). Should the parser fail on some output, the chunk shows that
+// output as plain text (`terminalRuns`): hostile output never leaves the region empty.
 //
 // The lines are grouped in chunks of CHUNK_LINES (`.output__chunk`). Only the newest chunks are
 // drawn at once (the region follows the tail); the others are drawn when they come near the
@@ -8,7 +10,8 @@
 // the styles in force there are read back from the last reset before it (`styleBefore`): a
 // 256 KiB body full of colour costs about what the lines on screen cost, not the whole body.
 
-import { parseAnsi, plainText, styleBefore } from './ansi.js';
+import { plainText, styleBefore, terminalRuns } from './ansi.js';
+import { visibleTextNodes } from './bidi.js';
 
 /** Lines per chunk: about one screen of the region (24rem, some 17 lines). */
 export const CHUNK_LINES = 20;
@@ -35,8 +38,9 @@ export function renderTerminalText(el, text) {
   function draw(chunk) {
     pending.delete(chunk.el);
     observer?.unobserve(chunk.el);
-    const runs = parseAnsi(text.slice(chunk.start, chunk.end), styleBefore(text, chunk.start));
-    chunk.el.replaceChildren(...runs.map((run) => styledNode(doc, run)));
+    const sgr = styleBefore(text, chunk.start);
+    const runs = terminalRuns(text.slice(chunk.start, chunk.end), { sgr, onError });
+    chunk.el.replaceChildren(...runs.flatMap((run) => styledNodes(doc, run)));
     chunk.el.dataset.drawn = 'true';
   }
 
@@ -55,9 +59,13 @@ export function renderTerminalText(el, text) {
   });
   el.replaceChildren(...chunks.map((chunk) => chunk.el));
   return {
-    shown: () => plainText(parseAnsi(text)),
+    shown: () => plainText(terminalRuns(text, { onError })),
     dispose: () => observer?.disconnect(),
   };
+}
+
+function onError(error) {
+  console.error('terminal output shown as plain text: the renderer failed', error);
 }
 
 function countLines(text, from) {
@@ -77,12 +85,12 @@ export function chunkStarts(text) {
   return starts;
 }
 
-function styledNode(doc, { text, style }) {
-  if (style === null) return doc.createTextNode(text);
+function styledNodes(doc, { text, style }) {
+  if (style === null) return visibleTextNodes(doc, text);
   const span = doc.createElement('span');
   if (style.classes) span.className = style.classes;
   if (style.colour) span.style.color = style.colour;
   if (style.background) span.style.backgroundColor = style.background;
-  span.append(doc.createTextNode(text));
-  return span;
+  span.append(...visibleTextNodes(doc, text));
+  return [span];
 }

@@ -6,14 +6,21 @@
 //   inverse, strikethrough and their resets become the style of each run;
 // - a carriage return moves back to the start of the line, so the next text overwrites it (a
 //   progress bar ends as its last state); backspace steps back one column; `ESC [ K` erases the
-//   line (to its end, to the cursor, or whole) and `ESC [ n G` moves to column n, because
-//   progress printers use them instead of a carriage return;
+//   line (to its end, to the cursor, or whole) and `ESC [ n G` moves to column n (at most
+//   MAX_COLUMN), because progress printers use them instead of a carriage return;
 // - every other escape sequence (cursor movement, OSC titles and hyperlinks, DCS, charset
 //   switches) and every other control character is dropped; a hyperlink keeps its text.
 // Text is only ever text: runs are strings for text nodes, never HTML.
 
 /** The 16 colours are classes (the stylesheet themes them); the rest are computed colours. */
 const BASIC_COLOURS = 16;
+
+/**
+ * The right margin of the cursor (0-based): `ESC [ n G` past it stops there, as a terminal
+ * stops at its last column. Real column moves stay within a terminal's width; this bounds what
+ * one sequence can add to a line (at most this many padding spaces) however large its n.
+ */
+export const MAX_COLUMN = 1024;
 
 const ESC = '\x1b';
 const CSI_8BIT = '\x9b';
@@ -56,6 +63,33 @@ export function parseAnsi(text, sgr = createSgrState()) {
     i = control(text, stop, screen, sgr);
   }
   return screen.finish();
+}
+
+/**
+ * `parseAnsi`, made safe to draw: should the parser fail on some output, the output is still
+ * shown, as its text without escape sequences and control characters, unstyled.
+ * @param {string} text
+ * @param {object} [options]
+ * @param {ReturnType<typeof createSgrState>} [options.sgr] as for `parseAnsi`.
+ * @param {(error: unknown) => void} [options.onError] told when the parser failed.
+ * @param {typeof parseAnsi} [options.parse] the parser (a test passes a failing one).
+ * @returns {Run[]}
+ */
+export function terminalRuns(text, { sgr = createSgrState(), onError = () => {}, parse = parseAnsi } = {}) {
+  try {
+    return parse(text, sgr);
+  } catch (error) {
+    onError(error);
+    return typeof text === 'string' && text !== '' ? [{ text: strippedText(text), style: null }] : [];
+  }
+}
+
+const CSI_SEQUENCES = /(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]/g;
+const STRIPPED_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/** `text` without CSI sequences and without control characters but tab and newline. */
+export function strippedText(text) {
+  return text.replace(CSI_SEQUENCES, '').replace(STRIPPED_CONTROLS, '');
 }
 
 /** The plain text a reader sees: the runs' text without any styling. */
@@ -138,83 +172,131 @@ function firstNumber(params, fallback) {
 
 function createScreen() {
   const done = []; // runs of finished lines, newlines included
-  let line = []; // runs of the current line
-  let length = 0; // the current line's length in UTF-16 units
+  let line = createLine();
   let col = 0;
 
-  function pushRun(runs, text, style) {
-    const last = runs[runs.length - 1];
-    if (last && last.style === style) last.text += text;
-    else runs.push({ text, style });
-  }
-
-  function write(text, style) {
-    if (col > length) {
-      pushRun(line, ' '.repeat(col - length), null);
-      length = col;
-    }
-    if (col === length) {
-      pushRun(line, text, style);
-    } else {
-      const end = col + text.length;
-      const head = sliceRuns(line, 0, col);
-      pushRun(head, text, style);
-      for (const run of sliceRuns(line, end, length)) pushRun(head, run.text, run.style);
-      line = head;
-    }
-    col += text.length;
-    length = Math.max(length, col);
-  }
-
   return {
-    write,
+    write(text, style) {
+      line.write(col, text, style);
+      col += text.length;
+    },
     newline() {
-      for (const run of line) pushRun(done, run.text, run.style);
+      line.appendTo(done);
       pushRun(done, '\n', null);
-      line = [];
-      length = 0;
+      line = createLine();
       col = 0;
     },
     column(n) {
-      col = n;
+      col = Math.min(Math.max(0, n), MAX_COLUMN);
     },
     back() {
       col = Math.max(0, col - 1);
     },
     erase(mode) {
-      if (mode === 0) {
-        line = sliceRuns(line, 0, col);
-        length = Math.min(length, col);
-      } else if (mode === 1) {
-        const tail = sliceRuns(line, col, length);
-        line = col > 0 ? [{ text: ' '.repeat(col), style: null }] : [];
-        for (const run of tail) pushRun(line, run.text, run.style);
-      } else if (mode === 2) {
-        line = [];
-        length = 0;
-      }
+      if (mode === 0) line.clearFrom(col);
+      else if (mode === 1) line.clearBefore(col);
+      else if (mode === 2) line = createLine();
     },
     finish() {
-      for (const run of line) pushRun(done, run.text, run.style);
-      line = [];
+      line.appendTo(done);
+      line = createLine();
       return done;
     },
   };
 }
 
-/** The runs covering `[start, end)` of a line, as new run objects. */
-function sliceRuns(runs, start, end) {
-  const out = [];
-  let pos = 0;
-  for (const run of runs) {
-    const next = pos + run.text.length;
-    if (next > start && pos < end) {
-      out.push({ text: run.text.slice(Math.max(0, start - pos), Math.min(run.text.length, end - pos)), style: run.style });
+function pushRun(runs, text, style) {
+  const last = runs[runs.length - 1];
+  if (last && last.style === style) last.text += text;
+  else runs.push({ text, style });
+}
+
+/**
+ * The line the cursor is on. While text only ever goes on at or past its end (most output), it
+ * is kept as runs. The first write before the end, or the first erasure, turns it into cells,
+ * one per column (a UTF-16 unit, as the cursor counts): a character, its style and the tick of
+ * the write that set it. From then on a write costs the cells it writes, however many runs the
+ * line holds (rebuilding the runs at every carriage-return rewrite made a many-coloured line
+ * quadratic), and the cells become runs once, when the line ends. Erasing up to the cursor is
+ * recorded rather than applied, so a repeated `ESC [ 1 K` at the end of a long line costs
+ * nothing each time.
+ */
+function createLine() {
+  const runs = []; // the line while it only grows at its end
+  let length = 0;
+  let cells = null; // {chars, styles, ticks, erasures, tick} once written before its end
+
+  function toCells() {
+    if (cells) return cells;
+    cells = { chars: [], styles: [], ticks: [], erasures: [], tick: 0 };
+    for (const run of runs) {
+      for (let i = 0; i < run.text.length; i += 1) setCell(cells.chars.length, run.text[i], run.style);
     }
-    pos = next;
-    if (pos >= end) break;
+    return cells;
   }
-  return out;
+
+  function setCell(at, char, style) {
+    cells.chars[at] = char;
+    cells.styles[at] = style;
+    cells.ticks[at] = cells.tick;
+  }
+
+  function padTo(col) {
+    for (let at = cells.chars.length; at < col; at += 1) setCell(at, ' ', null);
+  }
+
+  return {
+    write(col, text, style) {
+      if (!cells && col >= length) {
+        if (col > length) pushRun(runs, ' '.repeat(col - length), null); // col <= MAX_COLUMN here
+        pushRun(runs, text, style);
+        length = col + text.length;
+        return;
+      }
+      toCells().tick += 1;
+      padTo(col);
+      for (let i = 0; i < text.length; i += 1) setCell(col + i, text[i], style);
+    },
+    /** `ESC [ K`: the cells from the cursor on are gone. */
+    clearFrom(col) {
+      if (col >= (cells ? cells.chars.length : length)) return;
+      const { chars, styles, ticks } = toCells();
+      chars.length = styles.length = ticks.length = col;
+    },
+    /** `ESC [ 1 K`: the cells before the cursor show blank (the line reaches the cursor at least). */
+    clearBefore(col) {
+      const { erasures } = toCells();
+      cells.tick += 1;
+      padTo(col);
+      // Erasures in effect, oldest first: `end` decreases and `tick` increases, since a newer
+      // erasure reaching as far hides an older one entirely.
+      while (erasures.length > 0 && erasures[erasures.length - 1].end <= col) erasures.pop();
+      erasures.push({ end: col, tick: cells.tick });
+    },
+    /** Appends the line to `out`, a run per stretch of one style. */
+    appendTo(out) {
+      if (!cells) {
+        for (const run of runs) pushRun(out, run.text, run.style);
+        return;
+      }
+      const { chars, styles, ticks, erasures } = cells;
+      let newest = erasures.length - 1; // the newest erasure still covering the cell
+      let text = '';
+      let style = null;
+      for (let at = 0; at < chars.length; at += 1) {
+        while (newest >= 0 && erasures[newest].end <= at) newest -= 1;
+        const blank = newest >= 0 && erasures[newest].tick > ticks[at];
+        const cellStyle = blank ? null : styles[at];
+        if (cellStyle !== style && text !== '') {
+          pushRun(out, text, style);
+          text = '';
+        }
+        style = cellStyle;
+        text += blank ? ' ' : chars[at];
+      }
+      if (text !== '') pushRun(out, text, style);
+    },
+  };
 }
 
 // ---- SGR ----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Rows for chat text and non-shell tool calls, and the factory that picks a row for a message.
 // Every row is `{el, kind, update(message), destroy()}`.
 
+import { setVisibleText } from './bidi.js';
 import { h, setData } from './dom.js';
 import { renderMarkdown } from './markdown-dom.js';
 import { createShellRow } from './shell-row.js';
@@ -60,7 +61,7 @@ function createToolRow(message) {
     setData(el, 'status', status || 'unknown');
     setData(el, 'result', result);
     const label = next.metadata?.title || next.content || 'Tool call';
-    title.textContent = label;
+    setVisibleText(title, label);
     badge.className = `badge badge--${result}`;
     badge.textContent = status ? capitalize(status) : 'Unknown';
     setData(badge, 'result', result);

@@ -17,6 +17,8 @@
 // - close() (collapse, unmount) stops polling and aborts the in-flight request; no final fetch.
 // - A response that arrives after close() or after a newer request started is ignored.
 // - Output comes only from the fetched shell outputs, never from the message payload.
+// - A callback that throws (a renderer failing on hostile output) is reported through `onError`
+//   and changes nothing: the poller still moves on (to `done`, or to the next request).
 
 import { isTerminalStatus } from './status.js';
 
@@ -58,6 +60,7 @@ export const POLLER_STATES = Object.freeze(['idle', 'fetching', 'finalizing', 'w
  * @param {(unavailable: boolean, error: unknown) => void} [options.onUnavailable]
  *   `true` after a failed request (the last shell output stays valid), `false` when a later one succeeds.
  * @param {(state: string) => void} [options.onState] one of POLLER_STATES, on every change.
+ * @param {(error: unknown) => void} [options.onError] a callback threw; `console.error` by default.
  * @param {typeof setTimeout} [options.setTimeout]
  * @param {typeof clearTimeout} [options.clearTimeout]
  * @param {number} [options.baseDelayMs] 1000 by default.
@@ -69,6 +72,7 @@ export function createShellOutputPoller(options) {
     onShellOutput = () => {},
     onUnavailable = () => {},
     onState = () => {},
+    onError = (error) => console.error('shell output poller: a callback failed', error),
     setTimeout: schedule = globalThis.setTimeout.bind(globalThis),
     clearTimeout: unschedule = globalThis.clearTimeout.bind(globalThis),
     baseDelayMs = BASE_DELAY_MS,
@@ -85,10 +89,19 @@ export function createShellOutputPoller(options) {
   let shellOutput = null;
   let unavailable = false;
 
+  /** Calls a callback; one that throws must not stop the poller half-way through a step. */
+  function notify(callback, ...args) {
+    try {
+      callback(...args);
+    } catch (error) {
+      onError(error);
+    }
+  }
+
   function setState(next) {
     if (state === next) return;
     state = next;
-    onState(next);
+    notify(onState, next);
   }
 
   function cancelTimer() {
@@ -140,9 +153,9 @@ export function createShellOutputPoller(options) {
     shellOutput = value;
     if (unavailable) {
       unavailable = false;
-      onUnavailable(false, null);
+      notify(onUnavailable, false, null);
     }
-    onShellOutput(value);
+    notify(onShellOutput, value);
     if (state === 'closed') return; // a callback closed us
     if (final || isTerminalShellOutput(value)) setState('done');
     else wait(baseDelayMs);
@@ -151,7 +164,7 @@ export function createShellOutputPoller(options) {
   function failed(error) {
     failures += 1;
     unavailable = true;
-    onUnavailable(true, error);
+    notify(onUnavailable, true, error);
     if (state === 'closed') return;
     wait(backoffDelay(failures, baseDelayMs, maxDelayMs));
   }

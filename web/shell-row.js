@@ -3,6 +3,7 @@
 // poller created, only while the disclosure is open; collapsing closes both.
 
 import { renderTerminalText } from './ansi-dom.js';
+import { setVisibleText } from './bidi.js';
 import { copyText, downloadText } from './clipboard.js';
 import { h, mountSlots, setData } from './dom.js';
 import { outputView } from './output-view.js';
@@ -82,13 +83,13 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     setData(el, 'hasOutput', hasRetainedOutput(current));
     setData(el, 'expanded', Boolean(disclosure));
 
-    command.textContent = commandOf(current);
+    setVisibleText(command, commandOf(current)); // bidi controls as markers; Copy takes the real text
     badge.className = `badge badge--${result}`;
     badge.textContent = shellStatusLabel(result, status, exitCode);
     setData(badge, 'result', result);
 
     const dir = workDirOf(current);
-    if (dir) workDir.textContent = dir;
+    if (dir) setVisibleText(workDir, dir);
     mountSlots(meta, [workDir, badge], new Set(dir ? [workDir, badge] : [badge]));
 
     const offered = hasRetainedOutput(current) || Boolean(disclosure);

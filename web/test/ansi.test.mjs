@@ -1,9 +1,12 @@
-// Unit tests of the terminal-output parser: SGR styles, carriage returns, dropped sequences.
+// Unit tests of the terminal-output parser: SGR styles, carriage returns, dropped sequences, the
+// cursor's right margin, the line as cells (and what hostile input costs), drawing safely.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { CHUNK_LINES, chunkStarts } from '../ansi-dom.js';
-import { applySgr, paletteColour, parseAnsi, plainText, styleBefore } from '../ansi.js';
+import {
+  MAX_COLUMN, applySgr, paletteColour, parseAnsi, plainText, strippedText, styleBefore, terminalRuns,
+} from '../ansi.js';
 
 const E = '\x1b';
 const shown = (text) => plainText(parseAnsi(text));
@@ -131,6 +134,111 @@ describe('carriage returns and line editing', () => {
 
   test('lines before a rewritten line are untouched', () => {
     assert.equal(shown('first\nsecond 1/3\rsecond 3/3\n'), 'first\nsecond 3/3\n');
+  });
+});
+
+describe('hostile cursor movement', () => {
+  test('a column past the right margin stops at it: one sequence pads at most MAX_COLUMN spaces', () => {
+    assert.equal(MAX_COLUMN, 1024);
+    const text = `first\nsecond\n${E}[999999999Gx\n`;
+    assert.equal(shown(text), `first\nsecond\n${' '.repeat(MAX_COLUMN)}x\n`);
+    assert.equal(shown(`${E}[${'9'.repeat(400)}Gy`), `${' '.repeat(MAX_COLUMN)}y`); // Infinity too
+    assert.equal(shown(`${E}[${MAX_COLUMN + 1}Gz`), `${' '.repeat(MAX_COLUMN)}z`); // the last column itself
+  });
+
+  test('column moves cannot lengthen a line past the margin however often they repeat', () => {
+    const line = plainText(parseAnsi(`${E}[99999Ga`.repeat(1000)));
+    assert.equal(line, `${' '.repeat(MAX_COLUMN)}a`);
+  });
+
+  test('text written past the margin is kept, and a column move brings the cursor back within it', () => {
+    const long = 'x'.repeat(MAX_COLUMN + 10);
+    assert.equal(shown(`${long}${E}[99999GY`), `${'x'.repeat(MAX_COLUMN)}Y${'x'.repeat(9)}`);
+  });
+
+  test('erasing up to a far column pads to the margin only', () => {
+    assert.equal(shown(`ab${E}[99999G${E}[1K`), ' '.repeat(MAX_COLUMN));
+  });
+});
+
+describe('the line as cells', () => {
+  test('a rewrite of the first column keeps the many styled runs after it', () => {
+    const colourful = Array.from({ length: 6 }, (_, i) => `${E}[3${i % 2}ma`).join('');
+    assert.deepEqual(looks(`${colourful}\r${E}[0mb`), [
+      ['b'], ['a', 'ansi-fg-1', null, null], ['a', 'ansi-fg-0', null, null], ['a', 'ansi-fg-1', null, null],
+      ['a', 'ansi-fg-0', null, null], ['a', 'ansi-fg-1', null, null],
+    ]);
+  });
+
+  test('a rewrite in the middle of a run splits it, and equal neighbours join again', () => {
+    assert.deepEqual(looks(`${E}[32mgreen${E}[0m\b\b\bX${E}[32mE`), [
+      ['gr', 'ansi-fg-2', null, null], ['X'], ['En', 'ansi-fg-2', null, null],
+    ]);
+    assert.deepEqual(looks(`${E}[32mab${E}[0m\r${E}[32mA`), [['Ab', 'ansi-fg-2', null, null]]);
+  });
+
+  test('writing past the end of the line pads with plain spaces, then styles what it writes', () => {
+    assert.deepEqual(looks(`ab\r${E}[4G${E}[31mz`), [['ab '], ['z', 'ansi-fg-1', null, null]]);
+  });
+
+  test('erasing up to the cursor blanks what was written before, not what comes after', () => {
+    assert.equal(shown(`abcdef\rab${E}[1KXY`), '  XYef');
+    assert.equal(shown(`abcdef${E}[4G${E}[1K\rZ`), 'Z  def');
+    assert.deepEqual(looks(`${E}[31mabcdef${E}[3G${E}[1K${E}[0m`), [['  '], ['cdef', 'ansi-fg-1', null, null]]);
+  });
+
+  test('a later erasure reaching less far leaves the earlier one in force', () => {
+    assert.equal(shown(`abcdef${E}[5G${E}[1K\rxyz${E}[3G${E}[1K`), '  z ef');
+  });
+
+  test('erase to the end after a rewrite drops the tail, and text may grow the line again', () => {
+    assert.equal(shown(`abcdef\rab${E}[K${E}[5Gz`), 'ab  z');
+  });
+
+  // The bound on the work. A linear screen parses each of these in about 0.1 s; rebuilding the
+  // line's runs at every rewrite took some 50 s for the first, and blanking the cells eagerly at
+  // every erasure would take minutes for the second. The bound sits far from both, so a busy
+  // machine does not make it flaky, and a quadratic screen cannot pass it.
+  const BOUND_MS = 5_000;
+  const parsedWithinBound = (text) => {
+    const started = performance.now();
+    const runs = parseAnsi(text);
+    const took = performance.now() - started;
+    assert.ok(took < BOUND_MS, `parsing ${text.length} characters took ${Math.round(took)} ms`);
+    return runs;
+  };
+
+  test('a carriage return over a line of 12,000 runs, rewritten 40,000 times, costs what it writes', () => {
+    const colourful = Array.from({ length: 12_000 }, (_, i) => `${E}[3${i % 2}ma`).join('');
+    const runs = parsedWithinBound(`${colourful}${'\rb'.repeat(40_000)}${E}[0m\ndone\n`);
+    assert.equal(runs.length, 12_000); // `b` takes the last colour, so it joins the second `a`
+    assert.equal(plainText(runs), `b${'a'.repeat(11_999)}\ndone\n`);
+  });
+
+  test('erasing up to the cursor at the end of a long line, many times over, is linear', () => {
+    const runs = parsedWithinBound(`${'a'.repeat(200_000)}${`${E}[1K`.repeat(50_000)}z`);
+    assert.equal(plainText(runs), `${' '.repeat(200_000)}z`);
+  });
+});
+
+describe('drawing safely', () => {
+  test('when the parser fails, the output is shown as text without escapes and controls', () => {
+    const errors = [];
+    const parse = () => {
+      throw new RangeError('Invalid string length');
+    };
+    const runs = terminalRuns(`${E}[31mred${E}[0m\x07 ok\r\n\tnext`, { parse, onError: (e) => errors.push(e) });
+    assert.deepEqual(runs, [{ text: 'red ok\n\tnext', style: null }]);
+    assert.equal(errors.length, 1);
+    assert.deepEqual(terminalRuns('', { parse }), []);
+  });
+
+  test('when the parser works, the runs are its runs', () => {
+    assert.deepEqual(terminalRuns(`${E}[1mx`), parseAnsi(`${E}[1mx`));
+  });
+
+  test('stripped text keeps tabs and newlines and drops 8-bit CSI too', () => {
+    assert.equal(strippedText('a\x9b1;2mb\x1b[?25lc\x00d\te\n'), 'abcd\te\n');
   });
 });
 

@@ -517,3 +517,43 @@ describe('state reporting', () => {
     assert.equal(fetch.count, 1);
   });
 });
+
+describe('a callback that throws', () => {
+  const failing = () => {
+    throw new RangeError('Invalid string length');
+  };
+
+  test('a failing final render still ends the poller, and the error is reported', async () => {
+    const errors = [];
+    const { fetch, poller } = setup({ onShellOutput: failing, onError: (error) => errors.push(error) });
+    poller.notifyTerminal();
+    poller.open();
+    assert.equal(poller.state, 'finalizing');
+    fetch.last.resolve(shellOutput('complete', { stdout: 'x\n', exit_code: 0 }));
+    await flush();
+    assert.equal(poller.state, 'done');
+    assert.equal(poller.shellOutput.output.stdout, 'x\n');
+    assert.deepEqual(errors.map((error) => error.message), ['Invalid string length']);
+  });
+
+  test('a failing render of a running output still schedules the next request', async () => {
+    const { clock, fetch, poller } = setup({ onShellOutput: failing, onError: () => {} });
+    poller.open();
+    await answerRunning(fetch);
+    assert.equal(poller.state, 'waiting');
+    await clock.advance(1_000);
+    assert.equal(fetch.count, 2);
+  });
+
+  test('failing state and unavailable callbacks do not stop the backoff', async () => {
+    const errors = [];
+    const { clock, fetch, poller } = setup({ onState: failing, onUnavailable: failing, onError: (e) => errors.push(e) });
+    poller.open();
+    await failLast(fetch);
+    assert.equal(poller.state, 'waiting');
+    assert.equal(poller.unavailable, true);
+    await clock.advance(1_000);
+    assert.equal(fetch.count, 2);
+    assert.ok(errors.length >= 3); // fetching, unavailable, waiting, fetching
+  });
+});

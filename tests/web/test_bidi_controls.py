@@ -1,0 +1,86 @@
+"""Bidi controls (U+202E RIGHT-TO-LEFT OVERRIDE and friends) in what the page shows are drawn
+as visible markers, not applied (web/bidi.js, ADR 0125): `cat \\u202Etxt.exe` would read
+`cat exe.txt`, another command than the one that ran. The command, the work directory, a tool
+call's title and the output read in the order their characters run; copying takes the real
+text."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Locator, expect
+from web.chat import ChatPage
+
+from support.acp import codex_end, codex_start
+from support.rest import Api, unique
+from support.stack import Stack
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE
+MARKER = "⟨U+202E⟩"
+COMMAND = f"cat {RLO}txt.exe"
+WORK_DIR = f"/home/dev/{RLO}gpj.exe"
+OUTPUT = f"reading {RLO}fdp.exe\n"
+
+# Where each character of `word` is drawn, left to right on screen, in the first text node of
+# `el` that holds it.
+LEFTS = """(el, word) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const start = node.data.indexOf(word);
+        if (start < 0) continue;
+        return [...word].map((_, i) => {
+            const range = document.createRange();
+            range.setStart(node, start + i);
+            range.setEnd(node, start + i + 1);
+            return range.getBoundingClientRect().left;
+        });
+    }
+    return null;
+}"""
+
+
+def assert_reads_in_order(el: Locator, word: str) -> None:
+    expect(el).to_contain_text(word)
+    lefts: list[float] | None = el.evaluate(LEFTS, word)
+    assert lefts is not None, f"{word!r} is not one text run"
+    assert lefts == sorted(lefts), f"{word!r} is drawn reordered: {lefts}"
+
+
+def test_a_command_its_work_dir_and_output_show_bidi_controls_and_copy_the_real_text(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, COMMAND, work_dir=WORK_DIR),
+                                          codex_end(call, OUTPUT, 0)])
+    tool_id = api.play(session["id"], [{
+        "sessionUpdate": "tool_call", "toolCallId": unique("read"), "kind": "read",
+        "title": f"Read {RLO}txt.exe", "status": "completed"}])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    row = chat.shell_row(message_id)
+    command = row.get_by_test_id("shell-command")
+    expect(command).to_have_text(f"cat {MARKER}txt.exe")
+    assert_reads_in_order(command, "txt.exe")
+    work_dir = row.get_by_test_id("shell-workdir")
+    expect(work_dir).to_have_text(f"/home/dev/{MARKER}gpj.exe")
+    assert_reads_in_order(work_dir, "gpj.exe")
+    title = chat.page.locator(f'[data-testid=tool-call-row][data-message-id="{tool_id}"]'
+                              ).get_by_test_id("tool-call-title")
+    expect(title).to_have_text(f"Read {MARKER}txt.exe")
+    assert_reads_in_order(title, "txt.exe")
+
+    body = chat.expand(message_id)
+    expect(body).to_have_attribute("data-poll-state", "done")
+    stdout = body.get_by_test_id("shell-output-stdout")
+    expect(stdout).to_have_text(f"reading {MARKER}fdp.exe\n")
+    assert_reads_in_order(stdout, "fdp.exe")
+
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    row.get_by_test_id("shell-command-copy").click()
+    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == COMMAND
+    body.get_by_test_id("shell-output-copy").click()
+    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == OUTPUT
