@@ -132,7 +132,7 @@ def test_a_malformed_frame_is_skipped_and_the_session_goes_on(stack: Stack, tmp_
     assert _agent_text(stack, finished) == ["before after"]
 
 
-@pytest.mark.parametrize("method,params", [
+@pytest.mark.parametrize(("method", "params"), [
     pytest.param("fs/read_text_file", {"path": "/tmp/a\u0000b"}, id="read-nul-path"),
     pytest.param("fs/write_text_file", {"path": "/tmp/a\u0000b", "content": "x"},
                  id="write-nul-path"),
