@@ -9,9 +9,9 @@ whenever the whole output did, which marks the stream truncated. The record the 
 stores from `output_tail(output)` is the one it stores from `output` (ADR 0123).
 
 Two `terminal_output_chunk`s of one terminal that wait in the queue become one chunk whose
-data is the tail of both, kept where the earlier one waits, when every update queued between
-them is a chunk of another terminal that names another tool call (so the fold of no record
-sees the order change).
+data is the tail of both (`joined`), kept where the earlier one waits, when every update
+queued between them is a chunk of another terminal that names another tool call (so the fold
+of no record sees the order change).
 """
 
 from __future__ import annotations
@@ -96,9 +96,17 @@ def merge_position(queued_newest_first: Iterable[Chunk | None], chunk: Chunk) ->
     return None
 
 
-def merged(update: Mapping[str, Any], earlier: Chunk, later: Chunk) -> tuple[dict[str, Any],
-                                                                           Chunk]:
-    """The update `update` (whose chunk is `earlier`) holding the tail of both chunks' data."""
-    data = output_tail(earlier.data + later.data)
-    return ({**update, "data": base64.b64encode(data).decode("ascii")},
-            Chunk(earlier.terminal_id, earlier.meta, earlier.call, data))
+def joined(earlier: Chunk, later: Chunk) -> Chunk:
+    """`earlier` holding the tail of both chunks' data (where `earlier` waits)."""
+    return Chunk(earlier.terminal_id, earlier.meta, earlier.call,
+                 output_tail(earlier.data + later.data))
+
+
+def with_data(update: Mapping[str, Any], chunk: Chunk) -> dict[str, Any]:
+    """The chunk update `update` carrying `chunk`'s data instead of its own."""
+    return {**update, "data": base64.b64encode(chunk.data).decode("ascii")}
+
+
+def encoded_length(data_bytes: int) -> int:
+    """How long the padded base64 of `data_bytes` bytes is."""
+    return 4 * -(-data_bytes // 3)

@@ -28,7 +28,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shellexec.bridge.coalescing import Chunk, merge_position, merged, read_chunk
+from shellexec.bridge.coalescing import (
+    Chunk,
+    encoded_length,
+    joined,
+    merge_position,
+    read_chunk,
+    with_data,
+)
 from shellexec.bridge.errors import (
     BridgeError,
     BufferFullError,
@@ -60,7 +67,15 @@ class _Pending:
     sequence: int
     update: Update
     size: int
-    chunk: Chunk | None
+    chunk: Chunk | None = None
+    merged: bool = False
+
+    def payload(self) -> Update:
+        """What is published: the update, or for merged chunks the update with their data
+        (encoded once, when it is published, however often it was merged)."""
+        if self.chunk is None or not self.merged:
+            return self.update
+        return with_data(self.update, self.chunk)
 
 
 @dataclass(slots=True)
@@ -106,13 +121,14 @@ class Forwarder:
             return
         sequence = self._next_sequence
         self._next_sequence += 1
-        why = unpublishable(update)
+        chunk = read_chunk(update)
+        # A chunk's data is valid base64, which encodes as it is: only the rest is checked.
+        why = unpublishable(update if chunk is None else _without_data(update))
         if why is not None:
             self.stats.rejected += 1
             log.warning("update #%d (%s) cannot be published: %s; skipped", sequence,
                         _kind(update), why)
             return
-        chunk = read_chunk(update)
         if chunk is None or not self._merge(chunk):
             self._append(_Pending(sequence, update, _size(update), chunk))
 
@@ -138,12 +154,13 @@ class Forwarder:
         index = len(self._queue) - 1 - position
         earlier = self._queue[index]
         assert earlier.chunk is not None  # merge_position only points at chunks
-        update, joined = merged(earlier.update, earlier.chunk, chunk)
-        size = _size(update)
+        both = joined(earlier.chunk, chunk)
+        size = (earlier.size + encoded_length(len(both.data))
+                - encoded_length(len(earlier.chunk.data)))
         if self._bytes - earlier.size + size > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
             return True
-        self._queue[index] = _Pending(earlier.sequence, update, size, joined)
+        self._queue[index] = _Pending(earlier.sequence, earlier.update, size, both, merged=True)
         self._bytes += size - earlier.size
         self.stats.merged += 1
         return True
@@ -204,7 +221,7 @@ class Forwarder:
 
     async def _publish(self, publish: Publish, item: _Pending) -> None:
         try:
-            duplicate = await publish(item.sequence, item.update)
+            duplicate = await publish(item.sequence, item.payload())
         except ServiceRejectedError as error:
             # One update the service cannot take must not sink the whole session.
             if not refuses_only_the_update(error):
@@ -224,6 +241,10 @@ class Forwarder:
 def _kind(update: Update) -> str:
     """The update's `sessionUpdate`, quoted short: it is the agent's text."""
     return str(update.get("sessionUpdate"))[:64]
+
+
+def _without_data(update: Update) -> Update:
+    return {key: value for key, value in update.items() if key != "data"}
 
 
 def _size(update: Update) -> int:
