@@ -87,12 +87,12 @@ def test_a_command_no_tool_call_names_may_print_past_the_held_bound(
 
 def test_a_command_printing_faster_than_the_service_stores_cannot_fill_the_buffer(
         stack: Stack, tmp_path: Path) -> None:
-    # About 15 MB at pipe speed, read 64 KiB at a time: without merging, ~230 updates of
-    # ~87 KB, far more than the 2 MB buffer holds while the service stores a few of them.
-    lines = 2_000_000
+    # About 7 MB at pipe speed, read 64 KiB at a time: without merging, ~100 updates of
+    # ~87 KB, far more than the 1 MB buffer holds while the service stores a few of them.
+    lines = 1_000_000
     script: list[Step] = [_tool_call("call-1"), *_run_terminal(f"seq 1 {lines}"),
                           {"update": say("done")}]
-    finished = _run(stack, tmp_path, script, "--max-buffered-bytes", "2000000")
+    finished = _run(stack, tmp_path, script, "--max-buffered-bytes", "1000000")
 
     text, output = _recorded(stack, finished)
     assert text == ["done"]
