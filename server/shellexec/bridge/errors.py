@@ -8,7 +8,8 @@
     ├── ServiceError                the service could not record the session       (exit 3)
     │   ├── ServiceUnavailableError unreachable for longer than the retry window
     │   ├── ServiceRejectedError    a definite, non-retryable refusal (e.g. NOT_FOUND)
-    │   └── BufferFullError         too many updates waited for the service
+    │   ├── BufferFullError         too many updates waited for the service
+    │   └── ForwardingError         publishing stopped on an error nothing else handled
     └── SignalError                 SIGINT/SIGTERM while the bridge waited         (130/143)
 """
 
@@ -94,14 +95,52 @@ def refused_options(refusal: ServiceRejectedError) -> UsageError:
     return UsageError(f"the service refused the session: {refusal.details}")
 
 
-class BufferFullError(ServiceError):
-    """More than `limit` updates or bytes (`what`) waited for the service."""
+# Refusals of one PublishUpdate that concern only the update published (docs/bridge.md,
+# "Updates the service refuses"): INVALID_ARGUMENT, the update is malformed or too large;
+# FAILED_PRECONDITION, the session holds too many updates of terminals no call names yet.
+# Every other definite answer concerns the whole run: the session is gone (NOT_FOUND), the
+# token no longer covers it (UNAUTHENTICATED, PERMISSION_DENIED), another writer numbers the
+# session (ALREADY_EXISTS), or an answer the bridge does not know.
+UPDATE_REFUSALS = frozenset({"INVALID_ARGUMENT", "FAILED_PRECONDITION"})
 
-    def __init__(self, what: str, limit: int) -> None:
-        super().__init__(f"update buffer full ({what} limit {limit}) while the service lagged "
-                         "behind; the agent was cancelled")
+
+def refuses_only_the_update(refusal: ServiceRejectedError) -> bool:
+    """Whether the bridge skips the refused update and goes on with the next one."""
+    return refusal.code in UPDATE_REFUSALS
+
+
+class BufferFullError(ServiceError):
+    """More than `limit` updates or bytes (`what`) waited for the service; `pending` updates
+    were waiting then, and `dropped` counts the updates that found it full."""
+
+    def __init__(self, what: str, limit: int, pending: int) -> None:
+        super().__init__(what, limit, pending)
         self.what = what
         self.limit = limit
+        self.pending = pending
+        self.dropped = 0
+
+    def __str__(self) -> str:
+        # Composed when printed: updates keep arriving (and are dropped) until the agent
+        # has been cancelled.
+        return (f"update buffer full ({self.what} limit {self.limit}) while the service lagged "
+                f"behind; {self.pending} update(s) waiting were never published and "
+                f"{self.dropped} later one(s) were dropped; the agent was cancelled")
+
+
+# How much of an unexpected error's text the bridge's final message quotes.
+_QUOTED_CHARS = 300
+
+
+class ForwardingError(ServiceError):
+    """Publishing update #`sequence` ended on an error the bridge has no answer for."""
+
+    def __init__(self, sequence: int, error: BaseException) -> None:
+        said = str(error)[:_QUOTED_CHARS]
+        super().__init__(f"publishing update #{sequence} failed unexpectedly "
+                         f"({type(error).__name__}: {said}); it and later updates were not "
+                         "published")
+        self.sequence = sequence
 
 
 class SignalError(BridgeError):

@@ -9,6 +9,12 @@ retry after a lost answer is deduplicated by the service instead of applied twic
 While the service is away the buffer grows; past `BufferLimits` (a count and a byte size) the
 forwarder fails with `BufferFullError` rather than eat the machine's memory. See docs/adr/0030
 and docs/adr/0031.
+
+An update that cannot be published at all (`publishable`) is skipped when it arrives, and one
+the service refuses for itself alone (`refuses_only_the_update`) when it is answered: both with
+a warning naming its number and why. A terminal's output chunks still waiting are merged into
+one bounded chunk (`coalescing`), so terminal output never fills the buffer. Whatever else
+ends the drain becomes the forwarder's failure, so `flush` never waits forever (ADR 0123).
 """
 
 from __future__ import annotations
@@ -22,7 +28,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shellexec.bridge.errors import BridgeError, BufferFullError, ServiceRejectedError
+from shellexec.bridge.coalescing import (
+    Chunk,
+    encoded_length,
+    joined,
+    merge_position,
+    read_chunk,
+    with_data,
+)
+from shellexec.bridge.errors import (
+    BridgeError,
+    BufferFullError,
+    ForwardingError,
+    ServiceRejectedError,
+    refuses_only_the_update,
+)
+from shellexec.bridge.publishable import unpublishable
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -46,15 +67,26 @@ class _Pending:
     sequence: int
     update: Update
     size: int
+    chunk: Chunk | None = None
+    merged: bool = False
+
+    def payload(self) -> Update:
+        """What is published: the update, or for merged chunks the update with their data
+        (encoded once, when it is published, however often it was merged)."""
+        if self.chunk is None or not self.merged:
+            return self.update
+        return with_data(self.update, self.chunk)
 
 
 @dataclass(slots=True)
 class ForwardStats:
-    """What the drain did: published (new), duplicates (already stored), rejected (skipped)."""
+    """What the forwarder did: published (new), duplicates (already stored), rejected
+    (skipped: refused or unpublishable), merged (terminal chunks joined to a waiting one)."""
 
     published: int = 0
     duplicates: int = 0
     rejected: int = 0
+    merged: int = 0
 
 
 class Forwarder:
@@ -81,21 +113,57 @@ class Forwarder:
     def enqueue(self, update: object) -> None:
         """Records one update. Synchronous on purpose: see the module docstring."""
         if self.failure is not None:
+            if isinstance(self.failure, BufferFullError):
+                self.failure.dropped += 1
             return
         if not isinstance(update, Mapping):
             log.warning("agent sent a session/update without an update object; skipped")
             return
-        size = len(json.dumps(update, separators=(",", ":")).encode())
+        sequence = self._next_sequence
+        self._next_sequence += 1
+        chunk = read_chunk(update)
+        # A chunk's data is valid base64, which encodes as it is: only the rest is checked.
+        why = unpublishable(update if chunk is None else _without_data(update))
+        if why is not None:
+            self.stats.rejected += 1
+            log.warning("update #%d (%s) cannot be published: %s; skipped", sequence,
+                        _kind(update), why)
+            return
+        if chunk is None or not self._merge(chunk):
+            self._append(_Pending(sequence, update, _size(update), chunk))
+
+    def _append(self, item: _Pending) -> None:
         if len(self._queue) >= self._limits.max_updates:
-            self._fail(BufferFullError("updates", self._limits.max_updates))
-        elif self._bytes + size > self._limits.max_bytes:
-            self._fail(BufferFullError("bytes", self._limits.max_bytes))
+            self._full("updates", self._limits.max_updates)
+        elif self._bytes + item.size > self._limits.max_bytes:
+            self._full("bytes", self._limits.max_bytes)
         else:
-            self._queue.append(_Pending(self._next_sequence, update, size))
-            self._next_sequence += 1
-            self._bytes += size
+            self._queue.append(item)
+            self._bytes += item.size
             self._idle.clear()
             self._wake.set()
+
+    def _merge(self, chunk: Chunk) -> bool:
+        """Joins `chunk` to a chunk of its terminal still waiting; False when none may take
+        it. The head of the queue may be in flight, so it never changes."""
+        waiting = len(self._queue) - 1
+        newest_first = (self._queue[-1 - offset].chunk for offset in range(max(waiting, 0)))
+        position = merge_position(newest_first, chunk)
+        if position is None:
+            return False
+        index = len(self._queue) - 1 - position
+        earlier = self._queue[index]
+        assert earlier.chunk is not None  # merge_position only points at chunks
+        both = joined(earlier.chunk, chunk)
+        size = (earlier.size + encoded_length(len(both.data))
+                - encoded_length(len(earlier.chunk.data)))
+        if self._bytes - earlier.size + size > self._limits.max_bytes:
+            self._full("bytes", self._limits.max_bytes)
+            return True
+        self._queue[index] = _Pending(earlier.sequence, earlier.update, size, both, merged=True)
+        self._bytes += size - earlier.size
+        self.stats.merged += 1
+        return True
 
     def start(self, publish: Publish) -> None:
         """Starts draining into `publish(sequence, update)`; buffered updates go first."""
@@ -120,39 +188,64 @@ class Forwarder:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
+    def _full(self, what: str, limit: int) -> None:
+        """The buffer is full: the update that did not fit is the first one dropped."""
+        error = BufferFullError(what, limit, len(self._queue))
+        error.dropped = 1
+        self._fail(error)
+
     def _fail(self, error: BridgeError) -> None:
         if self.failure is None:
             self.failure = error
             self.failed.set()
 
     async def _drain(self, publish: Publish) -> None:
+        sequence = 0
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._queue:
                     head = self._queue[0]
+                    sequence = head.sequence
                     await self._publish(publish, head)
                     self._queue.popleft()
                     self._bytes -= head.size
                 self._idle.set()
         except BridgeError as error:
             self._fail(error)
+        except Exception as error:
+            # Whatever ends the drain must end flush() too, or the bridge would wait forever.
+            log.debug("the drain stopped on update #%d", sequence, exc_info=True)
+            self._fail(ForwardingError(sequence, error))
 
     async def _publish(self, publish: Publish, item: _Pending) -> None:
         try:
-            duplicate = await publish(item.sequence, item.update)
+            duplicate = await publish(item.sequence, item.payload())
         except ServiceRejectedError as error:
-            # One malformed or oversized update must not sink the whole session.
-            if error.code != "INVALID_ARGUMENT":
+            # One update the service cannot take must not sink the whole session.
+            if not refuses_only_the_update(error):
                 raise
             self.stats.rejected += 1
-            log.warning("service refused update #%d (%s): %s; skipped", item.sequence,
-                        item.update.get("sessionUpdate"), error.details)
+            log.warning("service refused update #%d (%s): %s: %s; skipped", item.sequence,
+                        _kind(item.update), error.code, error.details)
             return
         if duplicate:
             self.stats.duplicates += 1
         else:
             self.stats.published += 1
-        log.debug("published #%d (%s)%s", item.sequence, item.update.get("sessionUpdate"),
+        log.debug("published #%d (%s)%s", item.sequence, _kind(item.update),
                   " again: already stored" if duplicate else "")
+
+
+def _kind(update: Update) -> str:
+    """The update's `sessionUpdate`, quoted short: it is the agent's text."""
+    return str(update.get("sessionUpdate"))[:64]
+
+
+def _without_data(update: Update) -> Update:
+    return {key: value for key, value in update.items() if key != "data"}
+
+
+def _size(update: Update) -> int:
+    return len(json.dumps(update, separators=(",", ":")).encode())

@@ -13,12 +13,18 @@ seconds, on cancel and when the bridge stops is killed with its whole group. Thi
 sandbox: see docs/bridge.md.
 
 What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
-command and directory at create, a `terminal_output_chunk` per read of the output (all of it:
-the service keeps its own bound), and a `terminal_update` with `exitStatus` once the process
-ended. Each names the tool call the terminal belongs to (`open_calls`) in
-`_meta.shellexec_tool_call_id`; if the agent's content later names the terminal in another
-call, the bridge clears what it recorded into the first call and records the terminal's
-output again into the call that named it.
+command and directory at create, a `terminal_output_chunk` per read of the output (the
+forwarder merges those still waiting into one, bounded as the service bounds a stream), and a
+`terminal_update` with `exitStatus` once the process ended. Each names the tool call the
+terminal belongs to (`open_calls`) in `_meta.shellexec_tool_call_id`; if the agent's content
+later names the terminal in another call, the bridge clears what it recorded into the first
+call and records the terminal's output again into the call that named it.
+
+A terminal created while no tool call is open belongs to no call yet, and the service would
+hold its updates only up to a bound (ADR 0086). So the bridge records nothing of it while no
+call names it: it keeps the newest output (`coalescing.OutputTail`), and records one
+snapshot (command, directory, that output, the exit status once known) when a call names the
+terminal or when its process ended, whichever comes first (ADR 0123).
 """
 
 from __future__ import annotations
@@ -40,12 +46,12 @@ from typing import Any
 from acp.exceptions import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
 
+from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
 from shellexec.normalize.terminal_updates import terminal_refs
-from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
     ACP_TERMINAL_UPDATE,
@@ -71,7 +77,7 @@ class _Terminal:
     process: asyncio.subprocess.Process
     window: OutputWindow
     call_id: str | None
-    recorded: OutputWindow = field(default_factory=lambda: OutputWindow(MAX_OUTPUT_STREAM_BYTES))
+    recorded: OutputTail = field(default_factory=OutputTail)
     status: TerminalExitStatus | None = None
     ended: asyncio.Task[TerminalExitStatus] | None = None
     timer: asyncio.TimerHandle | None = None
@@ -132,7 +138,9 @@ class TerminalHost:
                              self._calls.fallback())
         self._terminals[terminal_id] = terminal
         log.info("terminal %s: running %r in %s", terminal_id, line, where)
-        self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line, cwd=str(where)))
+        if terminal.call_id is not None:
+            self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line,
+                                      cwd=str(where)))
         terminal.ended = asyncio.ensure_future(self._run(terminal))
         terminal.timer = asyncio.get_running_loop().call_later(
             self._timeout, self._time_out, terminal)
@@ -234,8 +242,11 @@ class TerminalHost:
         terminal.status = _exit_status(returncode)
         log.info("terminal %s: exited (%s)", terminal.terminal_id,
                  terminal.status.signal or terminal.status.exit_code)
-        self._record(self._update(terminal, ACP_TERMINAL_UPDATE, exitStatus=terminal.status
-                                  .model_dump(by_alias=True, exclude={"field_meta"})))
+        if terminal.call_id is None:
+            self._record(self._snapshot(terminal))
+        else:
+            self._record(self._update(terminal, ACP_TERMINAL_UPDATE, exitStatus=terminal.status
+                                      .model_dump(by_alias=True, exclude={"field_meta"})))
         return terminal.status
 
     async def _read(self, terminal: _Terminal) -> None:
@@ -244,8 +255,9 @@ class TerminalHost:
         while data := await stream.read(_READ_BYTES):
             terminal.window.append(data)
             terminal.recorded.append(data)
-            self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
-                                      data=base64.b64encode(data).decode("ascii")))
+            if terminal.call_id is not None:
+                self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
+                                          data=base64.b64encode(data).decode("ascii")))
 
     def _time_out(self, terminal: _Terminal) -> None:
         if terminal.process.returncode is not None:

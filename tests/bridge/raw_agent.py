@@ -1,0 +1,116 @@
+"""A hostile ACP agent for the review-8 tests: it speaks JSON-RPC over stdio by hand, so it can
+send what no SDK would (frames without an end, odd ids, deep nesting).
+
+    python raw_agent.py SCRIPT RECORD
+
+It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (a JSON list):
+
+    {"raw": "text"}                  these bytes as they are (no newline added)
+    {"filler": N}                    N bytes of `x` (no newline), written 1 MiB at a time
+    {"request": {"method": ..., "params": {...}}}   a request; the answer -> record["answers"]
+    {"environ_of_parent": ["NAME"]}  which NAMEs /proc/<parent>/environ holds -> record
+    {"parent_peak_rss": true}        the parent's (the bridge's) VmHWM in KiB -> record
+
+and then answers the prompt `end_turn`. RECORD (JSON) is rewritten after every step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+_MIB = 1024 * 1024
+
+
+class RawAgent:
+    def __init__(self, script: list[dict[str, Any]], record: Path) -> None:
+        self._script = script
+        self._record_path = record
+        self._record: dict[str, Any] = {"answers": [], "environ_of_parent": [], "done": [],
+                                        "parent_peak_rss": []}
+        self._next_id = 0
+        self._save()
+
+    def _save(self) -> None:
+        partial = self._record_path.with_suffix(".partial")
+        partial.write_text(json.dumps(self._record))
+        os.replace(partial, self._record_path)
+
+    def _write(self, data: bytes) -> None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._write(json.dumps(message).encode() + b"\n")
+
+    def _answer(self, request_id: Any, result: dict[str, Any]) -> None:
+        self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def serve(self) -> None:
+        for line in sys.stdin.buffer:
+            message = json.loads(line)
+            method = message.get("method")
+            if method == "initialize":
+                self._answer(message["id"], {"protocolVersion": 1, "agentCapabilities": {},
+                                             "agentInfo": {"name": "raw", "version": "1"}})
+            elif method == "session/new":
+                self._answer(message["id"], {"sessionId": "raw-session"})
+            elif method == "session/prompt":
+                for index, step in enumerate(self._script):
+                    self._play(step)
+                    self._record["done"].append(index)
+                    self._save()
+                self._answer(message["id"], {"stopReason": "end_turn"})
+
+    def _play(self, step: dict[str, Any]) -> None:
+        if "raw" in step:
+            self._write(str(step["raw"]).encode())
+        elif "filler" in step:
+            left = int(step["filler"])
+            while left > 0:
+                self._write(b"x" * min(left, _MIB))
+                left -= _MIB
+        elif "request" in step:
+            self._record["answers"].append(self._request(step["request"]))
+        elif "environ_of_parent" in step:
+            self._record["environ_of_parent"] = sorted(set(step["environ_of_parent"])
+                                                       & _parent_environ_names())
+        elif "parent_peak_rss" in step:
+            self._record["parent_peak_rss"].append(_parent_peak_rss_kib())
+
+    def _request(self, request: dict[str, Any]) -> dict[str, Any]:
+        request_id = f"raw-{self._next_id}"
+        self._next_id += 1
+        self._send({"jsonrpc": "2.0", "id": request_id, **request})
+        for line in sys.stdin.buffer:
+            message: dict[str, Any] = json.loads(line)
+            if message.get("id") == request_id and "method" not in message:
+                return message
+        return {"eof": True}
+
+
+def _parent_environ_names() -> set[str]:
+    try:
+        environ = Path(f"/proc/{os.getppid()}/environ").read_bytes()
+    except OSError:
+        return set()
+    return {entry.split(b"=", 1)[0].decode() for entry in environ.split(b"\0") if entry}
+
+
+def _parent_peak_rss_kib() -> int:
+    for line in Path(f"/proc/{os.getppid()}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def main() -> None:
+    script = json.loads(Path(sys.argv[1]).read_text())
+    RawAgent(script, Path(sys.argv[2])).serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Updates the bridge cannot forward are skipped with a warning naming them, as docs/bridge.md
+promises: one the client cannot encode and one the service refuses for itself alone neither
+hang the bridge nor fail the run."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bridge.harness import Finished, Launched, Step, launch
+from bridge.provider_scripts import say
+
+from shellexec.rules.limits import MAX_HELD_TERMINAL_UPDATES
+
+from support.stack import Stack
+
+pytestmark = pytest.mark.slow
+
+PROMPT = "Do it."
+# Far longer than a healthy run of a few hundred updates takes; reaching it means a hang.
+HANG_SECONDS = 45.0
+
+
+def _finish(launched: Launched) -> Finished:
+    try:
+        return launched.finish(timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        launched.process.kill()
+        launched.process.wait()
+        raise AssertionError("the bridge hung; stderr: "
+                             + launched.stderr_path.read_text()[-3000:]) from None
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = {"deeper": value}
+    return value
+
+
+def _agent_text(stack: Stack, finished: Finished) -> list[str]:
+    session_id = finished.result()["session_id"]
+    return [m["content"] for m in stack.api.messages(session_id) if m["author_type"] == "agent"]
+
+
+# What the client cannot encode as a google.protobuf.Value, each as one update's `_meta`.
+UNENCODABLE: dict[str, Any] = {"nested 60 deep": _nested(60),
+                               "an integer beyond a double": 10 ** 400,
+                               "a lone surrogate": "\ud800"}
+
+
+def test_updates_the_client_cannot_encode_are_skipped_not_a_hang(stack: Stack,
+                                                                tmp_path: Path) -> None:
+    bad: list[Step] = [
+        {"update": {"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": f"never stored: {name} "},
+                    "_meta": {"x": value}}} for name, value in UNENCODABLE.items()]
+    script: list[Step] = [{"update": say("before ")}, *bad, {"update": say("after")}]
+    finished = _finish(launch(stack, tmp_path, script, "--prompt", PROMPT))
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr
+    # The prompt is update #1, "before " #2, then the unencodable ones.
+    for number in range(3, 3 + len(UNENCODABLE)):
+        assert (f"update #{number} (agent_message_chunk) cannot be published: it "
+                in finished.stderr)
+    assert _agent_text(stack, finished) == ["before after"]
+
+
+def test_updates_past_the_held_terminal_bound_are_skipped(stack: Stack,
+                                                         tmp_path: Path) -> None:
+    # ACP v2 terminal updates of a terminal no tool call names: the service holds at most
+    # 256 of them per session and refuses the next ones with FAILED_PRECONDITION.
+    over = 4
+    held: list[Step] = [
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "orphan",
+                    "command": f"step {n}"}} for n in range(MAX_HELD_TERMINAL_UPDATES + over)]
+    script: list[Step] = [{"update": say("before ")}, *held, {"update": say("after")}]
+    finished = _finish(launch(stack, tmp_path, script, "--prompt", PROMPT))
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    first_refused = 2 + MAX_HELD_TERMINAL_UPDATES + 1
+    assert (f"service refused update #{first_refused} (terminal_update): FAILED_PRECONDITION"
+            in finished.stderr)
+    assert f"; {over} refused" in finished.stderr
+    assert _agent_text(stack, finished) == ["before after"]

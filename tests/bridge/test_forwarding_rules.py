@@ -1,0 +1,176 @@
+"""The forwarder's rules, without a service: which updates it skips and why, which refusals
+end the run, what stops the drain, and what a full buffer says."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from typing import Any
+
+import pytest
+
+from shellexec.api.convert import ValueBudget, python_value
+from shellexec.bridge.coalescing import TAIL_BYTES
+from shellexec.bridge.errors import (
+    BufferFullError,
+    ForwardingError,
+    ServiceRejectedError,
+    refuses_only_the_update,
+)
+from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
+from shellexec.bridge.publishable import nests_deeper_than, unpublishable
+from shellexec.client import ErrorDetails
+from shellexec.client._values import to_value
+from shellexec.rules.limits import MAX_UPDATE_DEPTH
+from shellexec.service import InvalidArgumentError
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An update whose objects nest `depth` deep (the update itself is level 1)."""
+    value: Any = "bottom"
+    for _ in range(depth - 1):
+        value = {"deeper": value}
+    return {"sessionUpdate": "agent_message_chunk", "x": value}
+
+
+def _service_refuses(update: dict[str, Any]) -> bool:
+    try:
+        python_value(to_value(update), "update", ValueBudget("update"))
+    except InvalidArgumentError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("depth", [MAX_UPDATE_DEPTH, MAX_UPDATE_DEPTH + 1])
+def test_the_depth_check_is_the_service_s_own(depth: int) -> None:
+    update = _nested(depth)
+    assert nests_deeper_than(update, MAX_UPDATE_DEPTH) == _service_refuses(update)
+    assert (unpublishable(update) is None) == (depth <= MAX_UPDATE_DEPTH)
+
+
+def test_lists_count_as_levels_and_no_nesting_exhausts_the_stack() -> None:
+    value: Any = []
+    for _ in range(100_000):
+        value = [value]
+    assert nests_deeper_than({"x": [[1]]}, 3) is False
+    assert nests_deeper_than({"x": [[[]]]}, 3) is True
+    assert nests_deeper_than(value, MAX_UPDATE_DEPTH) is True
+
+
+@pytest.mark.parametrize("value", [10 ** 400, "\ud800"],
+                         ids=["integer-beyond-a-double", "lone-surrogate"])
+def test_what_the_client_cannot_encode_is_unpublishable(value: object) -> None:
+    why = unpublishable({"sessionUpdate": "agent_message_chunk", "_meta": {"x": value}})
+    assert why is not None
+    assert why.startswith("it cannot be encoded as JSON for the service")
+
+
+def _refusal(code: str) -> ServiceRejectedError:
+    return ServiceRejectedError("publish update #1", code, "no", ErrorDetails())
+
+
+@pytest.mark.parametrize(("code", "only_the_update"), [
+    ("INVALID_ARGUMENT", True), ("FAILED_PRECONDITION", True), ("NOT_FOUND", False),
+    ("ALREADY_EXISTS", False), ("PERMISSION_DENIED", False), ("UNAUTHENTICATED", False),
+    ("UNIMPLEMENTED", False),
+])
+def test_which_refusals_skip_the_update(code: str, only_the_update: bool) -> None:
+    assert refuses_only_the_update(_refusal(code)) is only_the_update
+
+
+def _say(text: str) -> Update:
+    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+
+
+async def _forward(updates: list[object], refuse: dict[str, str]
+                   ) -> tuple[list[int], Forwarder, BaseException | None]:
+    """Publishes `updates`; an update whose text is a key of `refuse` is refused with that
+    code, one whose text is `crash` raises an error no rule expects."""
+    published: list[int] = []
+
+    async def publish(sequence: int, update: Update) -> bool:
+        text = update["content"]["text"]
+        if text == "crash":
+            raise KeyError("something nobody handled")
+        if text in refuse:
+            raise _refusal(refuse[text])
+        published.append(sequence)
+        return False
+
+    forwarder = Forwarder(BufferLimits())
+    for update in updates:
+        forwarder.enqueue(update)
+    forwarder.start(publish)
+    try:
+        await asyncio.wait_for(forwarder.flush(), 10)
+    except (ForwardingError, ServiceRejectedError) as error:
+        return published, forwarder, error
+    finally:
+        await forwarder.stop()
+    return published, forwarder, None
+
+
+def test_an_update_refused_for_itself_is_skipped_with_its_number_and_why(
+        caplog: pytest.LogCaptureFixture) -> None:
+    updates: list[object] = [_say("a"), _say("held"), _nested(40), _say("bad"), _say("b")]
+    with caplog.at_level(logging.WARNING, "shellexec.bridge"):
+        published, forwarder, error = asyncio.run(_forward(
+            updates, {"held": "FAILED_PRECONDITION", "bad": "INVALID_ARGUMENT"}))
+
+    assert error is None
+    assert published == [1, 5]
+    assert forwarder.stats.rejected == 3
+    warnings = caplog.text
+    assert "service refused update #2 (agent_message_chunk): FAILED_PRECONDITION" in warnings
+    assert "update #3 (agent_message_chunk) cannot be published: it nests" in warnings
+    assert "service refused update #4 (agent_message_chunk): INVALID_ARGUMENT" in warnings
+
+
+def test_a_refusal_of_the_whole_run_ends_it() -> None:
+    published, _, error = asyncio.run(_forward([_say("a"), _say("gone"), _say("b")],
+                                               {"gone": "NOT_FOUND"}))
+    assert published == [1]
+    assert isinstance(error, ServiceRejectedError)
+    assert error.code == "NOT_FOUND"
+
+
+def test_any_error_that_stops_the_drain_ends_flush_with_a_clear_message() -> None:
+    published, forwarder, error = asyncio.run(_forward([_say("a"), _say("crash"), _say("b")],
+                                                       {}))
+    assert published == [1]
+    assert isinstance(error, ForwardingError)
+    assert forwarder.failure is error
+    assert str(error) == ("publishing update #2 failed unexpectedly (KeyError: 'something "
+                          "nobody handled'); it and later updates were not published")
+    assert error.exit_code == 3
+
+
+def test_a_full_buffer_says_how_many_updates_were_never_published() -> None:
+    forwarder = Forwarder(BufferLimits(max_updates=3))
+    for n in range(8):
+        forwarder.enqueue(_say(str(n)))
+
+    assert isinstance(forwarder.failure, BufferFullError)
+    assert (forwarder.failure.pending, forwarder.failure.dropped) == (3, 5)
+    assert str(forwarder.failure) == (
+        "update buffer full (updates limit 3) while the service lagged behind; 3 update(s) "
+        "waiting were never published and 5 later one(s) were dropped; the agent was cancelled")
+
+
+def _chunk(data: bytes, terminal: str = "t1") -> Update:
+    return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal,
+            "data": base64.b64encode(data).decode("ascii"),
+            "_meta": {"shellexec_tool_call_id": f"call-{terminal}"}}
+
+
+def test_terminal_output_waiting_stays_bounded_however_much_arrives() -> None:
+    # Nothing is published meanwhile: the head waits (it may be in flight), the rest merge.
+    forwarder = Forwarder(BufferLimits(max_bytes=4 * TAIL_BYTES))
+    for n in range(500):
+        for terminal in ("t1", "t2"):
+            forwarder.enqueue(_chunk(bytes([n % 256]) * 65_536, terminal))
+
+    assert forwarder.failure is None
+    assert forwarder.pending == 3  # t1's first chunk, then one chunk per terminal
+    assert forwarder.stats.merged == 997
