@@ -27,24 +27,26 @@ const PUNCTUATION = /[\p{P}\p{S}]/u;
 const SPECIAL = new Set(['\n', '\\', '`', '*', '_', '~', '[', ']', '!', '<']);
 const TAGS = { '*': ['em', 'strong'], _: ['em', 'strong'], '~': [null, 'del'] };
 
-/**
- * The work a message may take: `spend(n)` charges n steps and says whether any are left.
- * @param {number} [limit] defaults to what a message of `length` characters gets.
- */
+/** The work a message may take: `spend(n)` charges n steps and says whether any are left. */
+class WorkBudget {
+  constructor(limit) {
+    this.limit = limit;
+    this.spent = 0;
+  }
+
+  spend(steps) {
+    this.spent += steps;
+    return this.spent <= this.limit;
+  }
+
+  get exhausted() {
+    return this.spent > this.limit;
+  }
+}
+
+/** A budget of `limit` steps (`spent` says how many were taken). */
 export function workBudget(limit) {
-  let spent = 0;
-  return {
-    spend(steps) {
-      spent += steps;
-      return spent <= limit;
-    },
-    get exhausted() {
-      return spent > limit;
-    },
-    get spent() {
-      return spent;
-    },
-  };
+  return new WorkBudget(limit);
 }
 
 /** The budget of a message of `length` characters. */
@@ -63,9 +65,9 @@ export function parseInline(text, budget = budgetFor(text.length)) {
 // ---- the pass over the text -----------------------------------------------------------------
 
 function scan(text, budget) {
-  const pieces = createPieces();
-  const codeSpans = createCodeSpanFinder(text, budget);
-  const brackets = createBracketStack();
+  const pieces = new Pieces();
+  const codeSpans = new CodeSpanFinder(text, budget);
+  const brackets = new BracketStack();
   let plainFrom = 0; // the plain text not yet added runs from here to i
   let i = 0;
   const addPlain = (end) => {
@@ -162,34 +164,39 @@ function codeSpan(text, i, pieces, codeSpans) {
  * Where the backtick run closing a code span starts. The text's runs are listed once, by
  * length; openers come in text order, so each length's position only moves forward.
  */
-function createCodeSpanFinder(text, budget) {
-  let runsByLength = null;
-  const next = new Map(); // length -> index into its runs of the first one not yet passed
-  function listRuns() {
-    runsByLength = new Map();
-    budget.spend(text.length);
+class CodeSpanFinder {
+  constructor(text, budget) {
+    this.text = text;
+    this.budget = budget;
+    this.runsByLength = null;
+    this.passed = new Map(); // length -> how many of its runs lie before the last opener
+  }
+
+  listRuns() {
+    const { text } = this;
+    this.runsByLength = new Map();
+    this.budget.spend(text.length);
     for (let i = text.indexOf('`'); i >= 0; i = text.indexOf('`', i)) {
       let end = i;
       while (text[end] === '`') end += 1;
-      const runs = runsByLength.get(end - i) ?? [];
+      const runs = this.runsByLength.get(end - i) ?? [];
       runs.push(i);
-      runsByLength.set(end - i, runs);
+      this.runsByLength.set(end - i, runs);
       i = end;
     }
   }
-  return {
-    closerOf(from, length) {
-      if (!runsByLength) listRuns();
-      const runs = runsByLength.get(length) ?? [];
-      let k = next.get(length) ?? 0;
-      while (k < runs.length && runs[k] < from) {
-        budget.spend(1);
-        k += 1;
-      }
-      next.set(length, k);
-      return k < runs.length ? runs[k] : -1;
-    },
-  };
+
+  closerOf(from, length) {
+    if (!this.runsByLength) this.listRuns();
+    const runs = this.runsByLength.get(length) ?? [];
+    let k = this.passed.get(length) ?? 0;
+    while (k < runs.length && runs[k] < from) {
+      this.budget.spend(1);
+      k += 1;
+    }
+    this.passed.set(length, k);
+    return k < runs.length ? runs[k] : -1;
+  }
 }
 
 // ---- emphasis -------------------------------------------------------------------------------
@@ -258,31 +265,36 @@ function matches(opener, closer) {
 
 // ---- links ----------------------------------------------------------------------------------
 
-function createBracketStack() {
-  const stack = [];
-  let linksBefore = -1; // `[` openers at or below this index may not start a link (links do not nest)
-  return {
-    push(bracket) {
-      stack.push(bracket);
-    },
-    /** The nearest open bracket, if it may still start a link or image. */
-    top() {
-      const index = stack.length - 1;
-      if (index < 0) return null;
-      const bracket = stack[index];
-      return bracket.image || index > linksBefore ? bracket : null;
-    },
-    pop() {
-      stack.pop();
-      if (linksBefore >= stack.length) linksBefore = stack.length - 1;
-    },
-    linkMade() {
-      linksBefore = stack.length - 1;
-    },
-    get empty() {
-      return stack.length === 0;
-    },
-  };
+class BracketStack {
+  constructor() {
+    this.stack = [];
+    this.linksBefore = -1; // `[` openers at or below this index may not start a link (links do not nest)
+  }
+
+  push(bracket) {
+    this.stack.push(bracket);
+  }
+
+  /** The nearest open bracket, if it may still start a link or image. */
+  top() {
+    const index = this.stack.length - 1;
+    if (index < 0) return null;
+    const bracket = this.stack[index];
+    return bracket.image || index > this.linksBefore ? bracket : null;
+  }
+
+  pop() {
+    this.stack.pop();
+    if (this.linksBefore >= this.stack.length) this.linksBefore = this.stack.length - 1;
+  }
+
+  linkMade() {
+    this.linksBefore = this.stack.length - 1;
+  }
+
+  get empty() {
+    return this.stack.length === 0;
+  }
 }
 
 function closeBracket(text, i, { pieces, brackets, budget }) {
@@ -294,7 +306,8 @@ function closeBracket(text, i, { pieces, brackets, budget }) {
     return i + 1;
   }
   processEmphasis(pieces, opener.delimiters, budget);
-  const depth = pieces.nestingAfter(opener.entry, budget);
+  // An image is drawn as its alt text alone: only a link's label can be too deep.
+  const depth = opener.image ? 0 : pieces.nestingAfter(opener.entry, budget);
   if (depth + 1 > MAX_NESTING) {
     pieces.add({ type: 'text', text: ']' });
     return i + 1;
@@ -307,7 +320,7 @@ function closeBracket(text, i, { pieces, brackets, budget }) {
   if (opener.image) node = { type: 'group', children: [{ type: 'text', text: plainText(children) }] };
   else if (href === null) node = { type: 'group', children };
   else node = { type: 'link', href, title, children };
-  pieces.replace(opener.entry, node, depth + 1);
+  pieces.replace(opener.entry, node, opener.image ? 1 : depth + 1);
   if (!opener.image) brackets.linkMade();
   return target.next;
 }
@@ -326,8 +339,8 @@ function linkTarget(text, open, budget) {
     href = text.slice(i + 1, end);
     i = end + 1;
   } else {
-    const end = bareDestination(text, i);
-    if (end < 0) return spent(budget, text.length - open, null);
+    const { end, ok } = bareDestination(text, i);
+    if (!ok) return spent(budget, end - open, null);
     href = text.slice(i, end);
     i = end;
   }
@@ -347,15 +360,15 @@ function linkTarget(text, open, budget) {
   return spent(budget, i - open, { href, title, next: i + 1 });
 }
 
-/** The end of a destination without `<>`: no spaces, parentheses balanced one level deep. */
+/** Where a destination without `<>` ends (no spaces, parentheses one level deep), and whether it is one. */
 function bareDestination(text, start) {
   let i = start;
   for (;;) {
     while (i < text.length && !/[\s()]/.test(text[i])) i += 1;
-    if (text[i] !== '(') return i;
+    if (text[i] !== '(') return { end: i, ok: true };
     i += 1;
     while (i < text.length && !/[\s()]/.test(text[i])) i += 1;
-    if (text[i] !== ')') return -1;
+    if (text[i] !== ')') return { end: i, ok: false };
     i += 1;
   }
 }
@@ -430,54 +443,103 @@ function plainText(nodes) {
  * Pieces are `{node, depth, prev, next}` (depth: how deep the node's own nesting goes);
  * delimiters are `{entry, ch, length, original, canOpen, canClose, prev, next}`.
  */
-function createPieces() {
-  let head = null;
-  let tail = null;
-  let firstDelimiter = null;
-  let lastDelimiter = null;
+class Pieces {
+  constructor() {
+    this.head = null;
+    this.tail = null;
+    this.firstDelimiter = null;
+    this.lastDelimiter = null;
+  }
 
-  function link(entry, after) {
+  add(node) {
+    return this.link({ node, depth: 0 }, this.tail);
+  }
+
+  link(entry, after) {
     entry.prev = after;
-    entry.next = after ? after.next : head;
+    entry.next = after ? after.next : this.head;
     if (entry.next) entry.next.prev = entry;
-    else tail = entry;
+    else this.tail = entry;
     if (after) after.next = entry;
-    else head = entry;
+    else this.head = entry;
     return entry;
   }
 
-  function unlink(entry) {
+  unlink(entry) {
     if (entry.prev) entry.prev.next = entry.next;
-    else head = entry.next;
+    else this.head = entry.next;
     if (entry.next) entry.next.prev = entry.prev;
-    else tail = entry.prev;
+    else this.tail = entry.prev;
   }
 
-  function dropDelimiter(delimiter) {
+  pushDelimiter(delimiter) {
+    delimiter.prev = this.lastDelimiter;
+    delimiter.next = null;
+    if (this.lastDelimiter) this.lastDelimiter.next = delimiter;
+    else this.firstDelimiter = delimiter;
+    this.lastDelimiter = delimiter;
+  }
+
+  /** Drop a delimiter from the stack (its text stays); returns the one after it. */
+  dropDelimiter(delimiter) {
     const { next } = delimiter;
     if (delimiter.prev) delimiter.prev.next = next;
-    else firstDelimiter = next;
+    else this.firstDelimiter = next;
     if (next) next.prev = delimiter.prev;
-    else lastDelimiter = delimiter.prev;
+    else this.lastDelimiter = delimiter.prev;
     return next;
   }
 
-  /** The pieces strictly between `from` and `to` (null: the end), taken out of the list. */
-  function take(from, to, budget) {
-    const nodes = [];
-    let depth = 0;
-    for (let entry = from.next; entry !== to; entry = entry.next) {
-      budget.spend(1);
-      nodes.push(entry.node);
-      depth = Math.max(depth, entry.depth);
-    }
-    from.next = to;
-    if (to) to.prev = from;
-    else tail = from;
-    return { nodes, depth };
+  dropDelimitersAbove(bottom) {
+    if (bottom) bottom.next = null;
+    else this.firstDelimiter = null;
+    this.lastDelimiter = bottom;
   }
 
-  function depthBetween(from, to, budget) {
+  /** Wrap the pieces between two delimiter runs in emphasis; false when too deep. */
+  wrap(opener, closer, budget) {
+    const use = opener.length >= 2 && closer.length >= 2 ? 2 : 1;
+    const depth = this.depthBetween(opener.entry, closer.entry, budget);
+    if (depth + 1 > MAX_NESTING) return false;
+    const nodes = this.take(opener.entry, closer.entry, budget);
+    this.link({ node: { type: TAGS[opener.ch][use - 1], children: nodes }, depth: depth + 1 }, opener.entry);
+    // Delimiters between the two are literal text now, inside the emphasis.
+    opener.next = closer;
+    closer.prev = opener;
+    opener.length -= use;
+    closer.length -= use;
+    opener.entry.node.text = opener.ch.repeat(opener.length);
+    closer.entry.node.text = closer.ch.repeat(closer.length);
+    if (opener.length === 0) {
+      this.unlink(opener.entry);
+      this.dropDelimiter(opener);
+    }
+    if (closer.length === 0) this.unlink(closer.entry);
+    return true;
+  }
+
+  /** How deep the nesting of the pieces after `entry` goes. */
+  nestingAfter(entry, budget) {
+    return this.depthBetween(entry, null, budget);
+  }
+
+  /** The nodes of the pieces after `entry`, taken out of the list. */
+  takeAfter(entry, budget) {
+    return this.take(entry, null, budget);
+  }
+
+  replace(entry, node, depth) {
+    entry.node = node;
+    entry.depth = depth;
+  }
+
+  nodes() {
+    const nodes = [];
+    for (let entry = this.head; entry; entry = entry.next) nodes.push(entry.node);
+    return nodes;
+  }
+
+  depthBetween(from, to, budget) {
     let depth = 0;
     for (let entry = from.next; entry !== to; entry = entry.next) {
       budget.spend(1);
@@ -486,69 +548,18 @@ function createPieces() {
     return depth;
   }
 
-  return {
-    add(node) {
-      return link({ node, depth: 0 }, tail);
-    },
-    pushDelimiter(delimiter) {
-      delimiter.prev = lastDelimiter;
-      delimiter.next = null;
-      if (lastDelimiter) lastDelimiter.next = delimiter;
-      else firstDelimiter = delimiter;
-      lastDelimiter = delimiter;
-    },
-    dropDelimiter,
-    dropDelimitersAbove(bottom) {
-      if (bottom) bottom.next = null;
-      else firstDelimiter = null;
-      lastDelimiter = bottom;
-    },
-    get firstDelimiter() {
-      return firstDelimiter;
-    },
-    get lastDelimiter() {
-      return lastDelimiter;
-    },
-    /** Wrap the pieces between two delimiter runs in emphasis; false when too deep. */
-    wrap(opener, closer, budget) {
-      const use = opener.length >= 2 && closer.length >= 2 ? 2 : 1;
-      const depth = depthBetween(opener.entry, closer.entry, budget);
-      if (depth + 1 > MAX_NESTING) return false;
+  /** The nodes strictly between `from` and `to` (null: the end), taken out of the list. */
+  take(from, to, budget) {
+    const nodes = [];
+    for (let entry = from.next; entry !== to; entry = entry.next) {
       budget.spend(1);
-      const { nodes } = take(opener.entry, closer.entry, budget);
-      const node = { type: TAGS[opener.ch][use - 1], children: nodes };
-      link({ node, depth: depth + 1 }, opener.entry);
-      // Delimiters between the two are literal text now, inside the emphasis.
-      opener.next = closer;
-      closer.prev = opener;
-      opener.length -= use;
-      closer.length -= use;
-      opener.entry.node.text = opener.ch.repeat(opener.length);
-      closer.entry.node.text = closer.ch.repeat(closer.length);
-      if (opener.length === 0) {
-        unlink(opener.entry);
-        dropDelimiter(opener);
-      }
-      if (closer.length === 0) unlink(closer.entry);
-      return true;
-    },
-    /** How deep the nesting of the pieces after `entry` goes. */
-    nestingAfter(entry, budget) {
-      return depthBetween(entry, null, budget);
-    },
-    takeAfter(entry, budget) {
-      return take(entry, null, budget).nodes;
-    },
-    replace(entry, node, depth) {
-      entry.node = node;
-      entry.depth = depth;
-    },
-    nodes() {
-      const nodes = [];
-      for (let entry = head; entry; entry = entry.next) nodes.push(entry.node);
-      return nodes;
-    },
-  };
+      nodes.push(entry.node);
+    }
+    from.next = to;
+    if (to) to.prev = from;
+    else this.tail = from;
+    return nodes;
+  }
 }
 
 // ---- text helpers ---------------------------------------------------------------------------
