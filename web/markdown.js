@@ -19,7 +19,7 @@
 
 import { MAX_NESTING, budgetFor, parseInline } from './markdown-inline.js';
 
-export { MAX_NESTING, parseInline, safeHref, workBudget } from './markdown-inline.js';
+export { MAX_NESTING, WORK_PER_CHARACTER, parseInline, safeHref, workBudget } from './markdown-inline.js';
 
 // Each pattern either is anchored and reads forward once, or only looks at a line's start.
 const FENCE = /^( {0,3})(`{3,}|~{3,})/;
