@@ -28,8 +28,9 @@ HOSTILE_REPLIES = [
     "[" * 120_000,  # 120 KB of unclosed brackets
 ]
 # What a reply shows: a hostile one ends in its last characters, drawn as text.
-SHOWN = ["before the hostile replies", re.compile(r"deep$"), re.compile(r"deep$"),
-         re.compile(r"a _$"), re.compile(r"\[$"), "after the hostile replies"]
+SHOWN: list[str | re.Pattern[str]] = [
+    "before the hostile replies", re.compile(r"deep$"), re.compile(r"deep$"), re.compile(r"a _$"),
+    re.compile(r"\[$"), "after the hostile replies"]
 # Waits, not measurements: the page draws all of this in well under a second; a page that
 # freezes fails here instead of hanging the suite.
 DRAWN_MS = 30_000
