@@ -8,10 +8,12 @@ import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
 import { createMessageList } from './message-list.js';
 import { parseRoute, sessionUrl } from './route.js';
+import { createPlainRow, guardRows } from './row-guard.js';
 import { createRow } from './rows.js';
 import { createScrollWindow } from './scroll-window.js';
 import { sessionHeaderParts } from './session-header.js';
 import { showSessionIndex } from './session-index.js';
+import { rowKind } from './status.js';
 import { createTurnMarker } from './turn-marker.js';
 
 const FEED_LABELS = {
@@ -44,8 +46,14 @@ async function start() {
   const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
   main.replaceChildren(list);
   const rows = createMessageList(list, {
-    createRow: (message) =>
-      createRow(message, { loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+    // A message that cannot be drawn shows as plain text; it never stops the rest (ADR 0124).
+    createRow: guardRows({
+      createRow: (message) =>
+        createRow(message, { loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+      createFallbackRow: createPlainRow,
+      kindOf: rowKind,
+      onError: (error, message) => console.error(`Message ${message?.id} could not be drawn: shown as plain text.`, error),
+    }),
     createTurnMarker,
   });
   for (const turn of turns) rows.setTurn(turn);

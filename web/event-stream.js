@@ -2,6 +2,8 @@
 // close) so the feed (feed.js) drives it unchanged. EventSource cannot send an
 // `authorization` header; fetch can, and reads the stream with a ReadableStream (ADR 0051).
 // Like EventSource it never reconnects by itself here: feed.js decides when and from where.
+// An error thrown by the page's own event handler is reported and the stream goes on: it is
+// not a broken connection, and reconnecting would only skip past the event that caused it.
 
 /**
  * Splits SSE text into events: `data:` lines joined by newlines, dispatched at a blank line;
@@ -37,9 +39,12 @@ export function createSseParser(onData) {
  * @param {object} options
  * @param {() => Record<string, string>} [options.headers] read at each connection.
  * @param {(status: number) => void} [options.onRefused] a 401 or 403 answer, before onerror.
+ * @param {(error: unknown) => void} [options.onHandlerError] onmessage threw (logged by default).
  * @param {typeof fetch} [options.fetch]
  */
-export function fetchEventSource({ headers = () => ({}), onRefused = () => {}, fetch: fetchFn } = {}) {
+export function fetchEventSource({
+  headers = () => ({}), onRefused = () => {}, onHandlerError = reportHandlerError, fetch: fetchFn,
+} = {}) {
   const doFetch = fetchFn ?? globalThis.fetch.bind(globalThis);
   return class FetchEventSource {
     constructor(url) {
@@ -82,7 +87,12 @@ export function fetchEventSource({ headers = () => ({}), onRefused = () => {}, f
       if (signal.aborted) return;
       this.onopen?.({ type: 'open' });
       const parser = createSseParser((data) => {
-        if (!signal.aborted) this.onmessage?.({ type: 'message', data });
+        if (signal.aborted) return;
+        try {
+          this.onmessage?.({ type: 'message', data });
+        } catch (error) {
+          onHandlerError(error);
+        }
       });
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       try {
@@ -97,4 +107,8 @@ export function fetchEventSource({ headers = () => ({}), onRefused = () => {}, f
       this.fail(response.status); // the stream ended: the feed reconnects from its revision
     }
   };
+}
+
+function reportHandlerError(error) {
+  console.error('A feed event could not be handled; the feed goes on.', error);
 }

@@ -2,26 +2,50 @@
 // as text nodes, and the only attributes come from the tree's checked values: a link's href
 // (absolute http, https or mailto, checked by markdown.js), its title, a table cell's alignment
 // class and a code block's language.
+//
+// The tree from parseMarkdown nests at most MAX_NESTING containers and MAX_NESTING inlines; a
+// deeper tree (not from the parser) is drawn as its text below MAX_DEPTH, so no tree can
+// overflow the stack here. A reply that cannot be drawn at all is shown as the text it is.
 
-import { parseMarkdown } from './markdown.js';
+import { MAX_NESTING, parseMarkdown } from './markdown.js';
 
 const INLINE_TAGS = { em: 'em', strong: 'strong', del: 'del' };
+/** Elements a block may nest: its containers, a list's item, a table's rows, the inlines. */
+const MAX_DEPTH = 2 * MAX_NESTING + 8;
 
-/** Replace the content of `el` with `source` rendered as Markdown. */
-export function renderMarkdown(el, source) {
+/**
+ * Replace the content of `el` with `source` rendered as Markdown; when that fails, with
+ * `source` as plain text (`onError` hears why). Returns which of the two it drew.
+ * @returns {'markdown'|'plain'}
+ */
+export function renderMarkdown(el, source, { onError = reportError } = {}) {
   const doc = el.ownerDocument;
-  const fragment = doc.createDocumentFragment();
-  for (const block of parseMarkdown(source).children) fragment.append(blockNode(doc, block));
-  el.replaceChildren(fragment);
+  try {
+    const fragment = doc.createDocumentFragment();
+    for (const block of parseMarkdown(source).children) fragment.append(blockNode(doc, block, false, 1));
+    el.replaceChildren(fragment);
+    return 'markdown';
+  } catch (error) {
+    onError(error);
+    el.replaceChildren(doc.createTextNode(typeof source === 'string' ? source : ''));
+    return 'plain';
+  }
 }
 
-function blockNode(doc, block, tight = false) {
+function reportError(error) {
+  console.error('A reply could not be drawn as Markdown; it is shown as plain text.', error);
+}
+
+function blockNode(doc, block, tight, depth) {
+  if (depth > MAX_DEPTH) return doc.createTextNode(textOf(block));
+  const blocks = (children, childTight = false) => children.map((child) => blockNode(doc, child, childTight, depth + 1));
+  const inlines = (children) => inlineNodes(doc, children, depth + 1);
   switch (block.type) {
     case 'paragraph':
-      return tight ? inlineFragment(doc, block.children) : element(doc, 'p', inlineNodes(doc, block.children));
+      return tight ? inlineFragment(doc, block.children, depth) : element(doc, 'p', inlines(block.children));
     case 'heading':
       // Reply headings sit under the page's own: h3 and below keep the outline intact.
-      return element(doc, `h${Math.min(6, block.level + 2)}`, inlineNodes(doc, block.children));
+      return element(doc, `h${Math.min(6, block.level + 2)}`, inlines(block.children));
     case 'code': {
       const code = element(doc, 'code', [doc.createTextNode(block.text)]);
       if (/^[\w+#.-]{1,32}$/.test(block.language)) code.dataset.language = block.language;
@@ -30,25 +54,25 @@ function blockNode(doc, block, tight = false) {
       return pre;
     }
     case 'quote':
-      return element(doc, 'blockquote', block.children.map((child) => blockNode(doc, child)));
+      return element(doc, 'blockquote', blocks(block.children));
     case 'list': {
       const list = element(doc, block.ordered ? 'ol' : 'ul',
-        block.items.map((item) => element(doc, 'li', item.children.map((child) => blockNode(doc, child, !block.loose)))));
+        block.items.map((item) => element(doc, 'li', blocks(item.children, !block.loose))));
       if (block.ordered && block.start !== 1) list.start = block.start;
       return list;
     }
     case 'hr':
       return doc.createElement('hr');
     case 'table':
-      return tableNode(doc, block);
+      return tableNode(doc, block, depth);
     default:
       return doc.createTextNode('');
   }
 }
 
-function tableNode(doc, block) {
+function tableNode(doc, block, depth) {
   const cell = (tag, children, column) => {
-    const el = element(doc, tag, inlineNodes(doc, children));
+    const el = element(doc, tag, inlineNodes(doc, children, depth + 4));
     if (block.align[column]) el.className = `align-${block.align[column]}`;
     return el;
   };
@@ -60,17 +84,17 @@ function tableNode(doc, block) {
   return wrapper;
 }
 
-function inlineNodes(doc, nodes) {
-  return nodes.map((node) => inlineNode(doc, node));
+function inlineNodes(doc, nodes, depth) {
+  return nodes.map((node) => inlineNode(doc, node, depth));
 }
 
-function inlineFragment(doc, nodes) {
-  const fragment = doc.createDocumentFragment();
-  fragment.append(...inlineNodes(doc, nodes));
-  return fragment;
+function inlineFragment(doc, nodes, depth) {
+  return appendAll(doc.createDocumentFragment(), inlineNodes(doc, nodes, depth));
 }
 
-function inlineNode(doc, node) {
+function inlineNode(doc, node, depth) {
+  if (depth > MAX_DEPTH) return doc.createTextNode(textOf(node));
+  const inlines = (children) => inlineNodes(doc, children, depth + 1);
   switch (node.type) {
     case 'text':
       return doc.createTextNode(node.text);
@@ -79,9 +103,9 @@ function inlineNode(doc, node) {
     case 'br':
       return doc.createElement('br');
     case 'group':
-      return inlineFragment(doc, node.children);
+      return inlineFragment(doc, node.children, depth);
     case 'link': {
-      const a = element(doc, 'a', inlineNodes(doc, node.children));
+      const a = element(doc, 'a', inlines(node.children));
       a.href = node.href;
       a.rel = 'noopener noreferrer';
       a.target = '_blank';
@@ -89,12 +113,30 @@ function inlineNode(doc, node) {
       return a;
     }
     default:
-      return INLINE_TAGS[node.type] ? element(doc, INLINE_TAGS[node.type], inlineNodes(doc, node.children)) : doc.createTextNode('');
+      return INLINE_TAGS[node.type] ? element(doc, INLINE_TAGS[node.type], inlines(node.children)) : doc.createTextNode('');
   }
 }
 
+/** The text of a tree, read with a stack of its own (the tree may be deeper than the call stack). */
+function textOf(root) {
+  const parts = [];
+  const pending = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node?.text === 'string') parts.push(node.text);
+    else if (node?.type === 'br') parts.push('\n');
+    const children = [...(node?.children ?? []), ...(node?.items ?? []), ...(node?.head ?? []).flat(), ...(node?.rows ?? []).flat(2)];
+    for (let i = children.length - 1; i >= 0; i -= 1) pending.push(children[i]);
+  }
+  return parts.join('');
+}
+
 function element(doc, tag, children) {
-  const el = doc.createElement(tag);
-  el.append(...children);
-  return el;
+  return appendAll(doc.createElement(tag), children);
+}
+
+/** One by one: a reply may have more nodes than a call may take arguments. */
+function appendAll(parent, children) {
+  for (const child of children) parent.append(child);
+  return parent;
 }

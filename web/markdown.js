@@ -8,30 +8,44 @@
 // mailto URL; any other link (javascript:, data:, relative...) is shown as its text alone.
 // Images are shown as their alt text: the page loads nothing a reply names.
 //
+// Hostile replies cost no more than ordinary ones (ADR 0124): containers (quotes, lists) nest at
+// most MAX_NESTING deep, deeper markers are text; every line pattern reads a line once (no
+// pattern backtracks over a run of spaces); inlines are parsed in linear time
+// (markdown-inline.js), all charged to one work budget per message.
+//
 // Block nodes: {type: 'paragraph'|'heading'|'code'|'quote'|'list'|'hr'|'table', ...}
 // Inline nodes: {type: 'text'|'code'|'em'|'strong'|'del'|'link'|'br'|'group', ...} ('group': children
 // without an element of their own, what an unsafe link or an image leaves)
 
-const SAFE_SCHEMES = new Set(['http:', 'https:', 'mailto:']);
+import { MAX_NESTING, budgetFor, parseInline } from './markdown-inline.js';
 
-const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^`]*?)[ \t]*$/;
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+export { MAX_NESTING, WORK_PER_CHARACTER, parseInline, safeHref, workBudget } from './markdown-inline.js';
+
+// Each pattern either is anchored and reads forward once, or only looks at a line's start.
+const FENCE = /^( {0,3})(`{3,}|~{3,})/;
+const HEADING = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
 const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:([ \t]+)(.*)|[ \t]*$)/;
 const SETEXT = /^ {0,3}(=+|-+)[ \t]*$/;
-const TABLE_DELIMITER = /^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+const TABLE_DELIMITER_CELL = /^:?-+:?$/;
 const BLANK = /^[ \t]*$/;
 
-/** @returns {{type: 'root', children: object[]}} */
-export function parseMarkdown(source) {
+/**
+ * @param {unknown} source
+ * @param {{budget?: ReturnType<typeof import('./markdown-inline.js').workBudget>}} [options]
+ *   the work the message may take (defaults to what its length gets).
+ * @returns {{type: 'root', children: object[]}}
+ */
+export function parseMarkdown(source, { budget } = {}) {
   const text = typeof source === 'string' ? source : '';
-  return { type: 'root', children: parseBlocks(text.replace(/\r\n?/g, '\n').split('\n')) };
+  const context = { budget: budget ?? budgetFor(text.length), depth: 0 };
+  return { type: 'root', children: parseBlocks(text.replace(/\r\n?/g, '\n').split('\n'), context) };
 }
 
 // ---- blocks ---------------------------------------------------------------------------------
 
-function parseBlocks(lines) {
+function parseBlocks(lines, context) {
   const blocks = [];
   let i = 0;
   while (i < lines.length) {
@@ -40,8 +54,8 @@ function parseBlocks(lines) {
       i += 1;
       continue;
     }
-    const parsed = fencedCode(lines, i) ?? heading(line, i) ?? rule(line, i) ?? quote(lines, i) ?? list(lines, i)
-      ?? table(lines, i) ?? paragraph(lines, i);
+    const parsed = fencedCode(lines, i) ?? heading(line, i, context) ?? rule(line, i) ?? quote(lines, i, context)
+      ?? list(lines, i, context) ?? table(lines, i, context) ?? paragraph(lines, i, context);
     blocks.push(parsed.node);
     i = parsed.next;
   }
@@ -49,10 +63,9 @@ function parseBlocks(lines) {
 }
 
 function fencedCode(lines, start) {
-  const open = FENCE.exec(lines[start]);
+  const open = fenceOpening(lines[start]);
   if (!open) return null;
-  const [, indent, fence, info] = open;
-  if (fence[0] === '`' && info.includes('`')) return null;
+  const { indent, fence, info } = open;
   const body = [];
   let i = start + 1;
   for (; i < lines.length; i += 1) {
@@ -67,18 +80,33 @@ function fencedCode(lines, start) {
   return { node: { type: 'code', language, text: body.join('\n') }, next: i };
 }
 
-function heading(line, i) {
+/** A fence's opening line: its indent, fence and info string (no backtick in a backtick fence's). */
+function fenceOpening(line) {
+  const match = FENCE.exec(line);
+  if (!match) return null;
+  const [whole, indent, fence] = match;
+  const info = trimTabs(line.slice(whole.length));
+  if (fence[0] === '`' && info.includes('`')) return null;
+  return { indent, fence, info };
+}
+
+function heading(line, i, context) {
   const match = HEADING.exec(line);
   if (!match) return null;
-  return { node: { type: 'heading', level: match[1].length, children: parseInline(match[2] ?? '') }, next: i + 1 };
+  let title = trimTabs(line.slice(match[0].length));
+  // An optional closing run of `#`, when it stands alone: `# Title ##`.
+  let hashes = title.length;
+  while (hashes > 0 && title[hashes - 1] === '#') hashes -= 1;
+  if (hashes === 0 || title[hashes - 1] === ' ' || title[hashes - 1] === '\t') title = trimTabs(title.slice(0, hashes));
+  return { node: { type: 'heading', level: match[1].length, children: parseInline(title, context.budget) }, next: i + 1 };
 }
 
 function rule(line, i) {
   return RULE.test(line) ? { node: { type: 'hr' }, next: i + 1 } : null;
 }
 
-function quote(lines, start) {
-  if (!QUOTE.test(lines[start])) return null;
+function quote(lines, start, context) {
+  if (context.depth >= MAX_NESTING || !QUOTE.test(lines[start])) return null;
   const inner = [];
   let i = start;
   for (; i < lines.length && !BLANK.test(lines[i]); i += 1) {
@@ -86,10 +114,11 @@ function quote(lines, start) {
     else if (startsBlock(lines, i)) break;
     else inner.push(lines[i]); // a lazy continuation line
   }
-  return { node: { type: 'quote', children: parseBlocks(inner) }, next: i };
+  return { node: { type: 'quote', children: parseBlocks(inner, nested(context)) }, next: i };
 }
 
-function list(lines, start) {
+function list(lines, start, context) {
+  if (context.depth >= MAX_NESTING) return null;
   const first = ITEM.exec(lines[start]);
   if (!first) return null;
   const ordered = /\d/.test(first[2]);
@@ -124,15 +153,15 @@ function list(lines, start) {
       body.push(line); // a lazy continuation of the item's paragraph
     }
     while (body.length > 0 && BLANK.test(body.at(-1))) body.pop();
-    items.push({ children: parseBlocks(body) });
+    items.push({ children: parseBlocks(body, nested(context)) });
     blankBefore = sawBlank;
   }
   const startNumber = ordered ? Number.parseInt(first[2], 10) : null;
   return { node: { type: 'list', ordered, start: startNumber, loose, items }, next: i };
 }
 
-function table(lines, start) {
-  if (start + 1 >= lines.length || !lines[start].includes('|') || !TABLE_DELIMITER.test(lines[start + 1])) return null;
+function table(lines, start, context) {
+  if (start + 1 >= lines.length || !lines[start].includes('|') || !isDelimiterRow(lines[start + 1])) return null;
   const head = splitRow(lines[start]);
   const align = splitRow(lines[start + 1]).map((cell) => {
     const left = cell.startsWith(':');
@@ -144,30 +173,43 @@ function table(lines, start) {
   let i = start + 2;
   for (; i < lines.length && !BLANK.test(lines[i]) && lines[i].includes('|'); i += 1) {
     const cells = splitRow(lines[i]);
-    rows.push(head.map((_, column) => parseInline(cells[column] ?? '')));
+    rows.push(head.map((_, column) => parseInline(cells[column] ?? '', context.budget)));
   }
-  return { node: { type: 'table', align, head: head.map(parseInline), rows }, next: i };
+  return { node: { type: 'table', align, head: head.map((cell) => parseInline(cell, context.budget)), rows }, next: i };
 }
 
-function paragraph(lines, start) {
+/** A table's delimiter row: `| :--- | ---: |`, the outer pipes optional. */
+function isDelimiterRow(line) {
+  let row = trimTabs(line);
+  if (row.startsWith('|')) row = row.slice(1);
+  if (row.endsWith('|')) row = row.slice(0, -1);
+  return row.split('|').every((cell) => TABLE_DELIMITER_CELL.test(trimTabs(cell)));
+}
+
+function paragraph(lines, start, context) {
   const text = [lines[start]];
   let i = start + 1;
   for (; i < lines.length && !BLANK.test(lines[i]); i += 1) {
     const setext = SETEXT.exec(lines[i]);
     if (setext) {
       const level = setext[1][0] === '=' ? 1 : 2;
-      return { node: { type: 'heading', level, children: parseInline(text.join('\n').trim()) }, next: i + 1 };
+      return { node: { type: 'heading', level, children: parseInline(text.join('\n').trim(), context.budget) }, next: i + 1 };
     }
     if (startsBlock(lines, i)) break;
     text.push(lines[i]);
   }
-  return { node: { type: 'paragraph', children: parseInline(text.map((l) => l.replace(/^[ \t]+/, '')).join('\n')) }, next: i };
+  const joined = text.map((l) => l.replace(/^[ \t]+/, '')).join('\n');
+  return { node: { type: 'paragraph', children: parseInline(joined, context.budget) }, next: i };
+}
+
+function nested(context) {
+  return { ...context, depth: context.depth + 1 };
 }
 
 /** Whether line `i` interrupts a paragraph (an ordered list only when it starts at 1). */
 function startsBlock(lines, i) {
   const line = lines[i];
-  if (FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line)) return true;
+  if (fenceOpening(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line)) return true;
   const item = ITEM.exec(line);
   if (item && item[4] !== undefined && item[4] !== '') return !/\d/.test(item[2]) || Number.parseInt(item[2], 10) === 1;
   return false;
@@ -204,6 +246,15 @@ function indentOf(line) {
   return width;
 }
 
+/** `text` without the spaces and tabs at its ends (a loop: `/[ \t]+$/` is quadratic on spaces). */
+function trimTabs(text) {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === ' ' || text[start] === '\t')) start += 1;
+  while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end -= 1;
+  return text.slice(start, end);
+}
+
 function stripIndent(line, width) {
   let i = 0;
   let removed = 0;
@@ -214,208 +265,3 @@ function stripIndent(line, width) {
   return line.slice(i);
 }
 
-// ---- inlines --------------------------------------------------------------------------------
-
-const ESCAPABLE = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/;
-const BARE_URL = /^https?:\/\/[^\s<>]*[^\s<>.,:;"')\]!?*_~]/;
-const AUTOLINK = /^<((?:https?|mailto):[^\s<>]*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>/i;
-const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', '#39': "'" };
-
-/** Inline nodes of `text`. */
-export function parseInline(text) {
-  const nodes = [];
-  let plain = '';
-  const flush = () => {
-    if (plain) nodes.push({ type: 'text', text: decodeEntities(plain) });
-    plain = '';
-  };
-  let i = 0;
-  while (i < text.length) {
-    if (text[i] === '\n') {
-      // Two or more spaces before a line break make a hard break; the spaces are dropped.
-      const hard = / {2,}$/.test(plain);
-      plain = plain.replace(/ +$/, '');
-      if (hard) {
-        flush();
-        nodes.push({ type: 'br' });
-      } else {
-        plain += '\n';
-      }
-      i += 1;
-      continue;
-    }
-    const found = inlineAt(text, i);
-    if (found) {
-      flush();
-      if (found.node) nodes.push(found.node);
-      i = found.next;
-    } else {
-      plain += text[i];
-      i += 1;
-    }
-  }
-  flush();
-  return nodes;
-}
-
-function inlineAt(text, i) {
-  const ch = text[i];
-  if (ch === '\\') {
-    if (text[i + 1] === '\n') return { node: { type: 'br' }, next: i + 2 };
-    if (ESCAPABLE.test(text[i + 1] ?? '')) return { node: { type: 'text', text: text[i + 1] }, next: i + 2 };
-    return null;
-  }
-  if (ch === '`') return codeSpan(text, i);
-  if (ch === '*' || ch === '_' || ch === '~') return emphasis(text, i);
-  if (ch === '[') return link(text, i, false);
-  if (ch === '!' && text[i + 1] === '[') return link(text, i + 1, true);
-  if (ch === '<') return autolink(text, i);
-  if (ch === 'h' && (i === 0 || !/[\w/]/.test(text[i - 1]))) return bareUrl(text, i);
-  return null;
-}
-
-function codeSpan(text, i) {
-  const run = /^`+/.exec(text.slice(i))[0];
-  let search = i + run.length;
-  for (;;) {
-    const close = text.indexOf(run, search);
-    if (close < 0) return { node: { type: 'text', text: run }, next: i + run.length };
-    if (text[close + run.length] === '`') {
-      search = close + run.length + /^`+/.exec(text.slice(close + run.length))[0].length;
-      continue;
-    }
-    let code = text.slice(i + run.length, close).replace(/\n/g, ' ');
-    if (/^ .*[^ ].* $|^ [^ ] $/.test(code)) code = code.slice(1, -1);
-    return { node: { type: 'code', text: code }, next: close + run.length };
-  }
-}
-
-function emphasis(text, i) {
-  const ch = text[i];
-  const run = new RegExp(`^\\${ch}+`).exec(text.slice(i))[0];
-  const before = text[i - 1] ?? ' ';
-  const after = text[i + run.length] ?? ' ';
-  if (/\s/.test(after)) return null; // not left-flanking: literal
-  if (ch === '_' && /[\p{L}\p{N}]/u.test(before)) return null; // intraword underscore
-  const size = ch === '~' ? (run.length === 2 ? 2 : 0) : Math.min(run.length, 2);
-  if (size === 0) return null;
-  const delimiter = ch.repeat(size);
-  const close = closingDelimiter(text, i + size, delimiter);
-  if (close < 0) return null;
-  const type = ch === '~' ? 'del' : size === 2 ? 'strong' : 'em';
-  return { node: { type, children: parseInline(text.slice(i + size, close)) }, next: close + size };
-}
-
-/** The index of a right-flanking `delimiter` closing an emphasis opened before `from`. */
-function closingDelimiter(text, from, delimiter) {
-  const ch = delimiter[0];
-  for (let j = from; j < text.length; j += 1) {
-    if (text[j] === '`') {
-      const skipped = codeSpan(text, j);
-      if (skipped.node.type === 'code') j = skipped.next - 1;
-      continue;
-    }
-    if (text[j] === '\\') {
-      j += 1;
-      continue;
-    }
-    if (!text.startsWith(delimiter, j) || j === from) continue;
-    const run = new RegExp(`^\\${ch}+`).exec(text.slice(j))[0];
-    const before = text[j - 1];
-    const after = text[j + run.length] ?? ' ';
-    if (/\s/.test(before)) {
-      j += run.length - 1;
-      continue;
-    }
-    if (ch === '_' && /[\p{L}\p{N}]/u.test(after)) {
-      j += run.length - 1;
-      continue;
-    }
-    // `**a *b* c**`: a single closer inside a double run belongs to the inner emphasis.
-    if (run.length === delimiter.length || (delimiter.length === 2 && run.length === 3)) return j + run.length - delimiter.length;
-    if (delimiter.length === 1 && run.length >= 2) {
-      j += run.length - 1;
-      continue;
-    }
-    return j;
-  }
-  return -1;
-}
-
-function link(text, open, image) {
-  const close = matchingBracket(text, open);
-  if (close < 0 || text[close + 1] !== '(') return null;
-  const target = /^\(\s*(<[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)(?:\s+("[^"]*"|'[^']*'|\([^)]*\)))?\s*\)/.exec(text.slice(close + 1));
-  if (!target) return null;
-  const rawHref = target[1].startsWith('<') ? target[1].slice(1, -1) : target[1];
-  const label = text.slice(open + 1, close);
-  const next = close + 1 + target[0].length;
-  const title = target[2] ? decodeEntities(target[2].slice(1, -1)) : null;
-  const href = safeHref(unescape(rawHref));
-  const children = image ? [{ type: 'text', text: decodeEntities(label) }] : parseInline(label);
-  // An unsafe or relative link, and every image, is shown as its label alone.
-  if (href === null || image) return { node: { type: 'group', children }, next };
-  return { node: { type: 'link', href, title, children }, next };
-}
-
-function matchingBracket(text, open) {
-  let depth = 0;
-  for (let j = open; j < text.length; j += 1) {
-    if (text[j] === '\\') j += 1;
-    else if (text[j] === '`') {
-      const skipped = codeSpan(text, j);
-      if (skipped.node.type === 'code') j = skipped.next - 1;
-    } else if (text[j] === '[') depth += 1;
-    else if (text[j] === ']') {
-      depth -= 1;
-      if (depth === 0) return j;
-    }
-  }
-  return -1;
-}
-
-function autolink(text, i) {
-  const match = AUTOLINK.exec(text.slice(i));
-  if (!match) return null;
-  const address = match[1];
-  const href = safeHref(address.includes(':') ? address : `mailto:${address}`);
-  const label = [{ type: 'text', text: address }];
-  const node = href ? { type: 'link', href, title: null, children: label } : label[0];
-  return { node, next: i + match[0].length };
-}
-
-function bareUrl(text, i) {
-  const match = BARE_URL.exec(text.slice(i));
-  if (!match) return null;
-  const href = safeHref(match[0]);
-  if (!href) return null;
-  return { node: { type: 'link', href, title: null, children: [{ type: 'text', text: match[0] }] }, next: i + match[0].length };
-}
-
-/** The URL when it is absolute http, https or mailto (after the browser's own clean-up), else null. */
-export function safeHref(raw) {
-  const candidate = decodeEntities(String(raw ?? '')).trim();
-  let url;
-  try {
-    url = new URL(candidate);
-  } catch {
-    return null; // relative, or not a URL at all
-  }
-  return SAFE_SCHEMES.has(url.protocol) ? url.href : null;
-}
-
-function unescape(text) {
-  return text.replace(/\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g, '$1');
-}
-
-function decodeEntities(text) {
-  return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]+|#39);/gi, (whole, name) => {
-    const lower = name.toLowerCase();
-    if (Object.hasOwn(ENTITIES, lower)) return ENTITIES[lower];
-    if (lower.startsWith('#')) {
-      const code = lower[1] === 'x' ? Number.parseInt(lower.slice(2), 16) : Number.parseInt(lower.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
-    }
-    return whole;
-  });
-}

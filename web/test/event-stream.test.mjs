@@ -61,6 +61,24 @@ describe('fetchEventSource', () => {
     assert.deepEqual(events, ['open', '{"n":1}', '{"n":2}', 'error']);
   });
 
+  test('an event its handler throws on is reported, and the stream goes on unbroken', async () => {
+    const stream = streamOf(['data: bad\n\ndata: good\n\n']);
+    const reported = [];
+    const Source = fetchEventSource({ fetch: async () => sseResponse(stream), onHandlerError: (error) => reported.push(error.message) });
+    const events = [];
+    const source = new Source('/feed');
+    source.onmessage = (event) => {
+      if (event.data === 'bad') throw new RangeError('Maximum call stack size exceeded');
+      events.push(event.data);
+    };
+    source.onerror = () => events.push('error');
+    await flush();
+    stream.push('data: later\n\n');
+    await flush();
+    assert.deepEqual(reported, ['Maximum call stack size exceeded']);
+    assert.deepEqual(events, ['good', 'later']); // no error: the feed does not reconnect past it
+  });
+
   test('close() stops delivery and reports no error', async () => {
     const stream = streamOf([]);
     const Source = fetchEventSource({ fetch: async () => sseResponse(stream) });

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { parseInline, parseMarkdown, safeHref } from '../markdown.js';
+import { MAX_NESTING, WORK_PER_CHARACTER, parseInline, parseMarkdown, safeHref, workBudget } from '../markdown.js';
 
 const blocks = (source) => parseMarkdown(source).children;
 /** Inline nodes as compact strings: text as is, elements as `<type>...</type>`. */
@@ -139,5 +139,137 @@ describe('hostile input stays inert', () => {
   test('non-string input is an empty document', () => {
     assert.deepEqual(parseMarkdown(undefined).children, []);
     assert.deepEqual(parseMarkdown({ toString: () => '# x' }).children, []);
+  });
+});
+
+describe('hostile input costs no more than ordinary input', () => {
+  const KIB_256 = 256 * 1024;
+  // Steps per character do not depend on the size when the parser is linear; 64 KiB keeps the
+  // tests quick and would still show a quadratic parser taking thousands of steps per character.
+  const fill = (unit, size = 64 * 1024) => unit.repeat(Math.floor(size / unit.length));
+  /** How deep containers (quotes, lists) nest in a block tree. */
+  const containerDepth = (nodes) => {
+    let deepest = 0;
+    for (const node of nodes) {
+      if (node.type === 'quote') deepest = Math.max(deepest, 1 + containerDepth(node.children));
+      if (node.type === 'list') deepest = Math.max(deepest, 1 + Math.max(0, ...node.items.map((item) => containerDepth(item.children))));
+    }
+    return deepest;
+  };
+  /** How deep inline nodes nest. */
+  const inlineDepth = (nodes) => Math.max(0, ...nodes.map((node) => (node.children ? 1 + inlineDepth(node.children) : 0)));
+  /** The innermost blocks, following the first child of each container. */
+  const innermost = (nodes) => {
+    const [first] = nodes;
+    if (first?.type === 'quote') return innermost(first.children);
+    if (first?.type === 'list') return innermost(first.items[0].children);
+    return nodes;
+  };
+
+  test('quotes and lists nest at most MAX_NESTING deep; deeper markers are text', () => {
+    for (const source of ['>'.repeat(6000) + ' deep', '- '.repeat(6000) + 'deep', '> - '.repeat(3000) + 'deep']) {
+      const tree = blocks(source);
+      assert.equal(containerDepth(tree), MAX_NESTING);
+      const [paragraph] = innermost(tree);
+      assert.equal(paragraph.type, 'paragraph');
+      assert.match(flat(paragraph.children), /^[->\s]+deep$/);
+    }
+    assert.equal(containerDepth(blocks('> '.repeat(MAX_NESTING) + 'x')), MAX_NESTING); // up to the cap, as before
+  });
+
+  test('emphasis and links nest at most MAX_NESTING deep; deeper delimiters stay text', () => {
+    const emphasis = parseInline('*a '.repeat(5000) + 'b' + ' a*'.repeat(5000));
+    assert.equal(inlineDepth(emphasis), MAX_NESTING);
+    assert.equal(flat(emphasis).replace(/<\/?em>/g, '').length, 5000 * 6 + 1 - 2 * MAX_NESTING);
+    const images = parseInline('!['.repeat(5000) + 'x' + '](https://e.x/i.png)'.repeat(5000));
+    assert.ok(inlineDepth(images) <= MAX_NESTING);
+    assert.deepEqual(hrefs(images), []);
+  });
+
+  // Each of these kept the old parser busy for minutes, or threw: every opener scanned the rest.
+  const WORST_CASES = {
+    'underscore openers': fill('a _'),
+    'star openers': fill('a *'),
+    'strong openers': fill('**a'),
+    'unclosed brackets': fill('['),
+    'unclosed images': fill('!['),
+    'brackets with a bad target': fill('[a]('),
+    'titles that never close': fill('[](u ('),
+    'quoted titles that never close': fill('[](u "'),
+    'closers without openers': fill('a_ b* c]'),
+    'backtick runs of every length': Array.from({ length: 700 }, (_, k) => '`'.repeat(k + 1) + 'a').join(''),
+    'nested emphasis': fill('*a ') + fill(' a*'),
+    'nested brackets': fill('[') + fill('](https://e.x)'),
+    'a mix of openers': fill('*_~~[`<!'),
+    'autolinks that never close': fill('<http:a'),
+    'bare URLs inside brackets': fill('[http://a.b]'),
+    'hard breaks': fill('a  \n'),
+  };
+
+  test('a reply takes a few steps per character, whatever it holds', () => {
+    for (const [name, source] of Object.entries(WORST_CASES)) {
+      const budget = workBudget(Infinity);
+      parseMarkdown(source, { budget });
+      assert.ok(budget.spent <= 4 * source.length, `${name}: ${budget.spent} steps for ${source.length} characters`);
+    }
+  });
+
+  test('a 256 KiB reply of the worst kinds stays inside its default budget', () => {
+    for (const source of [fill('a _', KIB_256), fill('[', KIB_256), fill('*a ', KIB_256 / 2) + fill(' a*', KIB_256 / 2)]) {
+      const budget = workBudget(Infinity);
+      parseMarkdown(source, { budget });
+      assert.ok(budget.spent < WORK_PER_CHARACTER * source.length);
+    }
+  });
+
+  test('an ordinary reply stays well inside its own budget', () => {
+    const budget = workBudget(Infinity);
+    const source = fill('Some **bold**, `code`, a [link](https://e.x/a_b) and *em*.\n\n- item _one_\n- item ~~two~~\n\n');
+    parseMarkdown(source, { budget });
+    assert.ok(budget.spent < 2 * source.length, `${budget.spent} steps for ${source.length} characters`);
+  });
+
+  test('once the budget is spent the rest of the reply is plain text', () => {
+    const source = '*a* '.repeat(50);
+    const [paragraph] = parseMarkdown(`${source}\n\n# *later*`, { budget: workBudget(40) }).children.map((b) => b);
+    const drawn = flat(paragraph.children);
+    assert.match(drawn, /^<em>a<\/em> /);
+    assert.ok(drawn.endsWith('*a* *a* '), drawn);
+    const later = parseMarkdown(`${source}\n\n# *later*`, { budget: workBudget(40) }).children[1];
+    assert.equal(flat(later.children), '*later*');
+  });
+
+  // Line patterns that backtracked over a run of spaces took minutes on one long line. These
+  // finish in milliseconds; the timeout only turns a regression into a failure, not a hang.
+  test('a line of spaces is read once by every line pattern', { timeout: 60_000 }, () => {
+    const spaces = ' '.repeat(KIB_256);
+    assert.equal(blocks(`#${spaces}x`)[0].type, 'heading');
+    assert.equal(blocks(`\`\`\`${spaces}x\`\ncode`)[0].type, 'paragraph');
+    assert.equal(blocks(`~~~${spaces}x\ncode\n~~~`)[0].language, 'x');
+    assert.equal(blocks(`a|b\n${spaces}x`)[0].type, 'paragraph');
+    assert.equal(blocks(`[a](u${spaces}x`)[0].type, 'paragraph');
+    assert.equal(inline(`\` a${spaces}b \``), `<code>a${spaces}b</code>`);
+  });
+});
+
+describe('what the linear parser keeps from CommonMark', () => {
+  test('emphasis follows the delimiter-run rules', () => {
+    assert.equal(inline('***both***'), '<em><strong>both</strong></em>');
+    assert.equal(inline('*foo**bar**baz*'), '<em>foo<strong>bar</strong>baz</em>');
+    assert.equal(inline('**"quoted"** and *(paren)*'), '<strong>"quoted"</strong> and <em>(paren)</em>');
+    assert.equal(inline('snake_case_name and a * b*'), 'snake_case_name and a * b*');
+    assert.equal(inline('~~a~~ ~b~ ~~~c~~~'), '<del>a</del> ~b~ ~~~c~~~');
+  });
+
+  test('a link takes precedence over emphasis that crosses it, and links do not nest', () => {
+    assert.equal(inline('*[a*](https://e.x)'), '*<a https://e.x/>a*</a>');
+    assert.equal(inline('[https://e.x](https://e.x)'), '<a https://e.x/>https://e.x</a>');
+    assert.equal(inline('[a [b] c](https://e.x/(d))'), '<a https://e.x/(d)>a [b] c</a>');
+    assert.equal(inline('[`]`](https://e.x)'), '<a https://e.x/><code>]</code></a>');
+  });
+
+  test('bare URLs keep their underscores and stars, and end before trailing punctuation', () => {
+    assert.equal(inline('see https://e.x/__init__.py, or (https://e.x/a_b*c).'),
+      'see <a https://e.x/__init__.py>https://e.x/__init__.py</a>, or (<a https://e.x/a_b*c>https://e.x/a_b*c</a>).');
   });
 });
