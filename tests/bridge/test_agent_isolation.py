@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,9 +56,9 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def _wait_until(condition: object, seconds: float) -> bool:
+def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
