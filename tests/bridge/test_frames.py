@@ -59,7 +59,7 @@ def test_a_blank_line_is_skipped_silently() -> None:
 
 
 @pytest.mark.parametrize(("frame", "reason"), [
-    (b"[]", "a batch (JSON array), which ACP does not use"),
+    (b"[]", "a JSON array: a batch, which ACP does not use"),
     (b"null", "not a JSON object but null"),
     (b'"text"', "not a JSON object but a string"),
     (b'{"id": [1], "result": {}}', "id must be a string, an integer or null, not an array"),

@@ -108,7 +108,7 @@ def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH
 
 def _shape_problem(message: object) -> str | None:
     if isinstance(message, list):
-        return "a batch (JSON array), which ACP does not use"
+        return "a JSON array: a batch, which ACP does not use"
     if not isinstance(message, dict):
         return f"not a JSON object but {_json_type(message)}"
     if "id" in message and not _is_id(message["id"]):
