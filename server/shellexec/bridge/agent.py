@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -38,7 +39,7 @@ from shellexec.bridge.agent_stream import READ_BYTES, AgentStream
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
-from shellexec.bridge.process_guard import ends_with_bridge
+from shellexec.bridge.process_guard import ending_with_bridge
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
@@ -90,13 +91,27 @@ def _update_observer(record: Callable[[object], None]) -> Callable[[StreamEvent]
     return observe
 
 
+def _program(name: str, env: Mapping[str, str], cwd: Path) -> str:
+    """The file `name` runs, found as exec would: a name with a slash from `cwd`, any other
+    on the agent's PATH. The launcher execs it, so the bridge must tell it is missing."""
+    if "/" in name:
+        candidate = str(cwd / name)
+        found = candidate if os.access(candidate, os.X_OK) else None
+    else:
+        found = shutil.which(name, path=env.get("PATH", os.defpath))
+    if found is None or os.path.isdir(found):
+        raise AgentError("start", f"cannot run {name!r}: no such executable file")
+    return found
+
+
 async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path
                  ) -> asyncio.subprocess.Process:
+    argv = ending_with_bridge(_program(command[0], env, cwd), command)
     try:
         return await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd),
-            start_new_session=True, limit=READ_BYTES, preexec_fn=ends_with_bridge())
+            start_new_session=True, limit=READ_BYTES)
     except OSError as error:
         raise AgentError("start", f"cannot run {command[0]!r}: {error.strerror or error}"
                          ) from None

@@ -6,9 +6,9 @@
   allow-list of ADR 0032. Not dumpable, those files belong to root and ptrace is refused to
   processes without CAP_SYS_PTRACE; the bridge leaves no core dump either. An `execve` makes a
   process dumpable again, so the agent and its commands are not affected.
-- `ends_with_bridge`: a `preexec_fn` that has the kernel SIGKILL a child when the bridge dies
-  (PR_SET_PDEATHSIG), so an agent that ignores the end of its stdin, or a hosted terminal,
-  does not outlive a bridge that was SIGKILLed and could stop nothing itself.
+- `ending_with_bridge`: the command line that has the kernel SIGKILL a child when the bridge
+  dies (PR_SET_PDEATHSIG), so an agent that ignores the end of its stdin, or a hosted
+  terminal, does not outlive a bridge that was SIGKILLed and could stop nothing itself.
 
 Elsewhere both are no-ops.
 """
@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 log = logging.getLogger("shellexec.bridge")
@@ -53,21 +53,30 @@ def close_to_inspection() -> bool:
     return True
 
 
-def ends_with_bridge() -> Callable[[], None] | None:
-    """A `preexec_fn` for a child that must die with this process, or None off Linux.
+def ending_with_bridge(program: str, argv: Sequence[str]) -> list[str]:
+    """The command line that execs `program` with `argv` (argv[0] included) once the kernel
+    was told to SIGKILL it when this process dies; off Linux, `program` with argv[1:].
 
-    It runs in the forked child: prctl is looked up here, before the fork (the dynamic
-    loader's lock may be held by another thread at fork time), and the child checks that
-    its parent is still this process, since the bridge may die between fork and prctl.
+    A small Python launcher sets the signal and then execs: PR_SET_PDEATHSIG survives
+    execve. A `preexec_fn` would do it without the launcher, but then `subprocess` must fork
+    instead of vfork, which runs gRPC's fork handlers, and a child forked while the service
+    link is busy crashed with SIGSEGV.
     """
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    parent = os.getpid()
+    if _prctl() is None:
+        return [program, *argv[1:]]
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), program, *argv]
 
-    def in_child() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
 
-    return in_child
+# argv: the bridge's pid, the program, its argv. The parent check closes the race of a bridge
+# that died before prctl; exit 127 is a shell's "cannot run".
+_LAUNCHER: Final = f"""
+import ctypes, os, sys
+ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, {int(signal.SIGKILL)}, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)
+try:
+    os.execv(sys.argv[2], sys.argv[3:])
+except OSError as error:
+    sys.stderr.write(f"cannot run {{sys.argv[3]!r}}: {{error.strerror}}\\n")
+    sys.exit(127)
+"""
