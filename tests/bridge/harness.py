@@ -84,9 +84,11 @@ class Launched:
 
 def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
            env: Mapping[str, str] | None = None, report_env: Sequence[str] = (),
-           command: Sequence[str] | None = None, addresses: bool = True) -> Launched:
+           command: Sequence[str] | None = None, addresses: bool = True,
+           wrapper: Sequence[str] = ()) -> Launched:
     """Starts `shellexec bridge OPTIONS -- python fake_agent.py SCRIPT RECORD`, pointed at
-    `stack` by --server and --web-url unless `addresses` is false."""
+    `stack` by --server and --web-url unless `addresses` is false, under the `wrapper`
+    command if one is given."""
     run = next(_runs)
     script = workdir / f"script-{run}.jsonl"
     script.write_text("".join(json.dumps(step) + "\n" for step in steps))
@@ -95,7 +97,8 @@ def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
         sys.executable, str(FAKE_AGENT), str(script), str(record),
         "--report-env", ",".join(report_env))
     where = ["--server", stack.grpc_target, "--web-url", stack.rest_url] if addresses else []
-    argv = [str(SHELLEXEC), "bridge", *where, "--cwd", str(workdir), *options, "--", *agent]
+    argv = [*wrapper, str(SHELLEXEC), "bridge", *where, "--cwd", str(workdir), *options, "--",
+            *agent]
     stdout, stderr = workdir / f"stdout-{run}.txt", workdir / f"stderr-{run}.txt"
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err,

@@ -1,5 +1,5 @@
-"""A hostile ACP agent for the review-8 tests: it speaks JSON-RPC over stdio by hand, so it can
-send what no SDK would (frames without an end, odd ids, deep nesting).
+"""A hostile ACP agent for the tests of what the bridge withstands: it speaks JSON-RPC over
+stdio by hand, so it can send what no SDK would (frames without an end, odd ids, deep nesting).
 
     python raw_agent.py SCRIPT RECORD
 
@@ -10,8 +10,10 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
     {"request": {"method": ..., "params": {...}}}   a request; the answer -> record["answers"]
     {"environ_of_parent": ["NAME"]}  which NAMEs /proc/<parent>/environ holds -> record
     {"parent_peak_rss": true}        the parent's (the bridge's) VmHWM in KiB -> record
+    {"hang": SECONDS}                sleep, reading nothing (an agent that ignores the bridge)
 
-and then answers the prompt `end_turn`. RECORD (JSON) is rewritten after every step.
+and then answers the prompt `end_turn`. RECORD (JSON) holds its pid and is rewritten after
+every step.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ class RawAgent:
         self._script = script
         self._record_path = record
         self._record: dict[str, Any] = {"answers": [], "environ_of_parent": [], "done": [],
-                                        "parent_peak_rss": []}
+                                        "parent_peak_rss": [], "pid": os.getpid()}
         self._next_id = 0
         self._save()
 
@@ -80,6 +83,8 @@ class RawAgent:
                                                        & _parent_environ_names())
         elif "parent_peak_rss" in step:
             self._record["parent_peak_rss"].append(_parent_peak_rss_kib())
+        elif "hang" in step:
+            time.sleep(float(step["hang"]))
 
     def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         request_id = f"raw-{self._next_id}"

@@ -9,6 +9,9 @@
 - `session/update` notifications are handed to `record` by a raw stream observer, which the
   connection calls synchronously, in arrival order, with the JSON as sent, before the SDK
   parses it (the SDK would drop update types it does not know). See docs/adr/0030.
+- The bridge reads the agent's stdout itself (`agent_stream.AgentStream`): a frame too long,
+  too deep or not one JSON-RPC message is dropped before the SDK sees it, and the agent dies
+  with the bridge even when the bridge is SIGKILLed (`process_guard`). See docs/adr/0122.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -31,16 +35,16 @@ from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
+from shellexec.bridge.agent_stream import READ_BYTES, AgentStream
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
+from shellexec.bridge.process_guard import ending_with_bridge
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
 
 STDERR_PREFIX = b"[agent] "
-# The ACP stream reader's line limit; the SDK reassembles longer lines, this just saves work.
-STREAM_LIMIT = 16 * 1024 * 1024
 _RELAY_CHUNK = 64 * 1024
 _TERMINATE_GRACE = 2.0
 
@@ -79,7 +83,7 @@ def _client_info() -> Implementation:
 def _update_observer(record: Callable[[object], None]) -> Callable[[StreamEvent], None]:
     def observe(event: StreamEvent) -> None:
         message = event.message
-        if (event.direction is StreamDirection.INCOMING
+        if (event.direction is StreamDirection.INCOMING and isinstance(message, dict)
                 and message.get("method") == "session/update" and "id" not in message):
             params = message.get("params")
             record(params.get("update") if isinstance(params, dict) else None)
@@ -87,13 +91,27 @@ def _update_observer(record: Callable[[object], None]) -> Callable[[StreamEvent]
     return observe
 
 
+def _program(name: str, env: Mapping[str, str], cwd: Path) -> str:
+    """The file `name` runs, found as exec would: a name with a slash from `cwd`, any other
+    on the agent's PATH. The launcher execs it, so the bridge must tell it is missing."""
+    if "/" in name:
+        candidate = str(cwd / name)
+        found = candidate if os.access(candidate, os.X_OK) else None
+    else:
+        found = shutil.which(name, path=env.get("PATH", os.defpath))
+    if found is None or os.path.isdir(found):
+        raise AgentError("start", f"cannot run {name!r}: no such executable file")
+    return found
+
+
 async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path
                  ) -> asyncio.subprocess.Process:
+    argv = ending_with_bridge(_program(command[0], env, cwd), command)
     try:
         return await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd),
-            start_new_session=True, limit=STREAM_LIMIT)
+            start_new_session=True, limit=READ_BYTES)
     except OSError as error:
         raise AgentError("start", f"cannot run {command[0]!r}: {error.strerror or error}"
                          ) from None
@@ -148,7 +166,7 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     assert process.stdout is not None
     assert process.stderr is not None
     relay = asyncio.create_task(_relay_stderr(process.stderr, sys.stderr.buffer))
-    connection = connect_to_agent(client, process.stdin, process.stdout,
+    connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
                                   observers=[_update_observer(record)])
     try:
         yield AgentHandle(connection, process)

@@ -42,6 +42,7 @@ from shellexec.bridge.options import (
     BridgeOptions,
 )
 from shellexec.bridge.permissions import DEFAULT_ANSWER, PERMISSION_ANSWERS, PermissionAnswer
+from shellexec.bridge.process_guard import close_to_inspection
 from shellexec.bridge.retry import RetryPolicy
 from shellexec.bridge.run import BridgeRun, RunResult
 from shellexec.bridge.signals import Signals
@@ -243,4 +244,5 @@ def main(argv: list[str]) -> int:
     except SystemExit as exit_:  # argparse: --help (0) or a bad option (2, already printed)
         return int(exit_.code or 0)
     _configure_logging(verbose)
+    close_to_inspection()  # before the agent exists: it must never see this process's /proc
     return asyncio.run(_run(options))

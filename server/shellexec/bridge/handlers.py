@@ -38,6 +38,21 @@ from shellexec.bridge.terminals import TerminalHost
 
 log = logging.getLogger("shellexec.bridge")
 
+_NUL = "\0"
+
+
+def refuse_nul_bytes(command: str, args: list[str] | None, env: list[EnvVariable] | None,
+                     cwd: str | None) -> None:
+    """Invalid params naming the first field of a `terminal/create` that holds a NUL byte:
+    no command line, directory or environment can (the OS raises ValueError)."""
+    fields = [("command", command), ("cwd", cwd or "")]
+    fields += [(f"args[{index}]", arg) for index, arg in enumerate(args or ())]
+    for index, variable in enumerate(env or ()):
+        fields += [(f"env[{index}].name", variable.name), (f"env[{index}].value", variable.value)]
+    for name, value in fields:
+        if _NUL in value:
+            raise RequestError.invalid_params({name: value, "reason": "contains a NUL byte"})
+
 
 @contextmanager
 def _logged(action: str, path: str) -> Iterator[None]:
@@ -73,8 +88,9 @@ class BridgeClient:
                               env: list[EnvVariable] | None = None, cwd: str | None = None,
                               output_byte_limit: int | None = None, **kwargs: Any
                               ) -> CreateTerminalResponse:
-        terminal_id = await self._host("terminal/create").create(command, args, env, cwd,
-                                                                 output_byte_limit)
+        host = self._host("terminal/create")
+        refuse_nul_bytes(command, args, env, cwd)
+        terminal_id = await host.create(command, args, env, cwd, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any

@@ -1,0 +1,87 @@
+"""The pure part of the bridge's reader of the agent's stdout: cutting frames within a cap,
+and keeping only the JSON-RPC messages the SDK can take."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shellexec.bridge.frames import FrameSplitter, Oversized, Refused, read_message
+
+
+def test_frames_end_at_newlines_across_chunks() -> None:
+    splitter = FrameSplitter(cap=10)
+    assert splitter.feed(b'{"a"') == []
+    assert splitter.feed(b':1}\n{}\n{"b"') == [b'{"a":1}', b"{}"]
+    assert splitter.feed(b":2}") == []
+    assert splitter.end() == [b'{"b":2}']
+    assert splitter.end() == []
+
+
+def test_a_frame_of_the_cap_is_kept_and_one_byte_more_is_dropped_with_its_size() -> None:
+    splitter = FrameSplitter(cap=4)
+    assert splitter.feed(b"1234\n12345\n") == [b"1234", Oversized(5)]
+
+
+def test_a_dropped_frame_is_counted_to_its_end_and_the_next_one_is_whole() -> None:
+    splitter = FrameSplitter(cap=4)
+    frames = [frame for chunk in (b"12", b"345", b"6789", b"0\nok", b"\n")
+              for frame in splitter.feed(chunk)]
+    assert frames == [Oversized(10), b"ok"]
+
+
+def test_a_frame_over_the_cap_at_the_end_of_the_stream_is_reported() -> None:
+    splitter = FrameSplitter(cap=2)
+    assert splitter.feed(b"abc") == []
+    assert splitter.end() == [Oversized(3)]
+
+
+def test_the_splitter_holds_no_more_than_the_cap_of_a_frame_going_on() -> None:
+    splitter = FrameSplitter(cap=8)
+    for _ in range(1000):
+        splitter.feed(b"x" * 5)
+    assert splitter._parts == []  # everything past the cap was let go
+    assert splitter.feed(b"\n") == [Oversized(5000)]
+
+
+def test_a_json_rpc_message_is_taken_as_parsed() -> None:
+    message = {"jsonrpc": "2.0", "id": "a", "method": "fs/read_text_file", "params": {}}
+    assert read_message(json.dumps(message).encode()) == message
+    for request_id in (7, None):
+        assert read_message(json.dumps({"jsonrpc": "2.0", "id": request_id,
+                                        "result": {}}).encode()) == {
+            "jsonrpc": "2.0", "id": request_id, "result": {}}
+
+
+def test_a_blank_line_is_skipped_silently() -> None:
+    assert read_message(b"  \r") is None
+
+
+@pytest.mark.parametrize(("frame", "reason"), [
+    (b"[]", "a JSON array: a batch, which ACP does not use"),
+    (b"null", "not a JSON object but null"),
+    (b'"text"', "not a JSON object but a string"),
+    (b'{"id": [1], "result": {}}', "id must be a string, an integer or null, not an array"),
+    (b'{"id": true, "result": {}}', "id must be a string, an integer or null, not a boolean"),
+    (b'{"id": 1.5, "result": {}}', "id must be a string, an integer or null, not a number"),
+    (b'{"method": 3}', "method must be a string, not a number"),
+    (b'{"id": 1, "error": "bad"}', "error must be an object, not a string"),
+    (b'{"id": 1, "result": [[[[[1]]]]]}', "nested deeper than 5 levels"),
+    (b"[" * 1200 + b"]" * 1200, "nested deeper than 5 levels"),  # past json.loads's limit
+])
+def test_anything_else_is_refused_with_the_reason(frame: bytes, reason: str) -> None:
+    assert read_message(frame, max_depth=5) == Refused(len(frame), reason)
+
+
+def test_a_frame_that_is_not_json_is_refused_with_the_parser_s_words() -> None:
+    refused = read_message(b'{"id": ', max_depth=5)
+    assert isinstance(refused, Refused)
+    assert refused.reason.startswith("not JSON: Expecting value")
+    assert isinstance(read_message(b"\xff\xfe{", max_depth=5), Refused)
+
+
+def test_nesting_up_to_the_bound_is_taken() -> None:
+    frame = b'{"id": 1, "result": [[[1]]]}'  # the object, then three arrays: 4 levels
+    assert read_message(frame, max_depth=4) == json.loads(frame)
+    assert read_message(frame, max_depth=3) == Refused(len(frame), "nested deeper than 3 levels")
