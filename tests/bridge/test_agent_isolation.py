@@ -4,6 +4,7 @@ after the bridge was SIGKILLed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bridge.hostile import Step, launch_raw, read_record, run_raw, update
+from bridge.hostile import Step, launch_raw, read_record, request, run_raw, update
 from bridge.provider_scripts import say
 
 from support.stack import Stack
@@ -84,3 +85,40 @@ def test_an_agent_that_ignores_its_input_does_not_outlive_a_killed_bridge(
         launched.process.wait()
         if pid and not _gone(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def _processes_running(command_line: str) -> list[int]:
+    """The pids whose command line is exactly `command_line` (split at spaces)."""
+    wanted = command_line.encode().replace(b" ", b"\0") + b"\0"
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "cmdline").read_bytes() == wanted and not _gone(int(entry.name)):
+                    pids.append(int(entry.name))
+    return pids
+
+
+def test_a_hosted_terminal_does_not_outlive_a_killed_bridge(stack: Stack,
+                                                            tmp_path: Path) -> None:
+    sleeper = f"sleep {3 * GONE_SECONDS + os.getpid() % 1000 / 1000:.3f}"  # this run's own
+    script: list[Step] = [request("terminal/create", command=f"exec {sleeper}"),
+                          {"hang": 3 * GONE_SECONDS}]
+    launched, record_path = launch_raw(stack, tmp_path, script, "--host-terminals")
+    pids: list[int] = []
+    try:
+        assert _wait_until(lambda: record_path.exists()
+                           and 0 in read_record(record_path)["done"], STARTED_SECONDS), (
+            launched.stderr_path.read_text()[-3000:])
+        assert _wait_until(lambda: len(_processes_running(sleeper)) == 1, STARTED_SECONDS)
+        pids = _processes_running(sleeper)
+        launched.process.send_signal(signal.SIGKILL)
+        launched.process.wait()
+
+        assert _wait_until(lambda: _gone(pids[0]), GONE_SECONDS), "the terminal outlived it"
+    finally:
+        launched.process.kill()
+        launched.process.wait()
+        for pid in [*pids, read_record(record_path).get("pid", 0)]:
+            if pid and not _gone(pid):
+                os.kill(pid, signal.SIGKILL)

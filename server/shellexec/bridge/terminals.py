@@ -51,6 +51,7 @@ from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
+from shellexec.bridge.process_guard import ending_with_bridge
 from shellexec.normalize.terminal_updates import terminal_refs
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
@@ -224,7 +225,8 @@ class TerminalHost:
                      ) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
-                _shell(), "-c", line, stdin=asyncio.subprocess.DEVNULL,
+                *ending_with_bridge(_shell(), [_shell(), "-c", line]),
+                stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
                 cwd=str(cwd), env=dict(env), start_new_session=True)
         except OSError as error:
