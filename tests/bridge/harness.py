@@ -81,6 +81,17 @@ class Launched:
         return Finished(code, self.stdout_path.read_text(), self.stderr_path.read_text(),
                         self.record())
 
+    def finish_unhung(self, timeout: float) -> Finished:
+        """`finish`, but a bridge still running after `timeout` is killed and the test fails
+        with its stderr: a hang is what the test is there to catch."""
+        try:
+            return self.finish(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError("the bridge hung; stderr: "
+                                 + self.stderr_path.read_text()[-3000:]) from None
+
 
 def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
            env: Mapping[str, str] | None = None, report_env: Sequence[str] = (),

@@ -4,7 +4,6 @@ frames, requests and probes that no SDK would send."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -58,14 +57,7 @@ def run_raw(stack: Stack, workdir: Path, script: Sequence[Step], *options: str,
     """Runs the bridge on the raw agent to its end; the run and the agent's record."""
     launched, record_path = launch_raw(stack, workdir, script, *options, env=env,
                                        wrapper=wrapper)
-    try:
-        finished = launched.finish(timeout=HANG_SECONDS)
-    except subprocess.TimeoutExpired:
-        launched.process.kill()
-        launched.process.wait()
-        raise AssertionError("the bridge hung; stderr: "
-                             + launched.stderr_path.read_text()[-3000:]) from None
-    return finished, read_record(record_path)
+    return launched.finish_unhung(HANG_SECONDS), read_record(record_path)
 
 
 def read_record(path: Path) -> dict[str, Any]:

@@ -4,12 +4,11 @@ hang the bridge nor fail the run."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge.harness import Finished, Launched, Step, launch
+from bridge.harness import Finished, Step, launch
 from bridge.provider_scripts import say
 
 from shellexec.rules.limits import MAX_HELD_TERMINAL_UPDATES
@@ -22,15 +21,6 @@ PROMPT = "Do it."
 # Far longer than a healthy run of a few hundred updates takes; reaching it means a hang.
 HANG_SECONDS = 45.0
 
-
-def _finish(launched: Launched) -> Finished:
-    try:
-        return launched.finish(timeout=HANG_SECONDS)
-    except subprocess.TimeoutExpired:
-        launched.process.kill()
-        launched.process.wait()
-        raise AssertionError("the bridge hung; stderr: "
-                             + launched.stderr_path.read_text()[-3000:]) from None
 
 
 def _nested(depth: int) -> Any:
@@ -58,7 +48,7 @@ def test_updates_the_client_cannot_encode_are_skipped_not_a_hang(stack: Stack,
                     "content": {"type": "text", "text": f"never stored: {name} "},
                     "_meta": {"x": value}}} for name, value in UNENCODABLE.items()]
     script: list[Step] = [{"update": say("before ")}, *bad, {"update": say("after")}]
-    finished = _finish(launch(stack, tmp_path, script, "--prompt", PROMPT))
+    finished = launch(stack, tmp_path, script, "--prompt", PROMPT).finish_unhung(HANG_SECONDS)
 
     assert finished.code == 0, finished.stderr[-3000:]
     assert "Traceback" not in finished.stderr
@@ -78,7 +68,7 @@ def test_updates_past_the_held_terminal_bound_are_skipped(stack: Stack,
         {"update": {"sessionUpdate": "terminal_update", "terminalId": "orphan",
                     "command": f"step {n}"}} for n in range(MAX_HELD_TERMINAL_UPDATES + over)]
     script: list[Step] = [{"update": say("before ")}, *held, {"update": say("after")}]
-    finished = _finish(launch(stack, tmp_path, script, "--prompt", PROMPT))
+    finished = launch(stack, tmp_path, script, "--prompt", PROMPT).finish_unhung(HANG_SECONDS)
 
     assert finished.code == 0, finished.stderr[-3000:]
     first_refused = 2 + MAX_HELD_TERMINAL_UPDATES + 1

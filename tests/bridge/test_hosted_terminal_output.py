@@ -6,12 +6,11 @@ update buffer."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge.harness import Finished, Launched, Step, launch
+from bridge.harness import Finished, Step, launch
 from bridge.provider_scripts import say
 
 from shellexec.projection.secrets import mask_secrets
@@ -25,15 +24,6 @@ PROMPT = "Run it."
 HANG_SECONDS = 60.0
 
 
-def _finish(launched: Launched) -> Finished:
-    try:
-        return launched.finish(timeout=HANG_SECONDS)
-    except subprocess.TimeoutExpired:
-        launched.process.kill()
-        launched.process.wait()
-        raise AssertionError("the bridge hung; stderr: "
-                             + launched.stderr_path.read_text()[-3000:]) from None
-
 
 def _tool_call(call_id: str, **fields: Any) -> Step:
     return {"update": {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": "make",
@@ -46,8 +36,9 @@ def _run_terminal(command: str) -> list[Step]:
 
 
 def _run(stack: Stack, workdir: Path, script: list[Step], *options: str) -> Finished:
-    finished = _finish(launch(stack, workdir, script, "--host-terminals", "--agent", "goose",
-                              "--prompt", PROMPT, *options))
+    launched = launch(stack, workdir, script, "--host-terminals", "--agent", "goose",
+                      "--prompt", PROMPT, *options)
+    finished = launched.finish_unhung(HANG_SECONDS)
     assert finished.code == 0, finished.stderr[-3000:]
     assert "; 0 refused" in finished.stderr
     return finished
