@@ -200,7 +200,8 @@ async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,
         client_capabilities=capabilities(files, host_terminals),
         client_info=_client_info()))
     info = started.agent_info
-    log.info("agent %s %s speaks ACP v%s", info.name if info else "?",
+    # The agent names itself: quoted, so a newline in its name cannot forge a log line.
+    log.info("agent %r %r speaks ACP v%s", info.name if info else "?",
              info.version if info else "", started.protocol_version)
     session = await agent_step(handle, "session/new",
                                connection.new_session(cwd=str(cwd), mcp_servers=[]))

@@ -56,13 +56,14 @@ def refuse_nul_bytes(command: str, args: list[str] | None, env: list[EnvVariable
 
 @contextmanager
 def _logged(action: str, path: str) -> Iterator[None]:
-    """Logs a file request and whether it was served (refusals matter when debugging)."""
+    """Logs a file request and whether it was served (refusals matter when debugging). The
+    path is the agent's: quoted, so a newline in it cannot forge a log line."""
     try:
         yield
     except RequestError as error:
-        log.warning("agent asked to %s %s: refused (%s)", action, path, error)
+        log.warning("agent asked to %s %r: refused (%s)", action, path, error)
         raise
-    log.info("agent asked to %s %s: done", action, path)
+    log.info("agent asked to %s %r: done", action, path)
 
 
 class BridgeClient:

@@ -138,7 +138,7 @@ class TerminalHost:
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
                              self._calls.fallback())
         self._terminals[terminal_id] = terminal
-        log.info("terminal %s: running %r in %s", terminal_id, line, where)
+        log.info("terminal %s: running %r in %r", terminal_id, line, str(where))
         if terminal.call_id is not None:
             self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line,
                                       cwd=str(where)))
