@@ -5,8 +5,10 @@ The bridge advertises `fs.readTextFile` / `fs.writeTextFile` only when `--allow-
 gets "method not found". An enabled request must name a path inside the `--cwd` tree after
 symlinks are resolved, so `../` or a link cannot reach the rest of the disk, and a regular file
 there: a FIFO nobody writes (or reads) would block a worker thread for ever, and the bridge
-could not exit (ADR 0122). A read streams the file and stops at the lines asked for
-(`line_window`), so a one-line read of a huge file costs one chunk.
+could not exit (ADR 0122). The file opened is checked once more, as the kernel names it, so a
+directory swapped for a symlink between the check and the open cannot lead outside. A read
+streams the file and stops at the lines asked for (`line_window`), so a one-line read of a
+huge file costs one chunk.
 """
 
 from __future__ import annotations
@@ -28,10 +30,16 @@ _READ_CHARS = 64 * 1024
 # to a regular file, the only kind served.
 _OPEN_FLAGS = os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _NOT_REGULAR = "not a regular file"
+_OUTSIDE = "outside the bridge's working directory"
 
 
 class NotRegularFileError(Exception):
     """The path names a directory, FIFO, socket or device."""
+
+
+class EscapedRootError(Exception):
+    """The file opened lies outside the root after all: a directory on its path was swapped
+    for a symlink between the check and the open."""
 
 
 class FileAccess:
@@ -49,11 +57,13 @@ class FileAccess:
         target = self._confined(path)
         window = LineWindow(line, limit, MAX_READ_BYTES)
         try:
-            await asyncio.to_thread(_read_into, target, window)
+            await asyncio.to_thread(_read_into, target, self._root, window)
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
         except NotRegularFileError:
             raise RequestError.invalid_params({"path": path, "reason": _NOT_REGULAR}) from None
+        except EscapedRootError:
+            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE}) from None
         except WindowTooLargeError as error:
             raise RequestError.invalid_params({"limit": limit, "reason": str(error)}) from None
         except (OSError, UnicodeDecodeError) as error:
@@ -66,9 +76,11 @@ class FileAccess:
             raise RequestError.method_not_found(WRITE_METHOD)
         target = self._confined(path)
         try:
-            await asyncio.to_thread(_write_text, target, content)
+            await asyncio.to_thread(_write_text, target, self._root, content)
         except NotRegularFileError:
             raise RequestError.invalid_params({"path": path, "reason": _NOT_REGULAR}) from None
+        except EscapedRootError:
+            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE}) from None
         except OSError as error:
             raise RequestError.internal_error({"path": path, "reason": str(error)}) from None
 
@@ -79,37 +91,55 @@ class FileAccess:
             raise RequestError.invalid_params({"path": path, "reason": "must be absolute"})
         resolved = Path(os.path.realpath(path))
         if not resolved.is_relative_to(self._root):
-            raise RequestError.invalid_params(
-                {"path": path, "reason": "outside the bridge's working directory"})
+            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE})
         return resolved
 
 
-def _read_into(target: Path, window: LineWindow) -> None:
+def _read_into(target: Path, root: Path, window: LineWindow) -> None:
     """Feeds the file's text to `window` until it has its lines or the file ends."""
-    descriptor = _open_regular(target, os.O_RDONLY)
+    descriptor = _open_regular(target, root, os.O_RDONLY)
     with open(descriptor, encoding="utf-8") as text:
         while not window.complete and (chunk := text.read(_READ_CHARS)):
             window.feed(chunk)
 
 
-def _write_text(target: Path, content: str) -> None:
+def _write_text(target: Path, root: Path, content: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = _open_regular(target, os.O_WRONLY | os.O_CREAT)
+    descriptor = _open_regular(target, root, os.O_WRONLY | os.O_CREAT)
     with open(descriptor, "w", encoding="utf-8") as text:
         os.ftruncate(descriptor, 0)  # only once it is known to be a regular file
         text.write(content)
 
 
-def _open_regular(target: Path, flags: int) -> int:
-    """A descriptor of `target` if it is a regular file; raises NotRegularFileError."""
+def _open_regular(target: Path, root: Path, flags: int) -> int:
+    """A descriptor of `target` if it is a regular file inside `root`; raises
+    NotRegularFileError or EscapedRootError."""
     try:
-        descriptor = os.open(target, flags | _OPEN_FLAGS, 0o666)
+        # `target` was resolved: a symlink at its end now was put there since.
+        descriptor = os.open(target, flags | _OPEN_FLAGS | os.O_NOFOLLOW, 0o666)
     except OSError as error:
         # EISDIR: a directory opened for writing; ENXIO: a FIFO without a reader.
         if error.errno in (errno.EISDIR, errno.ENXIO):
             raise NotRegularFileError from None
+        if error.errno == errno.ELOOP:
+            raise EscapedRootError from None
         raise
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+    try:
+        if not _opened_inside(descriptor, root):
+            raise EscapedRootError
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise NotRegularFileError
+    except BaseException:
         os.close(descriptor)
-        raise NotRegularFileError
+        raise
     return descriptor
+
+
+def _opened_inside(descriptor: int, root: Path) -> bool:
+    """Whether the file open on `descriptor` lies inside `root`, as the kernel names it (the
+    path was checked before the open; this closes the race with a swapped directory)."""
+    try:
+        opened = os.readlink(f"/proc/self/fd/{descriptor}")
+    except OSError:  # no /proc: the check before the open is all there is
+        return True
+    return Path(opened).is_relative_to(root)

@@ -1,0 +1,48 @@
+"""The last guard of a file request: the file actually opened must lie inside the bridge's
+root, as the kernel names it. The path was resolved and checked before, but a directory on it
+can be swapped for a symlink in between; these tests hand the guard the path as it is after
+such a swap (ADR 0122)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from shellexec.bridge.files import EscapedRootError, _open_regular
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    inside = tmp_path / "root"
+    (inside / "dir").mkdir(parents=True)
+    (inside / "dir" / "notes.txt").write_text("inside\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "notes.txt").write_text("secret\n")
+    return inside
+
+
+def test_a_file_inside_the_root_is_opened(root: Path) -> None:
+    descriptor = _open_regular(root / "dir" / "notes.txt", root, os.O_RDONLY)
+    with open(descriptor) as opened:
+        assert opened.read() == "inside\n"
+
+
+def test_a_directory_swapped_for_a_link_outside_is_refused(root: Path) -> None:
+    (root / "dir" / "notes.txt").unlink()
+    (root / "dir").rmdir()
+    (root / "dir").symlink_to(root.parent / "outside")  # the swap, after the path was checked
+    with pytest.raises(EscapedRootError):
+        _open_regular(root / "dir" / "notes.txt", root, os.O_RDONLY)
+
+
+def test_a_file_swapped_for_a_link_is_refused_and_not_written(root: Path) -> None:
+    target = root / "dir" / "notes.txt"
+    target.unlink()
+    target.symlink_to(root.parent / "outside" / "notes.txt")
+    with pytest.raises(EscapedRootError):
+        _open_regular(target, root, os.O_WRONLY | os.O_CREAT)
+    assert (root.parent / "outside" / "notes.txt").read_text() == "secret\n"
