@@ -1,7 +1,7 @@
-"""The last guard of a file request: the file actually opened must lie inside the bridge's
-root, as the kernel names it. The path was resolved and checked before, but a directory on it
+"""The last guard of a file request: the file is reached from the bridge's root one name at a
+time, following no symlink. The path was resolved and checked before, but a directory on it
 can be swapped for a symlink in between; these tests hand the guard the path as it is after
-such a swap (ADR 0122)."""
+such a swap, and nothing may be read, written or created outside the root (ADR 0122)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shellexec.bridge.files import EscapedRootError, _open_regular
-
-pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+from shellexec.bridge.files import EscapedRootError, _open_regular, _write_text
 
 
 @pytest.fixture
@@ -46,3 +44,19 @@ def test_a_file_swapped_for_a_link_is_refused_and_not_written(root: Path) -> Non
     with pytest.raises(EscapedRootError):
         _open_regular(target, root, os.O_WRONLY | os.O_CREAT)
     assert (root.parent / "outside" / "notes.txt").read_text() == "secret\n"
+
+
+@pytest.mark.parametrize("relative", ["new.txt", "made/deeper/new.txt"])
+def test_a_write_through_a_swapped_directory_creates_nothing_outside(root: Path,
+                                                                     relative: str) -> None:
+    (root / "dir" / "notes.txt").unlink()
+    (root / "dir").rmdir()
+    (root / "dir").symlink_to(root.parent / "outside")
+    with pytest.raises(EscapedRootError):
+        _write_text(root / "dir" / relative, root, "content")
+    assert [path.name for path in (root.parent / "outside").iterdir()] == ["notes.txt"]
+
+
+def test_a_write_inside_makes_its_directories_and_the_file(root: Path) -> None:
+    _write_text(root / "dir" / "made" / "new.txt", root, "content")
+    assert (root / "dir" / "made" / "new.txt").read_text() == "content"

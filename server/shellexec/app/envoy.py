@@ -89,6 +89,11 @@ REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
 # requests. Envoy's default is an hour, so silent connections could hold the shared
 # connection limit that long (ADR 0127); a feed is a request in flight and is not affected.
 IDLE_CONNECTION_TIMEOUT_SECONDS = 10.0
+# How long a client may take to send a whole request once it has begun: a body that never
+# finishes (or an HTTP/2 stream never half-closed) is a request in flight, which neither timer
+# above covers. A feed's request is complete at once (its long life is the answer), so this
+# never ends one; 20 s lets the largest REST body (8 MiB) through a link of about 3.4 Mbit/s.
+REQUEST_TIMEOUT_SECONDS = 20.0
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -226,8 +231,10 @@ def _seconds(value: float) -> str:
 
 def connection_timeouts() -> dict[str, Any]:
     """The fields of an HTTP connection manager that close a client connection doing nothing:
-    one slow to send its headers, or one with no request in flight."""
+    one slow to send its headers or the rest of its request, or one with no request in
+    flight."""
     return {"request_headers_timeout": _seconds(REQUEST_HEADERS_TIMEOUT_SECONDS),
+            "request_timeout": _seconds(REQUEST_TIMEOUT_SECONDS),
             "common_http_protocol_options": {
                 "idle_timeout": _seconds(IDLE_CONNECTION_TIMEOUT_SECONDS)}}
 

@@ -5,15 +5,16 @@ The bridge advertises `fs.readTextFile` / `fs.writeTextFile` only when `--allow-
 gets "method not found". An enabled request must name a path inside the `--cwd` tree after
 symlinks are resolved, so `../` or a link cannot reach the rest of the disk, and a regular file
 there: a FIFO nobody writes (or reads) would block a worker thread for ever, and the bridge
-could not exit (ADR 0122). The file opened is checked once more, as the kernel names it, so a
-directory swapped for a symlink between the check and the open cannot lead outside. A read
-streams the file and stops at the lines asked for (`line_window`), so a one-line read of a
-huge file costs one chunk.
+could not exit (ADR 0122). The file is then reached from the root one name at a time,
+following no symlink, so a directory swapped for a symlink between the check and the open
+cannot lead a read, a write or a new directory outside. A read streams the file and stops at
+the lines asked for (`line_window`), so a one-line read of a huge file costs one chunk.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import stat
@@ -22,6 +23,7 @@ from pathlib import Path
 from acp.exceptions import RequestError
 
 from shellexec.bridge.line_window import MAX_READ_BYTES, LineWindow, WindowTooLargeError
+from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
 
 READ_METHOD = "fs/read_text_file"
 WRITE_METHOD = "fs/write_text_file"
@@ -29,6 +31,8 @@ _READ_CHARS = 64 * 1024
 # Non-blocking, so that opening a FIFO cannot wait for its other end; it makes no difference
 # to a regular file, the only kind served.
 _OPEN_FLAGS = os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+# A directory on the way to the file, never through a symlink.
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOT_REGULAR = "not a regular file"
 _OUTSIDE = "outside the bridge's working directory"
 
@@ -85,8 +89,7 @@ class FileAccess:
             raise RequestError.internal_error({"path": path, "reason": str(error)}) from None
 
     def _confined(self, path: str) -> Path:
-        if "\0" in path:  # the OS would refuse it with a ValueError
-            raise RequestError.invalid_params({"path": path, "reason": "contains a NUL byte"})
+        refuse_what_the_os_cannot_take([("path", path)])
         if not os.path.isabs(path):
             raise RequestError.invalid_params({"path": path, "reason": "must be absolute"})
         resolved = Path(os.path.realpath(path))
@@ -104,42 +107,51 @@ def _read_into(target: Path, root: Path, window: LineWindow) -> None:
 
 
 def _write_text(target: Path, root: Path, content: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = _open_regular(target, root, os.O_WRONLY | os.O_CREAT)
+    descriptor = _open_regular(target, root, os.O_WRONLY | os.O_CREAT, make_directories=True)
     with open(descriptor, "w", encoding="utf-8") as text:
         os.ftruncate(descriptor, 0)  # only once it is known to be a regular file
         text.write(content)
 
 
-def _open_regular(target: Path, root: Path, flags: int) -> int:
-    """A descriptor of `target` if it is a regular file inside `root`; raises
-    NotRegularFileError or EscapedRootError."""
+def _open_regular(target: Path, root: Path, flags: int, *,
+                  make_directories: bool = False) -> int:
+    """A descriptor of `target` (resolved, inside `root`) if it is a regular file; raises
+    NotRegularFileError, or EscapedRootError when a symlink is met on the way.
+
+    The path was resolved and checked before, but a directory on it may have been swapped for
+    a symlink since. So the walk goes from `root` one name at a time, relative to the
+    directory before (`dir_fd`) and following no symlink: nothing is opened, and no directory
+    or file is created, anywhere but inside `root`.
+    """
+    if target == root:
+        raise NotRegularFileError
+    *directories, name = target.relative_to(root).parts
+    parent = os.open(root, _DIRECTORY_FLAGS)
     try:
-        # `target` was resolved: a symlink at its end now was put there since.
-        descriptor = os.open(target, flags | _OPEN_FLAGS | os.O_NOFOLLOW, 0o666)
-    except OSError as error:
-        # EISDIR: a directory opened for writing; ENXIO: a FIFO without a reader.
-        if error.errno in (errno.EISDIR, errno.ENXIO):
-            raise NotRegularFileError from None
-        if error.errno == errno.ELOOP:
-            raise EscapedRootError from None
-        raise
-    try:
-        if not _opened_inside(descriptor, root):
-            raise EscapedRootError
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise NotRegularFileError
-    except BaseException:
+        for directory in directories:
+            if make_directories:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(directory, dir_fd=parent)
+            child = _open_at(parent, directory, _DIRECTORY_FLAGS)
+            os.close(parent)
+            parent = child
+        descriptor = _open_at(parent, name, flags | _OPEN_FLAGS | os.O_NOFOLLOW)
+    finally:
+        os.close(parent)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
-        raise
+        raise NotRegularFileError
     return descriptor
 
 
-def _opened_inside(descriptor: int, root: Path) -> bool:
-    """Whether the file open on `descriptor` lies inside `root`, as the kernel names it (the
-    path was checked before the open; this closes the race with a swapped directory)."""
+def _open_at(parent: int, name: str, flags: int) -> int:
     try:
-        opened = os.readlink(f"/proc/self/fd/{descriptor}")
-    except OSError:  # no /proc: the check before the open is all there is
-        return True
-    return Path(opened).is_relative_to(root)
+        return os.open(name, flags, 0o666, dir_fd=parent)
+    except OSError as error:
+        # ELOOP: a symlink (O_NOFOLLOW); ENOTDIR: a symlink or a file where a directory was.
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise EscapedRootError from None
+        # EISDIR: a directory opened for writing; ENXIO: a FIFO without a reader.
+        if error.errno in (errno.EISDIR, errno.ENXIO):
+            raise NotRegularFileError from None
+        raise

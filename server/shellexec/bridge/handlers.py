@@ -33,25 +33,21 @@ from acp.schema import (
 
 from shellexec.bridge import permissions
 from shellexec.bridge.files import FileAccess
+from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
 from shellexec.bridge.permissions import PermissionAnswer
 from shellexec.bridge.terminals import TerminalHost
 
 log = logging.getLogger("shellexec.bridge")
 
-_NUL = "\0"
-
-
-def refuse_nul_bytes(command: str, args: list[str] | None, env: list[EnvVariable] | None,
-                     cwd: str | None) -> None:
-    """Invalid params naming the first field of a `terminal/create` that holds a NUL byte:
-    no command line, directory or environment can (the OS raises ValueError)."""
+def refuse_text_the_os_cannot_take(command: str, args: list[str] | None,
+                                   env: list[EnvVariable] | None, cwd: str | None) -> None:
+    """Invalid params naming the first field of a `terminal/create` that no command line,
+    directory or environment can hold (a NUL byte, a lone surrogate)."""
     fields = [("command", command), ("cwd", cwd or "")]
     fields += [(f"args[{index}]", arg) for index, arg in enumerate(args or ())]
     for index, variable in enumerate(env or ()):
         fields += [(f"env[{index}].name", variable.name), (f"env[{index}].value", variable.value)]
-    for name, value in fields:
-        if _NUL in value:
-            raise RequestError.invalid_params({name: value, "reason": "contains a NUL byte"})
+    refuse_what_the_os_cannot_take(fields)
 
 
 @contextmanager
@@ -90,7 +86,7 @@ class BridgeClient:
                               output_byte_limit: int | None = None, **kwargs: Any
                               ) -> CreateTerminalResponse:
         host = self._host("terminal/create")
-        refuse_nul_bytes(command, args, env, cwd)
+        refuse_text_the_os_cannot_take(command, args, env, cwd)
         terminal_id = await host.create(command, args, env, cwd, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal_id)
 
