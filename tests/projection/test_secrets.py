@@ -164,6 +164,22 @@ def test_a_secret_split_by_escape_sequences_is_masked_round_them(stored: str,
     assert len(masked.encode("utf-8")) == len(stored.encode("utf-8"))
 
 
+def test_a_token_in_backspace_overstrike_is_masked_in_both_characters_of_each_cell() -> None:
+    # What `man` and `groff -Tascii` print for bold (c\bc) and for underlined text (_\bc).
+    bold = "".join(f"{character}\b{character}" for character in GITHUB)
+    underlined = "".join(f"_\b{character}" for character in GITHUB)
+    prefix_bold = "g\bgh\bhp\bp_\b_"
+    prefix_underlined = "_\bg_\bh_\bp_\b_"
+    assert mask_secrets(f"x: {bold}\n") == f"x: {prefix_bold}" + "*\b*" * 36 + "\n"
+    assert mask_secrets(f"x: {underlined}\n") == f"x: {prefix_underlined}" + "*\b*" * 36 + "\n"
+
+
+def test_a_backspace_at_a_line_end_or_before_a_control_overstrikes_nothing() -> None:
+    shown = shown_text("ab\b\ncd\b\x1b[mx")
+    assert shown is not None
+    assert shown.text == "ab\ncx"
+
+
 def test_the_shown_text_maps_back_to_the_stored_characters() -> None:
     stored = f"a{MATCH_ON}bc{MATCH_OFF}d\x1b[1"  # the last sequence was cut short
     shown = shown_text(stored)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MASK_CHAR = "*"
 
@@ -191,9 +191,11 @@ def may_hold_secrets(text: str) -> bool:
     return any(hint in lowered for hint in SHORT_HINTS)
 
 
-# What the page drops from terminal output (web/ansi.js): CSI sequences (7- and 8-bit), OSC
-# strings to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character escapes and
-# every control character but tab, line feed and carriage return (which it acts on).
+# What the page does not show of terminal output (web/ansi.js), as far as masking needs: CSI
+# sequences (7- and 8-bit; the page acts on erases and column moves, which only hide or move
+# text), OSC strings to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character
+# escapes and every control character but tab, line feed and carriage return. A backspace
+# overstrikes (see `shown_text`).
 _INVISIBLE = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
@@ -208,14 +210,18 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 @dataclass(frozen=True, slots=True)
 class ShownText:
     """A text as a terminal shows it, with the way back to the stored text: `pieces` holds,
-    for each stretch of shown characters, where it starts in `text` and in the stored text."""
+    for each stretch of shown characters, where it starts in `text` and in the stored text;
+    `overwritten` names, for a shown character written over others by backspace overstrike,
+    where those others are in the stored text."""
 
     text: str
     pieces: tuple[tuple[int, int], ...]
+    overwritten: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def stored_spans(self, spans: Iterable[Span]) -> Iterator[Span]:
         """The stored text's spans of the characters `spans` cover in the shown text: one per
-        stretch, so the escape sequences between stretches are never part of a span."""
+        stretch, so the escape sequences between stretches are never part of a span, and
+        one per character a covered one was written over."""
         starts = [shown for shown, _ in self.pieces]
         for start, end in spans:
             index = bisect_right(starts, start) - 1
@@ -225,16 +231,24 @@ class ShownText:
                 low, high = max(start, shown), min(end, shown + length)
                 if high > low:
                     yield stored + low - shown, stored + high - shown
+                    for under in self.overwritten.get(stored + low - shown, ()):
+                        yield under, under + 1
                 index += 1
 
 
 def shown_text(text: str) -> ShownText | None:
-    """`text` without what a terminal does not show, or None when it holds nothing such."""
+    """`text` without what a terminal does not show, or None when it holds nothing such.
+
+    A backspace followed by a character on the same line is overstrike (`man` pages print
+    bold as `c\bc` and underlining as `_\bc`): the page draws the second character over the
+    first, so the first leaves the shown text too.
+    """
     control = _CONTROL.search(text)
     if control is None:
         return None
     pieces: list[tuple[int, int]] = []
     parts: list[str] = []
+    overwritten: dict[int, tuple[int, ...]] = {}
     shown = stored = 0
     while control is not None:
         start = control.start()
@@ -242,13 +256,34 @@ def shown_text(text: str) -> ShownText | None:
             pieces.append((shown, stored))
             parts.append(text[stored:start])
             shown += start - stored
+        over = _overstriking(text, start) if text[start] == "\b" and parts else None
+        if over is not None and parts[-1][-1] not in "\r\n":
+            under = pieces[-1][1] + len(parts[-1]) - 1
+            overwritten[over] = (under, *overwritten.pop(under, ()))
+            parts[-1] = parts[-1][:-1]
+            shown -= 1
+            if not parts[-1]:
+                parts.pop()
+                pieces.pop()
         invisible = _INVISIBLE.match(text, start)
         stored = start + 1 if invisible is None else invisible.end()
         control = _CONTROL.search(text, stored)
     if stored < len(text):
         pieces.append((shown, stored))
         parts.append(text[stored:])
-    return ShownText("".join(parts), tuple(pieces))
+    return ShownText("".join(parts), tuple(pieces), overwritten)
+
+
+def _overstriking(text: str, backspace: int) -> int | None:
+    """Where the character is that the backspace at `backspace` puts over the one before it:
+    the next one shown, past any escape sequences, if it is on the same line."""
+    after = backspace + 1
+    while after < len(text) and text[after] not in "\b\r\n" and _CONTROL.match(text, after):
+        invisible = _INVISIBLE.match(text, after)
+        after = after + 1 if invisible is None else invisible.end()
+    if after >= len(text) or text[after] in "\r\n" or _CONTROL.match(text, after):
+        return None
+    return after
 
 
 def _stored_text_spans(text: str, head_cut: bool) -> list[Span]:
