@@ -19,7 +19,8 @@ from shellexec.bridge.errors import (
     refuses_only_the_update,
 )
 from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
-from shellexec.bridge.publishable import nests_deeper_than, unpublishable
+from shellexec.bridge.nesting import nests_deeper_than
+from shellexec.bridge.publishable import unpublishable
 from shellexec.client import ErrorDetails
 from shellexec.client._values import to_value
 from shellexec.rules.limits import MAX_UPDATE_DEPTH

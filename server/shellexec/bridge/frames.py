@@ -12,9 +12,10 @@ only if it is a JSON-RPC message the SDK can take. Anything else is dropped, wit
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from shellexec.bridge.nesting import nests_deeper_than
 
 _MIB: Final = 1024 * 1024
 
@@ -100,7 +101,9 @@ def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH
         return Refused(len(frame), f"nested deeper than {max_depth} levels")
     except ValueError as error:  # also UnicodeDecodeError
         return Refused(len(frame), f"not JSON: {error}")
-    problem = _shape_problem(message) or _depth_problem(message, max_depth)
+    problem = _shape_problem(message) or (
+        f"nested deeper than {max_depth} levels" if nests_deeper_than(message, max_depth)
+        else None)
     if problem is not None:
         return Refused(len(frame), problem)
     return message  # type: ignore[no-any-return]  # _shape_problem checked it is a dict
@@ -124,29 +127,6 @@ def _shape_problem(message: object) -> str | None:
 def _is_id(value: object) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, int)
                                                        and not isinstance(value, bool))
-
-
-def _depth_problem(message: object, max_depth: int) -> str | None:
-    """Walks the containers without recursion, stopping at the first one too deep."""
-    pending: list[tuple[Iterable[object], int]] = [((message,), 0)]
-    while pending:
-        values, level = pending.pop()
-        for value in values:
-            children = _children(value)
-            if children is None:
-                continue
-            if level + 1 > max_depth:
-                return f"nested deeper than {max_depth} levels"
-            pending.append((children, level + 1))
-    return None
-
-
-def _children(value: object) -> Iterable[object] | None:
-    if isinstance(value, dict):
-        return value.values()
-    if isinstance(value, list):
-        return value
-    return None
 
 
 def _json_type(value: object) -> str:

@@ -13,29 +13,12 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from shellexec.bridge.nesting import nests_deeper_than
 from shellexec.client._values import to_value
 from shellexec.rules.limits import MAX_UPDATE_DEPTH
 
 # How much of the encoder's complaint a warning quotes.
 _REASON_CHARS = 200
-
-
-def nests_deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` holds an object or array deeper than `limit` (`value` is level 1),
-    counted as the service counts; iterative, so no nesting can exhaust the stack."""
-    stack: list[tuple[object, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: list[object] = list(item.values())
-        elif isinstance(item, list | tuple):
-            children = list(item)
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def unpublishable(update: Mapping[str, Any]) -> str | None:
