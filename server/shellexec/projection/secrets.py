@@ -240,7 +240,7 @@ def shown_text(text: str) -> ShownText | None:
     """`text` without what a terminal does not show, or None when it holds nothing such.
 
     A backspace followed by a character on the same line is overstrike (`man` pages print
-    bold as `c\bc` and underlining as `_\bc`): the page draws the second character over the
+    bold as `c\\bc` and underlining as `_\\bc`): the page draws the second character over the
     first, so the first leaves the shown text too.
     """
     control = _CONTROL.search(text)
