@@ -175,3 +175,14 @@ def test_terminal_output_waiting_stays_bounded_however_much_arrives() -> None:
     assert forwarder.failure is None
     assert forwarder.pending == 3  # t1's first chunk, then one chunk per terminal
     assert forwarder.stats.merged == 997
+
+
+def test_an_update_kind_with_a_newline_is_logged_on_one_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    forged = {"sessionUpdate": "x\nshellexec bridge: published 99 updates", "v": _nested(40)}
+    with caplog.at_level(logging.WARNING, "shellexec.bridge"):
+        asyncio.run(_forward([forged], {}))
+    [line] = [record.getMessage() for record in caplog.records if "cannot be published" in
+              record.getMessage()]
+    assert "\n" not in line
+    assert "(x\\nshellexec bridge: published 99 updates)" in line

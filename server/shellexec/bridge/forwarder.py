@@ -239,8 +239,9 @@ class Forwarder:
 
 
 def _kind(update: Update) -> str:
-    """The update's `sessionUpdate`, quoted short: it is the agent's text."""
-    return str(update.get("sessionUpdate"))[:64]
+    """The update's `sessionUpdate`, short and escaped: it is the agent's text, and a newline
+    in it must not forge a log line."""
+    return str(update.get("sessionUpdate"))[:64].encode("unicode_escape").decode("ascii")
 
 
 def _without_data(update: Update) -> Update:
