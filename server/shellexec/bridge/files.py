@@ -37,13 +37,23 @@ _NOT_REGULAR = "not a regular file"
 _OUTSIDE = "outside the bridge's working directory"
 
 
-class NotRegularFileError(Exception):
+class RefusedPathError(Exception):
+    """A path found unservable on the way to its file; `reason` is what the agent is told."""
+
+    reason = ""
+
+
+class NotRegularFileError(RefusedPathError):
     """The path names a directory, FIFO, socket or device."""
 
+    reason = _NOT_REGULAR
 
-class EscapedRootError(Exception):
-    """The file opened lies outside the root after all: a directory on its path was swapped
-    for a symlink between the check and the open."""
+
+class EscapedRootError(RefusedPathError):
+    """The file lies outside the root after all: a directory on its path was swapped for a
+    symlink between the check and the open."""
+
+    reason = _OUTSIDE
 
 
 class FileAccess:
@@ -64,10 +74,8 @@ class FileAccess:
             await asyncio.to_thread(_read_into, target, self._root, window)
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
-        except NotRegularFileError:
-            raise RequestError.invalid_params({"path": path, "reason": _NOT_REGULAR}) from None
-        except EscapedRootError:
-            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE}) from None
+        except RefusedPathError as error:
+            raise RequestError.invalid_params({"path": path, "reason": error.reason}) from None
         except WindowTooLargeError as error:
             raise RequestError.invalid_params({"limit": limit, "reason": str(error)}) from None
         except (OSError, UnicodeDecodeError) as error:
@@ -81,10 +89,8 @@ class FileAccess:
         target = self._confined(path)
         try:
             await asyncio.to_thread(_write_text, target, self._root, content)
-        except NotRegularFileError:
-            raise RequestError.invalid_params({"path": path, "reason": _NOT_REGULAR}) from None
-        except EscapedRootError:
-            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE}) from None
+        except RefusedPathError as error:
+            raise RequestError.invalid_params({"path": path, "reason": error.reason}) from None
         except OSError as error:
             raise RequestError.internal_error({"path": path, "reason": str(error)}) from None
 
