@@ -19,8 +19,10 @@ const BIDI_CONTROL_NAMES = new Map([
   ['\u2068', 'FIRST STRONG ISOLATE'],
   ['\u2069', 'POP DIRECTIONAL ISOLATE'],
 ]);
-const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
-const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// One class of exactly the characters named above, to test for one and to find each.
+const CONTROL_CLASS = `[${[...BIDI_CONTROL_NAMES.keys()].join('')}]`;
+const BIDI_CONTROL = new RegExp(CONTROL_CLASS);
+const BIDI_CONTROLS = new RegExp(CONTROL_CLASS, 'g');
 
 /** True when `text` holds a bidi control. */
 export function hasBidiControl(text) {
