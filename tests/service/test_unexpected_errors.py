@@ -11,7 +11,7 @@ import asyncio
 import io
 import json
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -104,7 +104,9 @@ def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_t
 @pytest.mark.slow  # waits out the database's busy timeout
 @pytest.mark.sqlite_only  # locks the file
 def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logged(
-        own_stack: Stack) -> None:
+        stack_with: Callable[..., Stack]) -> None:
+    # A short wait for the lock: the default's 10 s would only make the test slower.
+    own_stack = stack_with(SHELLEXEC_DB_BUSY_TIMEOUT_MS="300")
     locker = sqlite3.connect(own_stack.workdir / "shellexec.db", isolation_level=None)
     try:
         locker.execute("BEGIN EXCLUSIVE")

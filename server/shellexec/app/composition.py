@@ -67,7 +67,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
     """Opens the database of `settings` and builds everything that serves it."""
     metrics = create_metrics(CollectorRegistry())
     database = open_database(settings.database_url, cache_kib=settings.db_cache_kib,
-                             pool_size=settings.database_pool_size)
+                             pool_size=settings.database_pool_size,
+                             busy_timeout_ms=settings.db_busy_timeout_ms)
     database.on_commit_group(metrics.commit_groups.observe)
     metrics.database_bytes.set_function(database.file_bytes)
     feed = FeedHub(on_delivery=metrics.delivery_lag.observe)

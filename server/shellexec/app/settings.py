@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
 from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
+from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -39,6 +40,20 @@ def _not_negative(env: Mapping[str, str], name: str, default: float) -> float:
     if not number >= 0:  # also NaN
         raise ValueError(f"{name} must be a number of at least 0, not {value[:16]!r}")
     return number
+
+
+def _whole_number(env: Mapping[str, str], name: str, default: int, most: int) -> int:
+    """A whole number from 0 to `most`; unset means `default`."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    if not (value.isascii() and value.isdigit()) or int(value) > most:
+        raise ValueError(f"{name} must be a whole number from 0 to {most}, not {value[:16]!r}")
+    return int(value)
+
+
+# An hour: SQLite keeps the timeout in a C int, and no lock is worth a call waiting longer.
+MAX_BUSY_TIMEOUT_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +91,9 @@ class Settings:
     # bodies the fold states kept in memory between updates may hold; and how many sessions'
     # facts are remembered.
     db_cache_kib: int = 8 * 1024
+    # SQLite: milliseconds a statement waits for a lock another program holds on the file
+    # (a backup, the sqlite3 shell) before its call fails INTERNAL.
+    db_busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     state_cache_mib: int = 32
     known_sessions: int = 4096
     # Prometheus metrics of the server on 127.0.0.1:PORT/metrics, and Envoy's statistics on
@@ -150,6 +168,8 @@ class Settings:
             conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",
                                            default.conversion_workers)),
             db_cache_kib=int(env.get("SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib)),
+            db_busy_timeout_ms=_whole_number(env, "SHELLEXEC_DB_BUSY_TIMEOUT_MS",
+                                             default.db_busy_timeout_ms, MAX_BUSY_TIMEOUT_MS),
             state_cache_mib=int(env.get("SHELLEXEC_STATE_CACHE_MIB", default.state_cache_mib)),
             known_sessions=int(env.get("SHELLEXEC_KNOWN_SESSIONS", default.known_sessions)),
             metrics_port=int(env.get("SHELLEXEC_METRICS_PORT", default.metrics_port)),

@@ -48,6 +48,9 @@ MAX_GROUP = 64
 
 # The page cache of each connection (writer and readers), in KiB, unless set otherwise.
 DEFAULT_CACHE_KIB = 8 * 1024
+# How long a statement waits for a lock another program holds on the file (a backup, the
+# sqlite3 shell) before it fails.
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
 # Pages of a new database file. Every commit writes each page it changed to the WAL, and a
 # checkpoint writes it again: small pages make a publish write little more than it stores
 # (ADR 0024). An existing file keeps the page size it was created with.
@@ -57,13 +60,13 @@ PAGE_SIZE = 1024
 WAL_AUTOCHECKPOINT_PAGES = 4096
 
 
-def _pragmas(cache_kib: int) -> tuple[tuple[str, object], ...]:
+def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], ...]:
     return (
         ("page_size", PAGE_SIZE),  # before journal_mode, which creates a new file
         ("journal_mode", "wal"),
         ("foreign_keys", 1),
         ("cache_size", -cache_kib),  # negative: KiB, not pages
-        ("busy_timeout", 10_000),  # ms
+        ("busy_timeout", busy_timeout_ms),
         # An acknowledged publish must survive power loss, not only a process crash.
         ("synchronous", "full"),
         ("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES),
@@ -246,12 +249,14 @@ class Database:
             self.db.close()
 
 
-def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB) -> Database:
+def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
+                busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
     """Opens (creating if needed) and migrates the SQLite database named by `url`; each of
-    its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB."""
+    its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB and waits up to
+    `busy_timeout_ms` for a lock another program holds."""
     path = _sqlite_path(url)
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = SqliteDatabase(str(path), pragmas=_pragmas(cache_kib), autoconnect=False,
+    db = SqliteDatabase(str(path), pragmas=_pragmas(cache_kib, busy_timeout_ms), autoconnect=False,
                         check_same_thread=False)
     db.bind(ALL_MODELS)
     db.connect()

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from shellexec.store.database import DEFAULT_CACHE_KIB, Database, open_sqlite
+from shellexec.store.database import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_CACHE_KIB,
+    Database,
+    open_sqlite,
+)
 from shellexec.store.postgres import DEFAULT_POOL_SIZE, is_postgres_url, open_postgres
 
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
-                  pool_size: int = DEFAULT_POOL_SIZE) -> Database:
+                  pool_size: int = DEFAULT_POOL_SIZE,
+                  busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
     """Opens (creating if needed) and migrates the database named by `url`.
 
     `sqlite:///PATH`: `readers` reader connections besides the writer's, each with a page
-    cache of up to `cache_kib` KiB. `postgresql://USER@HOST:PORT/NAME` (libpq's URL form):
+    cache of up to `cache_kib` KiB, waiting up to `busy_timeout_ms` for a lock another
+    program holds on the file. `postgresql://USER@HOST:PORT/NAME` (libpq's URL form):
     `pool_size` connections, one of them the writer's (ADR 0070).
     """
     if is_postgres_url(url):
         return open_postgres(url, pool_size)
-    return open_sqlite(url, readers, cache_kib)
+    return open_sqlite(url, readers, cache_kib, busy_timeout_ms)

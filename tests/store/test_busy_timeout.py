@@ -1,0 +1,41 @@
+"""How long the SQLite connections wait for a lock another program holds on the file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from shellexec.app.settings import MAX_BUSY_TIMEOUT_MS, Settings
+from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS, open_sqlite
+
+
+def test_the_setting_defaults_to_ten_seconds_and_takes_whole_milliseconds() -> None:
+    assert Settings.from_env({}).db_busy_timeout_ms == DEFAULT_BUSY_TIMEOUT_MS == 10_000
+    assert Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": " 250 "}).db_busy_timeout_ms == 250
+    assert Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": "0"}).db_busy_timeout_ms == 0
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "1e3", "ten", "٣", str(MAX_BUSY_TIMEOUT_MS + 1)])
+def test_anything_else_is_refused_naming_the_variable(value: str) -> None:
+    with pytest.raises(ValueError, match="SHELLEXEC_DB_BUSY_TIMEOUT_MS must be a whole number"):
+        Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": value})
+
+
+@pytest.mark.sqlite_only
+def test_the_writer_and_the_readers_wait_as_long_as_they_are_told(tmp_path: Path) -> None:
+    database = open_sqlite(f"sqlite:///{tmp_path / 'shellexec.db'}", readers=1,
+                           busy_timeout_ms=1234)
+
+    def busy_timeout() -> object:
+        return database.db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
+            "PRAGMA busy_timeout").fetchone()[0]
+
+    async def both() -> tuple[object, object]:
+        return await database.write(busy_timeout), await database.read(busy_timeout)
+
+    try:
+        assert asyncio.run(both()) == (1234, 1234)
+    finally:
+        database.close()
