@@ -8,12 +8,14 @@ from shellexec.normalize.exit_codes import ExitRank
 from shellexec.normalize.raw_output import FinalOutput, read_raw_output
 
 
-def test_codex_prefers_formatted_then_aggregated_output_and_keeps_explicit_stderr() -> None:
+def test_codex_prefers_formatted_then_aggregated_output_which_already_holds_stderr() -> None:
     raw = {"stdout": "out", "stderr": "err", "aggregated_output": "out+err",
            "formatted_output": "formatted", "exit_code": 1}
-    assert read_raw_output(raw) == FinalOutput("formatted", "err", 1, ExitRank.NATIVE)
+    assert read_raw_output(raw) == FinalOutput("formatted", "", 1, ExitRank.NATIVE)
     del raw["formatted_output"]
-    assert read_raw_output(raw).stdout == "out+err"
+    assert read_raw_output(raw) == FinalOutput("out+err", "", 1, ExitRank.NATIVE)
+    del raw["stderr"]
+    assert read_raw_output(raw).stderr is None
 
 
 def test_present_but_empty_fields_are_stated_and_empty() -> None:

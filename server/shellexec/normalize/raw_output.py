@@ -15,7 +15,9 @@ Which field holds the output depends on the agent; the first row that matches wi
 | `{metadata: {output}}` | `metadata.output` | OpenCode |
 | `{content: [text blocks]}` | their text without OMP's trailer | OMP |
 
-stderr is the object's `stderr` field, else Auggie's `<stderr>` section; nothing else.
+stderr is the object's `stderr` field, else Auggie's `<stderr>` section; nothing else. Beside
+Codex's combined text (`formatted_output`, `aggregated_output`) it is stated empty: that text
+already holds stderr, interleaved, and keeping it apart too would show it twice (ADR 0130).
 
 OpenCode's `...output truncated...` prefix and `<shell_metadata>` notes are kept: they tell
 where the full output went and why the command stopped. OMP appends `\\n\\nWall time: X
@@ -69,6 +71,9 @@ def _from_object(raw: JsonObject) -> FinalOutput:
     native = native_exit(raw)
     rank = ExitRank.NATIVE if native is not None else ExitRank.NONE
     stderr = text_at(raw, "stderr")
+    combined = first_text(text_at(raw, "formatted_output"), text_at(raw, "aggregated_output"))
+    if combined is not None:
+        return FinalOutput(combined, None if stderr is None else "", native, rank)
     output = text_at(raw, "output")
     if output is not None and "metadata" not in raw and has_markup(output):
         return _from_markup(output, stderr, native)
@@ -79,8 +84,6 @@ def _stdout_of(raw: JsonObject, output: str | None) -> str | None:
     if output is not None and "metadata" in raw:
         output = _opencode_text(raw, output)
     return first_text(
-        text_at(raw, "formatted_output"),
-        text_at(raw, "aggregated_output"),
         output,
         text_at(raw, "stdout"),
         text_at(obj(raw.get("metadata")), "output"),
