@@ -88,7 +88,9 @@ def opencode_end(call_id: str, command: str, output: str, exit_code: int) -> Upd
 FAIL_TO_DRAW = """(messageId) => {
   const real = Element.prototype.setAttribute;
   Element.prototype.setAttribute = function (name, value) {
-    if (name === 'data-message-id' && value === messageId) throw new RangeError('injected: no drawing this row');
+    if (name === 'data-message-id' && value === messageId) {
+      throw new RangeError('injected: no drawing this row');
+    }
     return real.call(this, name, value);
   };
 }"""

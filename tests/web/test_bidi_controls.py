@@ -116,5 +116,6 @@ def test_the_agent_and_a_stop_reason_show_bidi_controls_in_the_header_the_index_
     listed = item.get_by_test_id("session-index-agent")
     expect(listed).to_have_text(AGENT_SHOWN)
     assert_reads_in_order(listed, "tnega-live-")
-    expect(listed.locator(".bidi-control")).to_have_attribute("title", re.compile("RIGHT-TO-LEFT OVERRIDE"))
+    expect(listed.locator(".bidi-control")).to_have_attribute(
+        "title", re.compile("RIGHT-TO-LEFT OVERRIDE"))
     chat.assert_no_horizontal_overflow()

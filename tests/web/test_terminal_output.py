@@ -176,6 +176,7 @@ def test_output_that_never_resets_keeps_its_colour_in_every_chunk_scrolled_to(
         chunk = chunks.nth(index)
         chunk.scroll_into_view_if_needed()
         expect(chunk).to_have_attribute("data-drawn", "true")
-        first = index * 20
-        expect(chunk.locator("span.ansi-fg-2.ansi-bold", has_text=f"module_{first:04}")).to_have_count(1)
-        expect(chunk.locator("span.ansi-fg-2:not(.ansi-bold)", has_text="compiling").first).to_be_visible()
+        module = chunk.locator("span.ansi-fg-2.ansi-bold", has_text=f"module_{index * 20:04}")
+        expect(module).to_have_count(1)
+        plain_green = chunk.locator("span.ansi-fg-2:not(.ansi-bold)", has_text="compiling")
+        expect(plain_green.first).to_be_visible()
