@@ -7,10 +7,12 @@
 // The lines are grouped in chunks of CHUNK_LINES (`.output__chunk`). Only the newest chunks are
 // drawn at once (the region follows the tail); the others are drawn when they come near the
 // region's viewport. A chunk starts at a line start, so carriage returns never cross it, and
-// the styles in force there are read back from the last reset before it (`styleBefore`): a
-// 256 KiB body full of colour costs about what the lines on screen cost, not the whole body.
+// the styles in force there are read back from the last reset before it or from a chunk start
+// already known, whichever is nearer (`createChunkStyles`): a 256 KiB body full of colour costs
+// about what the lines on screen cost, not the whole body, and drawing all its chunks reads
+// the body about once, in whatever order they come into view.
 
-import { plainText, styleBefore, terminalRuns } from './ansi.js';
+import { createChunkStyles, plainText, terminalRuns } from './ansi.js';
 import { visibleTextNodes } from './bidi.js';
 
 /** Lines per chunk: about one screen of the region (24rem, some 17 lines). */
@@ -24,7 +26,8 @@ export const CHUNK_LINES = 20;
 export function renderTerminalText(el, text) {
   const doc = el.ownerDocument;
   const starts = chunkStarts(text);
-  const chunks = starts.map((start, i) => ({ start, end: starts[i + 1] ?? text.length, el: doc.createElement('span') }));
+  const chunks = starts.map((start, i) => ({ index: i, start, end: starts[i + 1] ?? text.length, el: doc.createElement('span') }));
+  const styles = createChunkStyles(text, starts);
   const pending = new Map(); // chunk element -> chunk, for chunks not drawn yet
   const observer = typeof IntersectionObserver === 'function'
     ? new IntersectionObserver((entries) => {
@@ -38,7 +41,7 @@ export function renderTerminalText(el, text) {
   function draw(chunk) {
     pending.delete(chunk.el);
     observer?.unobserve(chunk.el);
-    const sgr = styleBefore(text, chunk.start);
+    const sgr = styles.at(chunk.index);
     const runs = terminalRuns(text.slice(chunk.start, chunk.end), { sgr, onError });
     chunk.el.replaceChildren(...runs.flatMap((run) => styledNodes(doc, run)));
     chunk.el.dataset.drawn = 'true';

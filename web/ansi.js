@@ -305,31 +305,111 @@ const DEFAULT_ATTRS = Object.freeze({
   fg: null, bg: null, bold: false, dim: false, italic: false, underline: false, inverse: false, strike: false,
 });
 
+// An SGR sequence as the read-back below finds it (the parser's own reading is `csi`).
+const SGR_SEQUENCE = /(?:\x1b\[|\x9b)([\d;:]*)m/g;
+const FULL_RESETS = ['\x1b[0m', '\x1b[m'];
+
 /**
  * The styles in force at `offset` of `text` (a line start): only the SGR sequences since the last
  * full reset (`ESC [ 0 m` or `ESC [ m`) before it matter, so dense output, which resets often,
- * is read back a few sequences only.
+ * is read back a few sequences only. Output that never resets is read from its start: drawing
+ * many chunks that way costs chunks x length, so the page uses `createChunkStyles`, which gives
+ * the same styles.
  */
 export function styleBefore(text, offset) {
   const sgr = createSgrState();
-  const reset = Math.max(text.lastIndexOf('\x1b[0m', offset - 1), text.lastIndexOf('\x1b[m', offset - 1));
-  const sequences = /(?:\x1b\[|\x9b)([\d;:]*)m/g;
-  sequences.lastIndex = Math.max(0, reset);
-  for (let match = sequences.exec(text); match && match.index < offset; match = sequences.exec(text)) {
-    sgr.apply(match[1]);
-  }
+  const reset = lastReset(text, 0, offset);
+  applySequences(text, Math.max(0, reset), offset, sgr);
   return sgr;
 }
 
-/** The styles SGR sequences set, as they are applied in order. */
-export function createSgrState() {
+/**
+ * The styles in force at each of `starts` (ascending offsets of line starts in `text`, the
+ * first 0), for chunks drawn in any order: `at(k)` is what `styleBefore(text, starts[k])` is.
+ * Each is read from the nearest start already known or from the last full reset, whichever is
+ * nearer, and every start passed on the way is remembered. So each stretch of the text is read
+ * about once however the chunks are drawn (from the tail up, as a reader scrolls, or in
+ * order), and a chunk next to one already drawn costs its own length, where `styleBefore` for
+ * every chunk of output that never resets reads back to the start each time.
+ * @param {string} text
+ * @param {number[]} starts
+ * @returns {{at(k: number): ReturnType<typeof createSgrState>, readonly read: number}}
+ *   `at` gives a state of its own to parse from; `read` counts the characters read so far.
+ */
+export function createChunkStyles(text, starts) {
+  const known = new Array(starts.length); // the attributes in force at each start, once read
+  known[0] = DEFAULT_ATTRS;
+  let read = 0;
+
+  function learn(k) {
+    let j = k - 1;
+    while (known[j] === undefined) j -= 1;
+    const to = starts[k];
+    const reset = lastReset(text, starts[j], to);
+    read += to - Math.max(reset, starts[j]); // the search for a reset looked at as much
+    const from = reset >= 0 ? reset : starts[j];
+    const sgr = createSgrState(reset >= 0 ? DEFAULT_ATTRS : known[j]);
+    // Starts at or before a reset are left unknown: the styles before the reset were not read.
+    let next = j + 1;
+    while (next < k && starts[next] <= from) next += 1;
+    applySequences(text, from, to, sgr, (index) => {
+      for (; next < k && starts[next] <= index; next += 1) known[next] = sgr.attrs;
+    });
+    for (; next <= k; next += 1) known[next] = sgr.attrs;
+    read += to - from;
+  }
+
+  return {
+    at(k) {
+      if (known[k] === undefined) learn(k);
+      return createSgrState(known[k]);
+    },
+    get read() {
+      return read;
+    },
+  };
+}
+
+/**
+ * The start of the last full reset that starts in [from, to) of `text`, or -1. It may end past
+ * `to`, as `lastIndexOf` finds it; the search reads only that stretch of the text.
+ */
+function lastReset(text, from, to) {
+  if (to <= from) return -1;
+  const stretch = text.slice(from, to + 3); // a reset is at most 4 characters long
+  const at = Math.max(...FULL_RESETS.map((reset) => stretch.lastIndexOf(reset, to - 1 - from)));
+  return at < 0 ? -1 : from + at;
+}
+
+/**
+ * Applies to `sgr` the SGR sequences that start in [from, to) of `text`, in order, telling
+ * `before(index)` where each starts before it is applied.
+ */
+function applySequences(text, from, to, sgr, before = () => {}) {
+  const sequences = new RegExp(SGR_SEQUENCE);
+  sequences.lastIndex = from;
+  for (let match = sequences.exec(text); match && match.index < to; match = sequences.exec(text)) {
+    before(match.index);
+    sgr.apply(match[1]);
+  }
+}
+
+/**
+ * The styles SGR sequences set, as they are applied in order.
+ * @param {typeof DEFAULT_ATTRS} [attrs] the attributes in force before the first one.
+ */
+export function createSgrState(attrs = DEFAULT_ATTRS) {
   // Output repeats the same few sequences from the same few states: remember each transition,
   // so a dense body costs a map lookup per sequence rather than a parse.
   const transitions = new Map(); // `${state key}\0${params}` -> state
   const interned = new Map(); // state key -> state, so equal styles are one object and runs merge
-  let current = stateOf({ ...DEFAULT_ATTRS }, interned);
+  let current = stateOf({ ...attrs }, interned);
   const sgr = {
-    style: null,
+    style: current.style,
+    /** The attributes in force now (not to be changed: pass them to `createSgrState`). */
+    get attrs() {
+      return current.attrs;
+    },
     apply(params) {
       const id = `${current.key}\0${params}`;
       let next = transitions.get(id);

@@ -3,6 +3,7 @@
 
 import { ApiError, createApi, revisionOf } from './api.js';
 import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
+import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
 import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
@@ -139,10 +140,14 @@ function keepingBottom(change) {
   if (atBottom && result !== 'ignored') window.scrollTo(0, doc.scrollHeight);
 }
 
+// The agent is free text (up to 64 characters): its bidi controls are shown as markers, never
+// applied. The id and the task id cannot hold one (the server's id patterns are ASCII), but
+// they are drawn the same way so no server-given string here depends on that.
+const shownText = (text) => visibleTextNodes(document, text);
 const HEADER_PARTS = {
-  id: (text) => h('code', { class: 'session__id', 'data-testid': 'session-id' }, text),
-  agent: (text) => h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, text),
-  task: (text) => h('span', { class: 'session__task' }, 'task ', h('code', { 'data-testid': 'session-task' }, text)),
+  id: (text) => h('code', { class: 'session__id', 'data-testid': 'session-id' }, shownText(text)),
+  agent: (text) => h('span', { class: 'session__agent', 'data-testid': 'session-agent' }, shownText(text)),
+  task: (text) => h('span', { class: 'session__task' }, 'task ', h('code', { 'data-testid': 'session-task' }, shownText(text))),
 };
 
 function showSession(session) {
@@ -174,7 +179,10 @@ function showError(error) {
     error instanceof ApiError && error.status === 404
       ? 'Not found: check the session or task id in the address.'
       : `Could not load the session: ${error?.message ?? error}`;
-  main.replaceChildren(h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' }, text));
+  // The server's message may quote what was asked for (an id from the address, say).
+  const line = h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' });
+  setVisibleText(line, text);
+  main.replaceChildren(line);
 }
 
 /** The sign-in form: shown when the service answers 401 (it requires a token). */

@@ -4,6 +4,8 @@
 // Like EventSource it never reconnects by itself here: feed.js decides when and from where.
 // An error thrown by the page's own event handler is reported and the stream goes on: it is
 // not a broken connection, and reconnecting would only skip past the event that caused it.
+// (feed.js catches its handlers' errors itself and retries the event once; this is the
+// backstop for any other handler.)
 
 /**
  * Splits SSE text into events: `data:` lines joined by newlines, dispatched at a blank line;

@@ -9,6 +9,17 @@
 // only answer 404) and `reset` (the events after our revision were compacted away: the state
 // must be loaded again, and the feed started anew from its revision).
 // EventSource and the timers are injected so this is unit-tested.
+//
+// A handler that throws (a bug, or a message no row can take) must neither stop the feed nor
+// lose the event for good, and must not make the feed loop on it. What a handler does depends
+// on the page's state as well as on the event (which rows are mounted, which disclosure is
+// open), so an event may go through once that state has moved on, and a failure the first time
+// an event is handled is not final: the next connection asks for it again (its since_revision
+// stays just before the event), and the events after it come again too, as harmless upserts.
+// That connection is one the feed opens anyway (after end_of_stream, every few minutes, or an
+// error), so a bad event never costs a connection of its own. A replayed event that throws
+// again is reported and left: it is retried once, never in a loop. Events after a failed one
+// are still handled as they arrive; the stream goes on.
 
 import { revisionOf, watchPath } from './api.js';
 
@@ -31,6 +42,9 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  *   message events only (`session.message.added` / `.updated`).
  * @param {(event: {type: string, revision: number, turn: object}) => void} [options.onTurn]
  *   turn events (`session.turn.started` / `.completed`), each with the turn as it is now.
+ * @param {(error: unknown, event: object, retried: boolean) => void} [options.onHandlerError]
+ *   `onEvent` or `onTurn` threw on `event`; `retried` is true when the event was a replay, so
+ *   it is not asked for again (console.error by default).
  * @param {(status: 'connecting'|'live'|'reconnecting'|'stopped'|'deleted') => void} [options.onStatus]
  * @param {() => void} [options.onDeleted] the session was deleted; the feed has stopped.
  * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
@@ -45,6 +59,7 @@ export function createFeed(options) {
     sessionId,
     onEvent,
     onTurn = () => {},
+    onHandlerError = reportHandlerError,
     onStatus = () => {},
     onDeleted = () => {},
     onReset = () => {},
@@ -56,7 +71,8 @@ export function createFeed(options) {
     delays = RECONNECT_DELAYS_MS,
   } = options;
 
-  let revision = revisionOf(options.sinceRevision);
+  let revision = revisionOf(options.sinceRevision); // the highest revision seen
+  const retries = new Set(); // revisions whose handler threw the first time, not replayed yet
   let source = null;
   let reconnectTimer = null;
   let staleTimer = null;
@@ -99,7 +115,7 @@ export function createFeed(options) {
     reconnectTimer = null;
     if (!running) return;
     if (status !== 'reconnecting') setStatus('connecting');
-    const es = new EventSourceImpl(urlFor(sessionId, revision));
+    const es = new EventSourceImpl(urlFor(sessionId, resumeRevision()));
     source = es;
     es.onopen = () => {
       if (source === es) setStatus('live');
@@ -113,6 +129,14 @@ export function createFeed(options) {
       reconnect(reconnectDelay(errors, delays));
     };
     armStaleTimer();
+  }
+
+  /** Where the next connection starts: after the last revision seen, or just before the
+   * first event still to be retried. */
+  function resumeRevision() {
+    let from = revision;
+    for (const failed of retries) from = Math.min(from, failed - 1);
+    return from;
   }
 
   function reconnect(delay) {
@@ -142,6 +166,7 @@ export function createFeed(options) {
     setStatus('live');
     armStaleTimer();
     const eventRevision = revisionOf(event.revision);
+    const replayed = eventRevision <= revision;
     if (eventRevision > revision) revision = eventRevision;
     if (event.type === 'end_of_stream') {
       reconnect(0);
@@ -157,12 +182,26 @@ export function createFeed(options) {
       onReset();
       return;
     }
+    const deliver = handlerOf(event, eventRevision);
+    if (!deliver) return; // a heartbeat, or nothing the page draws
+    if (replayed) retries.delete(eventRevision); // this is its one retry, if it needed one
+    try {
+      deliver();
+    } catch (error) {
+      if (!replayed) retries.add(eventRevision);
+      onHandlerError(error, event, replayed);
+    }
+  }
+
+  /** The call that hands `event` to the page, or null for an event the page does not draw. */
+  function handlerOf(event, eventRevision) {
     if (MESSAGE_EVENTS.has(event.type) && event.message && typeof event.message === 'object') {
-      onEvent({ type: event.type, revision: eventRevision, message: event.message });
+      return () => onEvent({ type: event.type, revision: eventRevision, message: event.message });
     }
     if (TURN_EVENTS.has(event.type) && event.turn && typeof event.turn === 'object') {
-      onTurn({ type: event.type, revision: eventRevision, turn: event.turn });
+      return () => onTurn({ type: event.type, revision: eventRevision, turn: event.turn });
     }
+    return null;
   }
 
   return {
@@ -174,12 +213,23 @@ export function createFeed(options) {
     stop() {
       halt('stopped');
     },
-    /** The last revision seen: the next connection asks for everything after it. */
+    /** The last revision seen. */
     get revision() {
       return revision;
+    },
+    /** What the next connection asks for everything after (`revision`, unless an event is
+     * still to be retried). */
+    get resumeRevision() {
+      return resumeRevision();
     },
     get status() {
       return status;
     },
   };
+}
+
+function reportHandlerError(error, event, retried) {
+  const what = `The feed event ${event?.type} at revision ${event?.revision} could not be handled`;
+  const next = retried ? 'it was a retry, so it is left' : 'the next connection asks for it again';
+  console.error(`${what}: ${next}. The feed goes on.`, error);
 }

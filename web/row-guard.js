@@ -53,18 +53,23 @@ function destroyQuietly(row) {
   }
 }
 
-/** A row that shows a message's text as written, marked as not drawn. */
+/**
+ * A row that shows a message's text as written, marked as not drawn: a note says so in words
+ * (the dashed warning edge around it only repeats it), and the text keeps its line breaks.
+ */
 export function createPlainRow(message) {
-  const text = h('div', { class: 'bubble__text', 'data-testid': 'chat-text', 'data-format': 'plain' });
-  const note = h('span', { class: 'bubble__who' });
+  const text = h('div', { class: 'bubble__text bubble__text--undrawn', 'data-testid': 'chat-text', 'data-format': 'plain' });
+  const who = h('span', { class: 'bubble__who' });
+  const note = h('span', { class: 'bubble__undrawn-note', 'data-testid': 'undrawn-note' },
+    'shown as plain text (it could not be drawn)');
   const el = h('li', { class: 'row row--chat row--undrawn', 'data-testid': 'chat-message', 'data-undrawn': 'true' },
-    h('div', { class: 'bubble' }, h('div', { class: 'bubble__meta' }, note), text));
+    h('div', { class: 'bubble bubble--undrawn' }, h('div', { class: 'bubble__meta' }, who, note), text));
   function update(next) {
     const author = next?.author_type === 'user' ? 'user' : 'agent';
     el.className = `row row--chat row--${author} row--undrawn`;
     el.dataset.author = author;
     el.dataset.messageId = String(next?.id ?? '');
-    note.textContent = `${author === 'user' ? 'You' : 'Agent'} · shown as plain text (it could not be drawn)`;
+    who.textContent = author === 'user' ? 'You' : 'Agent';
     text.textContent = typeof next?.content === 'string' ? next.content : '';
   }
   update(message);

@@ -1,6 +1,7 @@
 // The index at `/`: the recent sessions the token may see, newest first, each linking to its
 // chat, with "Show older sessions" paging back; and the form to open a session or task by id.
 
+import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
 import { sessionUrl } from './route.js';
 import { capitalize } from './status.js';
@@ -38,25 +39,30 @@ export async function showSessionIndex(main, api, openForm) {
     loadPage().catch((error) => {
       more.disabled = false;
       section.dataset.state = 'error';
-      count.textContent = `Could not load more sessions: ${error?.message ?? error}`;
+      setVisibleText(count, `Could not load more sessions: ${error?.message ?? error}`);
     });
   });
   await loadPage();
 }
+
+// The agent is free text: its bidi controls are shown as markers, never applied (bidi.js). A
+// task id cannot hold one (its pattern is ASCII); it is drawn the same way all the same.
+const shownText = (text) => visibleTextNodes(document, String(text));
 
 function sessionItem(session) {
   const state = session.state === 'running' ? 'running' : 'idle';
   const commands = Number(session.command_count ?? 0);
   const failures = Number(session.failure_count ?? 0);
   const started = timeLabel(session.created_at, new Date());
+  const agent = typeof session.agent === 'string' ? session.agent : '';
   return h(
     'li',
     { class: 'session-item', 'data-testid': 'session-index-item', 'data-session-id': session.id, 'data-state': state },
     h('a', { class: 'session-item__link', href: sessionUrl(session.id) },
-      h('span', { class: 'session-item__task' }, session.task_id || session.id)),
+      h('span', { class: 'session-item__task' }, shownText(session.task_id || session.id))),
     h('span', { class: `badge badge--${state === 'running' ? 'running' : 'neutral'} session-item__state` }, capitalize(state)),
     h('span', { class: 'session-item__meta' },
-      session.agent ? h('span', { class: 'session-item__agent', 'data-testid': 'session-index-agent' }, session.agent) : null,
+      agent ? h('span', { class: 'session-item__agent', 'data-testid': 'session-index-agent' }, shownText(agent)) : null,
       started ? h('time', { datetime: session.created_at, title: started.title }, started.text) : null,
       h('span', { 'data-testid': 'session-index-commands' }, commands === 1 ? '1 command' : `${commands} commands`),
       h('span', { class: failures > 0 ? 'session-item__failures' : '', 'data-testid': 'session-index-failures' },

@@ -1,6 +1,7 @@
 // A turn's end marker row: quiet, after the turn's last message. It says how the turn ended
 // (the stop reason as ACP names it, and how long it took) or that it is still running.
 
+import { setVisibleText } from './bidi.js';
 import { h, setData } from './dom.js';
 import { turnMarker } from './turns.js';
 
@@ -16,7 +17,7 @@ export function createTurnMarker(turn) {
     setData(el, 'state', view.state);
     setData(el, 'stopReason', view.state === 'complete' ? view.stopReason : null);
     label.textContent = view.state === 'running' ? 'Turn running…' : 'Turn ended';
-    reason.textContent = view.stopReason;
+    setVisibleText(reason, view.stopReason); // free text from the agent: bidi controls as markers
     reason.hidden = view.stopReason === '';
     duration.textContent = view.duration;
     duration.hidden = view.duration === '';

@@ -81,6 +81,22 @@ def opencode_end(call_id: str, command: str, output: str, exit_code: int) -> Upd
 
 # ---- the page ------------------------------------------------------------------------------
 
+# Makes one message's row throw while it is drawn. No message the server accepts is known to
+# (ADR 0124 bounded the renderer), so the page's own `setAttribute` fails where a row sets
+# `data-message-id` to that id: it stands for any bug a row may hit, and leaves the row guard,
+# the plain-text row and its style as they are.
+FAIL_TO_DRAW = """(messageId) => {
+  const real = Element.prototype.setAttribute;
+  Element.prototype.setAttribute = function (name, value) {
+    if (name === 'data-message-id' && value === messageId) {
+      throw new RangeError('injected: no drawing this row');
+    }
+    return real.call(this, name, value);
+  };
+}"""
+UNDRAWN_LOG = "could not be drawn: shown as plain text"
+
+
 @dataclass
 class ShellFetch:
     url: str
@@ -129,6 +145,16 @@ class ChatPage:
         return self
 
     # -- rows
+    def fail_to_draw(self, message_id: str) -> None:
+        """From the next page load on, drawing the row of `message_id` throws (FAIL_TO_DRAW)."""
+        self.page.add_init_script(script=f"({FAIL_TO_DRAW})({json.dumps(message_id)})")
+
+    def expect_undrawn_logged(self) -> None:
+        """The page logged that a row fell back to plain text: expected, so not an error."""
+        logged = [error for error in self.errors if UNDRAWN_LOG in error]
+        assert logged, f"no {UNDRAWN_LOG!r} in {self.errors}"
+        self.errors = [error for error in self.errors if error not in logged]
+
     def shell_row(self, message_id: str) -> Locator:
         return self.page.locator(f'[data-testid=shell-row][data-message-id="{message_id}"]')
 

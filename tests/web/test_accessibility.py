@@ -63,6 +63,21 @@ def test_the_chat_has_no_serious_violations(stack: Stack, api: Api, chat: ChatPa
     chat.screenshot(f"a11y-chat-{scheme}")
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_row_shown_as_plain_text_has_no_serious_violations(
+        stack: Stack, api: Api, chat: ChatPage, viewport: str,
+        scheme: Literal["light", "dark"]) -> None:
+    chat.page.emulate_media(color_scheme=scheme)
+    sid, _ = rich_session(api)
+    undrawn = api.publish(sid, agent_text("This reply **could not** be drawn."))["message"]["id"]
+    chat.fail_to_draw(undrawn)
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    expect(chat.page.locator("[data-undrawn=true]")).to_have_attribute("data-message-id", undrawn)
+    assert audit(chat) == []
+    chat.screenshot(f"a11y-undrawn-{scheme}")
+    chat.expect_undrawn_logged()
+
+
 def test_the_index_has_no_serious_violations(stack: Stack, api: Api, chat: ChatPage,
                                              viewport: str) -> None:
     rich_session(api)

@@ -6,6 +6,8 @@ text."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Locator, expect
 from web.chat import ChatPage
@@ -84,3 +86,36 @@ def test_a_command_its_work_dir_and_output_show_bidi_controls_and_copy_the_real_
     body.get_by_test_id("shell-output-copy").click()
     expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
     assert chat.page.evaluate("navigator.clipboard.readText()") == OUTPUT
+
+
+# An agent name is free text up to 64 characters; a stop reason up to 64 too.
+AGENT = f"helper {RLO}tnega-live-" + "x" * 40
+AGENT_SHOWN = f"helper {MARKER}tnega-live-" + "x" * 40
+STOP_REASON = f"end_turn {RLO}deifirev"
+
+
+def test_the_agent_and_a_stop_reason_show_bidi_controls_in_the_header_the_index_and_the_chat(
+        stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
+    session = api.new_session(AGENT)
+    turn_id = api.start_turn(session["id"])
+    call = unique("call")
+    api.play(session["id"], [codex_start(call, "true"), codex_end(call, "", 0)])
+    api.complete_turn(session["id"], turn_id, STOP_REASON)
+
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+    agent = chat.page.get_by_test_id("session-agent")
+    expect(agent).to_have_text(AGENT_SHOWN)
+    assert_reads_in_order(agent, "tnega-live-")
+    reason = chat.page.get_by_test_id("turn-stop-reason")
+    expect(reason).to_have_text(f"end_turn {MARKER}deifirev")
+    assert_reads_in_order(reason, "deifirev")
+    chat.assert_no_horizontal_overflow()
+
+    chat.page.goto(f"{stack.rest_url}/")
+    item = chat.page.locator(f'[data-testid=session-index-item][data-session-id="{session["id"]}"]')
+    listed = item.get_by_test_id("session-index-agent")
+    expect(listed).to_have_text(AGENT_SHOWN)
+    assert_reads_in_order(listed, "tnega-live-")
+    expect(listed.locator(".bidi-control")).to_have_attribute(
+        "title", re.compile("RIGHT-TO-LEFT OVERRIDE"))
+    chat.assert_no_horizontal_overflow()

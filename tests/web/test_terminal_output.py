@@ -157,3 +157,26 @@ def test_a_long_coloured_output_draws_its_tail_first_and_the_rest_on_scrolling(
     copied = chat.page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith("ok line 0000 warn\n")
     assert copied.endswith("ok line 1999 warn\n")
+
+
+def test_output_that_never_resets_keeps_its_colour_in_every_chunk_scrolled_to(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # One colour set on the first line and never reset: each chunk's style comes from the
+    # chunks before it, whichever order they are drawn in.
+    lines = [f"compiling {E}[1mmodule_{index:04}{E}[22m" for index in range(2000)]
+    session_id, message_id = coloured_command(api, f"{E}[32m" + "\n".join(lines) + "\n")
+    chat.open(f"{stack.rest_url}/?session={session_id}")
+    body = chat.expand(message_id)
+    expect(body).to_have_attribute("data-state", "ready")
+    stdout = body.get_by_test_id("shell-output-stdout")
+    chunks = stdout.locator(".output__chunk")
+    expect(chunks.last.locator("span.ansi-fg-2.ansi-bold", has_text="module_1999")).to_have_count(1)
+
+    for index in (50, 0, 49):  # the middle, the top, then the chunk just above the middle
+        chunk = chunks.nth(index)
+        chunk.scroll_into_view_if_needed()
+        expect(chunk).to_have_attribute("data-drawn", "true")
+        module = chunk.locator("span.ansi-fg-2.ansi-bold", has_text=f"module_{index * 20:04}")
+        expect(module).to_have_count(1)
+        plain_green = chunk.locator("span.ansi-fg-2:not(.ansi-bold)", has_text="compiling")
+        expect(plain_green.first).to_be_visible()

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 
 import { CHUNK_LINES, chunkStarts } from '../ansi-dom.js';
 import {
-  MAX_COLUMN, applySgr, paletteColour, parseAnsi, plainText, strippedText, styleBefore, terminalRuns,
+  MAX_COLUMN, applySgr, createChunkStyles, paletteColour, parseAnsi, plainText, strippedText, styleBefore,
+  terminalRuns,
 } from '../ansi.js';
 
 const E = '\x1b';
@@ -288,6 +289,67 @@ describe('styles across chunks', () => {
 
   test('nothing before: the default style', () => {
     assert.equal(parseAnsi('x', styleBefore('x', 0))[0].style, null);
+  });
+
+  // Bodies whose chunk starts are reached in every way: resets in some chunks and not others,
+  // a reset right at a line start, output that never resets, 8-bit CSI, attributes only.
+  const lines = (count, line) => Array.from({ length: count }, (_, i) => line(i)).join('\n');
+  const BODIES = {
+    'never reset': `${E}[32m${lines(CHUNK_LINES * 9, (i) => `build ${E}[1m${i}${E}[22m ${E}[3${i % 8}mw${E}[39m`)}`,
+    'reset every line': lines(CHUNK_LINES * 9, (i) => `${E}[1;3${i % 8}mok${E}[0m ${E}[4m${i}`),
+    'reset now and then': lines(CHUNK_LINES * 9, (i) =>
+      `${i % 47 === 0 ? `${E}[m` : ''}${E}[38;5;${i % 256}m${i}${i % 31 === 0 ? `${E}[0m` : ''} \x9b1mb\x9b22m`),
+    'reset at a line start': lines(CHUNK_LINES * 9, (i) => (i % CHUNK_LINES === 0 ? `${E}[0m${E}[7mx` : `${E}[35my`)),
+    'no colour at all': lines(CHUNK_LINES * 9, (i) => `plain ${i}`),
+  };
+  const ORDERS = {
+    'in order': (n) => [...Array(n).keys()],
+    'from the tail up': (n) => [...Array(n).keys()].reverse(),
+    'the tail, then the top, then the middle': (n) => [n - 1, 0, Math.floor(n / 2), 1, n - 2, ...Array(n).keys()],
+  };
+
+  for (const [bodyName, text] of Object.entries(BODIES)) {
+    for (const [orderName, order] of Object.entries(ORDERS)) {
+      test(`createChunkStyles gives styleBefore's styles (${bodyName}, ${orderName})`, () => {
+        const starts = chunkStarts(text);
+        assert.ok(starts.length >= 9);
+        const styles = createChunkStyles(text, starts);
+        for (const k of order(starts.length)) {
+          const drawn = text.slice(starts[k], starts[k + 1] ?? text.length);
+          assert.deepEqual(parseAnsi(drawn, styles.at(k)), parseAnsi(drawn, styleBefore(text, starts[k])), `chunk ${k}`);
+        }
+      });
+    }
+  }
+
+  test('each chunk gets a state of its own: parsing one does not move another', () => {
+    const text = `${E}[32m${lines(CHUNK_LINES * 4, (i) => `line ${i}`)}`;
+    const styles = createChunkStyles(text, chunkStarts(text));
+    const first = styles.at(3);
+    first.apply('0');
+    assert.equal(first.style, null);
+    assert.equal(styles.at(3).style.classes, 'ansi-fg-2');
+  });
+
+  test('drawing every chunk of output that never resets reads it about once, in any order', () => {
+    // 400 chunks: styleBefore per chunk reads some 200 bodies' worth.
+    const text = `${E}[32m${lines(CHUNK_LINES * 400, (i) => `compiling ${E}[1mmodule_${i}${E}[22m`)}`;
+    for (const order of Object.values(ORDERS)) {
+      const starts = chunkStarts(text);
+      const styles = createChunkStyles(text, starts);
+      for (const k of order(starts.length)) styles.at(k);
+      assert.ok(styles.read <= 2 * text.length, `read ${styles.read} of ${text.length}`);
+    }
+  });
+
+  test('a chunk after one drawn costs its own length', () => {
+    const text = `${E}[32m${lines(CHUNK_LINES * 400, (i) => `compiling ${E}[1mmodule_${i}${E}[22m`)}`;
+    const starts = chunkStarts(text);
+    const styles = createChunkStyles(text, starts);
+    styles.at(200);
+    const before = styles.read;
+    styles.at(201);
+    assert.ok(styles.read - before <= 2 * (starts[201] - starts[200]));
   });
 
   test('chunks start after every CHUNK_LINES-th line break', () => {

@@ -178,6 +178,120 @@ describe('feed', () => {
     assert.equal(instances.length, 1);
   });
 
+  describe('a handler that throws', () => {
+    /** A feed whose message handler throws while `failing(revision, attempt)` says so. */
+    function failingSetup(sinceRevision, failing) {
+      const clock = new FakeClock();
+      const { FakeEventSource, instances } = fakeEventSource();
+      const attempts = new Map(); // revision -> times the handler was called
+      const drawn = [];
+      const reported = [];
+      const feed = createFeed({
+        sessionId: 'ses_1',
+        sinceRevision,
+        onEvent: ({ revision }) => {
+          const attempt = (attempts.get(revision) ?? 0) + 1;
+          attempts.set(revision, attempt);
+          if (failing(revision, attempt)) throw new RangeError(`cannot draw ${revision}`);
+          drawn.push(revision);
+        },
+        onHandlerError: (error, event, retried) => reported.push([event.revision, retried, error.message]),
+        EventSource: FakeEventSource,
+        setTimeout: clock.setTimeout,
+        clearTimeout: clock.clearTimeout,
+      });
+      return { clock, instances, attempts, drawn, reported, feed };
+    }
+
+    test('goes on with the events after it, and the next connection asks for it again', async () => {
+      const { clock, instances, drawn, reported, feed } = failingSetup(3, (revision, attempt) => revision === 5 && attempt === 1);
+      feed.start();
+      for (const revision of [4, 5, 6]) instances[0].emit(added(revision));
+      instances[0].emit({ type: 'heartbeat', revision: 6 }); // a heartbeat is no retry
+      assert.deepEqual(drawn, [4, 6]);
+      assert.deepEqual(reported, [[5, false, 'cannot draw 5']]);
+      assert.equal(instances.length, 1, 'no connection of its own: the stream goes on');
+      assert.equal(feed.revision, 6);
+      assert.equal(feed.resumeRevision, 4);
+
+      instances[0].emit({ type: 'end_of_stream', revision: 6 });
+      await clock.advance(0);
+      assert.ok(instances[1].url.endsWith('since_revision=4'), instances[1].url);
+      for (const revision of [5, 6, 7]) instances[1].emit(added(revision)); // the replay, then live
+      assert.deepEqual(drawn, [4, 6, 5, 6, 7], 'drawn the second time; 6 again is an upsert');
+      assert.equal(feed.resumeRevision, 7);
+    });
+
+    test('is retried once: an event that throws on its replay too is left, with no loop', async () => {
+      const { clock, instances, attempts, reported, feed } = failingSetup(0, (revision) => revision === 2);
+      feed.start();
+      instances[0].emit(added(1));
+      instances[0].emit(added(2));
+      instances[0].emit({ type: 'end_of_stream', revision: 2 });
+      await clock.advance(0);
+      assert.ok(instances[1].url.endsWith('since_revision=1'));
+      instances[1].emit(added(2));
+      instances[1].emit(added(3));
+      instances[1].emit({ type: 'end_of_stream', revision: 3 });
+      await clock.advance(0);
+      assert.ok(instances[2].url.endsWith('since_revision=3'), 'the bad event is not asked for a third time');
+      assert.equal(attempts.get(2), 2);
+      assert.deepEqual(reported.map(([revision, retried]) => [revision, retried]), [[2, false], [2, true]]);
+    });
+
+    test('a replayed event that throws is not retried again, even one drawn the first time', async () => {
+      const { clock, instances, attempts, feed } = failingSetup(0, (revision, attempt) =>
+        (revision === 1 && attempt === 1) || (revision === 2 && attempt === 2));
+      feed.start();
+      instances[0].emit(added(1));
+      instances[0].emit(added(2));
+      instances[0].fail(); // a broken connection: reconnects from before 1
+      await clock.advance(500);
+      assert.ok(instances[1].url.endsWith('since_revision=0'));
+      instances[1].emit(added(1));
+      instances[1].emit(added(2)); // drawn before; throws on the replay
+      instances[1].emit({ type: 'end_of_stream', revision: 2 });
+      await clock.advance(0);
+      assert.ok(instances[2].url.endsWith('since_revision=2'));
+      assert.deepEqual([attempts.get(1), attempts.get(2)], [2, 2]);
+    });
+
+    test('keeps its retry until the replay reaches it, across a connection that broke first', async () => {
+      const { clock, instances, drawn, feed } = failingSetup(0, (revision, attempt) => revision === 3 && attempt === 1);
+      feed.start();
+      for (const revision of [1, 2, 3, 4]) instances[0].emit(added(revision));
+      instances[0].fail();
+      await clock.advance(500);
+      instances[1].emit({ type: 'heartbeat', revision: 2 }); // opens, then breaks before the replay
+      instances[1].fail();
+      await clock.advance(500);
+      assert.ok(instances[2].url.endsWith('since_revision=2'));
+      instances[2].emit(added(3));
+      assert.deepEqual(drawn, [1, 2, 4, 3]);
+      assert.equal(feed.resumeRevision, 4);
+    });
+
+    test('is reported on the console by default, naming the event', () => {
+      const { FakeEventSource, instances } = fakeEventSource();
+      const logged = [];
+      const realError = console.error;
+      console.error = (...args) => logged.push(args);
+      try {
+        const feed = createFeed({
+          sessionId: 'ses_1', onEvent: () => { throw new RangeError('boom'); }, EventSource: FakeEventSource,
+          setTimeout: () => 0, clearTimeout: () => {},
+        });
+        feed.start();
+        instances[0].emit(added(1));
+      } finally {
+        console.error = realError;
+      }
+      assert.equal(logged.length, 1);
+      assert.match(logged[0][0], /session\.message\.added at revision 1 .*asks for it again/);
+      assert.equal(logged[0][1].message, 'boom');
+    });
+  });
+
   test('reconnectDelay is capped', () => {
     assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => reconnectDelay(n)), [500, 1000, 2000, 4000, 5000, 5000]);
   });
