@@ -8,6 +8,7 @@ import json
 import pytest
 
 from shellexec.bridge.frames import FrameSplitter, Oversized, Refused, read_message
+from shellexec.bridge.notifications import unserved_method
 
 
 def test_frames_end_at_newlines_across_chunks() -> None:
@@ -85,3 +86,17 @@ def test_nesting_up_to_the_bound_is_taken() -> None:
     frame = b'{"id": 1, "result": [[[1]]]}'  # the object, then three arrays: 4 levels
     assert read_message(frame, max_depth=4) == json.loads(frame)
     assert read_message(frame, max_depth=3) == Refused(len(frame), "nested deeper than 3 levels")
+
+
+@pytest.mark.parametrize(("message", "unserved"), [
+    ({"jsonrpc": "2.0", "method": "session/update", "params": {}}, None),
+    ({"jsonrpc": "2.0", "method": "_zed/progress"}, None),  # an extension: ignored silently
+    ({"jsonrpc": "2.0", "id": 1, "method": "no/such"}, None),  # a request: answered
+    ({"jsonrpc": "2.0", "id": None, "method": "no/such"}, None),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}}, None),  # a response
+    ({"jsonrpc": "2.0", "method": "no/such"}, "no/such"),
+    ({"jsonrpc": "2.0", "method": "elicitation/complete"}, "elicitation/complete"),
+])
+def test_only_notifications_of_methods_the_bridge_does_not_serve_are_unserved(
+        message: dict[str, object], unserved: str | None) -> None:
+    assert unserved_method(message) == unserved
