@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from shellexec import normalize
 from shellexec.bridge.coalescing import (
@@ -22,6 +23,7 @@ from shellexec.bridge.coalescing import (
     read_chunk,
     with_data,
 )
+from shellexec.client import to_protobuf_value
 from shellexec.normalize import ShellRecord
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 
@@ -83,7 +85,8 @@ def test_merging_chunks_one_by_one_records_what_they_record(output: bytes) -> No
         both = joined(both, _chunk(read))
 
     assert len(both.data) <= TAIL_BYTES
-    update = with_data(_chunk_update(b"stale"), both)
+    update = json_format.MessageToDict(with_data(to_protobuf_value(_chunk_update(b"stale")),
+                                                 both))
     assert _record([*prefix, update]) == _record(prefix + [_chunk_update(r) for r in reads])
 
 

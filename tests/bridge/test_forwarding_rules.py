@@ -9,6 +9,7 @@ import logging
 from typing import Any
 
 import pytest
+from google.protobuf import json_format, struct_pb2
 
 from shellexec.api.convert import ValueBudget, python_value
 from shellexec.bridge.coalescing import TAIL_BYTES
@@ -20,10 +21,9 @@ from shellexec.bridge.errors import (
 )
 from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
 from shellexec.bridge.nesting import nests_deeper_than
-from shellexec.bridge.publishable import unpublishable
-from shellexec.client import ErrorDetails
-from shellexec.client._values import to_value
-from shellexec.rules.limits import MAX_UPDATE_DEPTH
+from shellexec.bridge.publishable import Unpublishable, encoded
+from shellexec.client import ErrorDetails, to_protobuf_value
+from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
 
 
@@ -37,7 +37,7 @@ def _nested(depth: int) -> dict[str, Any]:
 
 def _service_refuses(update: dict[str, Any]) -> bool:
     try:
-        python_value(to_value(update), "update", ValueBudget("update"))
+        python_value(to_protobuf_value(update), "update", ValueBudget("update"))
     except InvalidArgumentError:
         return True
     return False
@@ -47,7 +47,7 @@ def _service_refuses(update: dict[str, Any]) -> bool:
 def test_the_depth_check_is_the_service_s_own(depth: int) -> None:
     update = _nested(depth)
     assert nests_deeper_than(update, MAX_UPDATE_DEPTH) == _service_refuses(update)
-    assert (unpublishable(update) is None) == (depth <= MAX_UPDATE_DEPTH)
+    assert isinstance(encoded(update), Unpublishable) == (depth > MAX_UPDATE_DEPTH)
 
 
 def test_lists_count_as_levels_and_no_nesting_exhausts_the_stack() -> None:
@@ -62,9 +62,9 @@ def test_lists_count_as_levels_and_no_nesting_exhausts_the_stack() -> None:
 @pytest.mark.parametrize("value", [10 ** 400, "\ud800"],
                          ids=["integer-beyond-a-double", "lone-surrogate"])
 def test_what_the_client_cannot_encode_is_unpublishable(value: object) -> None:
-    why = unpublishable({"sessionUpdate": "agent_message_chunk", "_meta": {"x": value}})
-    assert why is not None
-    assert why.startswith("it cannot be encoded as JSON for the service")
+    why = encoded({"sessionUpdate": "agent_message_chunk", "_meta": {"x": value}})
+    assert isinstance(why, Unpublishable)
+    assert why.reason.startswith("it cannot be encoded as JSON for the service")
 
 
 def _refusal(code: str) -> ServiceRejectedError:
@@ -90,8 +90,8 @@ async def _forward(updates: list[object], refuse: dict[str, str]
     code, one whose text is `crash` raises an error no rule expects."""
     published: list[int] = []
 
-    async def publish(sequence: int, update: Update) -> bool:
-        text = update["content"]["text"]
+    async def publish(sequence: int, update: struct_pb2.Value) -> bool:
+        text = update.struct_value.fields["content"].struct_value.fields["text"].string_value
         if text == "crash":
             raise KeyError("something nobody handled")
         if text in refuse:
@@ -186,3 +186,35 @@ def test_an_update_kind_with_a_newline_is_logged_on_one_line(
               record.getMessage()]
     assert "\n" not in line
     assert "(x\\nshellexec bridge: published 99 updates)" in line
+
+
+def test_an_update_over_the_service_s_encoded_size_is_unpublishable() -> None:
+    text = "x" * MAX_UPDATE_BYTES
+    why = encoded({"sessionUpdate": "agent_message_chunk",
+                   "content": {"type": "text", "text": text}})
+    assert isinstance(why, Unpublishable)
+    assert why.reason.startswith("it is ")
+    assert why.reason.endswith(f"bytes encoded, over the service's limit of {MAX_UPDATE_BYTES}")
+
+
+def test_each_update_is_published_as_the_value_it_was_converted_to_once() -> None:
+    """The Value is made when the update arrives: a chunk waiting alone keeps the data it
+    came with, chunks merged while they waited carry the tail of both."""
+    sent: list[tuple[int, Any]] = []
+
+    async def publish(sequence: int, update: struct_pb2.Value) -> bool:
+        sent.append((sequence, json_format.MessageToDict(update)))
+        return False
+
+    async def forward() -> None:
+        forwarder = Forwarder(BufferLimits())
+        for update in (_say("a"), _chunk(b"one "), _chunk(b"two "), _chunk(b"three"),
+                       _say("b"), _chunk(b"four")):
+            forwarder.enqueue(update)
+        forwarder.start(publish)
+        await asyncio.wait_for(forwarder.flush(), 10)
+        await forwarder.stop()
+
+    asyncio.run(forward())
+    assert sent == [(1, _say("a")), (2, _chunk(b"one two three")), (5, _say("b")),
+                    (6, _chunk(b"four"))]

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from shellexec.bridge.frames import FrameSplitter, Oversized, Refused, read_message
+from shellexec.bridge.frames import (
+    FrameSplitter,
+    Oversized,
+    Refused,
+    holds_more_values_than,
+    read_message,
+)
+from shellexec.bridge.notifications import unserved_method
 
 
 def test_frames_end_at_newlines_across_chunks() -> None:
@@ -85,3 +92,52 @@ def test_nesting_up_to_the_bound_is_taken() -> None:
     frame = b'{"id": 1, "result": [[[1]]]}'  # the object, then three arrays: 4 levels
     assert read_message(frame, max_depth=4) == json.loads(frame)
     assert read_message(frame, max_depth=3) == Refused(len(frame), "nested deeper than 3 levels")
+
+
+@pytest.mark.parametrize(("message", "unserved"), [
+    ({"jsonrpc": "2.0", "method": "session/update", "params": {}}, None),
+    ({"jsonrpc": "2.0", "method": "_zed/progress"}, None),  # an extension: ignored silently
+    ({"jsonrpc": "2.0", "id": 1, "method": "no/such"}, None),  # a request: answered
+    ({"jsonrpc": "2.0", "id": None, "method": "no/such"}, None),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}}, None),  # a response
+    ({"jsonrpc": "2.0", "method": "no/such"}, "no/such"),
+    ({"jsonrpc": "2.0", "method": "elicitation/complete"}, "elicitation/complete"),
+])
+def test_only_notifications_of_methods_the_bridge_does_not_serve_are_unserved(
+        message: dict[str, object], unserved: str | None) -> None:
+    assert unserved_method(message) == unserved
+
+
+def _values(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(_values(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_values(item) for item in value)
+    return 1
+
+
+@pytest.mark.parametrize("text", [
+    '[0,0,0]', '{"a":1,"b":[2,3],"c":{"d":null}}', '"a,b,[c{"', '["x\\",[", "\\\\", 1, {}]',
+    '{"jsonrpc":"2.0","method":"session/update","params":{"update":{"t":"a,b"}}}', '7',
+])
+def test_the_value_count_from_the_bytes_is_never_below_the_real_count(text: str) -> None:
+    frame = text.encode()
+    count = _values(json.loads(frame))
+    assert holds_more_values_than(frame, count - 1)
+    # exact unless a container is empty ({} counts one value too many)
+    assert not holds_more_values_than(frame, count + text.count("{}"))
+
+
+def test_commas_and_brackets_in_strings_are_not_values() -> None:
+    frame = json.dumps({"text": ",[{" * 1000, "escaped": '\\",' * 1000}).encode()
+    assert not holds_more_values_than(frame, 3)
+
+
+def test_a_frame_over_the_value_limit_is_refused_before_it_is_parsed() -> None:
+    frame = b'{"a":[' + b",".join([b"0"] * 9) + b"]}"  # 11 values
+    assert isinstance(read_message(frame, max_values=11), dict)
+    assert read_message(frame, max_values=10) == Refused(len(frame),
+                                                         "it holds more than 10 JSON values")
+    unparsable = b"[0," * 4 + b"not json at all"
+    assert read_message(unparsable, max_values=3) == Refused(len(unparsable),
+                                                             "it holds more than 3 JSON values")

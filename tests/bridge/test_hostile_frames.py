@@ -10,7 +10,7 @@ import pytest
 from bridge.hostile import Step, agent_text, request, run_raw, update
 from bridge.provider_scripts import say
 
-from shellexec.bridge.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH
+from shellexec.bridge.frames import MAX_FRAME_BYTES, MAX_FRAME_DEPTH, MAX_FRAME_VALUES
 
 from support.stack import Stack
 
@@ -21,6 +21,9 @@ HUGE_FRAME_BYTES = 3 * MAX_FRAME_BYTES
 # The bridge's own peak memory may grow by less than this while it drops the frame: it holds
 # at most the cap of a frame in the making.
 MEMORY_BOUND_KIB = 2 * MAX_FRAME_BYTES // 1024
+# A frame under the cap is held whole, twice while its parts are joined, and then refused for
+# its value count before it is parsed. Parsed, 16 MiB of `0,` grew the bridge by about 1 GB.
+VALUE_FLOOD_BOUND_KIB = 3 * MAX_FRAME_BYTES // 1024
 
 
 def _deep_update(depth: int) -> str:
@@ -45,6 +48,36 @@ def test_a_frame_over_the_cap_is_dropped_without_being_held(stack: Stack, tmp_pa
     assert warnings == [f"shellexec bridge: agent sent a frame of {HUGE_FRAME_BYTES} bytes, "
                         f"over the bridge's limit of {MAX_FRAME_BYTES}: dropped"]
     assert "Traceback" not in finished.stderr
+
+
+def _update_of_zeros(size: int) -> str:
+    """A session/update frame of `size` bytes (newline included) that is mostly `0,0,0,...`."""
+    head = ('{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": '
+            '"raw-session", "update": {"sessionUpdate": "agent_message_chunk", "content": '
+            '{"type": "text", "text": "zeros"}, "_meta": {"x": [')
+    tail = "0]}}}}\n"
+    zeros = (size - len(head) - len(tail)) // 2
+    return head + "0," * zeros + tail
+
+
+def test_a_frame_of_too_many_tiny_values_is_dropped_before_it_is_parsed(
+        stack: Stack, tmp_path: Path) -> None:
+    frame = _update_of_zeros(MAX_FRAME_BYTES)
+    script: list[Step] = [
+        update(say("before ")), {"parent_peak_rss": True}, {"raw": frame},
+        request("fs/read_text_file", path="/nowhere"),  # answered once the frame was read
+        {"parent_peak_rss": True}, update(say("after"))]
+    finished, record = run_raw(stack, tmp_path, script)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    before, after = record["parent_peak_rss"]
+    assert after - before < VALUE_FLOOD_BOUND_KIB, f"the bridge grew by {after - before} KiB"
+    warnings = [line for line in finished.stderr.splitlines() if "frame" in line]
+    assert warnings == [f"shellexec bridge: agent sent a frame of {len(frame) - 1} bytes that "
+                        "is no JSON-RPC message the bridge takes (it holds more than "
+                        f"{MAX_FRAME_VALUES} JSON values): dropped"]
+    assert "Traceback" not in finished.stderr
+    assert agent_text(stack, finished) == ["before after"]
 
 
 MALFORMED = {

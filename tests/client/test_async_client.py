@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from shellexec.client import AsyncShellExecClient, ShellExecClient
+from shellexec.client import AsyncShellExecClient, ShellExecClient, to_protobuf_value
 from shellexec.v1 import shell_output_pb2
 
 from support.acp import codex_delta, codex_end, codex_start
@@ -125,3 +125,32 @@ def test_list_sessions_pages_as_the_blocking_client(stack: Stack, client: ShellE
     assert run(stack, lambda aio: aio.list_sessions(limit=2, sort="desc")) == newest
     older = client.list_sessions(limit=1, sort="desc", before=first)
     assert first not in [session.id for session in older.sessions]
+
+
+def test_both_clients_publish_a_converted_value_as_the_plain_update(
+        stack: Stack, client: ShellExecClient) -> None:
+    """A Value made by `to_protobuf_value` is sent as it is, and the service stores what it
+    stores for the plain update; the same sequence again is a duplicate."""
+    updates = [codex_start("v", "make"), codex_delta("v", "built\n"), codex_end("v", "built\n", 0)]
+    plain, _ = session_with_commands(client, 0)
+    for sequence, update in enumerate(updates, 1):
+        client.publish(plain, update, sequence)
+    blocking, _ = session_with_commands(client, 0)
+    awaited, _ = session_with_commands(client, 0)
+    values = [to_protobuf_value(update) for update in updates]
+    for sequence, value in enumerate(values, 1):
+        assert not client.publish(blocking, value, sequence).duplicate
+    assert client.publish(blocking, values[0], 1).duplicate
+
+    async def publish_all(aio: AsyncShellExecClient) -> list[bool]:
+        return [(await aio.publish(awaited, value, sequence)).duplicate
+                for sequence, value in enumerate(values, 1)]
+
+    assert run(stack, publish_all) == [False, False, False]
+
+    def stored(session_id: str) -> list[tuple[str, str, str]]:
+        return [(m.type, m.content, client.shell_output(session_id, m.id).output.stdout)
+                for m in client.messages(session_id)]
+
+    assert stored(blocking) == stored(awaited) == stored(plain) == [
+        ("tool_execute", "make", "built\n")]

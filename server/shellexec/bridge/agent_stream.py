@@ -3,7 +3,9 @@
 The SDK's own stdio reader rejoins a line of any length and passes on whatever JSON it parsed;
 this one hands the connection only the frames `frames.read_message` accepts, and drops each
 other one with one warning line naming its size (ADR 0122). It reads the pipe in chunks, so a
-frame over the cap costs at most the cap in memory, however long it goes on.
+frame over the cap costs at most the cap in memory, however long it goes on. A notification
+the bridge does not serve is dropped too, before the SDK would log a traceback for it, with a
+warning that a flood of them cannot multiply (`notifications.py`, ADR 0129).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from shellexec.bridge.frames import (
     Refused,
     read_message,
 )
+from shellexec.bridge.notifications import UnservedLog, unserved_method
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -41,6 +44,7 @@ class AgentStream:
         self._splitter = FrameSplitter(max_frame_bytes)
         self._max_depth = max_depth
         self._frames: deque[bytes | Oversized] = deque()
+        self._unserved = UnservedLog()
         self._ended = False
         self._closed = False
 
@@ -78,5 +82,8 @@ class AgentStream:
         if isinstance(message, Refused):
             log.warning("agent sent a frame of %d bytes that is no JSON-RPC message the "
                         "bridge takes (%s): dropped", message.size, message.reason)
+            return None
+        if message is not None and (method := unserved_method(message)) is not None:
+            self._unserved.note(method)
             return None
         return message

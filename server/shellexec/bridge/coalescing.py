@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf import struct_pb2
+
 from shellexec.normalize.terminal_updates import decode_data, link_hint
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 from shellexec.vocabulary import ACP_TERMINAL_OUTPUT_CHUNK
@@ -102,9 +104,14 @@ def joined(earlier: Chunk, later: Chunk) -> Chunk:
                  output_tail(earlier.data + later.data))
 
 
-def with_data(update: Mapping[str, Any], chunk: Chunk) -> dict[str, Any]:
-    """The chunk update `update` carrying `chunk`'s data instead of its own."""
-    return {**update, "data": base64.b64encode(chunk.data).decode("ascii")}
+def with_data(update: struct_pb2.Value, chunk: Chunk) -> struct_pb2.Value:
+    """The chunk update `update` (as it is published) carrying `chunk`'s data instead of its
+    own; `update` itself is left as it was."""
+    merged = struct_pb2.Value()
+    merged.CopyFrom(update)
+    merged.struct_value.fields["data"].string_value = base64.b64encode(chunk.data).decode(
+        "ascii")
+    return merged
 
 
 def encoded_length(data_bytes: int) -> int:

@@ -10,7 +10,8 @@ While the service is away the buffer grows; past `BufferLimits` (a count and a b
 forwarder fails with `BufferFullError` rather than eat the machine's memory. See docs/adr/0030
 and docs/adr/0031.
 
-An update that cannot be published at all (`publishable`) is skipped when it arrives, and one
+Each update is converted once, when it arrives, into the google.protobuf.Value that is queued
+and published (`publishable`). One that cannot be published at all is skipped then, and one
 the service refuses for itself alone (`refuses_only_the_update`) when it is answered: both with
 a warning naming its number and why. A terminal's output chunks still waiting are merged into
 one bounded chunk (`coalescing`), so terminal output never fills the buffer. Whatever else
@@ -28,6 +29,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf import struct_pb2
+
 from shellexec.bridge.coalescing import (
     Chunk,
     encoded_length,
@@ -43,12 +46,12 @@ from shellexec.bridge.errors import (
     ServiceRejectedError,
     refuses_only_the_update,
 )
-from shellexec.bridge.publishable import unpublishable
+from shellexec.bridge.publishable import Unpublishable, encoded
 
 log = logging.getLogger("shellexec.bridge")
 
 Update = Mapping[str, Any]
-Publish = Callable[[int, Update], Awaitable[bool]]
+Publish = Callable[[int, struct_pb2.Value], Awaitable[bool]]
 
 DEFAULT_MAX_UPDATES = 10_000
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -65,17 +68,18 @@ class BufferLimits:
 @dataclass(frozen=True, slots=True)
 class _Pending:
     sequence: int
-    update: Update
+    value: struct_pb2.Value
+    kind: str
     size: int
     chunk: Chunk | None = None
     merged: bool = False
 
-    def payload(self) -> Update:
+    def payload(self) -> struct_pb2.Value:
         """What is published: the update, or for merged chunks the update with their data
         (encoded once, when it is published, however often it was merged)."""
         if self.chunk is None or not self.merged:
-            return self.update
-        return with_data(self.update, self.chunk)
+            return self.value
+        return with_data(self.value, self.chunk)
 
 
 @dataclass(slots=True)
@@ -122,15 +126,15 @@ class Forwarder:
         sequence = self._next_sequence
         self._next_sequence += 1
         chunk = read_chunk(update)
-        # A chunk's data is valid base64, which encodes as it is: only the rest is checked.
-        why = unpublishable(update if chunk is None else _without_data(update))
-        if why is not None:
+        value = (encoded(update) if chunk is None
+                 else encoded(_without_data(update), data=update["data"]))
+        if isinstance(value, Unpublishable):
             self.stats.rejected += 1
             log.warning("update #%d (%s) cannot be published: %s; skipped", sequence,
-                        _kind(update), why)
+                        _kind(update), value.reason)
             return
         if chunk is None or not self._merge(chunk):
-            self._append(_Pending(sequence, update, _size(update), chunk))
+            self._append(_Pending(sequence, value, _kind(update), _size(update), chunk))
 
     def _append(self, item: _Pending) -> None:
         if len(self._queue) >= self._limits.max_updates:
@@ -160,7 +164,8 @@ class Forwarder:
         if self._bytes - earlier.size + size > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
             return True
-        self._queue[index] = _Pending(earlier.sequence, earlier.update, size, both, merged=True)
+        self._queue[index] = _Pending(earlier.sequence, earlier.value, earlier.kind, size, both,
+                                      merged=True)
         self._bytes += size - earlier.size
         self.stats.merged += 1
         return True
@@ -228,13 +233,13 @@ class Forwarder:
                 raise
             self.stats.rejected += 1
             log.warning("service refused update #%d (%s): %s: %s; skipped", item.sequence,
-                        _kind(item.update), error.code, error.details)
+                        item.kind, error.code, error.details)
             return
         if duplicate:
             self.stats.duplicates += 1
         else:
             self.stats.published += 1
-        log.debug("published #%d (%s)%s", item.sequence, _kind(item.update),
+        log.debug("published #%d (%s)%s", item.sequence, item.kind,
                   " again: already stored" if duplicate else "")
 
 

@@ -7,15 +7,22 @@ frame nested 750 levels deep until Python's recursion limit breaks the connectio
 is the pure part of the bridge's own reader (`agent_stream.py`): `FrameSplitter` cuts the byte
 stream into frames and forgets every byte of one over the cap, `read_message` keeps a frame
 only if it is a JSON-RPC message the SDK can take. Anything else is dropped, with a reason.
+
+Parsed, a frame of tiny values (`[0,0,...]`, two bytes each) takes far more memory than its
+bytes: 16 MiB of them grew the bridge by about 1 GB and kept it busy for minutes. So a frame
+whose values, counted from its bytes before it is parsed, pass MAX_FRAME_VALUES is dropped
+too (ADR 0129).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from shellexec.bridge.nesting import nests_deeper_than
+from shellexec.rules.limits import MAX_REQUEST_VALUES
 
 _MIB: Final = 1024 * 1024
 
@@ -26,6 +33,16 @@ MAX_FRAME_BYTES: Final = 16 * _MIB
 # at level 3 and the service takes 32 levels of it (so 34 here); the SDK's copies of a message
 # recurse about twice per level, and Python stops at 1000.
 MAX_FRAME_DEPTH: Final = 64
+# How many JSON values a frame may hold: twice what the service takes of one update
+# (MAX_REQUEST_VALUES), so every update it could record passes with the frame around it, and
+# a frame parsed costs the bridge about 20 MB at most however small its values are.
+MAX_FRAME_VALUES: Final = 2 * MAX_REQUEST_VALUES
+
+# A JSON string, escapes included, or the rest of the frame after a quote never closed: what
+# the value count skips. Possessive, and always matching at a quote, so that a search never
+# scans the same bytes twice (an unclosed string would otherwise be rescanned from each of its
+# escaped quotes).
+_STRING: Final = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +106,14 @@ class FrameSplitter:
         return frame
 
 
-def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH
-                 ) -> dict[str, Any] | Refused | None:
+def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH,
+                 max_values: int = MAX_FRAME_VALUES) -> dict[str, Any] | Refused | None:
     """The JSON-RPC message in `frame`; None for a blank line (skipped silently, as the SDK
     does); `Refused` for anything else."""
     if not frame.strip():
         return None
+    if holds_more_values_than(frame, max_values):
+        return Refused(len(frame), f"it holds more than {max_values} JSON values")
     try:
         message = json.loads(frame)
     except RecursionError:
@@ -107,6 +126,33 @@ def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH
     if problem is not None:
         return Refused(len(frame), problem)
     return message  # type: ignore[no-any-return]  # _shape_problem checked it is a dict
+
+
+def holds_more_values_than(frame: bytes, limit: int) -> bool:
+    """Whether the JSON in `frame` may hold more than `limit` values, decided from its bytes.
+
+    A value is the frame itself or an item of an array or object, and every item but a
+    container's first follows a comma: so a JSON text holds at most one value more than its
+    commas and opening brackets outside strings. Those in strings are counted too at first,
+    which is quick; only a frame over the limit that way is walked string by string, taking
+    each string's own separators off, until the count is within the limit or the strings
+    alone prove it is not (each is a value or the key of one).
+    """
+    count = 1 + _separators(frame, 0, len(frame))
+    if count <= limit:
+        return False
+    for seen, string in enumerate(_STRING.finditer(frame), 1):
+        if seen > 2 * limit:
+            return True
+        count -= _separators(frame, string.start(), string.end())
+        if count <= limit:
+            return False
+    return True
+
+
+def _separators(text: bytes, start: int, end: int) -> int:
+    return (text.count(b",", start, end) + text.count(b"[", start, end)
+            + text.count(b"{", start, end))
 
 
 def _shape_problem(message: object) -> str | None:

@@ -1,33 +1,55 @@
-"""Whether an update the agent sent can be published at all, decided before it is queued.
+"""An update the agent sent, converted once into what is published, or why it cannot be.
 
-An update the service would refuse for its nesting, or one the client cannot encode as a
-google.protobuf.Value (a number beyond a double, a lone surrogate, nesting past protobuf's
-own recursion limit), is skipped with a warning, like an update the service refuses: it must
-neither stop the forwarding nor fail the run (ADR 0123).
+An update the service would refuse for its nesting or its encoded size, or one the client
+cannot encode as a google.protobuf.Value (a number beyond a double, a lone surrogate, nesting
+past protobuf's own recursion limit), is skipped with a warning, like an update the service
+refuses: it must neither stop the forwarding nor fail the run (ADR 0123). The Value made for
+the check is the one queued and published, so no update is converted twice (ADR 0129).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import json_format
+from google.protobuf import struct_pb2
 
 from shellexec.bridge.nesting import nests_deeper_than
-from shellexec.client._values import to_value
-from shellexec.rules.limits import MAX_UPDATE_DEPTH
+from shellexec.client import to_protobuf_value
+from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
 
 # How much of the encoder's complaint a warning quotes.
 _REASON_CHARS = 200
 
 
-def unpublishable(update: Mapping[str, Any]) -> str | None:
-    """Why `update` cannot be published, or None when it can."""
+@dataclass(frozen=True, slots=True)
+class Unpublishable:
+    """Why an update cannot be published."""
+
+    reason: str
+
+
+def encoded(update: Mapping[str, Any], data: str | None = None
+            ) -> struct_pb2.Value | Unpublishable:
+    """`update` as the google.protobuf.Value that is published, or why it cannot be.
+
+    `data`, when given, is a terminal chunk's base64 `data`, left out of `update`: base64
+    always encodes, so it is only set into the Value, and counts only towards its size.
+    """
     if nests_deeper_than(update, MAX_UPDATE_DEPTH):
-        return (f"it nests objects and arrays more than {MAX_UPDATE_DEPTH} deep, the "
-                "service's limit")
+        return Unpublishable(f"it nests objects and arrays more than {MAX_UPDATE_DEPTH} "
+                             "deep, the service's limit")
     try:
-        to_value(update)
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as error:
-        return f"it cannot be encoded as JSON for the service ({error})"[:_REASON_CHARS]
-    return None
+        value = to_protobuf_value(update)
+    except ValueError as error:
+        return Unpublishable(f"it cannot be encoded as JSON for the service ({error})"
+                             [:_REASON_CHARS])
+    if data is not None:
+        value.struct_value.fields["data"].string_value = data
+    # The client would send a Value over the gRPC message limit only to fail on its own side
+    # (RESOURCE_EXHAUSTED, retried as an outage); the service refuses one over this anyway.
+    if (size := value.ByteSize()) > MAX_UPDATE_BYTES:
+        return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
+                             f"{MAX_UPDATE_BYTES}")
+    return value

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from google.protobuf import struct_pb2
 
 from shellexec.bridge.errors import ServiceRejectedError
 from shellexec.bridge.retry import RetryPolicy, retrying
@@ -90,8 +90,9 @@ class ServiceLink:
                     session.current_turn_id)
         return str(session.current_turn_id)
 
-    async def publish(self, session_id: str, sequence: int, update: Mapping[str, Any]) -> bool:
-        """Publishes one update; True when the service had already stored this sequence."""
+    async def publish(self, session_id: str, sequence: int, update: struct_pb2.Value) -> bool:
+        """Publishes one update, converted by the forwarder; True when the service had already
+        stored this sequence."""
         response = await retrying(self._policy, f"publish update #{sequence}",
                                   lambda: self._client.publish(session_id, update, sequence),
                                   self._reconnect)

@@ -12,16 +12,19 @@ authentication on; it is sent with every call.
 `AsyncShellExecClient` has the same methods with the same parameters, awaited (and `watch`
 iterated with `async for`).
 
-Updates are plain JSON values (the `params.update` object of an ACP `session/update`); the
-generated messages are returned as they are (`shellexec.v1.*_pb2`). A failed call raises
-`grpc.RpcError`; `error_reason` and `error_details` read what its google.rpc details say.
+Updates are plain JSON values (the `params.update` object of an ACP `session/update`), or the
+google.protobuf.Value `to_protobuf_value` made of one, which `publish` sends as it is (convert
+once when you check or keep an update before publishing it). The generated messages are
+returned as they are (`shellexec.v1.*_pb2`). A failed call raises `grpc.RpcError`;
+`error_reason` and `error_details` read what its google.rpc details say.
 """
 
 from __future__ import annotations
 
+from shellexec.client._values import to_protobuf_value
 from shellexec.client.aio import AsyncShellExecClient
 from shellexec.client.errors import ErrorDetails, error_details, error_reason
 from shellexec.client.sync import ShellExecClient
 
 __all__ = ["AsyncShellExecClient", "ErrorDetails", "ShellExecClient", "error_details",
-           "error_reason"]
+           "error_reason", "to_protobuf_value"]

@@ -18,15 +18,28 @@ CHANNEL_OPTIONS = (
 )
 
 
-def to_value(value: Any) -> struct_pb2.Value:
+def to_protobuf_value(value: Any) -> struct_pb2.Value:
+    """The JSON value `value` (dicts, lists, strings, numbers, booleans, None) as the
+    google.protobuf.Value the service takes an update as.
+
+    `publish` converts a plain value with this on every call (and every retry); convert once
+    and pass the result to `publish` to pay for it once. Raises ValueError, naming the cause,
+    when `value` has no such form: a type JSON lacks, a number beyond a double, a lone
+    surrogate in a string, or nesting deeper than protobuf's recursion limit (100 levels).
+    """
     message = struct_pb2.Value()
-    json_format.Parse(json.dumps(value), message)
+    try:
+        json_format.Parse(json.dumps(value), message)
+    except (json_format.ParseError, TypeError, ValueError, RecursionError) as error:
+        raise ValueError(f"cannot encode as a google.protobuf.Value: {error}") from error
     return message
 
 
 def publish_request(session_id: str, update: Any, sequence: int | None
                     ) -> pb.PublishUpdateRequest:
-    request = pb.PublishUpdateRequest(session_id=session_id, update=to_value(update))
+    value = (update if isinstance(update, struct_pb2.Value)
+             else to_protobuf_value(update))
+    request = pb.PublishUpdateRequest(session_id=session_id, update=value)
     if sequence is not None:
         request.sequence = sequence
     return request

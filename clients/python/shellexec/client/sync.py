@@ -9,7 +9,12 @@ from typing import Any
 import grpc
 
 from shellexec.client._auth import BearerToken
-from shellexec.client._values import CHANNEL_OPTIONS, publish_request, to_value, watch_request
+from shellexec.client._values import (
+    CHANNEL_OPTIONS,
+    publish_request,
+    to_protobuf_value,
+    watch_request,
+)
 from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -40,7 +45,7 @@ class ShellExecClient:
                   mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
         """The normalized record of one tool call's updates; with `mask_secrets`, credential
         forms in its text are masked as the service masks what browsers see."""
-        request = pb.NormalizeShellExecRequest(updates=[to_value(u) for u in updates],
+        request = pb.NormalizeShellExecRequest(updates=[to_protobuf_value(u) for u in updates],
                                                agent=agent, mask_secrets=mask_secrets)
         return self._stub.NormalizeShellExec(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
@@ -73,6 +78,11 @@ class ShellExecClient:
 
     def publish(self, session_id: str, update: Any, sequence: int | None = None
                 ) -> pb.PublishUpdateResponse:
+        """Publishes one update (the `params.update` object of an ACP `session/update`) of
+        `session_id`, under `sequence` when given (a retry under the same sequence is
+        answered `duplicate`). `update` is a plain JSON value, converted with
+        `to_protobuf_value` on each call, or an already converted google.protobuf.Value,
+        sent as it is."""
         request = publish_request(session_id, update, sequence)
         return self._stub.PublishUpdate(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
