@@ -122,6 +122,10 @@ ACP_TERMINAL_UPDATES: Final[tuple[AcpTerminalUpdate, ...]] = (
 # The `_meta` key with which a client that hosts a terminal (the bridge) names the tool call
 # its terminal updates belong to, when no content names the terminal (ADR 0087).
 META_TERMINAL_TOOL_CALL: Final = "shellexec_tool_call_id"
+# The `_meta` mark of a `tool_call` the bridge made from a permission request's `toolCall`
+# (Gemini CLI reports a call that needs approval nowhere else): it says what the call is,
+# never what it printed (ADR 0131).
+META_PERMISSION_REQUEST: Final = "shellexec_permission_request"
 
 # ACP `ToolCallStatus` as ACP v1 spells it (what the demo sends; agents' other spellings are
 # in `normalize.vocabulary`).

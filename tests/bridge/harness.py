@@ -19,7 +19,7 @@ from shellexec.api.convert import output_from_proto
 from shellexec.client import ShellExecClient
 from shellexec.normalize import OutputSummary, ShellRecord
 from shellexec.v1 import message_pb2, shell_output_pb2
-from shellexec.vocabulary import ACP_TOOL_UPDATES
+from shellexec.vocabulary import ACP_TERMINAL_UPDATES, ACP_TOOL_UPDATES, META_TERMINAL_TOOL_CALL
 
 from support.stack import Stack
 
@@ -140,11 +140,16 @@ def agent_command(workdir: Path, steps: Sequence[Step], name: str) -> list[str]:
 # -- what the service should hold ------------------------------------------------------------
 
 def tool_groups(updates: Iterable[Update]) -> dict[str, list[Update]]:
-    """The updates of each tool call, by id, in the order the calls first appeared."""
+    """The updates of each tool call, by id, in the order the calls first appeared; a terminal
+    update goes with the call its `_meta.shellexec_tool_call_id` names."""
     groups: dict[str, list[Update]] = {}
     for update in updates:
         if update.get("sessionUpdate") in ACP_TOOL_UPDATES:
             groups.setdefault(str(update["toolCallId"]), []).append(update)
+        elif update.get("sessionUpdate") in ACP_TERMINAL_UPDATES:
+            named = (update.get("_meta") or {}).get(META_TERMINAL_TOOL_CALL)
+            if str(named) in groups:
+                groups[str(named)].append(update)
     return groups
 
 

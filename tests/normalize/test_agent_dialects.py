@@ -268,3 +268,19 @@ def test_an_older_gemini_title_splits_at_its_last_place_mark() -> None:
     title = "echo '[current working directory /x]' [current working directory /r] (Echo)"
     state = fold(new_state(), _start(title=title, kind="execute", content=[]))
     assert (state.command, state.work_dir) == ("echo '[current working directory /x]'", "/r")
+
+
+@pytest.mark.parametrize("flags", [{"timed_out": True}, {"output_truncated": True},
+                                   {"timed_out": True, "output_truncated": True}])
+def test_goose_timeout_and_truncation_flags_state_no_exit_code_and_not_our_bound(
+        flags: Update) -> None:
+    # Goose's rawOutput{stdout, stderr, exit_code?, timed_out?, output_truncated?}: without
+    # exit_code no code is known, and its own cut is not our 256 KiB bound.
+    goose = {"_meta": {"goose": {"toolCall": {"toolName": "shell"}}}}
+    record = shell_record(fold_all([
+        _start(title="shell · ./slow", rawInput={"command": "./slow"}, **goose),
+        _update(status="failed", content=[_text("partial")],
+                rawOutput={"stdout": "partial", "stderr": "", **flags})]))
+    assert (record.output.exit_code, record.output.truncated) == (None, False)
+    assert (record.output.stdout, record.status, record.result) == ("partial", "failed",
+                                                                    "failure")

@@ -1,5 +1,7 @@
 """Every recorded provider sequence in tests/fixtures/acp folds to its expected record.
 
+A fixture named `*-hosted-*` is a command the bridge ran in a terminal it hosts for the agent:
+besides the agent's updates it holds the v2 terminal updates the bridge records.
 A fixture named `*-prompt-cancelled` ends with its call unfinished, as the agent leaves it when
 the prompt is cancelled (Kimi sends no final update): its expected record is the one after the
 prompt ended (`cancel`)."""
@@ -20,6 +22,7 @@ from shellexec.normalize import (
     fold_all,
     shell_record,
 )
+from shellexec.vocabulary import ACP_TERMINAL_UPDATES, META_TERMINAL_TOOL_CALL
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "acp"
 NAMES = sorted(path.stem for path in FIXTURES.glob("*.jsonl"))
@@ -74,12 +77,22 @@ def test_fixture_is_a_shell_command(name: str) -> None:
     assert shell_record(fold_all(_updates(name))).is_shell
 
 
+def _tool_updates(name: str) -> list[dict[str, Any]]:
+    return [u for u in _updates(name) if u["sessionUpdate"] not in ACP_TERMINAL_UPDATES]
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_fixture_lines_are_tool_call_updates_of_one_call(name: str) -> None:
+def test_fixture_lines_are_updates_of_one_call(name: str) -> None:
+    # A `*-hosted-*` fixture holds the v2 terminal updates the bridge records for a terminal
+    # it hosts, each naming the call in `_meta.shellexec_tool_call_id` (docs/bridge.md).
     updates = _updates(name)
     assert updates[0]["sessionUpdate"] == "tool_call"
-    assert {update["sessionUpdate"] for update in updates[1:]} <= {"tool_call_update"}
-    assert len({update["toolCallId"] for update in updates}) == 1
+    tool_updates = _tool_updates(name)
+    assert {update["sessionUpdate"] for update in tool_updates[1:]} <= {"tool_call_update"}
+    [call_id] = {update["toolCallId"] for update in tool_updates}
+    hosted = [update for update in updates if update["sessionUpdate"] in ACP_TERMINAL_UPDATES]
+    assert all(update["_meta"][META_TERMINAL_TOOL_CALL] == call_id for update in hosted)
+    assert bool(hosted) == ("-hosted-" in name)
 
 
 def _uses_only_v1_statuses(name: str) -> bool:
@@ -89,9 +102,10 @@ def _uses_only_v1_statuses(name: str) -> bool:
 
 @pytest.mark.parametrize("name", [name for name in NAMES if _uses_only_v1_statuses(name)])
 def test_fixture_with_v1_statuses_validates_against_the_acp_sdk(name: str) -> None:
+    # The v2 terminal updates are not in the SDK's (v1) models: only the agent's are checked.
     from acp import schema
 
-    for update in _updates(name):
+    for update in _tool_updates(name):
         schema.SessionNotification.model_validate({"sessionId": "sess_1", "update": update})
 
 

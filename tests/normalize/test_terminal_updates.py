@@ -133,3 +133,18 @@ def test_invalid_bytes_become_replacement_characters() -> None:
 
 def test_a_new_state_has_no_terminal() -> None:
     assert "host" not in dump_state(new_state())
+
+
+def test_a_terminal_that_prints_nothing_owns_the_output_from_its_first_update() -> None:
+    # The bridge's `terminal_update{command, cwd}` at create, then only the exit status: the
+    # transcript is empty, and the agent's own text (OMP's, here) is not the output.
+    hosted = {"_meta": {"shellexec_tool_call_id": "c"}}
+    first = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "$ true",
+             "kind": "execute", "status": "pending", "rawInput": {"command": "true"}}
+    record = shell_record(fold_all([
+        first, {**terminal(command="true", cwd="/r"), **hosted},
+        {**terminal(exitStatus={"exitCode": 0, "signal": None}), **hosted},
+        update(status="completed", content=text_content("(the agent's summary)"),
+               rawOutput={"content": [{"type": "text", "text": "(summary)"}], "details": {}})]))
+    assert (record.output.stdout, record.output.stderr, record.output.exit_code) == ("", None, 0)
+    assert (record.status, record.result, record.work_dir) == ("complete", "success", "/r")

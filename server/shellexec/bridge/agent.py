@@ -8,7 +8,9 @@
   then blocks a chatty agent in the middle of its work.
 - `session/update` notifications are handed to `record` by a raw stream observer, which the
   connection calls synchronously, in arrival order, with the JSON as sent, before the SDK
-  parses it (the SDK would drop update types it does not know). See docs/adr/0030.
+  parses it (the SDK would drop update types it does not know). See docs/adr/0030. The same
+  observer hands the params of each `session/request_permission` to `asked`, in the same
+  order (the tool call it announces, docs/adr/0131).
 - The bridge reads the agent's stdout itself (`agent_stream.AgentStream`): a frame too long,
   too deep or not one JSON-RPC message is dropped before the SDK sees it, and the agent dies
   with the bridge even when the bridge is SIGKILLed (`process_guard`). See docs/adr/0122.
@@ -80,13 +82,17 @@ def _client_info() -> Implementation:
     return Implementation(name="shellexec-bridge", title="shellexec bridge", version=version)
 
 
-def _update_observer(record: Callable[[object], None]) -> Callable[[StreamEvent], None]:
+def _update_observer(record: Callable[[object], None], asked: Callable[[object], None]
+                     ) -> Callable[[StreamEvent], None]:
     def observe(event: StreamEvent) -> None:
         message = event.message
-        if (event.direction is StreamDirection.INCOMING and isinstance(message, dict)
-                and message.get("method") == "session/update" and "id" not in message):
-            params = message.get("params")
+        if event.direction is not StreamDirection.INCOMING or not isinstance(message, dict):
+            return
+        params = message.get("params")
+        if message.get("method") == "session/update" and "id" not in message:
             record(params.get("update") if isinstance(params, dict) else None)
+        elif message.get("method") == "session/request_permission" and "id" in message:
+            asked(params)
 
     return observe
 
@@ -159,15 +165,18 @@ async def _stop(process: asyncio.subprocess.Process, grace: float) -> None:
 @asynccontextmanager
 async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Path,
                         client: BridgeClient, record: Callable[[object], None],
-                        shutdown_grace: float) -> AsyncIterator[AgentHandle]:
-    """Starts the agent; on exit closes the connection and stops the process."""
+                        asked: Callable[[object], None], shutdown_grace: float
+                        ) -> AsyncIterator[AgentHandle]:
+    """Starts the agent; on exit closes the connection and stops the process. `record` gets
+    each `session/update`'s update and `asked` each permission request's params, both in
+    arrival order."""
     process = await _spawn(command, env, cwd)
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
     relay = asyncio.create_task(_relay_stderr(process.stderr, sys.stderr.buffer))
     connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
-                                  observers=[_update_observer(record)])
+                                  observers=[_update_observer(record, asked)])
     try:
         yield AgentHandle(connection, process)
     finally:

@@ -51,6 +51,10 @@ class OpenCalls:
         for terminal_id in terminal_refs(update):
             self._named.setdefault(terminal_id, call_id)
 
+    def known(self, call_id: str) -> bool:
+        """Whether the agent reported the call in any update."""
+        return call_id in self._calls
+
     def naming(self, terminal_id: str) -> str | None:
         """The call whose content named the terminal first (rule 1), if any."""
         return self._named.get(terminal_id)

@@ -39,6 +39,7 @@ from shellexec.bridge.forwarder import Forwarder
 from shellexec.bridge.handlers import BridgeClient
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.options import BridgeOptions
+from shellexec.bridge.permission_calls import announced_call
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
 from shellexec.bridge.terminals import TerminalHost
@@ -114,7 +115,7 @@ class BridgeRun:
         client = BridgeClient(options.permission, self._files, lambda: self._cancel_sent,
                               self._terminals)
         async with running_agent(options.command, environment.values, options.cwd, client,
-                                 self._observed, AGENT_EXIT_SECONDS) as agent:
+                                 self._observed, self._asked, AGENT_EXIT_SECONDS) as agent:
             try:
                 acp_session = await self._signals.unless_signalled(
                     open_acp_session(agent, options.cwd, self._files, options.host_terminals),
@@ -135,6 +136,13 @@ class BridgeRun:
         self._forwarder.enqueue(update)
         if self._terminals is not None:
             self._terminals.observe(update)
+
+    def _asked(self, params: object) -> None:
+        """A permission request, in arrival order: the call it names is recorded as a
+        `tool_call` when the agent has not reported that call (ADR 0131)."""
+        update = announced_call(params)
+        if update is not None and not self._calls.known(update["toolCallId"]):
+            self._observed(update)
 
     async def _stop_terminals(self) -> None:
         """Kills the process group of every hosted terminal still running (their exits are

@@ -16,6 +16,9 @@ read in this order, each by the module that owns its rules:
 5. the dialect's own live output and text exit code (`dialect_state`, `text_exits`);
 6. an update without a `status` that carried output means the command is running.
 
+A `tool_call` the bridge made from a permission request (`_meta.shellexec_permission_request`)
+stops after step 2: it says what the call is, never what it printed (ADR 0131).
+
 A v2 terminal update (`terminal_update`, `terminal_output_chunk`) is folded by
 `terminal_fold`; once a call's terminal owns its output, step 3 and the texts of step 4 are
 skipped (ADR 0085).
@@ -53,7 +56,12 @@ from shellexec.normalize.streams import (
 from shellexec.normalize.terminal_fold import fold_terminal
 from shellexec.normalize.terminal_links import CallTerminals
 from shellexec.normalize.vocabulary import ShellStatus, is_terminal, parse_acp_status
-from shellexec.vocabulary import ACP_TERMINAL_UPDATES, ACP_TOOL_UPDATES, STATUS_RUNNING
+from shellexec.vocabulary import (
+    ACP_TERMINAL_UPDATES,
+    ACP_TOOL_UPDATES,
+    META_PERMISSION_REQUEST,
+    STATUS_RUNNING,
+)
 
 _IDENTITY_KEYS = ("kind", "name", "rawInput", "title")
 
@@ -75,6 +83,10 @@ def fold(state: ShellState, update: object) -> ShellState:
     state, update = with_dialect(state, reading), reading.update
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)
+    if _is_permission_request(update):
+        # A call announced by a permission request: what it is, not what it printed (its
+        # content is the agent's reason or description; ADR 0131).
+        return state
     # A result is final once the call has finished, unless the update itself says it is
     # still running (a reordered partial result must not replace the final one).
     final = is_terminal(state.reported_status) and (reported is None or is_terminal(reported))
@@ -128,6 +140,10 @@ def _identified(state: ShellState, update: JsonObject) -> ShellState:
         description=state.description or description_of(raw_input),
         terminal_chunks=state.terminal_chunks or codex_signal(update),
     )
+
+
+def _is_permission_request(update: JsonObject) -> bool:
+    return obj(update.get("_meta")).get(META_PERMISSION_REQUEST) is True
 
 
 def _names_the_call(state: ShellState, update: JsonObject) -> bool:

@@ -3,11 +3,12 @@
 A terminal's output and exit status are the process's own, so they rank above what the agent
 reports about the same command (ADR 0085):
 
-- The first terminal update makes the terminal the owner of the call's output: stdout becomes
-  the terminal's transcript (combined, as a terminal shows it), stderr is dropped (it is part
-  of that transcript), and from then on the agent's `content`, `_meta` terminal output and
-  `rawOutput` texts are ignored (an agent's summary, such as a 50-line tail, is not the
-  output). The agent's exit codes still count below the terminal's.
+- The first terminal update, whatever it carries, makes the terminal the owner of the call's
+  output: stdout becomes the terminal's transcript (combined, as a terminal shows it; empty
+  until it prints), stderr is dropped (it is part of that transcript), and from then on the
+  agent's `content`, `_meta` terminal output and `rawOutput` texts are ignored (an agent's
+  summary, such as a 50-line tail, is not the output). The agent's exit codes still count
+  below the terminal's.
 - `output.data` (a snapshot) replaces stdout; `output: null` empties it; a chunk's bytes are
   appended. Bytes are joined before decoding, so a UTF-8 sequence split between two chunks
   comes out whole; an incomplete sequence at the end waits for the next chunk
@@ -38,11 +39,14 @@ def fold_terminal(state: ShellState, update: object) -> ShellState:
     report = read_terminal_update(update)
     if report is None:
         return state
-    state = _identified(state, report)
+    # Any update of the terminal owns the output, also one with no output in it (the
+    # `terminal_update{command, cwd}` a hosting client sends at create): a command that
+    # prints nothing has an empty transcript, not the agent's text.
+    state = _owned(_identified(state, report))
     if report.snapshot is not None or report.output_cleared:
-        state = _with_snapshot(_owned(state), report.snapshot or b"")
+        state = _with_snapshot(state, report.snapshot or b"")
     if report.chunk is not None:
-        state = _with_chunk(_owned(state), report.chunk)
+        state = _with_chunk(state, report.chunk)
     if report.exit_cleared:
         state = _exit_cleared(state)
     if report.exit_status is not None:
@@ -59,12 +63,12 @@ def _identified(state: ShellState, report: TerminalReport) -> ShellState:
 
 
 def _owned(state: ShellState) -> ShellState:
-    """`state` with its output owned by the terminal (a fresh stream the first time)."""
+    """`state` with its output owned by the terminal (a fresh, empty stream the first time)."""
     if state.host_output:
         return state
-    return replace(state, stdout=None, stderr=None, stdout_final=False, stderr_final=False,
-                   stdout_fallback=False, live_source="terminal", echo="done",
-                   host_output=True, host_pending=b"")
+    return replace(state, stdout=OutputText.of(""), stderr=None, stdout_final=False,
+                   stderr_final=False, stdout_fallback=False, live_source="terminal",
+                   echo="done", host_output=True, host_pending=b"")
 
 
 def _decoded(pending: bytes, data: bytes) -> tuple[str, bytes]:
