@@ -1,6 +1,6 @@
 """Frames a hostile agent writes to its stdout: one over the bridge's size cap, and ones that are
-no JSON-RPC message the bridge takes. Each is dropped with one warning line, without holding
-more than the cap in memory, and the session goes on."""
+no JSON-RPC message the bridge takes. Each is dropped with one warning line (a flood of them
+with a few tallies), without holding more than the cap in memory, and the session goes on."""
 
 from __future__ import annotations
 
@@ -105,7 +105,27 @@ def test_frames_that_are_no_json_rpc_message_are_skipped_and_the_session_goes_on
 
     assert finished.code == 0, finished.stderr[-3000:]
     assert "Traceback" not in finished.stderr
-    dropped = [line for line in finished.stderr.splitlines() if line.endswith(": dropped")]
+    dropped = [line for line in finished.stderr.splitlines() if ": dropped" in line]
     assert len(dropped) == len(MALFORMED), "\n".join(dropped)
+    assert agent_text(stack, finished) == ["before after"]
+
+
+FLOOD = 150
+
+
+def test_a_flood_of_dropped_frames_costs_a_few_lines(stack: Stack, tmp_path: Path) -> None:
+    script: list[Step] = [update(say("before ")), {"raw": "[]\n" * FLOOD},
+                          update(say("after"))]
+    finished, _ = run_raw(stack, tmp_path, script)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    lines = [line for line in finished.stderr.splitlines() if "frame" in line]
+    one = ("shellexec bridge: agent sent a frame of 2 bytes that is no JSON-RPC message the "
+           "bridge takes (a JSON array: a batch, which ACP does not use): dropped")
+    assert lines == [one] * 9 + [one + "; more are only counted",
+                                 "shellexec bridge: agent sent 100 frames the bridge dropped "
+                                 "so far (the latest: a frame of 2 bytes that is no JSON-RPC "
+                                 "message the bridge takes (a JSON array: a batch, which ACP "
+                                 "does not use))"]
     assert agent_text(stack, finished) == ["before after"]
 

@@ -2,20 +2,21 @@
 
 The SDK's own stdio reader rejoins a line of any length and passes on whatever JSON it parsed;
 this one hands the connection only the frames `frames.read_message` accepts, and drops each
-other one with one warning line naming its size (ADR 0122). It reads the pipe in chunks, so a
-frame over the cap costs at most the cap in memory, however long it goes on. A notification
-the bridge does not serve is dropped too, before the SDK would log a traceback for it, with a
-warning that a flood of them cannot multiply (`notifications.py`, ADR 0129).
+other one with a warning naming its size (ADR 0122). It reads the pipe in chunks, so a frame
+over the cap costs at most the cap in memory, however long it goes on. A notification the
+bridge does not serve is dropped too, before the SDK would log a traceback for it
+(`notifications.py`). A flood of either kind costs a few tallies, not a line each
+(`flood_log.py`, ADR 0129).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections import deque
 from typing import Any
 
+from shellexec.bridge.flood_log import FloodLog
 from shellexec.bridge.frames import (
     MAX_FRAME_BYTES,
     MAX_FRAME_DEPTH,
@@ -24,9 +25,10 @@ from shellexec.bridge.frames import (
     Refused,
     read_message,
 )
-from shellexec.bridge.notifications import UnservedLog, unserved_method
+from shellexec.bridge.notifications import UNSERVED_TALLY, unserved_method, unserved_warning
 
-log = logging.getLogger("shellexec.bridge")
+# The tally of a flood of dropped frames.
+_DROPPED_TALLY = "agent sent {count} frames the bridge dropped so far (the latest: {latest})"
 
 # What one read takes from the pipe; the stream reader given to the transport should buffer
 # about as much (its `limit`), so that neither holds much beyond the frame under way.
@@ -44,7 +46,8 @@ class AgentStream:
         self._splitter = FrameSplitter(max_frame_bytes)
         self._max_depth = max_depth
         self._frames: deque[bytes | Oversized] = deque()
-        self._unserved = UnservedLog()
+        self._dropped = FloodLog(_DROPPED_TALLY)
+        self._unserved = FloodLog(UNSERVED_TALLY)
         self._ended = False
         self._closed = False
 
@@ -75,15 +78,18 @@ class AgentStream:
 
     def _accept(self, frame: bytes | Oversized) -> dict[str, Any] | None:
         if isinstance(frame, Oversized):
-            log.warning("agent sent a frame of %d bytes, over the bridge's limit of %d: "
-                        "dropped", frame.size, self._splitter.cap)
+            self._drop(f"a frame of {frame.size} bytes, over the bridge's limit of "
+                       f"{self._splitter.cap}")
             return None
         message = read_message(frame, self._max_depth)
         if isinstance(message, Refused):
-            log.warning("agent sent a frame of %d bytes that is no JSON-RPC message the "
-                        "bridge takes (%s): dropped", message.size, message.reason)
+            self._drop(f"a frame of {message.size} bytes that is no JSON-RPC message the "
+                       f"bridge takes ({message.reason})")
             return None
         if message is not None and (method := unserved_method(message)) is not None:
-            self._unserved.note(method)
+            self._unserved.note(*unserved_warning(method))
             return None
         return message
+
+    def _drop(self, frame: str) -> None:
+        self._dropped.note(f"agent sent {frame}: dropped", frame)
