@@ -15,9 +15,13 @@ def test_the_setting_defaults_to_ten_seconds_and_takes_whole_milliseconds() -> N
     assert Settings.from_env({}).db_busy_timeout_ms == DEFAULT_BUSY_TIMEOUT_MS == 10_000
     assert Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": " 250 "}).db_busy_timeout_ms == 250
     assert Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": "0"}).db_busy_timeout_ms == 0
+    leading_zeros = "0" * 5000 + "7"
+    assert Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": leading_zeros}
+                             ).db_busy_timeout_ms == 7
 
 
-@pytest.mark.parametrize("value", ["-1", "1.5", "1e3", "ten", "٣", str(MAX_BUSY_TIMEOUT_MS + 1)])
+@pytest.mark.parametrize("value", ["-1", "1.5", "1e3", "ten", "٣", str(MAX_BUSY_TIMEOUT_MS + 1),
+                                   "1" + "0" * 5000])
 def test_anything_else_is_refused_naming_the_variable(value: str) -> None:
     with pytest.raises(ValueError, match="SHELLEXEC_DB_BUSY_TIMEOUT_MS must be a whole number"):
         Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": value})

@@ -47,9 +47,13 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, most: int) ->
     value = env.get(name, "").strip()
     if not value:
         return default
-    if not (value.isascii() and value.isdigit()) or int(value) > most:
+    # Leading zeros off first: int() of thousands of digits would fail with a message of its
+    # own, naming no variable.
+    digits = value.lstrip("0") or "0"
+    if (not (digits.isascii() and digits.isdigit()) or len(digits) > len(str(most))
+            or int(digits) > most):
         raise ValueError(f"{name} must be a whole number from 0 to {most}, not {value[:16]!r}")
-    return int(value)
+    return int(digits)
 
 
 # An hour: SQLite keeps the timeout in a C int, and no lock is worth a call waiting longer.
