@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+
+from normalize.acp_updates import start, text, update
 
 from shellexec.normalize import (
     MAX_FIELD_BYTES,
@@ -16,21 +17,6 @@ from shellexec.normalize import (
     shell_record,
     summarize,
 )
-
-Update = dict[str, Any]
-
-
-def start(**fields: Any) -> Update:
-    return {"sessionUpdate": "tool_call", "toolCallId": "call_1", **fields}
-
-
-def update(**fields: Any) -> Update:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", **fields}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": value}}
-
 
 CODEX_START = start(
     title="make test",

@@ -3,23 +3,9 @@ in docs/spec-summary.md), each folded through the public normalizer as an agent 
 
 from __future__ import annotations
 
-from typing import Any
+from normalize.acp_updates import Update, start, text, update
 
 from shellexec.normalize import MAX_FIELD_BYTES, fold_all, shell_record, summarize
-
-Update = dict[str, Any]
-
-
-def start(**fields: Any) -> Update:
-    return {"sessionUpdate": "tool_call", "toolCallId": "call_1", **fields}
-
-
-def update(**fields: Any) -> Update:
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", **fields}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": value}}
 
 
 def codex_classic_shell(stdout: str, stderr: str, combined: str, exit_code: int) -> list[Update]:
