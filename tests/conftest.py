@@ -1,9 +1,10 @@
-"""Fixtures: one real server + Envoy stack shared by the run (tests use their own sessions),
-a fresh stack for tests that kill or restart the server, and a Debian Chromium for each
-module of browser tests, whatever its folder (Playwright allows one sync driver at a time).
+"""Fixtures: one real server + Envoy stack shared by each test process (tests use their own
+sessions; `make test` runs two worker processes, ADR 0132), a fresh stack for tests that kill
+or restart the server, and a Debian Chromium for each module of browser tests, whatever its
+folder (Playwright allows one sync driver at a time).
 
 Every stack fixture of the service's own folders (app, feed, service, store) runs on both
-engines: the embedded SQLite file and a PostgreSQL server the run starts once
+engines: the embedded SQLite file and a PostgreSQL server each test process starts once
 (`support.postgres`; each stack gets a database of its own). A test that reads the SQLite file
 itself is marked `sqlite_only`; the bridge, client, OpenAPI and browser tests, which see the
 engine only through the API the service tests cover on both, run on SQLite.

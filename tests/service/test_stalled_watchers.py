@@ -2,7 +2,11 @@
 a watcher that resumes by revision still gets every event (docs/api.md "Limits", ADR 0046).
 
 Twenty SSE watchers open the feed through Envoy on sockets with a small receive buffer and
-never read, while 50 MB of output is published in 4 KiB deltas. The resident memory of both
+never read, while 8 MB of output is published in 4 KiB deltas. The command line is 4 KiB
+long, so each event (the message as it is now) is about 12 KB, and a round's events come to
+about 25 MB per watcher: every watcher's buffers (Envoy's 64 KiB, the kernel's few MB) are
+full after about 220 of its 2,000 events. (With a short command an event is about 1.6 KB,
+and filling them took 50 MB of output, six times the publishes.) The resident memory of both
 processes (VmRSS) is compared before and after, and so is the heap Envoy has in use at its
 peak (its `server.memory_allocated` statistic, sampled while the output is published).
 
@@ -40,7 +44,8 @@ from support.stack import Stack
 
 WATCHERS = 20
 DELTA_BYTES = 4096
-OUTPUT_BYTES = 50 * 1000 * 1000
+OUTPUT_BYTES = 8 * 1000 * 1000
+COMMAND = "cat big.log # " + "c" * 4096
 # "A few MB": what 20 stalled watchers may add to either process's resident memory.
 MAX_GROWTH_KIB = 4 * 1024
 # What Envoy's heap in use may rise to while they stall: measured 1.4 to 11.5 MiB on the
@@ -55,7 +60,7 @@ MESSAGE_EVENTS = (EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED)
 def publish_output(stack: Stack, session_id: str, call_id: str) -> None:
     """OUTPUT_BYTES of output for a new tool call, in DELTA_BYTES deltas, over gRPC."""
     chunk = "x" * (DELTA_BYTES - 1) + "\n"
-    requests = [publish_request(session_id, codex_start(call_id, "cat big.log"), None)]
+    requests = [publish_request(session_id, codex_start(call_id, COMMAND), None)]
     requests += [publish_request(session_id, codex_delta(call_id, chunk), None)
                  for _ in range(OUTPUT_BYTES // DELTA_BYTES)]
     raw = [request.SerializeToString() for request in requests]

@@ -6,11 +6,14 @@ database while Envoy stays up, as a crash would look in production.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,13 +39,32 @@ BIN = Path(sys.executable).parent
 # Every port handed out in this test process, so that two picks (a stack's gRPC and REST
 # ports, or a test's own next to its stack's) never name the same port.
 _HANDED_OUT: set[int] = set()
+# `make test` runs the tests in parallel worker processes (pytest-xdist, ADR 0132), which
+# tell each one its number and their count. A worker keeps to the ports that leave that
+# remainder, so two workers never pick the same port between one's pick and its bind.
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
 def free_port() -> int:
-    """A loopback port that nothing uses and this process has not handed out before."""
-    port = ports.free_ports("127.0.0.1", 1, avoid=_HANDED_OUT)[0]
-    _HANDED_OUT.add(port)
-    return port
+    """A loopback port that nothing uses and this process has not handed out before (and
+    that no other test worker picks)."""
+    while True:
+        port = ports.free_ports("127.0.0.1", 1, avoid=_HANDED_OUT)[0]
+        _HANDED_OUT.add(port)
+        if port % _WORKERS == _WORKER:
+            return port
+
+
+def socket_folder(workdir: Path) -> Path:
+    """A short private folder for the sockets of the stack in `workdir`.
+
+    A socket's path may be at most 107 bytes, and a test's work directory (pytest's base,
+    the worker's folder, the test's name) can alone come near that, so the sockets live in
+    the system's temporary folder, under a name drawn from the work directory: the same for
+    every start of the stack, different for every stack."""
+    digest = hashlib.sha256(os.fsencode(workdir.absolute())).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"shellexec-{digest}"
 
 
 @dataclass
@@ -71,8 +93,9 @@ class Stack:
 
     @property
     def admin_socket(self) -> Path:
-        """Envoy's admin interface, in a private folder of the work directory."""
-        return self.workdir / "envoy-admin" / "admin.sock"
+        """Envoy's admin interface (and the servers' token-check sockets beside it), in a
+        private folder of the stack's own."""
+        return socket_folder(self.workdir) / "admin.sock"
 
     @property
     def grpc_target(self) -> str:
@@ -120,9 +143,12 @@ class Stack:
         self.server.wait(timeout=10)
 
     def stop(self) -> None:
+        """Stops both processes and removes their sockets' folder (a new start makes it
+        again)."""
         for process in (self.envoy, self.server):
             if process is not None:
                 processes.stop(process)
+        shutil.rmtree(self.admin_socket.parent, ignore_errors=True)
 
     @property
     def api(self) -> Api:
