@@ -2,11 +2,11 @@
 a watcher that resumes by revision still gets every event (docs/api.md "Limits", ADR 0046).
 
 Twenty SSE watchers open the feed through Envoy on sockets with a small receive buffer and
-never read, while 8 MB of output is published in 4 KiB deltas. The command line is 4 KiB
-long, so each event (the message as it is now) is about 12 KB, and a round's events come to
-about 25 MB per watcher: every watcher's buffers (Envoy's 64 KiB, the kernel's few MB) are
-full after about 220 of its 2,000 events. (With a short command an event is about 1.6 KB,
-and filling them took 50 MB of output, six times the publishes.) The resident memory of both
+never read, while 30 MB of output is published in 4 KiB deltas: about 7,300 events of about
+1.6 KB, three times what Envoy's and the kernel's buffers hold for a watcher here (4 MiB of
+`tcp_wmem`; with 10 MB a watcher was sent every event). The events stay small on purpose: a
+watcher's live queue is bounded by its count of events (1,024), so larger events would make
+it hold more than the few MB this test allows (ADR 0046, "Since"). The resident memory of both
 processes (VmRSS) is compared before and after, and so is the heap Envoy has in use at its
 peak (its `server.memory_allocated` statistic, sampled while the output is published).
 
@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,12 +42,11 @@ from shellexec.vocabulary import EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED
 
 from support.acp import codex_delta, codex_start
 from support.memory import rss_kib
-from support.stack import Stack
+from support.stack import Stack, free_port
 
 WATCHERS = 20
 DELTA_BYTES = 4096
-OUTPUT_BYTES = 8 * 1000 * 1000
-COMMAND = "cat big.log # " + "c" * 4096
+OUTPUT_BYTES = 30 * 1000 * 1000
 # "A few MB": what 20 stalled watchers may add to either process's resident memory.
 MAX_GROWTH_KIB = 4 * 1024
 # What Envoy's heap in use may rise to while they stall: measured 1.4 to 11.5 MiB on the
@@ -60,7 +61,7 @@ MESSAGE_EVENTS = (EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED)
 def publish_output(stack: Stack, session_id: str, call_id: str) -> None:
     """OUTPUT_BYTES of output for a new tool call, in DELTA_BYTES deltas, over gRPC."""
     chunk = "x" * (DELTA_BYTES - 1) + "\n"
-    requests = [publish_request(session_id, codex_start(call_id, COMMAND), None)]
+    requests = [publish_request(session_id, codex_start(call_id, "cat big.log"), None)]
     requests += [publish_request(session_id, codex_delta(call_id, chunk), None)
                  for _ in range(OUTPUT_BYTES // DELTA_BYTES)]
     raw = [request.SerializeToString() for request in requests]
@@ -106,6 +107,28 @@ def envoy_heap_peak(stack: Stack) -> Iterator[list[int]]:
     finally:
         done.set()
         sampler.join()
+
+
+def live_watchers(stack: Stack) -> float:
+    """The server's count of feed streams following live events (its `shellexec_watchers`)."""
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", int(stack.env["SHELLEXEC_METRICS_PORT"]), timeout=10)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    (value,) = re.findall(r"^shellexec_watchers (\S+)$", text, re.MULTILINE)
+    return float(value)
+
+
+def wait_until_ended(stack: Stack, timeout: float = 60.0) -> None:
+    """Returns once the server has ended every watcher (stalled ones after
+    STALLED_SECONDS without a write; any other at the stream lifetime, 30 s)."""
+    deadline = time.monotonic() + timeout
+    while live_watchers(stack) > 0:
+        assert time.monotonic() < deadline, "the server still follows stalled watchers"
+        time.sleep(0.1)
 
 
 def open_stalled_watcher(stack: Stack, session_id: str) -> socket.socket:
@@ -168,8 +191,10 @@ def stalling_stack(stack_with: Callable[..., Stack]) -> Stack:
     # Small caches, full after the warm-up round: with the default ones (8 MiB of pages per
     # connection, 32 MiB of fold states) the server's resident memory grew 2 to 6 MB a round
     # as they filled, with stalled watchers or without, which this test would count as theirs.
+    # The metrics port tells when the server has ended the watchers.
     return stack_with(SHELLEXEC_STALLED_WATCHER_SECONDS=STALLED_SECONDS,
-                      SHELLEXEC_DB_CACHE_KIB="1024", SHELLEXEC_STATE_CACHE_MIB="4")
+                      SHELLEXEC_DB_CACHE_KIB="1024", SHELLEXEC_STATE_CACHE_MIB="4",
+                      SHELLEXEC_METRICS_PORT=str(free_port()))
 
 
 @pytest.mark.slow
@@ -187,6 +212,7 @@ def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
         for _ in range(WATCHERS):
             warming.enter_context(open_stalled_watcher(stack, session_id))
         publish_output(stack, session_id, "warm-up")
+        wait_until_ended(stack)
     before = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
     heap_before = envoy_allocated_kib(stack)
 
@@ -195,6 +221,9 @@ def test_stalled_watchers_cost_bounded_memory_and_resume_by_revision(
                     for _ in range(WATCHERS)]
         with envoy_heap_peak(stack) as heap_peak:
             publish_output(stack, session_id, "big")
+            # What they hold once ended is what they cost: on a fast machine the round
+            # can end before STALLED_SECONDS have passed since the first one stalled.
+            wait_until_ended(stack)
         after = rss_kib(stack.server.pid), rss_kib(stack.envoy.pid)
         assert after[0] - before[0] <= MAX_GROWTH_KIB, f"server grew {after[0] - before[0]} KiB"
         assert after[1] - before[1] <= MAX_GROWTH_KIB, f"envoy grew {after[1] - before[1]} KiB"
