@@ -11,16 +11,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from shellexec.vocabulary import EVENT_HEARTBEAT, EVENT_MESSAGE_ADDED
 
 from support.acp import codex_start
+from support.metrics import Samples, metrics_url, scrape, value
 from support.rest import unique
 from support.stack import Stack, free_port, running_stack
 
 SERVICE = "/shellexec.v1.ShellExecService"
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 @pytest.fixture(scope="module")
@@ -31,28 +30,12 @@ def metered(tmp_path_factory: pytest.TempPathFactory,
         yield running
 
 
-def metrics_url(stack: Stack) -> str:
-    return f"http://127.0.0.1:{stack.env['SHELLEXEC_METRICS_PORT']}/metrics"
-
-
 def status_of(url: str, method: str = "GET") -> int:
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10):
             return 200
     except urllib.error.HTTPError as error:
         return error.code
-
-
-def scrape(stack: Stack) -> Samples:
-    with urllib.request.urlopen(metrics_url(stack), timeout=10) as response:
-        assert response.headers["content-type"].startswith("text/plain")
-        text = response.read().decode()
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def test_calls_are_counted_by_method_and_code(metered: Stack) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
 import json
 import re
 import socket
@@ -42,6 +41,7 @@ from shellexec.vocabulary import EVENT_MESSAGE_ADDED, EVENT_MESSAGE_UPDATED
 
 from support.acp import codex_delta, codex_start
 from support.memory import rss_kib
+from support.metrics import scrape, value
 from support.stack import Stack, free_port
 
 WATCHERS = 20
@@ -109,24 +109,11 @@ def envoy_heap_peak(stack: Stack) -> Iterator[list[int]]:
         sampler.join()
 
 
-def live_watchers(stack: Stack) -> float:
-    """The server's count of feed streams following live events (its `shellexec_watchers`)."""
-    connection = http.client.HTTPConnection(
-        "127.0.0.1", int(stack.env["SHELLEXEC_METRICS_PORT"]), timeout=10)
-    try:
-        connection.request("GET", "/metrics")
-        text = connection.getresponse().read().decode()
-    finally:
-        connection.close()
-    (value,) = re.findall(r"^shellexec_watchers (\S+)$", text, re.MULTILINE)
-    return float(value)
-
-
 def wait_until_ended(stack: Stack, timeout: float = 60.0) -> None:
     """Returns once the server has ended every watcher (stalled ones after
     STALLED_SECONDS without a write; any other at the stream lifetime, 30 s)."""
     deadline = time.monotonic() + timeout
-    while live_watchers(stack) > 0:
+    while value(scrape(stack), "shellexec_watchers") > 0:
         assert time.monotonic() < deadline, "the server still follows stalled watchers"
         time.sleep(0.1)
 
