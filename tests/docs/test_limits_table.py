@@ -45,7 +45,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "bearer token": [("MAX_BEARER_TOKEN_CHARS",), ("MAX_TOKEN_NAME_CHARS",)],
     "a Normalize request's updates in all": [("MAX_NORMALIZE_BYTES",)],
     "JSON values in a request": [("MAX_REQUEST_VALUES",), ("MAX_UPDATE_DEPTH",)],
-    "a watcher's queue of live events": [("FEED_QUEUE_EVENTS",)],
+    "a watcher's queue of live events": [("FEED_QUEUE_EVENTS",), ("FEED_QUEUE_BYTES",)],
+    "one read of the log in a replay": [("REPLAY_BATCH_EVENTS",), ("REPLAY_BATCH_BYTES",)],
     "the front door's buffer per stream and per client connection": [
         ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],

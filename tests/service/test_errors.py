@@ -118,10 +118,13 @@ def test_malformed_json_body_is_400_and_service_keeps_serving(stack: Stack) -> N
     assert stack.api.list_messages(session["id"])["total"] == 1
 
 
+# A command that starts with NUL weighs all of its bytes too (SQLite's length() of a text
+# stops at the first NUL; the store weighs pages by their bytes, ADR 0133).
+@pytest.mark.parametrize("start", ["echo ", "\x00echo "])
 def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
-        stack: Stack, client: ShellExecClient) -> None:
+        stack: Stack, client: ShellExecClient, start: str) -> None:
     session = client.create_session("huge-commands")
-    huge = "echo " + "x" * 300_000
+    huge = start + "x" * 300_000
     for index in range(9):
         client.publish(session.id, {"sessionUpdate": "tool_call", "toolCallId": f"h{index}",
                                     "kind": "execute", "rawInput": {"command": huge}})
@@ -131,7 +134,7 @@ def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
     assert page["has_more"] is True
     assert 0 < len(page["messages"]) < 9
     assert all(len(m["content"].encode()) <= 262_144 for m in page["messages"])
-    assert all(m["content"].startswith("echo xxx") for m in page["messages"])
+    assert all(m["content"].startswith(start + "xxx") for m in page["messages"])
     rest = stack.api.request("GET", f"/api/v1/task-sessions/{session.id}/messages?limit=500"
                              f"&after={page['cursor']}").json()
     assert len(page["messages"]) + len(rest["messages"]) == 9

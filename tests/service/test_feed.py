@@ -46,6 +46,19 @@ def test_feed_replays_events_after_since_revision_with_growing_revisions(stack: 
     assert all("FEED-BODY" not in json.dumps(e) for e in events)
 
 
+def test_a_replay_of_long_commands_delivers_each_event_once_in_order(stack: Stack) -> None:
+    # Each message weighs about 800 KB (content, title and command of 256 KiB): the replay
+    # reads the log a batch of about a megabyte at a time (ADR 0133).
+    session = stack.api.new_session()
+    commands = [f"echo {index} " + "x" * 300_000 for index in range(6)]
+    for index, command in enumerate(commands):
+        stack.api.publish(session["id"], codex_start(f"long{index}", command))
+    events = read_events(stack, session["id"], "?since_revision=0", len(commands))
+    assert [e["revision"] for e in events] == list(range(1, len(commands) + 1))
+    assert [e["message"]["content"] for e in events] == [
+        command.encode()[:262_144].decode() for command in commands]
+
+
 def test_feed_resumes_from_last_revision_without_missing_events(stack: Stack) -> None:
     session = stack.api.new_session()
     for index in range(3):

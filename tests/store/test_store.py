@@ -75,13 +75,9 @@ def _session_with_outputs(harness: Harness, count: int, output_bytes: int) -> st
 
 
 def _queries_of_list(harness: Harness, session_id: str) -> list[str]:
-    def work() -> list[str]:
-        with count_queries() as counter:
-            queries.page_of_messages(session_id, 100, descending=False)
-            queries.count_messages(session_id)
-        return [str(record.msg[0]) for record in counter.get_queries()]
-
-    return list(harness.run(harness.database.read(work)))
+    with count_queries() as counter:  # peewee's query log, which every thread writes to
+        harness.run(harness.reader.list_messages(session_id, 100, "", "", False))
+    return [str(record.msg[0]) for record in counter.get_queries()]
 
 
 def test_listing_reads_the_same_queries_whether_outputs_are_empty_or_large(
@@ -169,7 +165,7 @@ def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
     page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
     assert sorted(m.content for m in page.messages) == ["ls", "pwd"]
     revisions = harness.run(harness.database.read(
-        lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
+        lambda: [head.revision for head in queries.event_heads_after(session_id, 0, 10)]))
     assert revisions == [1, 2], "revisions stay gapless after the group was re-run"
     assert harness.run(harness.sessions.get(session_id)).revision == 2
 
@@ -196,7 +192,7 @@ def test_a_write_by_another_writer_is_noticed_and_nothing_is_lost(
     shell_output = harness.run(harness.reader.shell_output(session_id, page.messages[0].id))
     assert shell_output.output.stdout == "one\ntwo\nthree\n"
     revisions = harness.run(harness.database.read(
-        lambda: [revision for revision, _, _ in queries.events_after(session_id, 0, 10)]))
+        lambda: [head.revision for head in queries.event_heads_after(session_id, 0, 10)]))
     assert revisions == [1, 2, 3]
 
 
@@ -296,9 +292,10 @@ def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
         assert [message.id for message in page.messages] == ["msg_v2"]
         replayed = harness.run(harness.publisher.publish("ses_v2", agent_text("again"), 2))
         assert replayed.duplicate
-        events = harness.run(harness.database.read(lambda: queries.events_after("ses_v2", 0, 10)))
-        assert [(revision, event_type) for revision, event_type, _ in events] == [
+        events = harness.run(harness.reader.logged_events("ses_v2", 0))
+        assert [(event.revision, event.type) for event in events] == [
             (1, "message_added"), (2, "message_updated"), (3, "message_updated")]
+        assert {event.message.id for event in events if event.message} == {"msg_v2"}
         harness.run(harness.publisher.publish("ses_v2", agent_text(" more"), 3))
         assert harness.run(harness.sessions.get("ses_v2")).revision == 4
     finally:
@@ -333,9 +330,8 @@ def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Pat
     try:
         assert reopened.run(reopened.sessions.get(session_id)).revision == 3
         reopened.run(reopened.publisher.publish(session_id, agent_text(" and on"), None))
-        events = reopened.run(reopened.database.read(
-            lambda: queries.events_after(session_id, 0, 10)))
-        assert [revision for revision, _, _ in events] == [4]
+        events = reopened.run(reopened.reader.logged_events(session_id, 0))
+        assert [event.revision for event in events] == [4]
         assert reopened.run(reopened.sessions.get(session_id)).revision == 4
     finally:
         reopened.database.close()

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from shellexec.projection import MessageView, TurnView
-from shellexec.rules.limits import FEED_QUEUE_EVENTS
+from shellexec.projection.weight import view_weight
+from shellexec.rules.limits import FEED_QUEUE_BYTES, FEED_QUEUE_EVENTS
 from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
 
 
@@ -33,15 +34,24 @@ def _unmeasured(seconds: float) -> None:
     return None
 
 
-class Subscription:
-    """A watcher's queue of live events. A full queue marks it lagged instead of blocking
-    publishers and is emptied, so a watcher that stopped reading holds no events; the watcher
-    then replays from the durable log. Each event is queued with the (monotonic) time it was
-    announced, for the delivery lag."""
+def event_weight(event: FeedEvent) -> int:
+    """About how many bytes `event` keeps alive while it is queued (`projection.weight`)."""
+    return view_weight(event.message)
 
-    def __init__(self, capacity: int, on_delivery: DeliveryListener = _unmeasured) -> None:
+
+class Subscription:
+    """A watcher's queue of live events. A queue full by count (`capacity`) or by the weight
+    of its events (`capacity_bytes`) marks it lagged instead of blocking publishers and is
+    emptied, so a watcher that stopped reading holds no events; the watcher then replays
+    from the durable log. Each event is queued with the (monotonic) time it was announced,
+    for the delivery lag."""
+
+    def __init__(self, capacity: int, capacity_bytes: int,
+                 on_delivery: DeliveryListener = _unmeasured) -> None:
         self._queue: asyncio.Queue[tuple[FeedEvent, float | None]] = asyncio.Queue(
             maxsize=capacity)
+        self._capacity_bytes = capacity_bytes
+        self._queued_bytes = 0
         self._on_delivery = on_delivery
         self.lagged = False
         # Set when the server stops: the watcher ends its stream at once (it resumes by
@@ -53,13 +63,21 @@ class Subscription:
     def offer(self, event: FeedEvent) -> None:
         if self.lagged:
             return  # the replay from the log covers it; a wake-up is queued already
-        try:
-            self._queue.put_nowait((event, time.monotonic()))
-        except asyncio.QueueFull:
-            self.lagged = True
-            while not self._queue.empty():  # all of it is in the durable log
-                self._queue.get_nowait()
-            self._queue.put_nowait((event, None))  # wakes the watcher, which then replays
+        weight = event_weight(event)
+        if self._queue.full() or self._queued_bytes + weight > self._capacity_bytes:
+            self._lag(event)
+            return
+        self._queue.put_nowait((event, time.monotonic()))
+        self._queued_bytes += weight
+
+    def _lag(self, event: FeedEvent) -> None:
+        self.lagged = True
+        while not self._queue.empty():  # all of it is in the durable log
+            self._queue.get_nowait()
+        self._queued_bytes = 0
+        # Wakes the watcher, which then replays; it is not weighed: nothing else is queued
+        # until the watcher has taken it.
+        self._queue.put_nowait((event, None))
 
     def close(self) -> None:
         """Marks the subscription closed and wakes a watcher waiting for its next event."""
@@ -85,7 +103,8 @@ class Subscription:
             event, announced = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
             return None
-        if announced is not None:
+        if announced is not None:  # a weighed event (a wake-up is neither timed nor weighed)
+            self._queued_bytes -= event_weight(event)
             self._on_delivery(time.monotonic() - announced)
         return event
 
@@ -94,8 +113,10 @@ class FeedHub:
     """Delivers committed events to the subscriptions of their session (one event loop)."""
 
     def __init__(self, capacity: int = FEED_QUEUE_EVENTS,
+                 capacity_bytes: int = FEED_QUEUE_BYTES,
                  on_delivery: DeliveryListener = _unmeasured) -> None:
         self._capacity = capacity
+        self._capacity_bytes = capacity_bytes
         self._on_delivery = on_delivery
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
         # The latest revision broadcast of each watched session.
@@ -109,7 +130,7 @@ class FeedHub:
         return self._watchers
 
     def subscribe(self, session_id: str) -> Subscription:
-        subscription = Subscription(self._capacity, self._on_delivery)
+        subscription = Subscription(self._capacity, self._capacity_bytes, self._on_delivery)
         if self._closed:
             subscription.close()
         self._subscriptions[session_id].add(subscription)

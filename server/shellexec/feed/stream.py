@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from shellexec.feed.hub import FeedEvent, FeedHub, Subscription
 from shellexec.vocabulary import (
@@ -25,28 +26,37 @@ from shellexec.vocabulary import (
     EVENT_SESSION_DELETED,
 )
 
-# How many logged events one read returns at most. A watcher that stops reading mid-replay
-# holds one batch until it is ended, so this bounds its memory too (ADR 0046).
-REPLAY_BATCH = 100
-
 # Events a replay may return that end the stream: `reset` (the watcher reloads the state and
 # watches anew), `session_deleted` (the replay found the session gone) and `end_of_stream`
 # (the watcher may no longer read it: its token was revoked).
 _LAST_EVENTS = frozenset((EVENT_RESET, EVENT_SESSION_DELETED, EVENT_END_OF_STREAM))
 
-# Up to `limit` logged events of the session after a revision, oldest first.
-ReadEvents = Callable[[int, int], Awaitable[Sequence[FeedEvent]]]
+
+@dataclass(frozen=True, slots=True)
+class LogBatch:
+    """One read of the durable log: its events, oldest first, bounded in count and bytes
+    (REPLAY_BATCH_EVENTS, REPLAY_BATCH_BYTES; a watcher stalled mid-replay holds one, ADR
+    0046 and 0133); whether the log holds later events the read left out; and the revision
+    the read reached, where the next read starts (past an event whose row was gone)."""
+
+    events: Sequence[FeedEvent]
+    more: bool = False
+    reached: int = 0
+
+
+# The next logged events of the session after a revision.
+ReadEvents = Callable[[int], Awaitable[LogBatch]]
 
 
 async def _replay(read_events: ReadEvents, after: int,
                   subscription: Subscription) -> AsyncIterator[FeedEvent]:
     while not subscription.closed:
-        events = await read_events(after, REPLAY_BATCH)
-        for event in events:
-            after = event.revision
+        batch = await read_events(after)
+        for event in batch.events:
             yield event
-        if len(events) < REPLAY_BATCH:
+        if not batch.more:
             return
+        after = batch.reached
         await asyncio.sleep(0)
 
 

@@ -92,9 +92,15 @@ MAX_HEALTH_REQUEST_BYTES: Final = 1024
 
 MAX_BEARER_TOKEN_CHARS: Final = 256
 MAX_TOKEN_NAME_CHARS: Final = 64
-# A watcher's queue of live events; past it the watcher is lagged, the queue is emptied, and
-# the watcher replays from the durable log (ADR 0046).
+# A watcher's queue of live events, in events and in the bytes their messages weigh
+# (`projection.event_weight`); past either the watcher is lagged, the queue is emptied, and
+# the watcher replays from the durable log (ADR 0046, ADR 0133).
 FEED_QUEUE_EVENTS: Final = 1024
+FEED_QUEUE_BYTES: Final = 2 * _MIB
+# One read of the durable log during a replay, in events and in the bytes their messages
+# weigh (each message once): what a watcher stalled mid-replay holds (ADR 0133).
+REPLAY_BATCH_EVENTS: Final = 100
+REPLAY_BATCH_BYTES: Final = 1 * _MIB
 # What Envoy buffers for one stream, and for one client connection, before flow control
 # stops the sender: a watcher that stops reading costs about this much at the front door.
 FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536

@@ -16,13 +16,12 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from shellexec.feed import FeedEvent, FeedHub
-from shellexec.feed.stream import REPLAY_BATCH
 from shellexec.store import StoreError
 from shellexec.store.feed_notices import FeedNotice
 from shellexec.vocabulary import EVENT_SESSION_DELETED
 
-# Up to `limit` logged events of a session after a revision, oldest first.
-LoggedEvents = Callable[[str, int, int], Awaitable[list[FeedEvent]]]
+# The next logged events of a session after a revision, oldest first (one bounded read).
+LoggedEvents = Callable[[str, int], Awaitable[list[FeedEvent]]]
 
 _log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class FeedRelay:
                 after = wanted - 1 if latest is None else latest
                 if after >= wanted:
                     return
-                events = await self._logged_events(session_id, after, REPLAY_BATCH)
+                events = await self._logged_events(session_id, after)
                 if not events:
                     return
                 for event in events:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
-from shellexec.feed.stream import follow
+from shellexec.feed.stream import LogBatch, follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import Masking, MessageView, TurnView, project_message
-from shellexec.rules.limits import BOOT_STATE_MESSAGES, MAX_PAGE_BYTES
+from shellexec.projection.weight import FIXED_WEIGHT, fitting, message_weight
+from shellexec.rules.limits import (
+    BOOT_STATE_MESSAGES,
+    MAX_PAGE_BYTES,
+    REPLAY_BATCH_BYTES,
+    REPLAY_BATCH_EVENTS,
+)
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.errors import InvalidArgumentError, NotFoundError
 from shellexec.service.records import (
@@ -22,6 +28,7 @@ from shellexec.service.records import (
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
+from shellexec.store.queries import EventHead
 from shellexec.store.tokens import token_is_active
 from shellexec.vocabulary import (
     EVENT_END_OF_STREAM,
@@ -33,19 +40,18 @@ from shellexec.vocabulary import (
 )
 
 
-def _weight(row: Message) -> int:
-    """About how many bytes a message takes in a response (1 KiB for its fixed fields)."""
-    return 1024 + len(row.content) + len(row.command) + len(row.title) + len(row.work_dir)
-
-
-def _fitting(rows: list[Message]) -> list[Message]:
-    """The longest prefix of `rows` within MAX_PAGE_BYTES (never empty when rows is not)."""
-    total = 0
-    for index, row in enumerate(rows):
-        total += _weight(row)
-        if total > MAX_PAGE_BYTES and index > 0:
-            return rows[:index]
-    return rows
+def _page(session_id: str, size: int, *, descending: bool, before: int | None = None,
+          after: int | None = None) -> tuple[list[Message], bool]:
+    """Up to `size` summary rows in page order, as many as fit in MAX_PAGE_BYTES (at least
+    one), and whether more follow. The texts are weighed by the store before any is read, so
+    a page of long commands costs its bound, not its count, in memory (ADR 0133)."""
+    weights = queries.page_weights(session_id, size + 1, descending=descending,
+                                   before=before, after=after)
+    count = fitting(map(message_weight, weights[:size]), MAX_PAGE_BYTES)
+    # The read's snapshot holds the same messages for the second query as for the first.
+    rows = queries.page_of_messages(session_id, count, descending=descending,
+                                    before=before, after=after) if count else []
+    return rows, len(weights) > count
 
 
 def _turns_of(session_id: str, messages: tuple[MessageView, ...]) -> tuple[TurnView, ...]:
@@ -78,6 +84,42 @@ def _stored_output(row: Message) -> ShellOutput:
                        stderr=_retained(position, "stderr"), truncated=bool(row.truncated))
 
 
+def _message_positions(heads: Sequence[EventHead]) -> set[int]:
+    return {head.message_position for head in heads if head.turn_id is None}
+
+
+def _within_budget(heads: Sequence[EventHead]) -> Sequence[EventHead]:
+    """The leading `heads` whose messages fit in REPLAY_BATCH_BYTES together (at least one).
+    A message's texts count at its first event only, since the batch's events share one view
+    of it; the others count the fixed part. One message always fits, so it is not weighed."""
+    positions = _message_positions(heads)
+    if len(positions) <= 1:
+        return heads
+    text_bytes = queries.text_bytes_at(positions)
+    weighed: set[int] = set()
+
+    def weights() -> Iterator[int]:
+        for head in heads:
+            position = head.message_position
+            if head.turn_id is not None or position in weighed:
+                yield FIXED_WEIGHT
+            else:
+                weighed.add(position)
+                yield message_weight(text_bytes.get(position, 0))
+
+    return heads[:fitting(weights(), REPLAY_BATCH_BYTES)]
+
+
+def _event(head: EventHead, views: dict[int, MessageView],
+           turns: dict[str, TurnView]) -> FeedEvent | None:
+    """The event `head` names, or None when the row it carries is gone (as a join skips it)."""
+    if head.turn_id is not None:
+        turn = turns.get(head.turn_id)
+        return None if turn is None else FeedEvent(head.type, head.revision, turn=turn)
+    view = views.get(head.message_position)
+    return None if view is None else FeedEvent(head.type, head.revision, view)
+
+
 class Reader:
     """Serves stored messages and the live feed."""
 
@@ -94,15 +136,12 @@ class Reader:
         """At most `size` messages after or before a cursor (not both), in order."""
         def work() -> MessagePage:
             require_session(session_id, caller)
-            rows = queries.page_of_messages(
-                session_id, size + 1, descending=descending,
-                before=_cursor_position(session_id, "before", before),
-                after=_cursor_position(session_id, "after", after))
-            fitting = _fitting(rows[:size])
-            page = tuple(project_message(row, self._masking) for row in fitting)
-            return MessagePage(page, queries.count_messages(session_id),
-                               len(rows) > len(fitting), page[-1].id if page else "",
-                               _turns_of(session_id, page))
+            rows, has_more = _page(session_id, size, descending=descending,
+                                   before=_cursor_position(session_id, "before", before),
+                                   after=_cursor_position(session_id, "after", after))
+            page = tuple(project_message(row, self._masking) for row in rows)
+            return MessagePage(page, queries.count_messages(session_id), has_more,
+                               page[-1].id if page else "", _turns_of(session_id, page))
 
         return await self._database.read(work)
 
@@ -124,8 +163,7 @@ class Reader:
             session = queries.latest_session_of_task(task_id) if caller.sees(task_id) else None
             if session is None:
                 raise NotFoundError("task", task_id, RESOURCE_TASK)
-            rows = _fitting(queries.page_of_messages(session.id, BOOT_STATE_MESSAGES,
-                                                     descending=True))
+            rows, _ = _page(session.id, BOOT_STATE_MESSAGES, descending=True)
             record = SessionRecord.of(session, int(session.revision),
                                       queries.current_turn_id(session.id))
             messages = tuple(project_message(row, self._masking) for row in reversed(rows))
@@ -134,20 +172,28 @@ class Reader:
 
         return await self._database.read(work)
 
-    def _events_after(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
-        found = [FeedEvent(event_type, revision, project_message(row, self._masking))
-                 for revision, event_type, row in queries.events_after(session_id, after, limit)]
-        found += [FeedEvent(event_type, revision, turn=TurnView.of(row))
-                  for revision, event_type, row in queries.turn_events_after(
-                      session_id, after, limit)]
-        # Each query returned its first `limit`: together, the first `limit` of both.
-        return sorted(found, key=lambda event: event.revision)[:limit]
+    def _events_after(self, session_id: str, after: int) -> LogBatch:
+        """The session's next logged events after revision `after`: at most
+        REPLAY_BATCH_EVENTS, and as many as fit in REPLAY_BATCH_BYTES (at least one), each
+        message read and projected once however many of the events carry it (ADR 0133)."""
+        heads = queries.event_heads_after(session_id, after, REPLAY_BATCH_EVENTS + 1)
+        kept = _within_budget(heads[:REPLAY_BATCH_EVENTS])
+        rows = queries.messages_at(_message_positions(kept))
+        views = {position: project_message(row, self._masking)
+                 for position, row in rows.items()}
+        turns = {turn_id: TurnView.of(row) for turn_id, row in queries.turns_with_ids(
+            {head.turn_id for head in kept if head.turn_id is not None}).items()}
+        events = [_event(head, views, turns) for head in kept]
+        return LogBatch([event for event in events if event is not None],
+                        more=len(heads) > len(kept),
+                        reached=kept[-1].revision if kept else after)
 
-    async def logged_events(self, session_id: str, after: int, limit: int) -> list[FeedEvent]:
-        """Up to `limit` logged events of the session after revision `after`, oldest first
-        (what `FeedRelay` hands this replica's watchers)."""
-        return await self._database.read(
-            functools.partial(self._events_after, session_id, after, limit))
+    async def logged_events(self, session_id: str, after: int) -> list[FeedEvent]:
+        """The session's next logged events after revision `after`, oldest first, bounded as
+        a replay's are (what `FeedRelay` hands this replica's watchers)."""
+        batch = await self._database.read(
+            functools.partial(self._events_after, session_id, after))
+        return list(batch.events)
 
     async def watch(self, session_id: str, since_revision: int | None, *,
                     caller: Caller = UNRESTRICTED) -> AsyncGenerator[FeedEvent, None]:
@@ -166,21 +212,21 @@ class Reader:
             raise
         start = session.revision if since_revision is None else since_revision
 
-        def events_or_reset(after: int, limit: int) -> list[FeedEvent]:
+        def events_or_reset(after: int) -> LogBatch:
             # A token revoked since the stream opened (by `shellexec token revoke`, in
             # another process) ends it at the next replay; reconnecting then answers 401.
             if caller.name and not token_is_active(caller.name):
-                return [FeedEvent(EVENT_END_OF_STREAM, after)]
+                return LogBatch([FeedEvent(EVENT_END_OF_STREAM, after)])
             point = queries.compaction_point(session_id)
             if point is None:  # deleted, and this replica's hub was not told (a lost notice)
-                return [FeedEvent(EVENT_SESSION_DELETED, after)]
+                return LogBatch([FeedEvent(EVENT_SESSION_DELETED, after)])
             compacted, latest = point
             if after < compacted:  # the events after `after` are gone: start over
-                return [FeedEvent(EVENT_RESET, latest)]
-            return self._events_after(session_id, after, limit)
+                return LogBatch([FeedEvent(EVENT_RESET, latest)])
+            return self._events_after(session_id, after)
 
-        async def read_events(after: int, limit: int) -> list[FeedEvent]:
-            return await self._database.read(functools.partial(events_or_reset, after, limit))
+        async def read_events(after: int) -> LogBatch:
+            return await self._database.read(functools.partial(events_or_reset, after))
 
         return follow(self._feed, session_id, subscription, start, read_events,
                       heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

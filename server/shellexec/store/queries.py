@@ -7,10 +7,13 @@ not depend on how much output the messages hold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import operator
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
-from peewee import JOIN, Expression, fn
+from peewee import JOIN, Expression, PostgresqlDatabase, fn
 
 from shellexec.store.models import (
     Event,
@@ -115,30 +118,63 @@ def read_stream(position: int, stream: str) -> str | None:
     return "".join(chunks) if chunks else None
 
 
-def events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Message]]:
-    """Events with a greater revision, oldest first, each with its message's summary row."""
-    # The event's own columns are aliased: `type` is also a message column.
-    rows = (Event.select(Event.revision.alias("event_revision"), Event.type.alias("event_type"),
-                         *SUMMARY_COLUMNS)
-            .join(Message, JOIN.INNER, on=(Event.message == Message.position))
-            .switch(Event).join(Session, JOIN.INNER, on=(Event.session_number == Session.number))
-            .where((Session.id == session_id) & (Event.revision > revision))
-            .order_by(Event.revision).limit(limit).objects(Message))
-    found = [cast(Any, row) for row in rows]  # the aliases are set on the row at run time
-    return [(int(row.event_revision), str(row.event_type), cast(Message, row)) for row in found]
+@dataclass(frozen=True, slots=True)
+class EventHead:
+    """A logged event without what it carries: the message's position (0 for a turn event)
+    or the turn's id (None for a message event)."""
+
+    revision: int
+    type: str
+    message_position: int
+    turn_id: str | None
 
 
-def turn_events_after(session_id: str, revision: int, limit: int) -> list[tuple[int, str, Turn]]:
-    """Turn events with a greater revision, oldest first, each with its turn as it is now."""
-    rows = (Event.select(Event.revision.alias("event_revision"), Event.type.alias("event_type"),
-                         Turn.id, Turn.session, Turn.state, Turn.stop_reason, Turn.started_at,
-                         Turn.completed_at)
-            .join(Turn, JOIN.INNER, on=(Event.turn_id == Turn.id))
-            .switch(Event).join(Session, JOIN.INNER, on=(Event.session_number == Session.number))
-            .where((Session.id == session_id) & (Event.revision > revision))
-            .order_by(Event.revision).limit(limit).objects(Turn))
-    found = [cast(Any, row) for row in rows]
-    return [(int(row.event_revision), str(row.event_type), cast(Turn, row)) for row in found]
+def event_heads_after(session_id: str, revision: int, limit: int) -> list[EventHead]:
+    """Up to `limit` events with a greater revision, oldest first, without their rows."""
+    rows: Any = (Event.select(Event.revision, Event.type, Event.message, Event.turn_id)
+                 .join(Session, JOIN.INNER, on=(Event.session_number == Session.number))
+                 .where((Session.id == session_id) & (Event.revision > revision))
+                 .order_by(Event.revision).limit(limit).tuples())
+    return [EventHead(int(number), str(event_type), int(position), turn_id)
+            for number, event_type, position, turn_id in rows]
+
+
+def _text_bytes() -> Expression:
+    """The bytes a message's texts (content, title, command, work dir) hold as stored, which
+    the engine counts without handing the texts over."""
+    texts = (Message.content, Message.title, Message.command, Message.work_dir)
+    if isinstance(Message._meta.database, PostgresqlDatabase):
+        lengths = [fn.OCTET_LENGTH(text) for text in texts]
+    else:  # SQLite's length() of a text stops at its first NUL; of its bytes, it does not
+        lengths = [fn.LENGTH(text.cast("BLOB")) for text in texts]
+    return cast(Expression, functools.reduce(operator.add, lengths))
+
+
+def text_bytes_at(positions: Collection[int]) -> dict[int, int]:
+    """The bytes of the texts of the messages at these positions, by position, read without
+    the texts."""
+    if not positions:
+        return {}
+    rows: Any = (Message.select(Message.position, _text_bytes())
+                 .where(Message.position.in_(sorted(positions))).tuples())
+    return {int(position): int(size) for position, size in rows}
+
+
+def messages_at(positions: Collection[int]) -> dict[int, Message]:
+    """The summary rows of the messages at these positions, by position."""
+    if not positions:
+        return {}
+    rows = Message.select(*SUMMARY_COLUMNS).where(Message.position.in_(sorted(positions)))
+    return {int(row.position): row for row in rows}
+
+
+def turns_with_ids(turn_ids: Collection[str]) -> dict[str, Turn]:
+    """The turns with these ids, by id, as they are now (what turn events carry)."""
+    if not turn_ids:
+        return {}
+    rows = (Turn.select(Turn.id, Turn.session, Turn.state, Turn.stop_reason, Turn.started_at,
+                        Turn.completed_at).where(Turn.id.in_(sorted(turn_ids))))
+    return {str(row.id): row for row in rows}
 
 
 def turns_of(session_id: str, turn_ids: set[str]) -> list[Turn]:
@@ -155,16 +191,31 @@ def count_messages(session_id: str) -> int:
                .where(Message.session == session_id).scalar())
 
 
-def page_of_messages(session_id: str, limit: int, *, descending: bool,
-                     before: int | None = None, after: int | None = None) -> list[Message]:
-    """Up to `limit` summary rows ordered by position, bounded by the cursor positions."""
-    query = Message.select(*SUMMARY_COLUMNS).where(Message.session == session_id)
+def _page(columns: Sequence[Any], session_id: str, limit: int, *, descending: bool,
+          before: int | None, after: int | None) -> Any:
+    query = Message.select(*columns).where(Message.session == session_id)
     if before is not None:
         query = query.where(Message.position < before)
     if after is not None:
         query = query.where(Message.position > after)
     order = Message.position.desc() if descending else Message.position.asc()
-    return list(query.order_by(order).limit(limit))
+    return query.order_by(order).limit(limit)
+
+
+def page_weights(session_id: str, limit: int, *, descending: bool,
+                 before: int | None = None, after: int | None = None) -> list[int]:
+    """The bytes of the texts of each of the messages `page_of_messages` would return, in
+    its order, read without the texts."""
+    rows: Any = _page([_text_bytes()], session_id, limit, descending=descending,
+                      before=before, after=after).tuples()
+    return [int(size) for (size,) in rows]
+
+
+def page_of_messages(session_id: str, limit: int, *, descending: bool,
+                     before: int | None = None, after: int | None = None) -> list[Message]:
+    """Up to `limit` summary rows ordered by position, bounded by the cursor positions."""
+    return list(_page(SUMMARY_COLUMNS, session_id, limit, descending=descending,
+                      before=before, after=after))
 
 
 def session_number(session_id: str) -> int | None:

@@ -1,0 +1,136 @@
+"""Pages and replay batches are bounded by the bytes of their messages, weighed by the store
+before any text is read (ADR 0133): a read of long commands holds its bound, not its count,
+in memory, and a replay batch reads and projects each message once however many of its
+events carry it. In-process, on a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playhouse.test_utils import count_queries
+
+from shellexec.app.composition import Composition, compose
+from shellexec.app.settings import Settings
+from shellexec.feed import FeedEvent
+from shellexec.projection.weight import message_weight
+from shellexec.rules.limits import (
+    MAX_PAGE_BYTES,
+    MAX_STORED_TEXT_BYTES,
+    REPLAY_BATCH_BYTES,
+    REPLAY_BATCH_EVENTS,
+)
+from shellexec.store import queries
+
+from support.acp import codex_delta, codex_start
+
+# Kept to its first 256 KiB in each of the message's content, title and command.
+LONG_COMMAND = "echo " + "x" * 300_000
+LONG_COMMANDS = 9
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=f"sqlite:///{tmp_path / 'weighed.db'}"))
+    yield composed
+    composed.close()
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def session_of_long_commands(app: Composition, command: str = LONG_COMMAND) -> str:
+    async def fill() -> str:
+        session = await app.sessions.create("task-weighed", "codex")
+        for index in range(LONG_COMMANDS):
+            await app.publisher.publish(session.id, codex_start(f"c{index}", command), None)
+        return session.id
+
+    return str(run(fill()))
+
+
+def replay(app: Composition, session_id: str) -> list[list[FeedEvent]]:
+    """The batches a relay reads, from revision 0 to the end of the log."""
+    batches: list[list[FeedEvent]] = []
+    after = 0
+    while events := run(app.reader.logged_events(session_id, after)):
+        batches.append(events)
+        after = events[-1].revision
+    return batches
+
+
+def weight_of_first(app: Composition, session_id: str) -> int:
+    """The weight the store gives the session's first message."""
+    [text_bytes] = run(app.database.read(
+        lambda: queries.page_weights(session_id, 1, descending=False)))
+    return message_weight(text_bytes)
+
+
+def test_a_replay_of_long_commands_reads_about_a_megabyte_at_a_time(app: Composition) -> None:
+    session_id = session_of_long_commands(app)
+    batches = replay(app, session_id)
+    assert [event.revision for batch in batches for event in batch] == list(
+        range(1, LONG_COMMANDS + 1))
+    per_batch = max(1, REPLAY_BATCH_BYTES // weight_of_first(app, session_id))
+    assert [len(batch) for batch in batches[:-1]] == [per_batch] * (len(batches) - 1)
+    assert len(batches) > 1
+
+
+def test_the_events_of_one_message_share_one_view_and_weigh_it_once(app: Composition) -> None:
+    async def fill() -> str:
+        session = await app.sessions.create("task-one-message", "codex")
+        await app.publisher.publish(session.id, codex_start("c", LONG_COMMAND), None)
+        for index in range(REPLAY_BATCH_EVENTS + 20):
+            await app.publisher.publish(session.id, codex_delta("c", f"line {index}\n"), None)
+        return session.id
+
+    session_id = run(fill())
+    first = run(app.reader.logged_events(session_id, 0))
+    assert len(first) == REPLAY_BATCH_EVENTS  # a long message weighs once, not 100 times
+    assert len({id(event.message) for event in first}) == 1
+
+
+def summary_reads(app: Composition, read: Any) -> tuple[Any, list[tuple[str, Any]]]:
+    """What `read` returns, and the queries that read summary rows (they alone select
+    `state_version`; the weighing queries select only positions and lengths)."""
+    with count_queries() as counter:  # peewee's query log, which every thread writes to
+        result = run(read)
+    found = [(str(record.msg[0]), record.msg[1]) for record in counter.get_queries()]
+    return result, [(sql, params) for sql, params in found if "state_version" in sql]
+
+
+def test_a_page_of_long_commands_reads_only_the_rows_it_returns(app: Composition) -> None:
+    session_id = session_of_long_commands(app)
+    page, reads = summary_reads(app, app.reader.list_messages(session_id, 500, "", "", False))
+    assert page.has_more
+    assert 0 < len(page.messages) < LONG_COMMANDS
+    assert len(page.messages) * 3 * MAX_STORED_TEXT_BYTES <= MAX_PAGE_BYTES
+    [(_, (_, limit))] = reads  # the session's id and the page's size
+    assert limit == len(page.messages)
+
+
+def test_a_replay_reads_only_the_rows_its_batch_returns(app: Composition) -> None:
+    session_id = session_of_long_commands(app)
+    events, reads = summary_reads(app, app.reader.logged_events(session_id, 0))
+    [(_, positions)] = reads
+    assert len(positions) == len(events) < LONG_COMMANDS
+
+
+def test_a_text_that_starts_with_nul_weighs_all_of_its_bytes(app: Composition) -> None:
+    # SQLite's length() of a text stops at its first NUL: a page weighed by it would read
+    # every one of these whole.
+    session_id = session_of_long_commands(app, "\x00" + LONG_COMMAND)
+    [text_bytes] = run(app.database.read(
+        lambda: queries.page_weights(session_id, 1, descending=False)))
+    assert text_bytes >= 3 * (MAX_STORED_TEXT_BYTES - 4)
+    [first] = run(app.database.read(
+        lambda: queries.page_of_messages(session_id, 1, descending=False)))
+    assert run(app.database.read(lambda: queries.text_bytes_at([first.position]))) == {
+        first.position: text_bytes}
+    page = run(app.reader.list_messages(session_id, 500, "", "", False))
+    assert page.has_more
+    assert len(page.messages) < LONG_COMMANDS
