@@ -5,8 +5,9 @@ Twenty SSE watchers open the feed through Envoy on sockets with a small receive 
 never read, while 30 MB of output is published in 4 KiB deltas: about 7,300 events of about
 1.6 KB, three times what Envoy's and the kernel's buffers hold for a watcher here (4 MiB of
 `tcp_wmem`; with 10 MB a watcher was sent every event). The events stay small on purpose: a
-watcher's live queue is bounded by its count of events (1,024), so larger events would make
-it hold more than the few MB this test allows (ADR 0046, "Since"). The resident memory of both
+watcher's live queue may hold 2 MiB of larger ones (ADR 0133; before it, 1,024 of any size,
+ADR 0046 "Since"), half of the few MB this test allows, and an allocator keeps much of the
+heap it grew to for them. The resident memory of both
 processes (VmRSS) is compared before and after, and so is the heap Envoy has in use at its
 peak (its `server.memory_allocated` statistic, sampled while the output is published).
 
