@@ -1,16 +1,19 @@
 """Pages and replay batches are bounded by the bytes of their messages, weighed by the store
 before any text is read (ADR 0133): a read of long commands holds its bound, not its count,
 in memory, and a replay batch reads and projects each message once however many of its
-events carry it. In-process, on a real SQLite file."""
+events carry it. Every write keeps a message's `text_bytes` equal to what its texts weigh,
+and migration step 12 counts it for older rows. In-process, on both engines."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from peewee import PostgresqlDatabase
 from playhouse.test_utils import count_queries
 
 from shellexec.app.composition import Composition, compose
@@ -23,9 +26,11 @@ from shellexec.rules.limits import (
     REPLAY_BATCH_BYTES,
     REPLAY_BATCH_EVENTS,
 )
-from shellexec.store import queries
+from shellexec.store import nul_text, open_database, queries
+from shellexec.store.migrations import SCHEMA_VERSION, applied_version
+from shellexec.store.models import MESSAGE_TEXTS, Message, SchemaVersion, utf8_bytes
 
-from support.acp import codex_delta, codex_start
+from support.acp import agent_text, codex_delta, codex_start
 
 # Kept to its first 256 KiB in each of the message's content, title and command.
 LONG_COMMAND = "echo " + "x" * 300_000
@@ -33,8 +38,13 @@ LONG_COMMANDS = 9
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[Composition]:
-    composed = compose(Settings(database_url=f"sqlite:///{tmp_path / 'weighed.db'}"))
+def url(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> str:
+    return new_database().get("SHELLEXEC_DATABASE_URL", f"sqlite:///{tmp_path / 'weighed.db'}")
+
+
+@pytest.fixture
+def app(url: str) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=url))
     yield composed
     composed.close()
 
@@ -134,3 +144,66 @@ def test_a_text_that_starts_with_nul_weighs_all_of_its_bytes(app: Composition) -
     page = run(app.reader.list_messages(session_id, 500, "", "", False))
     assert page.has_more
     assert len(page.messages) < LONG_COMMANDS
+
+
+def weighed(app: Composition) -> dict[str, tuple[int, int]]:
+    """Each message's `text_bytes`, and the bytes its texts take as stored, counted here."""
+    stored = nul_text.escape if url_is_postgres(app) else str  # PostgreSQL escapes NUL
+
+    def rows() -> list[Message]:
+        return list(Message.select(Message.id, Message.text_bytes,
+                                   *(getattr(Message, name) for name in MESSAGE_TEXTS)))
+
+    return {str(row.id): (int(row.text_bytes), sum(
+        utf8_bytes(stored(getattr(row, name))) for name in MESSAGE_TEXTS))
+        for row in run(app.database.read(rows))}
+
+
+def url_is_postgres(app: Composition) -> bool:
+    return isinstance(app.database.db, PostgresqlDatabase)
+
+
+def test_every_write_keeps_text_bytes_equal_to_what_the_texts_weigh(app: Composition) -> None:
+    async def fill() -> None:
+        session = await app.sessions.create("task-text-bytes", "claude")
+        publish = functools.partial(app.publisher.publish, session.id)
+        await publish(agent_text("héllo \x00 wörld "), None)
+        await publish(agent_text("und weiter " * 50), None)  # the chat message grows
+        # A call announced without its command, which a later update names.
+        await publish({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Terminal",
+                       "kind": "execute", "status": "pending", "rawInput": {}}, None)
+        await publish({"sessionUpdate": "tool_call_update", "toolCallId": "t",
+                       "title": "ls ✓", "rawInput": {"command": "ls ✓ \U0001F600"}}, None)
+        await publish(codex_start("long", "\x00" + LONG_COMMAND, work_dir="/wörk"), None)
+        await publish(codex_delta("long", "out\n"), None)
+
+    run(fill())
+    found = weighed(app)
+    assert len(found) == 3
+    assert all(kept == now > 0 for kept, now in found.values()), found
+
+
+def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
+    app = compose(Settings(database_url=url))
+    try:
+        session_id = session_of_long_commands(app, "\x00" + LONG_COMMAND)
+        run(app.publisher.publish(session_id, agent_text("chat ✓"), None))
+    finally:
+        app.close()
+    older = open_database(url)
+    older.db.connect(reuse_if_open=True)
+    with older.db.atomic():
+        older.db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
+            "ALTER TABLE message DROP COLUMN text_bytes")
+        SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
+    older.close()
+
+    upgraded = compose(Settings(database_url=url))
+    try:
+        found = weighed(upgraded)
+        version = run(upgraded.database.read(lambda: applied_version(upgraded.database.db)))
+    finally:
+        upgraded.close()
+    assert version == SCHEMA_VERSION == 12
+    assert len(found) == LONG_COMMANDS + 1
+    assert all(kept == now > 0 for kept, now in found.values()), found

@@ -9,6 +9,8 @@ nothing. Never change what a released step does to an old database: add a step.
 
 from __future__ import annotations
 
+import functools
+import operator
 import time
 from collections.abc import Callable
 
@@ -20,6 +22,7 @@ from playhouse.migrate import migrate as run_operations
 from shellexec.store.errors import NewerSchemaError
 from shellexec.store.models import (
     COUNTER_MODELS,
+    MESSAGE_TEXTS,
     REQUEST_MODELS,
     SESSION_COUNTER_ROW,
     TERMINAL_MODELS,
@@ -33,6 +36,7 @@ from shellexec.store.models import (
     Session,
     SessionCounter,
     SessionRequest,
+    stored_bytes,
 )
 from shellexec.vocabulary import STATUS_FAILED, TERMINAL_STATUSES
 
@@ -230,10 +234,20 @@ def _count_session_numbers(db: PeeweeDatabase) -> None:
     SessionCounter.insert(id=SESSION_COUNTER_ROW, highest_number=int(highest)).execute()
 
 
+def _weigh_texts(db: PeeweeDatabase) -> None:
+    """Each message's `text_bytes` (ADR 0133), counted once from its texts."""
+    table = Message._meta.table_name
+    if "text_bytes" in {column.name for column in db.get_columns(table)}:
+        return
+    run_operations(_migrator(db).add_column(table, "text_bytes", IntegerField(null=True)))
+    Message.update(text_bytes=functools.reduce(
+        operator.add, (stored_bytes(getattr(Message, name)) for name in MESSAGE_TEXTS))).execute()
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
     _track_activity, _add_terminals, _add_turn_events, _count_commands,
-    _scope_request_ids_by_task, _count_session_numbers)
+    _scope_request_ids_by_task, _count_session_numbers, _weigh_texts)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -9,7 +9,7 @@ the body, and nothing that lists messages ever reads them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from peewee import (
     AutoField,
@@ -18,12 +18,15 @@ from peewee import (
     BooleanField,
     CharField,
     CompositeKey,
+    Expression,
+    Field,
     ForeignKeyField,
     IntegerField,
     Model,
     PostgresqlDatabase,
     SchemaManager,
     TextField,
+    fn,
 )
 
 from shellexec.store import nul_text
@@ -160,6 +163,10 @@ class Message(BaseModel):
     turn_id = CharField(max_length=40, default="")
     author_type = CharField(max_length=8)
     type = CharField(max_length=16)
+    # The bytes its texts (MESSAGE_TEXTS) take as stored, kept by every write (`Statements`):
+    # a page or a replay weighs a message by it without reading its texts (ADR 0133). Before
+    # the texts, so that SQLite finds it without reading through them to a later column.
+    text_bytes = IntegerField(default=0)
     content = AgentText(default="")
     tool_call_id = AgentChars(max_length=256, null=True)
     status = CharField(max_length=16, default="")
@@ -189,6 +196,25 @@ class Message(BaseModel):
             (("session", "tool_call_id"), True),
             (("session", "position"), False),
         )
+
+
+# The texts of a message that an agent chose, each up to 256 KiB (`text_bytes` weighs them).
+MESSAGE_TEXTS = ("content", "title", "command", "work_dir")
+
+
+def stored_bytes(text: Field) -> Expression:
+    """The bytes of a text column as stored, counted by the engine: SQLite's `length()` of a
+    text stops at its first NUL, the length of its bytes does not; PostgreSQL's text has no
+    NUL (`nul_text`) and `octet_length` reads only its stored size."""
+    if isinstance(Message._meta.database, PostgresqlDatabase):
+        return cast(Expression, fn.OCTET_LENGTH(text))
+    return cast(Expression, fn.LENGTH(text.cast("BLOB")))
+
+
+def utf8_bytes(text: str) -> int:
+    """The bytes `text` takes as stored, in UTF-8 (a lone surrogate counts its 3 bytes
+    instead of raising: this only weighs)."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 class OutputChunk(BaseModel):

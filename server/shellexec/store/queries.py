@@ -7,13 +7,11 @@ not depend on how much output the messages hold.
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from peewee import JOIN, Expression, PostgresqlDatabase, fn
+from peewee import JOIN, Expression, fn
 
 from shellexec.store.models import (
     Event,
@@ -139,23 +137,12 @@ def event_heads_after(session_id: str, revision: int, limit: int) -> list[EventH
             for number, event_type, position, turn_id in rows]
 
 
-def _text_bytes() -> Expression:
-    """The bytes a message's texts (content, title, command, work dir) hold as stored, which
-    the engine counts without handing the texts over."""
-    texts = (Message.content, Message.title, Message.command, Message.work_dir)
-    if isinstance(Message._meta.database, PostgresqlDatabase):
-        lengths = [fn.OCTET_LENGTH(text) for text in texts]
-    else:  # SQLite's length() of a text stops at its first NUL; of its bytes, it does not
-        lengths = [fn.LENGTH(text.cast("BLOB")) for text in texts]
-    return cast(Expression, functools.reduce(operator.add, lengths))
-
-
 def text_bytes_at(positions: Collection[int]) -> dict[int, int]:
-    """The bytes of the texts of the messages at these positions, by position, read without
-    the texts."""
+    """The bytes of the texts of the messages at these positions, by position (their
+    `text_bytes`)."""
     if not positions:
         return {}
-    rows: Any = (Message.select(Message.position, _text_bytes())
+    rows: Any = (Message.select(Message.position, Message.text_bytes)
                  .where(Message.position.in_(sorted(positions))).tuples())
     return {int(position): int(size) for position, size in rows}
 
@@ -204,9 +191,9 @@ def _page(columns: Sequence[Any], session_id: str, limit: int, *, descending: bo
 
 def page_weights(session_id: str, limit: int, *, descending: bool,
                  before: int | None = None, after: int | None = None) -> list[int]:
-    """The bytes of the texts of each of the messages `page_of_messages` would return, in
-    its order, read without the texts."""
-    rows: Any = _page([_text_bytes()], session_id, limit, descending=descending,
+    """The bytes of the texts (`text_bytes`) of each of the messages `page_of_messages`
+    would return, in its order."""
+    rows: Any = _page([Message.text_bytes], session_id, limit, descending=descending,
                       before=before, after=after).tuples()
     return [int(size) for (size,) in rows]
 

@@ -20,14 +20,17 @@ Units of work write through `Statements` only, never through the models' own met
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, NamedTuple
+import functools
+import operator
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
 from peewee import Database as PeeweeDatabase
-from peewee import Model, PostgresqlDatabase, Query, Select, Value, fn
+from peewee import Expression, Model, PostgresqlDatabase, Query, Select, Value, fn
 
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
+    MESSAGE_TEXTS,
     SESSION_COUNTER_ROW,
     Event,
     HeldTerminalUpdate,
@@ -41,6 +44,8 @@ from shellexec.store.models import (
     TerminalLink,
     Turn,
     TurnRequest,
+    stored_bytes,
+    utf8_bytes,
 )
 from shellexec.vocabulary import (
     SESSION_IDLE,
@@ -333,8 +338,10 @@ class Statements:
         turn.state, turn.stop_reason, turn.completed_at = TURN_COMPLETE, stop_reason, now
 
     def insert_message(self, columns: Mapping[str, Any]) -> Message:
-        """Inserts a message row with all its columns at once; returns it with its
-        position."""
+        """Inserts a message row with all its columns at once (and the bytes of its texts,
+        `text_bytes`); returns it with its position."""
+        columns = {**columns, "text_bytes": sum(
+            utf8_bytes(_db_value(Message, name, columns.get(name, ""))) for name in MESSAGE_TEXTS)}
         cursor = self._insert(Message, columns)
         # PostgreSQL answers the new key through the statement's RETURNING clause (peewee
         # adds it there); SQLite through the cursor's lastrowid.
@@ -565,21 +572,35 @@ class Statements:
         """
         names = tuple(sorted(columns))
         checked = expected_version is not None
+        texts = [name for name in MESSAGE_TEXTS if name in columns]
 
         def build() -> Query:
             where = Message.position == param("_position")
             if checked:
                 where &= Message.state_version == param("_expected")
-            return Message.update(
-                {getattr(Message, name): param(name) for name in names}).where(where)
+            assignments: dict[Any, Any] = {getattr(Message, name): param(name)
+                                           for name in names}
+            if texts:
+                assignments[Message.text_bytes] = _text_bytes_after(texts)
+            return Message.update(assignments).where(where)
 
         values = {name: _db_value(Message, name, columns[name]) for name in names}
+        if texts:
+            values["_text_bytes"] = sum(utf8_bytes(values[name]) for name in texts)
         if checked:
             values["_expected"] = expected_version
         cursor = self._run(("update_message", names, checked), build, _position=position,
                            **values)
         if checked and cursor.rowcount != 1:
             raise StaleWriteError(position)
+
+
+def _text_bytes_after(written: Sequence[str]) -> Expression:
+    """`text_bytes` once the `written` texts are set: their bytes (the `_text_bytes`
+    parameter) and those of the others as the row holds them (an UPDATE reads the old row)."""
+    kept = [stored_bytes(getattr(Message, name)) for name in MESSAGE_TEXTS
+            if name not in written]
+    return cast(Expression, functools.reduce(operator.add, kept, param("_text_bytes")))
 
 
 def _number_of_session() -> Select:
