@@ -54,9 +54,10 @@ def post(stack: Stack, path: str, body: bytes, headers: dict[str, str],
         return Answer(response.status, response.headers, response.read())
 
 
-def unary(stack: Stack, method: str, request: Message) -> Answer:
+def unary(stack: Stack, method: str, request: Message,
+          content_type: str = "application/proto") -> Answer:
     return post(stack, f"{SERVICE}/{method}", request.SerializeToString(),
-                {"content-type": "application/proto", **CONNECT})
+                {"content-type": content_type, **CONNECT})
 
 
 def envelope(message: Message) -> bytes:
@@ -64,9 +65,15 @@ def envelope(message: Message) -> bytes:
     return struct.pack(">BI", 0, len(body)) + body
 
 
-def test_binary_connect_creates_a_session_that_rest_reads(stack: Stack) -> None:
+# A media type is case-insensitive: the front door writes it as Envoy's bridge knows it (ADR
+# 0134), and Connect's answer names the lowercase type.
+@pytest.mark.parametrize("content_type", ["application/proto", "Application/Proto",
+                                          "APPLICATION/PROTO", "application/proto; v=1"])
+def test_binary_connect_creates_a_session_that_rest_reads(stack: Stack,
+                                                          content_type: str) -> None:
     task_id = unique("connect")
-    response = unary(stack, "CreateSession", pb.CreateSessionRequest(task_id=task_id))
+    response = unary(stack, "CreateSession", pb.CreateSessionRequest(task_id=task_id),
+                     content_type)
     assert response.status == 200
     assert response.headers["content-type"] == "application/proto"
     session = pb.CreateSessionResponse.FromString(response.body).session
@@ -88,11 +95,14 @@ def test_binary_connect_errors_keep_the_code_and_the_details(stack: Stack) -> No
     assert resource.resource_name == "msg_foreign"
 
 
-def test_binary_connect_streams_the_feed(stack: Stack) -> None:
+@pytest.mark.parametrize("content_type", ["application/connect+proto",
+                                          "Application/Connect+Proto",
+                                          "application/Connect+proto"])
+def test_binary_connect_streams_the_feed(stack: Stack, content_type: str) -> None:
     session = stack.api.new_session()
     request = envelope(pb.WatchMessagesRequest(session_id=session["id"], since_revision=0))
     with posting(stack, f"{SERVICE}/WatchMessages", request,
-                 {"content-type": "application/connect+proto", **CONNECT}) as response:
+                 {"content-type": content_type, **CONNECT}) as response:
         assert response.status == 200
         assert response.headers["content-type"] == "application/connect+proto"
         flags, length = struct.unpack(">BI", response.read(5))

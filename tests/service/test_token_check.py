@@ -17,6 +17,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
+from shellexec.app import content_type_case
 from shellexec.rules.limits import (
     FRONT_DOOR_STREAM_BUFFER_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
@@ -101,17 +102,31 @@ def test_an_unknown_token_is_refused_before_its_body_is_held(secured: Stack) -> 
 
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("content_type", ["application/grpc-web+proto", "application/grpc",
-                                          "application/proto"])
+                                          "application/proto", "Application/GRPC-Web+Proto",
+                                          "Application/Proto"])
 def test_a_grpc_message_without_a_token_is_refused_before_the_server_reads_it(
         secured: Stack, content_type: str) -> None:
     """gRPC-Web, native gRPC (here over HTTP/1.1, which Envoy refuses the same way) and
-    Connect calls of the service."""
+    Connect calls of the service; a gRPC-Web or Connect content type in mixed case is refused
+    as the lowercase one is (ADR 0134)."""
     status, headers, _ = _held_body_answer(
         secured, "POST", "/shellexec.v1.ShellExecService/PublishUpdate", content_type)
-    if content_type == "application/proto":  # Connect carries the status in HTTP's
+    if content_type.lower() == "application/proto":  # Connect carries the status in HTTP's
         assert status.startswith("HTTP/1.1 401"), status
     else:
         assert headers.get("grpc-status") == "16", (status, headers)
+
+
+@pytest.mark.sqlite_only
+def test_native_grpc_spelled_otherwise_is_invalid_argument_without_a_token(
+        secured: Stack) -> None:
+    """Like another codec (ADR 0121), native gRPC's Protobuf type not written in lowercase is
+    refused by the front door itself (ADR 0134): no token is needed to learn why."""
+    status, headers, _ = _held_body_answer(
+        secured, "POST", "/shellexec.v1.ShellExecService/PublishUpdate", "Application/GRPC")
+    assert status.startswith("HTTP/1.1 200"), status
+    assert headers.get("grpc-status") == "3", (status, headers)
+    assert headers.get("grpc-message") == content_type_case.REFUSAL
 
 
 @pytest.mark.sqlite_only

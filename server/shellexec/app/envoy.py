@@ -3,7 +3,8 @@
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
 socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the
 descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
-headers), the Connect bridge and its JSON refusal routes, one direct-response route per file
+headers), the Connect bridge and its JSON refusal routes, the gRPC codec refusals and the
+filters writing content types as Envoy knows them, one direct-response route per file
 of web/ (Envoy reads the files when it starts, so the page needs no web server of its own),
 the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405 routes
 derived from the descriptor and the local reply mappers).
@@ -21,7 +22,7 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any
 
-from shellexec.app import admin_socket, processes, token_check
+from shellexec.app import admin_socket, content_type_case, processes, token_check
 from shellexec.app.browser_boundary import (
     allowed_hosts,
     allowed_origins,
@@ -312,8 +313,10 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
         connect_json_routes=_items(_ROUTE_INDENT, json_refusal_routes()),
-        grpc_codec_route=_items(_ROUTE_INDENT, [grpc_codec_refusal_route()]),
+        grpc_codec_routes=_items(_ROUTE_INDENT, [grpc_codec_refusal_route(),
+                                                 content_type_case.refusal_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
+        content_type_case_filters=_items(_FILTER_INDENT, content_type_case.filters()),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config([refusal_reply_mapper()])),

@@ -30,19 +30,24 @@ REFUSAL_STATUS = "3"
 def refusal_route() -> dict[str, Any]:
     """The route answering a call to a gRPC path whose gRPC or gRPC-Web content type names
     another codec than Protobuf."""
-    content_type = [
+    return trailers_only_refusal([
         {"name": "content-type", "string_match": {"prefix": "application/grpc",
                                                   "ignore_case": True}},
         {"name": "content-type", "string_match": {"safe_regex": {
             "regex": PROTOBUF_CONTENT_TYPES}}, "invert_match": True},
-    ]
+    ], REFUSAL)
+
+
+def trailers_only_refusal(headers: list[dict[str, Any]], message: str) -> dict[str, Any]:
+    """A route answering a call to a gRPC path whose headers match `headers` with
+    INVALID_ARGUMENT and `message`, in gRPC's own form, reaching nothing."""
     return {
-        "match": {"safe_regex": {"regex": RPC_PATHS}, "headers": content_type},
+        "match": {"safe_regex": {"regex": RPC_PATHS}, "headers": headers},
         # Empty, so Envoy sends the headers alone: gRPC's trailers-only answer, which gRPC
         # and gRPC-Web clients both read the status from.
         "direct_response": {"status": 200},
         "response_headers_to_add": [_replaced("grpc-status", REFUSAL_STATUS),
-                                    _replaced("grpc-message", REFUSAL)],
+                                    _replaced("grpc-message", message)],
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
 
