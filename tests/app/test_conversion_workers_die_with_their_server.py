@@ -13,6 +13,7 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from shellexec.app import ports
 from shellexec.app.replicas import Replica
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -44,9 +45,11 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait_ready(target: str) -> None:
-    with grpc.insecure_channel(target) as channel:
-        grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT_S)
+def _wait_ready(replica: Replica) -> None:
+    process = replica.process
+    assert process is not None
+    assert ports.wait_answering(replica.target, START_TIMEOUT_S,
+                                still_starting=lambda: process.poll() is None)
 
 
 def _large_normalize(target: str) -> None:
@@ -68,7 +71,7 @@ def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> N
     replica.start(time.monotonic())
     leftover: set[int] = set()
     try:
-        _wait_ready(target)
+        _wait_ready(replica)
         _large_normalize(target)
         workers = _children(replica.pid)
         assert workers, "the large request started no worker process"

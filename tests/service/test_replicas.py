@@ -8,7 +8,6 @@ short one a watcher would see other replicas' events without any cross-replica w
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -215,6 +214,11 @@ def own_postgres() -> Iterator[LocalPostgres]:
         server.remove()
 
 
+def start_after(delay: float, server: LocalPostgres) -> None:
+    time.sleep(delay)
+    server.start()
+
+
 def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -259,13 +263,16 @@ def test_a_postgres_restart_answers_unavailable_then_the_replicas_serve_again(
                                       {"update": stream[10], "sequence": 11})
                   for replica in (a, b) for _ in range(2)]
         listed = a.api.request("GET", f"/api/v1/task-sessions/{session_id}/messages")
-        restarted = threading.Timer(1.0, own_postgres.start)
-        restarted.start()
         statuses: list[int] = []
         deadline = time.monotonic() + 60
-        for sequence, update in enumerate(stream[10:], start=11):
-            publish_with_retries(cluster.api, session_id, update, sequence, statuses, deadline)
-        restarted.join()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            restarted = pool.submit(start_after, 1.0, own_postgres)
+            try:
+                for sequence, update in enumerate(stream[10:], start=11):
+                    publish_with_retries(cluster.api, session_id, update, sequence, statuses,
+                                         deadline)
+            finally:
+                restarted.result()  # a failed restart (with PostgreSQL's log) is the cause
 
         for answer in (*during, listed):
             assert answer.status == 503, answer.body[:300]

@@ -14,13 +14,11 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
 import psycopg
 
 from shellexec.app import envoy, ports, processes
@@ -191,17 +189,13 @@ class Stack:
         return ShellExecClient(self.grpc_target)
 
     def _wait_for_server(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.server is not None and self.server.poll() is not None:
-                log = (self.workdir / "server.log").read_text()[-3000:]
-                raise RuntimeError(f"server exited: {log}")
-            with grpc.insecure_channel(self.grpc_target) as channel:
-                try:
-                    grpc.channel_ready_future(channel).result(timeout=0.2)
-                    return
-                except grpc.FutureTimeoutError:
-                    pass
+        server = self.server
+        if ports.wait_answering(self.grpc_target, timeout,
+                                still_starting=lambda: server is None or server.poll() is None):
+            return
+        if server is not None and server.poll() is not None:
+            log = (self.workdir / "server.log").read_text()[-3000:]
+            raise RuntimeError(f"server exited: {log}")
         raise TimeoutError(f"server not ready after {timeout} s")
 
 

@@ -16,8 +16,6 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-import grpc
-
 from shellexec.app import envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
@@ -49,16 +47,10 @@ def replica_env(settings: Settings, database_url: str, port: int,
 def _wait_serving(replica: Replica, timeout: float) -> None:
     target, process = replica.target, replica.process
     assert process is not None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise ClusterError(f"the replica on {target} exited while starting")
-        with grpc.insecure_channel(target) as channel:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=0.5)
-                return
-            except grpc.FutureTimeoutError:
-                pass
+    if ports.wait_answering(target, timeout, still_starting=lambda: process.poll() is None):
+        return
+    if process.poll() is not None:
+        raise ClusterError(f"the replica on {target} exited while starting")
     raise ClusterError(f"the replica on {target} did not start in {timeout:.0f} s")
 
 

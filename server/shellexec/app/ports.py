@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 import socket
-from collections.abc import Collection
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +63,12 @@ def shellexec_answers(host: str, port: int, timeout: float = 2.0) -> bool:
     """Whether a shellexec server answers gRPC health checks on host:port."""
     if host in ("0.0.0.0", "::"):
         host = "127.0.0.1"
-    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return answers_health_checks(f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                                 timeout)
+
+
+def answers_health_checks(target: str, timeout: float) -> bool:
+    """Whether a shellexec server answers a gRPC health check on `target` (serving or not)."""
     with grpc.insecure_channel(target) as channel:
         try:
             health_pb2_grpc.HealthStub(channel).Check(
@@ -70,6 +76,23 @@ def shellexec_answers(host: str, port: int, timeout: float = 2.0) -> bool:
         except grpc.RpcError:
             return False
     return True
+
+
+def wait_answering(target: str, timeout: float, still_starting: Callable[[], bool]) -> bool:
+    """Waits until a server answers health checks on `target`; False after `timeout` seconds
+    or as soon as `still_starting()` says it no longer is (its process exited).
+
+    One health check at a time, never `grpc.channel_ready_future`: that watches the channel
+    from a thread of its own, which raises into whatever runs next when the channel closes
+    while it watches."""
+    deadline = time.monotonic() + timeout
+    while still_starting():
+        if answers_health_checks(target, timeout=0.5):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return False
 
 
 def ensure_free(grpc_listener: Listener, *others: Listener) -> None:
