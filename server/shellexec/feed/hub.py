@@ -48,7 +48,9 @@ class Subscription:
 
     def __init__(self, capacity: int, capacity_bytes: int,
                  on_delivery: DeliveryListener = _unmeasured) -> None:
-        self._queue: asyncio.Queue[tuple[FeedEvent, float | None]] = asyncio.Queue(
+        # (event, the time it was announced, its weight); a wake-up has neither time nor
+        # weight.
+        self._queue: asyncio.Queue[tuple[FeedEvent, float | None, int]] = asyncio.Queue(
             maxsize=capacity)
         self._capacity_bytes = capacity_bytes
         self._queued_bytes = 0
@@ -60,14 +62,17 @@ class Subscription:
         # The event that ends the stream instead of `end_of_stream` (`session_deleted`).
         self.final_type: str | None = None
 
-    def offer(self, event: FeedEvent) -> None:
+    def offer(self, event: FeedEvent, weight: int | None = None) -> None:
+        """Queues `event`; `weight` is its `event_weight`, when the caller weighed it once
+        for every watcher."""
         if self.lagged:
             return  # the replay from the log covers it; a wake-up is queued already
-        weight = event_weight(event)
+        if weight is None:
+            weight = event_weight(event)
         if self._queue.full() or self._queued_bytes + weight > self._capacity_bytes:
             self._lag(event)
             return
-        self._queue.put_nowait((event, time.monotonic()))
+        self._queue.put_nowait((event, time.monotonic(), weight))
         self._queued_bytes += weight
 
     def _lag(self, event: FeedEvent) -> None:
@@ -77,14 +82,14 @@ class Subscription:
         self._queued_bytes = 0
         # Wakes the watcher, which then replays; it is not weighed: nothing else is queued
         # until the watcher has taken it.
-        self._queue.put_nowait((event, None))
+        self._queue.put_nowait((event, None, 0))
 
     def close(self) -> None:
         """Marks the subscription closed and wakes a watcher waiting for its next event."""
         self.closed = True
         # A full queue wakes the watcher by itself; an empty one needs something to return.
         with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait((FeedEvent(EVENT_END_OF_STREAM, -1), None))
+            self._queue.put_nowait((FeedEvent(EVENT_END_OF_STREAM, -1), None, 0))
 
     def wake(self) -> None:
         """Sends the watcher back to the durable log, which may hold events no broadcast
@@ -100,11 +105,11 @@ class Subscription:
     async def next(self, timeout: float) -> FeedEvent | None:
         """The next live event, or None when `timeout` seconds pass without one."""
         try:
-            event, announced = await asyncio.wait_for(self._queue.get(), timeout)
+            event, announced, weight = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
             return None
-        if announced is not None:  # a weighed event (a wake-up is neither timed nor weighed)
-            self._queued_bytes -= event_weight(event)
+        self._queued_bytes -= weight
+        if announced is not None:
             self._on_delivery(time.monotonic() - announced)
         return event
 
@@ -178,5 +183,6 @@ class FeedHub:
         if not watchers:
             return
         self._broadcast[session_id] = max(event.revision, self._broadcast.get(session_id, 0))
+        weight = event_weight(event)
         for subscription in tuple(watchers):
-            subscription.offer(event)
+            subscription.offer(event, weight)
