@@ -1,0 +1,98 @@
+"""`to_protobuf_value` builds a google.protobuf.Value directly. It must accept exactly what
+the JSON route it replaced accepted (`json.dumps`, then protobuf's `json_format.Parse`) and
+build the same Value, so this compares the two on tricky and on generated values."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shellexec.client import to_protobuf_value
+from shellexec.client._values import MAX_VALUE_DEPTH
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+def through_json(value: Any) -> bytes | None:
+    """The Value's wire form by the JSON route, None where that route refuses the value."""
+    message = struct_pb2.Value()
+    try:
+        json_format.Parse(json.dumps(value), message)
+        return message.SerializeToString(deterministic=True)
+    except (json_format.ParseError, TypeError, ValueError, RecursionError):
+        return None
+
+
+def directly(value: Any) -> bytes | None:
+    """The Value's wire form as `to_protobuf_value` builds it, None where it refuses (with
+    the error its callers match on)."""
+    try:
+        return to_protobuf_value(value).SerializeToString(deterministic=True)
+    except ValueError as error:
+        refusal = str(error)
+    assert refusal.startswith("cannot encode as a google.protobuf.Value: ")
+    return None
+
+
+def nested(levels: int, innermost: Any, as_objects: bool) -> Any:
+    value = innermost
+    for _ in range(levels):
+        value = {"a": value} if as_objects else [value]
+    return value
+
+
+TRICKY = {
+    "nan": float("nan"), "infinity": float("-inf"), "negative zero": -0.0,
+    "integer beyond a double": 10 ** 400, "integer past 2**53": 2 ** 53 + 1,
+    "int enum": Level.LOW, "lone surrogate": "\ud800", "lone surrogate key": {"\udc00": 1},
+    "integer key": {1: "a"}, "float key": {1.5: 1}, "nan key": {float("nan"): 1},
+    "boolean and null keys": {True: 1, False: 2, None: 3}, "enum key": {Level.LOW: 1},
+    "keys that collide": {1: "a", "1": "b"}, "tuple key": {(1,): 2}, "tuple": (1, "x"),
+    "set": {1}, "bytes": b"x", "object": object(), "empty object": {}, "empty array": [],
+    "null": None, "text NaN": "NaN", "nested": {"a": [1, {"b": [None, True, "x"]}]},
+}
+
+
+@pytest.mark.parametrize("value", TRICKY.values(), ids=TRICKY.keys())
+def test_a_tricky_value_is_taken_or_refused_as_by_json(value: Any) -> None:
+    assert directly(value) == through_json(value)
+
+
+@pytest.mark.parametrize("as_objects", [False, True], ids=["arrays", "objects"])
+@pytest.mark.parametrize("innermost", [1, [], {}], ids=["number", "empty array",
+                                                         "empty object"])
+@pytest.mark.parametrize("levels", [MAX_VALUE_DEPTH - 2, MAX_VALUE_DEPTH - 1, MAX_VALUE_DEPTH,
+                                    MAX_VALUE_DEPTH + 1, 200])
+def test_nesting_stops_where_protobufs_parser_stops(levels: int, innermost: Any,
+                                                    as_objects: bool) -> None:
+    value = nested(levels, innermost, as_objects)
+    assert directly(value) == through_json(value)
+
+
+def test_the_depth_limit_is_reached_and_not_passed() -> None:
+    # An empty array may sit at the deepest level; a number there, or anything deeper, not.
+    assert directly(nested(MAX_VALUE_DEPTH - 1, [], False)) is not None
+    assert directly(nested(MAX_VALUE_DEPTH - 1, 1, False)) is not None
+    assert directly(nested(MAX_VALUE_DEPTH, 1, False)) is None
+    assert directly(nested(MAX_VALUE_DEPTH, [], False)) is None
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.tuples(children)
+    | st.dictionaries(st.text(max_size=4) | st.integers(), children, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_any_json_like_value_is_built_as_by_json(value: Any) -> None:
+    assert directly(value) == through_json(value)
