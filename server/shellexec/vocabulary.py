@@ -185,14 +185,16 @@ MESSAGE_ID_PREFIX: Final[IdPrefix] = "msg_"
 # The `reason` of a google.rpc.ErrorInfo in an error's details: conditions a caller acts on
 # (docs/api.md, "Error reasons"). The domain of every one of them is ERROR_DOMAIN.
 ErrorReason = Literal["TURN_ALREADY_RUNNING", "SEQUENCE_CONFLICT", "REQUEST_ID_REUSED",
-                      "REVISION_AHEAD"]
+                      "REVISION_AHEAD", "TOO_MANY_WATCHERS"]
 REASON_TURN_ALREADY_RUNNING: Final[ErrorReason] = "TURN_ALREADY_RUNNING"
 REASON_SEQUENCE_CONFLICT: Final[ErrorReason] = "SEQUENCE_CONFLICT"
 REASON_REQUEST_ID_REUSED: Final[ErrorReason] = "REQUEST_ID_REUSED"
 REASON_REVISION_AHEAD: Final[ErrorReason] = "REVISION_AHEAD"
+# The caller already holds as many open feed watchers on this replica as it may (ADR 0135).
+REASON_TOO_MANY_WATCHERS: Final[ErrorReason] = "TOO_MANY_WATCHERS"
 ERROR_REASONS: Final[tuple[ErrorReason, ...]] = (
     REASON_TURN_ALREADY_RUNNING, REASON_SEQUENCE_CONFLICT, REASON_REQUEST_ID_REUSED,
-    REASON_REVISION_AHEAD,
+    REASON_REVISION_AHEAD, REASON_TOO_MANY_WATCHERS,
 )
 ERROR_DOMAIN: Final = "shellexec"
 

@@ -50,6 +50,9 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "the front door's buffer per stream and per client connection": [
         ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "a watcher that stopped reading": [("STALLED_WATCHER_SECONDS",)],
+    "feed watchers one caller holds open": [("MAX_WATCHERS_PER_CALLER",)],
+    "streams of one client connection through the front door": [
+        ("FRONT_DOOR_STREAMS_PER_CONNECTION",)],
     "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
     "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),
                                                 ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
@@ -141,3 +144,5 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
                             ("max_request_bytes", str(limits.MAX_HEALTH_REQUEST_BYTES)),
                             ("max_request_body_size", str(limits.MAX_GRPC_MESSAGE_BYTES))])
     assert f"max_request_headers_kb: {limits.MAX_REQUEST_HEADERS_BYTES // 1024}\n" in config
+    assert re.findall(r"max_concurrent_streams: (\d+)", config) == [
+        str(limits.FRONT_DOOR_STREAMS_PER_CONNECTION)]

@@ -22,6 +22,7 @@ from shellexec.service import (
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
     ServiceError,
     UnavailableError,
 )
@@ -42,6 +43,8 @@ def status_of(error: ServiceError) -> grpc.StatusCode:
         return grpc.StatusCode.ALREADY_EXISTS
     if isinstance(error, PermissionDeniedError):
         return grpc.StatusCode.PERMISSION_DENIED
+    if isinstance(error, ResourceExhaustedError):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED  # 429 through Envoy's transcoder
     if isinstance(error, UnavailableError):
         return grpc.StatusCode.UNAVAILABLE
     return grpc.StatusCode.INTERNAL

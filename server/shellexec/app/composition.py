@@ -71,7 +71,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
                              busy_timeout_ms=settings.db_busy_timeout_ms)
     database.on_commit_group(metrics.commit_groups.observe)
     metrics.database_bytes.set_function(database.file_bytes)
-    feed = FeedHub(on_delivery=metrics.delivery_lag.observe)
+    feed = FeedHub(on_delivery=metrics.delivery_lag.observe,
+                   on_refused=metrics.refused_watchers.inc)
     metrics.watchers.set_function(lambda: feed.watchers)
     caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
                         settings.known_sessions)  # rollback

@@ -1,13 +1,13 @@
 """Rendering the front door's Envoy configuration and running Envoy.
 
 The template lives in envoy/envoy.template.yaml; this module fills in the ports, the admin
-socket, the body and buffer limits (`shellexec.rules.limits`), the feed's idle timeout, the
-descriptor set, the CORS policy, the browser boundary (allowed hosts, guard routes, security
-headers), the Connect bridge and its JSON refusal routes, the gRPC codec refusals and the
-filters writing content types as Envoy knows them, one direct-response route per file
-of web/ (Envoy reads the files when it starts, so the page needs no web server of its own),
-the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405 routes
-derived from the descriptor and the local reply mappers).
+socket, the body, buffer and stream limits (`shellexec.rules.limits`), the feed's idle
+timeout, the descriptor set, the CORS policy, the browser boundary (allowed hosts, guard
+routes, security headers), the Connect bridge and its JSON refusal routes, the gRPC codec
+refusals and the filters writing content types as Envoy knows them, one direct-response route
+per file of web/ (Envoy reads the files when it starts, so the page needs no web server of
+its own), the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405
+routes derived from the descriptor and the local reply mappers).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
     FRONT_DOOR_STREAM_BUFFER_BYTES,
+    FRONT_DOOR_STREAMS_PER_CONNECTION,
     MAX_GRPC_MESSAGE_BYTES,
     MAX_HEALTH_REQUEST_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
@@ -301,6 +302,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         cors_policy=_cors_policy(settings.cors_origins),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
+        streams_per_connection=FRONT_DOOR_STREAMS_PER_CONNECTION,
         max_request_headers_kib=MAX_REQUEST_HEADERS_BYTES // 1024,
         max_health_request_bytes=MAX_HEALTH_REQUEST_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),

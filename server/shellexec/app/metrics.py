@@ -37,6 +37,7 @@ class Metrics:
     publishes: Counter
     commit_groups: Histogram
     watchers: Gauge
+    refused_watchers: Counter
     delivery_lag: Histogram
     database_bytes: Gauge
     pruned_rows: Counter
@@ -77,6 +78,11 @@ def create_metrics(registry: CollectorRegistry) -> Metrics:
                                 buckets=GROUP_BUCKETS, registry=registry),
         watchers=Gauge("shellexec_watchers", "Feed streams following live events now.",
                        registry=registry),
+        # No label: which caller was refused is not the metrics' to say (token names).
+        refused_watchers=Counter("shellexec_watchers_refused",
+                                 "Feed streams refused because their caller already held "
+                                 "as many open on this server as it may (TOO_MANY_WATCHERS).",
+                                 registry=registry),
         delivery_lag=Histogram("shellexec_feed_delivery_lag_seconds",
                                "Time from an event's commit to its watcher taking it.",
                                buckets=LAG_BUCKETS, registry=registry),

@@ -118,7 +118,8 @@ PROPERTY_CONSTRAINTS: Final[dict[str, dict[str, Schema]]] = {
     },
     "v1ShellOutput": {"exit_code": _INT32, "stdout": _SHELL_TEXT, "stderr": _SHELL_TEXT},
 }
-# Statuses every operation may answer (docs/api.md, "Errors"); 409 only where it can happen.
+# Statuses every operation may answer (docs/api.md, "Errors"); 409 and 429 only where they
+# can happen.
 ERROR_STATUSES: Final = {
     "400": "INVALID_ARGUMENT (a malformed field, named at the start of `message`; a body "
            "that is not JSON; an unknown query parameter) or FAILED_PRECONDITION",
@@ -129,6 +130,10 @@ ERROR_STATUSES: Final = {
 _CONFLICT: Final = {"409": "ALREADY_EXISTS (reason SEQUENCE_CONFLICT): the sequence was "
                            "stored for another update"}
 _CONFLICT_OPERATIONS: Final = ("ShellExecService_PublishUpdate",)
+_TOO_MANY_WATCHERS: Final = {"429": "RESOURCE_EXHAUSTED (reason TOO_MANY_WATCHERS): the caller "
+                                    "already holds as many open feeds as it may (docs/api.md, "
+                                    "\"Limits\"); close some first"}
+_WATCH_OPERATIONS: Final = ("ShellExecService_WatchMessages",)
 _ERROR_PROPERTIES: Final[Schema] = {
     "code": {"type": "integer", "format": "int32"},
     "message": {"type": "string"},
@@ -205,6 +210,8 @@ def _error_responses(operation: Schema) -> None:
     statuses = dict(ERROR_STATUSES)
     if operation["operationId"] in _CONFLICT_OPERATIONS:
         statuses.update(_CONFLICT)
+    if operation["operationId"] in _WATCH_OPERATIONS:
+        statuses.update(_TOO_MANY_WATCHERS)
     responses = operation["responses"]
     for status, description in statuses.items():
         responses[status] = {"description": description, "schema": dict(_ERROR_REF)}

@@ -9,9 +9,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from shellexec.feed.watcher_counts import WatcherBoundError, WatcherCounts
 from shellexec.projection import MessageView, TurnView
 from shellexec.projection.weight import view_weight
-from shellexec.rules.limits import FEED_QUEUE_BYTES, FEED_QUEUE_EVENTS
+from shellexec.rules.limits import FEED_QUEUE_BYTES, FEED_QUEUE_EVENTS, MAX_WATCHERS_PER_CALLER
 from shellexec.vocabulary import EVENT_END_OF_STREAM, EVENT_HEARTBEAT
 
 
@@ -28,9 +29,15 @@ class FeedEvent:
 
 # Told, for each live event a watcher takes, the seconds since it was announced.
 DeliveryListener = Callable[[float], None]
+# Told of each subscription refused because its owner held as many as it may.
+RefusalListener = Callable[[], None]
 
 
 def _unmeasured(seconds: float) -> None:
+    return None
+
+
+def _uncounted() -> None:
     return None
 
 
@@ -44,10 +51,11 @@ class Subscription:
     of its events (`capacity_bytes`) marks it lagged instead of blocking publishers and is
     emptied, so a watcher that stopped reading holds no events; the watcher then replays
     from the durable log. Each event is queued with the (monotonic) time it was announced,
-    for the delivery lag."""
+    for the delivery lag. `owner` is the caller it is counted against (`WatcherCounts`)."""
 
     def __init__(self, capacity: int, capacity_bytes: int,
-                 on_delivery: DeliveryListener = _unmeasured) -> None:
+                 on_delivery: DeliveryListener = _unmeasured, owner: str = "") -> None:
+        self.owner = owner
         # (event, the time it was announced, its weight); a wake-up has neither time nor
         # weight.
         self._queue: asyncio.Queue[tuple[FeedEvent, float | None, int]] = asyncio.Queue(
@@ -115,14 +123,19 @@ class Subscription:
 
 
 class FeedHub:
-    """Delivers committed events to the subscriptions of their session (one event loop)."""
+    """Delivers committed events to the subscriptions of their session (one event loop).
+    Each owner (caller) holds at most `per_owner` subscriptions at once (ADR 0135)."""
 
     def __init__(self, capacity: int = FEED_QUEUE_EVENTS,
                  capacity_bytes: int = FEED_QUEUE_BYTES,
-                 on_delivery: DeliveryListener = _unmeasured) -> None:
+                 on_delivery: DeliveryListener = _unmeasured, *,
+                 per_owner: int = MAX_WATCHERS_PER_CALLER,
+                 on_refused: RefusalListener = _uncounted) -> None:
         self._capacity = capacity
         self._capacity_bytes = capacity_bytes
         self._on_delivery = on_delivery
+        self._counts = WatcherCounts(per_owner)
+        self._on_refused = on_refused
         self._subscriptions: dict[str, set[Subscription]] = defaultdict(set)
         # The latest revision broadcast of each watched session.
         self._broadcast: dict[str, int] = {}
@@ -134,8 +147,21 @@ class FeedHub:
         """How many subscriptions are open now (readable from any thread: the metrics')."""
         return self._watchers
 
-    def subscribe(self, session_id: str) -> Subscription:
-        subscription = Subscription(self._capacity, self._capacity_bytes, self._on_delivery)
+    def held_by(self, owner: str) -> int:
+        """How many subscriptions `owner` holds open now."""
+        return self._counts.held(owner)
+
+    def subscribe(self, session_id: str, owner: str = "") -> Subscription:
+        """A new subscription to the session's live events, counted against `owner`;
+        WatcherBoundError, with nothing subscribed, when `owner` already holds as many as
+        it may. Every subscription must be given to `unsubscribe` once it ends."""
+        try:
+            self._counts.take(owner)
+        except WatcherBoundError:
+            self._on_refused()
+            raise
+        subscription = Subscription(self._capacity, self._capacity_bytes, self._on_delivery,
+                                    owner)
         if self._closed:
             subscription.close()
         self._subscriptions[session_id].add(subscription)
@@ -155,6 +181,7 @@ class FeedHub:
             return
         watchers.discard(subscription)
         self._watchers -= 1
+        self._counts.give_back(subscription.owner)
         if not watchers:
             del self._subscriptions[session_id]
             self._broadcast.pop(session_id, None)

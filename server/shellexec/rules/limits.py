@@ -101,6 +101,15 @@ FEED_QUEUE_BYTES: Final = 2 * _MIB
 # weigh (each message once): what a watcher stalled mid-replay holds (ADR 0133).
 REPLAY_BATCH_EVENTS: Final = 100
 REPLAY_BATCH_BYTES: Final = 1 * _MIB
+# The feed watchers one caller (a token's name; with authentication off, everyone) may hold
+# open at once on one replica: each may hold a live queue and a replay batch (above), so this
+# bounds what one caller can make the server hold. A dashboard watching every session of a
+# busy task stays far below it (ADR 0135).
+MAX_WATCHERS_PER_CALLER: Final = 64
+# The streams one client connection may carry at once through the front door (HTTP/2's
+# SETTINGS_MAX_CONCURRENT_STREAMS, which Envoy announces; a client waits for a free one): a
+# caller's full share of watchers with room for its unary calls beside them (ADR 0135).
+FRONT_DOOR_STREAMS_PER_CONNECTION: Final = 256
 # What Envoy buffers for one stream, and for one client connection, before flow control
 # stops the sender: a watcher that stops reading costs about this much at the front door.
 FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536

@@ -15,6 +15,7 @@ from shellexec.service.errors import (
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
     ServiceError,
     UnavailableError,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "PermissionDeniedError",
     "Publisher",
     "Reader",
+    "ResourceExhaustedError",
     "ServiceError",
     "Sessions",
     "StateCache",

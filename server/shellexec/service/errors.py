@@ -6,6 +6,7 @@
     ├── FailedPreconditionError    the request is valid but the resource's state forbids it
     ├── AlreadyExistsError         what the request would create exists with other content
     ├── PermissionDeniedError      the caller's token does not cover the request
+    ├── ResourceExhaustedError     the caller holds as much of a bounded resource as it may
     └── UnavailableError           the database did not answer: retry (nothing half-done)
 
 An error's text may reach a browser and travels as a gRPC trailer, so it never holds more of an
@@ -71,6 +72,12 @@ class AlreadyExistsError(ServiceError):
 class PermissionDeniedError(ServiceError):
     """The caller may not do this; raised only where the answer reveals nothing that the
     request does not already say (a session of another task answers as not found)."""
+
+
+class ResourceExhaustedError(ServiceError):
+    """The caller already holds as much of a resource bounded per caller as it may (open feed
+    watchers, ADR 0135); it may ask again once it has let some go. Other callers are not
+    affected."""
 
 
 class UnavailableError(ServiceError):

@@ -6,7 +6,7 @@ import functools
 from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from shellexec import normalize
-from shellexec.feed import FeedEvent, FeedHub
+from shellexec.feed import FeedEvent, FeedHub, WatcherBoundError
 from shellexec.feed.stream import LogBatch, follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import Masking, MessageView, TurnView, project_message
@@ -18,7 +18,7 @@ from shellexec.rules.limits import (
     REPLAY_BATCH_EVENTS,
 )
 from shellexec.service.access import UNRESTRICTED, Caller
-from shellexec.service.errors import InvalidArgumentError, NotFoundError
+from shellexec.service.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from shellexec.service.records import (
     BootStateRecord,
     MessagePage,
@@ -35,6 +35,7 @@ from shellexec.vocabulary import (
     EVENT_RESET,
     EVENT_SESSION_DELETED,
     REASON_REVISION_AHEAD,
+    REASON_TOO_MANY_WATCHERS,
     RESOURCE_MESSAGE,
     RESOURCE_TASK,
 )
@@ -198,8 +199,16 @@ class Reader:
     async def watch(self, session_id: str, since_revision: int | None, *,
                     caller: Caller = UNRESTRICTED) -> AsyncGenerator[FeedEvent, None]:
         """Checks the session, then returns its event stream (errors surface before the first
-        event, so a browser gets a proper 404/400)."""
-        subscription = self._feed.subscribe(session_id)
+        event, so a browser gets a proper 404/400). A caller already holding as many open
+        streams on this replica as it may is refused first, before anything is subscribed or
+        read (ADR 0135); every caller is counted by its token's name."""
+        try:
+            subscription = self._feed.subscribe(session_id, caller.name)
+        except WatcherBoundError as reached:
+            raise ResourceExhaustedError(
+                f"this caller already has {reached.bound} feeds open on this server, the most "
+                "it may; close feeds it no longer reads, or watch fewer sessions",
+                REASON_TOO_MANY_WATCHERS) from None
         try:
             session = await self._database.read(lambda: session_record(session_id, caller))
             if since_revision is not None and since_revision > session.revision:
