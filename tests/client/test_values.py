@@ -26,7 +26,7 @@ def through_json(value: Any) -> bytes | None:
     message = struct_pb2.Value()
     try:
         json_format.Parse(json.dumps(value), message)
-        return message.SerializeToString(deterministic=True)
+        return bytes(message.SerializeToString(deterministic=True))
     except (json_format.ParseError, TypeError, ValueError, RecursionError):
         return None
 
@@ -35,7 +35,7 @@ def directly(value: Any) -> bytes | None:
     """The Value's wire form as `to_protobuf_value` builds it, None where it refuses (with
     the error its callers match on)."""
     try:
-        return to_protobuf_value(value).SerializeToString(deterministic=True)
+        return bytes(to_protobuf_value(value).SerializeToString(deterministic=True))
     except ValueError as error:
         refusal = str(error)
     assert refusal.startswith("cannot encode as a google.protobuf.Value: ")
