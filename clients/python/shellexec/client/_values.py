@@ -30,8 +30,8 @@ def to_protobuf_value(value: Any) -> struct_pb2.Value:
     `publish` converts a plain value with this on every call (and every retry); convert once
     and pass the result to `publish` to pay for it once. Raises ValueError, naming the cause,
     when `value` has no such form: a type JSON lacks, a number beyond a double, a lone
-    surrogate in a string, or a value deeper than 50 levels of objects and arrays (protobuf's
-    recursion limit).
+    surrogate in a string, or a value nested more than 50 levels deep in objects and arrays
+    (the whole value is level 1; protobuf's recursion limit).
     """
     message = struct_pb2.Value()
     try:
@@ -46,8 +46,8 @@ def _fill(message: struct_pb2.Value, value: Any, depth: int) -> None:
     `json_format.Parse` would (tests/client/test_values.py compares the two), at a fraction
     of their cost: converting an update was most of what the bridge spent on it."""
     if depth > MAX_VALUE_DEPTH:
-        raise ValueError(f"it nests objects and arrays more than {MAX_VALUE_DEPTH - 1} deep, "
-                         "past protobuf's recursion limit")
+        raise ValueError(f"it nests values more than {MAX_VALUE_DEPTH} levels deep, past "
+                         "protobuf's recursion limit")
     if isinstance(value, str):
         message.string_value = value  # raises on a lone surrogate (no UTF-8 form)
     elif value is None:
