@@ -21,6 +21,7 @@ const FEED_LABELS = {
   connecting: 'Connecting…',
   live: 'Live',
   reconnecting: 'Reconnecting…',
+  busy: 'Too many feeds open',
   stopped: 'Stopped',
   deleted: 'Deleted',
 };

@@ -8,6 +8,9 @@
 // Two events end the feed for good: `session_deleted` (the session is gone; reconnecting would
 // only answer 404) and `reset` (the events after our revision were compacted away: the state
 // must be loaded again, and the feed started anew from its revision).
+// A feed refused with 429 (the caller already holds as many open feeds as the server allows,
+// `TOO_MANY_WATCHERS`) says so with its own status and waits the longest backoff before trying
+// again: another attempt succeeds only once one of the caller's other feeds has ended.
 // EventSource and the timers are injected so this is unit-tested.
 //
 // A handler that throws (a bug, or a message no row can take) must neither stop the feed nor
@@ -25,6 +28,8 @@ import { revisionOf, watchPath } from './api.js';
 
 export const RECONNECT_DELAYS_MS = Object.freeze([500, 1000, 2000, 4000, 5000]);
 export const STALE_AFTER_MS = 60_000;
+// The HTTP status of a feed refused because its caller holds too many open ones.
+const TOO_MANY_FEEDS = 429;
 
 const MESSAGE_EVENTS = new Set(['session.message.added', 'session.message.updated']);
 const TURN_EVENTS = new Set(['session.turn.started', 'session.turn.completed']);
@@ -45,7 +50,8 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  * @param {(error: unknown, event: object, retried: boolean) => void} [options.onHandlerError]
  *   `onEvent` or `onTurn` threw on `event`; `retried` is true when the event was a replay, so
  *   it is not asked for again (console.error by default).
- * @param {(status: 'connecting'|'live'|'reconnecting'|'stopped'|'deleted') => void} [options.onStatus]
+ * @param {(status: 'connecting'|'live'|'reconnecting'|'busy'|'stopped'|'deleted') => void} [options.onStatus]
+ *   `busy`: refused because too many feeds are open; it retries after the longest delay.
  * @param {() => void} [options.onDeleted] the session was deleted; the feed has stopped.
  * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
  * @param {typeof EventSource} [options.EventSource]
@@ -114,7 +120,7 @@ export function createFeed(options) {
   function connect() {
     reconnectTimer = null;
     if (!running) return;
-    if (status !== 'reconnecting') setStatus('connecting');
+    if (status !== 'reconnecting' && status !== 'busy') setStatus('connecting');
     const es = new EventSourceImpl(urlFor(sessionId, resumeRevision()));
     source = es;
     es.onopen = () => {
@@ -123,9 +129,13 @@ export function createFeed(options) {
     es.onmessage = (event) => {
       if (source === es) handle(event.data);
     };
-    es.onerror = () => {
+    es.onerror = (event) => {
       if (source !== es) return;
       errors += 1;
+      if (event?.status === TOO_MANY_FEEDS) {
+        reconnect(delays.at(-1), 'busy');
+        return;
+      }
       reconnect(reconnectDelay(errors, delays));
     };
     armStaleTimer();
@@ -139,11 +149,11 @@ export function createFeed(options) {
     return from;
   }
 
-  function reconnect(delay) {
+  function reconnect(delay, waitingStatus = 'reconnecting') {
     closeSource();
     clearTimers();
     if (!running) return;
-    setStatus('reconnecting');
+    setStatus(waitingStatus);
     reconnectTimer = schedule(connect, delay);
   }
 

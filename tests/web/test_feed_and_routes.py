@@ -12,6 +12,8 @@ import pytest
 from playwright.sync_api import expect
 from web.chat import ChatPage, codex_delta, generic_start, user_text
 
+from shellexec.rules.limits import MAX_WATCHERS_PER_CALLER
+
 from support.acp import agent_text, codex_end
 from support.rest import Api, unique
 from support.stack import Stack
@@ -233,3 +235,26 @@ def test_page_reloads_when_the_feed_it_resumes_was_compacted(
     expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
     api.publish(sid, agent_text("after the reload"))
     expect(messages).to_have_count(3)
+
+
+def test_a_feed_refused_as_one_too_many_says_so_then_follows_once_one_ends(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Authentication is off here, so this test and the page are one caller (ADR 0135).
+    sid = api.new_session("codex")["id"]
+    held = [api.watch(sid, "?since_revision=0") for _ in range(MAX_WATCHERS_PER_CALLER)]
+    try:
+        for feed in held:
+            assert next(feed)["type"] == "heartbeat"  # open on the server
+        chat.open(f"{stack.rest_url}/?session={sid}", live=False)
+        status = chat.page.get_by_test_id("feed-status")
+        expect(status).to_have_attribute("data-state", "busy")
+        expect(status).to_have_text("Too many feeds open")
+
+        held.pop().close()  # one of the caller's feeds ends: the page's next try gets its place
+        expect(status).to_have_attribute("data-state", "live", timeout=30_000)
+        api.publish(sid, agent_text("Following now."))
+        expect(chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+               ).to_contain_text("Following now.")
+    finally:
+        for feed in held:
+            feed.close()

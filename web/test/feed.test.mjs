@@ -23,8 +23,10 @@ function fakeEventSource() {
     emit(json) {
       this.onmessage?.({ data: typeof json === 'string' ? json : JSON.stringify(json) });
     }
-    fail() {
-      this.onerror?.(new Event('error'));
+    fail(status) {
+      const event = new Event('error');
+      if (status !== undefined) event.status = status;
+      this.onerror?.(event);
     }
   }
   return { FakeEventSource, instances };
@@ -101,6 +103,21 @@ describe('feed', () => {
     assert.equal(instances.length, 7);
     assert.ok(instances.slice(1).every((es) => es.url.endsWith('since_revision=8')));
     assert.ok(statuses.includes('reconnecting'));
+  });
+
+  test('a feed refused as one too many says so and retries after the longest delay', async () => {
+    const { clock, instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].fail(429);
+    assert.equal(statuses.at(-1), 'busy');
+    assert.deepEqual(clock.pendingDelays().filter((d) => d < 60_000), [5000]);
+    await clock.advance(5000);
+    assert.equal(instances.length, 2);
+    assert.equal(statuses.at(-1), 'busy', 'still busy until the new feed opens');
+    instances[1].onopen();
+    assert.equal(statuses.at(-1), 'live');
+    instances[1].fail(502);
+    assert.equal(statuses.at(-1), 'reconnecting', 'other errors keep their own status');
   });
 
   test('a received event resets the backoff', async () => {
