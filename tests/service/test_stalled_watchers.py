@@ -7,7 +7,7 @@ never read, while 30 MB of output is published in 4 KiB deltas: about 7,300 even
 `tcp_wmem`; with 10 MB a watcher was sent every event). The events stay small on purpose: a
 watcher's live queue may hold 2 MiB of larger ones (ADR 0133; before it, 1,024 of any size,
 ADR 0046 "Since"), half of the few MB this test allows, and an allocator keeps much of the
-heap it grew to for them. The resident memory of both
+heap it grew to for them. The
 server's resident memory (VmRSS) is compared before and after. Envoy's heap in use (live, from
 its admin `/memory`, not the `server.memory_allocated` statistic, which is refreshed only at
 each five-second stats flush) is sampled while the output is published: its peak is bounded,
@@ -52,7 +52,7 @@ from support.stack import Stack, free_port
 WATCHERS = 20
 DELTA_BYTES = 4096
 OUTPUT_BYTES = 30 * 1000 * 1000
-# "A few MB": what 20 stalled watchers may add to either process's resident memory.
+# "A few MB": what 20 stalled watchers may add to the server's resident memory.
 MAX_GROWTH_KIB = 4 * 1024
 # What Envoy's heap in use may rise to while they stall: measured 1.4 to 11.5 MiB on the
 # 2-core machine (70 to 575 KiB a watcher, freed as they are ended; ADR 0046). Its resident
