@@ -5,17 +5,18 @@ after the bridge was SIGKILLed."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bridge.harness import agent_command, run_bridge
 from bridge.hostile import Step, launch_raw, read_record, request, run_raw, update
 from bridge.provider_scripts import say
 
+from support.processes import gone, wait_until
 from support.stack import Stack
 
 pytestmark = pytest.mark.slow
@@ -48,42 +49,24 @@ def test_the_agent_cannot_read_what_the_bridge_keeps_out_of_its_environment(
     assert record["environ_of_parent"] == []
 
 
-def _gone(pid: int) -> bool:
-    """Whether the process ended (a zombie nobody reaped has ended too)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state in ("Z", "X")
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_an_agent_that_ignores_its_input_does_not_outlive_a_killed_bridge(
         stack: Stack, tmp_path: Path) -> None:
     script: list[Step] = [update(say("working")), {"hang": 3 * GONE_SECONDS}]
     launched, record_path = launch_raw(stack, tmp_path, script)
     pid = 0
     try:
-        assert _wait_until(lambda: record_path.exists()
+        assert wait_until(lambda: record_path.exists()
                            and 0 in read_record(record_path)["done"], STARTED_SECONDS), (
             launched.stderr_path.read_text()[-3000:])
         pid = read_record(record_path)["pid"]
         launched.process.send_signal(signal.SIGKILL)
         launched.process.wait()
 
-        assert _wait_until(lambda: _gone(pid), GONE_SECONDS), "the agent outlived the bridge"
+        assert wait_until(lambda: gone(pid), GONE_SECONDS), "the agent outlived the bridge"
     finally:
         launched.process.kill()
         launched.process.wait()
-        if pid and not _gone(pid):
+        if pid and not gone(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -94,31 +77,57 @@ def _processes_running(command_line: str) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if (entry / "cmdline").read_bytes() == wanted and not _gone(int(entry.name)):
+                if (entry / "cmdline").read_bytes() == wanted and not gone(int(entry.name)):
                     pids.append(int(entry.name))
     return pids
 
 
-def test_a_hosted_terminal_does_not_outlive_a_killed_bridge(stack: Stack,
-                                                            tmp_path: Path) -> None:
-    sleeper = f"sleep {3 * GONE_SECONDS + os.getpid() % 1000 / 1000:.3f}"  # this run's own
-    script: list[Step] = [request("terminal/create", command=f"exec {sleeper}"),
+def test_a_hosted_command_and_what_it_started_do_not_outlive_a_killed_bridge(
+        stack: Stack, tmp_path: Path) -> None:
+    """The shell, its background job and a process that left its session with `setsid`
+    (ADR 0136): PR_SET_PDEATHSIG alone would reach the shell only."""
+    unique = 3 * GONE_SECONDS + os.getpid() % 1000 / 1000  # this run's own sleeps
+    sleepers = [f"sleep {unique + extra:.3f}" for extra in (0.1, 0.2, 0.3)]
+    line = f"{sleepers[0]} & setsid {sleepers[1]} & exec {sleepers[2]}"
+    script: list[Step] = [request("terminal/create", command=line),
                           {"hang": 3 * GONE_SECONDS}]
     launched, record_path = launch_raw(stack, tmp_path, script, "--host-terminals")
     pids: list[int] = []
     try:
-        assert _wait_until(lambda: record_path.exists()
+        assert wait_until(lambda: record_path.exists()
                            and 0 in read_record(record_path)["done"], STARTED_SECONDS), (
             launched.stderr_path.read_text()[-3000:])
-        assert _wait_until(lambda: len(_processes_running(sleeper)) == 1, STARTED_SECONDS)
-        pids = _processes_running(sleeper)
+        assert wait_until(lambda: all(len(_processes_running(sleeper)) == 1
+                                       for sleeper in sleepers), STARTED_SECONDS)
+        pids = [_processes_running(sleeper)[0] for sleeper in sleepers]
         launched.process.send_signal(signal.SIGKILL)
         launched.process.wait()
 
-        assert _wait_until(lambda: _gone(pids[0]), GONE_SECONDS), "the terminal outlived it"
+        left = [sleeper for sleeper, pid in zip(sleepers, pids, strict=True)
+                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        assert left == [], "outlived the bridge"
     finally:
         launched.process.kill()
         launched.process.wait()
         for pid in [*pids, read_record(record_path).get("pid", 0)]:
-            if pid and not _gone(pid):
+            if pid and not gone(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _ignored(mask_line: str) -> set[str]:
+    mask = int(mask_line.split()[1], 16)
+    return {signal.Signals(number).name for number in signal.valid_signals()
+            if mask >> (number - 1) & 1}
+
+
+def test_the_agent_gets_sigpipe_and_sigxfsz_as_any_program_does(stack: Stack,
+                                                               tmp_path: Path) -> None:
+    """The bridge is Python, which ignores both, and an ignored signal stays ignored across
+    execve: its launcher gives them back, as `subprocess` does, before it runs the agent."""
+    seen = tmp_path / "sigign.txt"
+    agent = agent_command(tmp_path, [{"update": say("done")}], "agent")[0]
+    command = ["/bin/sh", "-c", f"grep '^SigIgn:' /proc/$$/status > {seen}; exec {agent}"]
+    finished = run_bridge(stack, tmp_path, [], "--prompt", "Go.", command=command)
+
+    assert finished.code == 0, finished.stderr
+    assert _ignored(seen.read_text()) & {"SIGPIPE", "SIGXFSZ"} == set()

@@ -8,6 +8,9 @@ Modules, one job each:
 - `run`: one run from agent start to completed turn, cancellation on signals;
 - `agent`: the agent process (own process group, stderr relay) and the ACP connection;
 - `handlers`: what the bridge answers the agent (permissions, files; no terminal);
+- `terminals`: hosted terminals; `guarded_command` runs each under `terminal_guard`, a
+  standalone program (never imported) that ends everything the command started;
+- `process_guard`: the bridge closed to inspection, the agent ending with the bridge;
 - `forwarder`: the ordered, sequenced, bounded buffer in front of PublishUpdate;
 - `service`, `retry`: service calls retried with backoff inside a bounded window;
 - `environment`, `naming`, `permissions`, `files`, `signals`, `options`, `errors`.

@@ -7,8 +7,9 @@
   processes without CAP_SYS_PTRACE; the bridge leaves no core dump either. An `execve` makes a
   process dumpable again, so the agent and its commands are not affected.
 - `ending_with_bridge`: the command line that has the kernel SIGKILL a child when the bridge
-  dies (PR_SET_PDEATHSIG), so an agent that ignores the end of its stdin, or a hosted
-  terminal, does not outlive a bridge that was SIGKILLed and could stop nothing itself.
+  dies (PR_SET_PDEATHSIG), so an agent that ignores the end of its stdin does not outlive a
+  bridge that was SIGKILLed and could stop nothing itself. (A hosted terminal's command has a
+  guard of its own, which reaches what the command forks too: `terminal_guard`, ADR 0136.)
 
 Elsewhere both are no-ops.
 """
@@ -68,10 +69,13 @@ def ending_with_bridge(program: str, argv: Sequence[str]) -> list[str]:
 
 
 # argv: the bridge's pid, the program, its argv. The parent check closes the race of a bridge
-# that died before prctl; exit 127 is a shell's "cannot run".
+# that died before prctl; exit 127 is a shell's "cannot run". Python starts with SIGPIPE and
+# SIGXFSZ ignored, which execve would pass on: the program gets them as `subprocess` gives them.
 _LAUNCHER: Final = f"""
-import ctypes, os, sys
+import ctypes, os, signal, sys
 ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, {int(signal.SIGKILL)}, 0, 0, 0)
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 if os.getppid() != int(sys.argv[1]):
     sys.exit(1)
 try:

@@ -145,8 +145,8 @@ class BridgeRun:
             self._observed(update)
 
     async def _stop_terminals(self) -> None:
-        """Kills the process group of every hosted terminal still running (their exits are
-        recorded before the turn is completed)."""
+        """Kills what every hosted terminal started and still runs (their exits are recorded
+        before the turn is completed)."""
         if self._terminals is not None:
             await self._terminals.stop_all()
 

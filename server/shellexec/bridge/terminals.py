@@ -6,11 +6,14 @@ methods, and the exact output and exit status recorded into the tool call's reco
 as a terminal shows them, in its own process group, in the requested directory if it lies
 inside the bridge's `--cwd` tree (else in `--cwd`), with the bridge's allow-listed
 environment plus the variables the agent asked for. `terminal/output` answers the newest
-`outputByteLimit` bytes (`output_window`), `terminal/wait_for_exit` the exit code or signal,
-`terminal/kill` kills the process group and keeps the terminal, `terminal/release` kills it if
-it still runs and forgets the terminal. A command still running after `--terminal-timeout`
-seconds, on cancel and when the bridge stops is killed with its whole group. This is not a
-sandbox: see docs/bridge.md.
+`outputByteLimit` bytes (`output_window`), `terminal/wait_for_exit` the shell's exit code or
+signal, `terminal/kill` kills the command and everything it started and keeps the terminal,
+`terminal/release` kills what still runs and forgets the terminal. A command still running
+after `--terminal-timeout` seconds is killed, and on cancel and when the bridge stops
+everything each terminal started is. Each command runs under a guard of its own
+(`guarded_command`, ADR 0136), which ends what the command started even if it left the
+shell's process group, and even when the bridge was SIGKILLed. This is not a sandbox: see
+docs/bridge.md.
 
 What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
 command and directory at create, a `terminal_output_chunk` per read of the output (the
@@ -49,9 +52,9 @@ from acp.schema import EnvVariable, TerminalExitStatus
 from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
+from shellexec.bridge.guarded_command import GuardedCommand
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
-from shellexec.bridge.process_guard import ending_with_bridge
 from shellexec.normalize.terminal_updates import terminal_refs
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
@@ -64,7 +67,7 @@ log = logging.getLogger("shellexec.bridge")
 _READ_BYTES = 64 * 1024
 # Output still in the pipe once the shell exited (a background child may hold it open).
 _DRAIN_SECONDS = 1.0
-# Terminals one agent may hold at once (created and not released): each is a process group.
+# Terminals one agent may hold at once (created and not released): each has a guard process.
 MAX_TERMINALS = 64
 
 Record = Callable[[dict[str, Any]], None]
@@ -75,14 +78,13 @@ class _Terminal:
     terminal_id: str
     command: str
     cwd: Path
-    process: asyncio.subprocess.Process
+    process: GuardedCommand
     window: OutputWindow
     call_id: str | None
     recorded: OutputTail = field(default_factory=OutputTail)
     status: TerminalExitStatus | None = None
     ended: asyncio.Task[TerminalExitStatus] | None = None
     timer: asyncio.TimerHandle | None = None
-    group_killed: bool = False
 
 
 def shell_line(command: str, args: Sequence[str] | None) -> str:
@@ -102,11 +104,6 @@ def _exit_status(returncode: int) -> TerminalExitStatus:
     except ValueError:
         name = f"SIG{-returncode}"
     return TerminalExitStatus(exit_code=None, signal=name)
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 class TerminalHost:
@@ -159,9 +156,9 @@ class TerminalHost:
 
     def kill(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
-        if terminal.process.returncode is None:
+        if terminal.status is None:
             log.info("terminal %s: killed at the agent's request", terminal_id)
-            _kill_group(terminal.process)
+        terminal.process.end()
 
     async def release(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
@@ -185,7 +182,7 @@ class TerminalHost:
             self._record(self._snapshot(terminal))
 
     async def stop_all(self) -> None:
-        """Kills every terminal's process group (cancel, the bridge stopping)."""
+        """Kills what every terminal started (cancel, the bridge stopping)."""
         terminals = list(self._terminals.values())
         for terminal in terminals:
             await self._ended(terminal)
@@ -222,20 +219,16 @@ class TerminalHost:
         return env
 
     async def _spawn(self, line: str, cwd: Path, env: Mapping[str, str]
-                     ) -> asyncio.subprocess.Process:
+                     ) -> GuardedCommand:
         try:
-            return await asyncio.create_subprocess_exec(
-                *ending_with_bridge(_shell(), [_shell(), "-c", line]),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                cwd=str(cwd), env=dict(env), start_new_session=True)
+            return await GuardedCommand.start(_shell(), line, cwd, env)
         except OSError as error:
             raise RequestError.internal_error(
                 {"command": line, "reason": error.strerror or str(error)}) from None
 
     async def _run(self, terminal: _Terminal) -> TerminalExitStatus:
         reading = asyncio.ensure_future(self._read(terminal))
-        returncode = await terminal.process.wait()
+        returncode = await terminal.process.shell_exit()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(reading), _DRAIN_SECONDS)
         reading.cancel()
@@ -262,23 +255,18 @@ class TerminalHost:
                                           data=base64.b64encode(data).decode("ascii")))
 
     def _time_out(self, terminal: _Terminal) -> None:
-        if terminal.process.returncode is not None:
+        if terminal.status is not None:
             return
         log.warning("terminal %s: still running after %g s (--terminal-timeout); killing it",
                     terminal.terminal_id, self._timeout)
-        _kill_group(terminal.process)
+        terminal.process.end()
 
     async def _ended(self, terminal: _Terminal) -> None:
-        """Kills the terminal's process group unless it ended, and waits until it has."""
+        """Kills what the terminal's command started, and waits until it has ended."""
         assert terminal.ended is not None
-        if not terminal.ended.done():
-            _kill_group(terminal.process)
+        terminal.process.end()
+        await terminal.process.ended()
         await asyncio.wait({terminal.ended})
-        # The shell may have exited leaving children in its group: they go too. Once only,
-        # so a group id the system reuses later is never signalled.
-        if not terminal.group_killed:
-            terminal.group_killed = True
-            _kill_group(terminal.process)
 
     def _update(self, terminal: _Terminal, kind: str, **fields: Any) -> dict[str, Any]:
         update: dict[str, Any] = {"sessionUpdate": kind, "terminalId": terminal.terminal_id,

@@ -1,0 +1,154 @@
+"""The guard of one hosted terminal (ADR 0136): a small program the bridge runs as
+`python -I -S terminal_guard.py BRIDGE_PID STATUS_FD SHELL -c LINE`, and the parent of the
+shell that runs the agent's command line.
+
+It is never imported: it runs in its own interpreter, with the standard library only (`-I -S`
+keeps the user's site-packages and variables out of it), so it starts in a few milliseconds
+and holds little while it waits. What it does:
+
+- It dies with the bridge: the kernel sends it SIGTERM when the bridge dies, even SIGKILLed
+  (PR_SET_PDEATHSIG), and SIGTERM is what the bridge sends it too.
+- It adopts every orphan of the command (PR_SET_CHILD_SUBREAPER): a background job, or one
+  that called `setsid` to leave the shell's session, is reparented to the guard instead of
+  to init, so everything the command started stays the guard's to end.
+- It runs the shell in a process group of its own, writing to the pipe the bridge reads,
+  and keeps no copy of that pipe, so the bridge sees the output end when the command's
+  processes close it.
+- It writes `ready` to STATUS_FD once the shell runs and SIGTERM is sure to reach the guard's
+  own handling (before that, SIGTERM would end the guard and leave the shell unwatched), then
+  the shell's return code once the shell exited (negative for a signal, as `subprocess`
+  reports one), while background jobs may still run.
+- On SIGTERM it SIGKILLs its children until none is left. A killed process's own children
+  become the guard's, so the whole tree goes, a level at a time; and since only the guard
+  reaps its children, no pid it signals can have been reused by another process.
+- It exits by itself once the shell and everything the shell started have ended.
+
+It is not dumpable (PR_SET_DUMPABLE), so another process of the user cannot write a made-up
+status into its STATUS_FD through /proc. Off Linux (no prctl) it adopts nothing, and SIGTERM
+ends the shell's process group only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+WATCHED = {signal.SIGTERM, signal.SIGCHLD}
+# Python starts with these ignored, and an ignored signal stays ignored across execve: the
+# shell must get them as it would from a terminal (`yes | head -1` ends by SIGPIPE).
+RESTORED = (signal.SIGPIPE, signal.SIGXFSZ)
+# How long a round of killing waits for a child to end before it looks for children again.
+ROUND_SECONDS = 0.05
+
+
+def guard_the_command(bridge_pid: int) -> None:
+    """Asks the kernel for SIGTERM when the bridge dies and for the command's orphans."""
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except AttributeError:
+        return
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if os.getppid() != bridge_pid:  # the bridge died before it could have sent SIGTERM
+        sys.exit(1)
+
+
+def start_shell(argv: list[str]) -> int:
+    """Forks the shell in a process group of its own; its pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        os.setpgid(0, 0)
+        for number in RESTORED:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        os.execv(argv[0], argv)
+    except OSError as error:
+        os.write(2, f"cannot run {argv[0]!r}: {error.strerror}\n".encode())
+    os._exit(127)  # a shell's "cannot run"
+
+
+def let_go_of_the_output() -> None:
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+
+
+def children() -> list[int]:
+    """The guard's children, adopted ones included (none off Linux)."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as listing:
+            return [int(pid) for pid in listing.read().split()]
+    except OSError:
+        return []
+
+
+class Guard:
+    def __init__(self, shell: int, status_fd: int) -> None:
+        self.shell = shell
+        self.status_fd = status_fd
+        self.shell_reaped = False
+
+    def watch(self) -> None:
+        """Until the shell and every process it started ended, or SIGTERM ended them."""
+        while self.reap():
+            if signal.sigwaitinfo(WATCHED).si_signo == signal.SIGTERM:
+                self.end_everything()
+                return
+
+    def end_everything(self) -> None:
+        while True:
+            if not self.shell_reaped:  # its group id is still the shell's own
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.shell, signal.SIGKILL)
+            for pid in children():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            if not self.reap():
+                return
+            signal.sigtimedwait({signal.SIGCHLD}, ROUND_SECONDS)
+
+    def reap(self) -> bool:
+        """Reaps the children that ended, reporting the shell's code; whether any is left."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if pid == 0:
+                return True
+            if pid == self.shell:
+                self.shell_reaped = True
+                self.report(os.waitstatus_to_exitcode(status))
+
+    def report(self, returncode: int) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self.status_fd, f"{returncode}\n".encode("ascii"))
+        os.close(self.status_fd)
+
+
+def main(argv: list[str]) -> None:
+    bridge_pid, status_fd, command = int(argv[1]), int(argv[2]), argv[3:]
+    for number in WATCHED:  # the guard waits for them, even if its parent ignored them
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+    os.set_inheritable(status_fd, False)
+    guard_the_command(bridge_pid)
+    shell = start_shell(command)
+    let_go_of_the_output()
+    os.write(status_fd, b"ready\n")
+    Guard(shell, status_fd).watch()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
