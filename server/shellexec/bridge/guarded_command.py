@@ -5,7 +5,8 @@ The guard, not the shell, is the bridge's child: it stays while the command's ba
 run, so the shell's return code comes over a pipe of its own, and the guard's exit means that
 nothing the command started is left (on Linux; elsewhere, that the shell ended). That pipe
 first says `ready`: only then does SIGTERM reach the guard's own handling, so `start` waits
-for it, and a command killed as soon as it was created is killed by its guard.
+for it, and a command killed as soon as it was created is killed by its guard. A start
+cancelled before then ends its guard too.
 """
 
 from __future__ import annotations
@@ -52,13 +53,21 @@ class GuardedCommand:
         finally:
             os.close(write_end)
         report = asyncio.StreamReader()
-        pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(report), os.fdopen(read_end, "rb", 0))
-        command = cls(guard, report, pipe)
-        if await report.readline() != _READY:
+        pipe: asyncio.ReadTransport | None = None
+        try:
+            pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(report), os.fdopen(read_end, "rb", 0))
+            ready = await report.readline()
+        except BaseException:  # cancelled: nobody else would end this command
+            with contextlib.suppress(ProcessLookupError):
+                guard.send_signal(signal.SIGTERM)
+            if pipe is not None:
+                pipe.close()
+            raise
+        if ready != _READY:
             pipe.close()
             raise OSError(f"its guard ended before the shell started ({await guard.wait()})")
-        return command
+        return cls(guard, report, pipe)
 
     @property
     def stdout(self) -> asyncio.StreamReader:

@@ -15,7 +15,7 @@ and holds little while it waits. What it does:
   and keeps no copy of that pipe, so the bridge sees the output end when the command's
   processes close it.
 - It writes `ready` to STATUS_FD once the shell runs and SIGTERM is sure to reach the guard's
-  own handling (before that, SIGTERM would end the guard and leave the shell unwatched), then
+  own handling (before that, SIGTERM would end the guard before the shell ran at all), then
   the shell's return code once the shell exited (negative for a signal, as `subprocess`
   reports one), while background jobs may still run.
 - On SIGTERM it SIGKILLs its children until none is left. A killed process's own children

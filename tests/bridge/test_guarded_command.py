@@ -1,0 +1,96 @@
+"""`GuardedCommand` on its own, with real processes (ADR 0136): the shell's return code while a
+background job still runs, a signal reported as `subprocess` reports one, a guard that ends
+before the shell started, and a start cancelled before the guard said it was ready."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from shellexec.bridge import guarded_command
+from shellexec.bridge.guarded_command import GuardedCommand
+
+T = TypeVar("T")
+SHELL = shutil.which("bash") or "/bin/sh"
+# Bounds of the waits below: each ends as soon as what it waits for happened.
+ENDED_SECONDS = 10.0
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(asyncio.wait_for(coroutine, 60))
+
+
+def test_the_shell_exit_comes_while_its_background_job_runs_and_end_stops_that_job(
+        tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, bytes, bool, int | None]:
+        command = await GuardedCommand.start(
+            SHELL, "sleep 300 & echo started; exit 7", tmp_path, os.environ)
+        code = await command.shell_exit()
+        output = await command.stdout.readline()
+        still_guarded = command.guard.returncode is None
+        command.end()
+        await asyncio.wait_for(command.ended(), ENDED_SECONDS)
+        return code, output, still_guarded, command.guard.returncode
+
+    code, output, still_guarded, guard_code = _run(scenario())
+
+    assert (code, output) == (7, b"started\n")
+    assert still_guarded, "the guard left before the background job ended"
+    assert guard_code == 0
+
+
+def test_a_shell_ended_by_a_signal_reports_it_negative(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        command = await GuardedCommand.start(SHELL, "kill -TERM $$", tmp_path, os.environ)
+        code = await command.shell_exit()
+        await asyncio.wait_for(command.ended(), ENDED_SECONDS)
+        return code
+
+    assert _run(scenario()) == -signal.SIGTERM
+
+
+def test_a_guard_that_ends_before_the_shell_started_is_an_os_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = tmp_path / "failing_guard.py"
+    failing.write_text("raise SystemExit(4)\n")
+    monkeypatch.setattr(guarded_command, "_GUARD", str(failing))
+
+    with pytest.raises(OSError, match=r"its guard ended before the shell started \(4\)"):
+        _run(GuardedCommand.start(SHELL, "true", tmp_path, os.environ))
+
+
+def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A guard that never says `ready`, and that SIGTERM ends as the real one's would.
+    silent = tmp_path / "silent_guard.py"
+    silent.write_text("import time\ntime.sleep(300)\n")
+    monkeypatch.setattr(guarded_command, "_GUARD", str(silent))
+    started: list[asyncio.subprocess.Process] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def recording_spawn(*args: str, **options: object) -> asyncio.subprocess.Process:
+        process = await spawn(*args, **options)  # type: ignore[arg-type]
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", recording_spawn)
+
+    async def scenario() -> int:
+        starting = asyncio.ensure_future(
+            GuardedCommand.start(SHELL, "true", tmp_path, os.environ))
+        while not started:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # waiting for `ready`, which never comes
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        return await asyncio.wait_for(started[0].wait(), ENDED_SECONDS)
+
+    assert _run(scenario()) == -signal.SIGTERM
