@@ -1,6 +1,7 @@
 """`GuardedCommand` on its own, with real processes (ADR 0136): the shell's return code while a
 background job still runs, a signal reported as `subprocess` reports one, a guard that ends
-before the shell started, and a start cancelled before the guard said it was ready."""
+before the shell started, a start cancelled before the guard said it was ready, a guard the
+command stopped, and one that does not end when told."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 
 from shellexec.bridge import guarded_command
 from shellexec.bridge.guarded_command import GuardedCommand
+
+from support.processes import gone
 
 T = TypeVar("T")
 SHELL = shutil.which("bash") or "/bin/sh"
@@ -73,14 +76,14 @@ def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
     silent.write_text("import time\ntime.sleep(300)\n")
     monkeypatch.setattr(guarded_command, "_GUARD", str(silent))
     started: list[asyncio.subprocess.Process] = []
-    spawn = asyncio.create_subprocess_exec
+    spawn = guarded_command.spawn_guard
 
-    async def recording_spawn(*args: str, **options: object) -> asyncio.subprocess.Process:
-        process = await spawn(*args, **options)  # type: ignore[arg-type]
+    async def recording_spawn(*args: Any) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
+        process, exited = await spawn(*args)
         started.append(process)
-        return process
+        return process, exited
 
-    monkeypatch.setattr(asyncio, "create_subprocess_exec", recording_spawn)
+    monkeypatch.setattr(guarded_command, "spawn_guard", recording_spawn)
 
     async def scenario() -> int:
         starting = asyncio.ensure_future(
@@ -94,3 +97,53 @@ def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
         return await asyncio.wait_for(started[0].wait(), ENDED_SECONDS)
 
     assert _run(scenario()) == -signal.SIGTERM
+
+
+def test_a_guard_the_command_stopped_still_ends_it(tmp_path: Path) -> None:
+    async def scenario() -> tuple[bool, bool]:
+        command = await GuardedCommand.start(
+            SHELL, "sleep 300 & echo $!; kill -STOP $PPID; wait", tmp_path, os.environ)
+        sleeper = int(await command.stdout.readline())
+        while Path(f"/proc/{command.guard.pid}/stat").read_text().split()[2] != "T":
+            await asyncio.sleep(0.01)
+        command.end()
+        ended_itself = await command.ended()
+        await command.shell_exit()
+        return ended_itself, gone(sleeper)
+
+    assert _run(scenario()) == (True, True)
+
+
+def test_a_guard_that_does_not_end_is_killed_after_its_grace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stubborn = tmp_path / "stubborn_guard.py"
+    stubborn.write_text("import os, signal, sys, time\n"
+                        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                        "os.write(int(sys.argv[2]), b'ready\\n')\n"
+                        "time.sleep(300)\n")
+    monkeypatch.setattr(guarded_command, "_GUARD", str(stubborn))
+
+    async def scenario() -> tuple[bool, int | None]:
+        command = await GuardedCommand.start(SHELL, "true", tmp_path, os.environ)
+        command.end()
+        ended_itself = await command.ended(grace=0.5)
+        await command.shell_exit()
+        return ended_itself, command.guard.returncode
+
+    assert _run(scenario()) == (False, -signal.SIGKILL)
+
+
+def test_a_command_that_killed_its_guard_reports_the_guards_end_while_its_job_runs(
+        tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, bool]:
+        command = await GuardedCommand.start(
+            SHELL, "sleep 300 & echo $!; kill -KILL $PPID; wait", tmp_path, os.environ)
+        sleeper = int(await command.stdout.readline())
+        try:
+            code = await command.shell_exit()  # not held up by the sleep's open output
+            return code, await command.ended()
+        finally:
+            os.kill(sleeper, signal.SIGKILL)
+            await command.stdout.read()  # the output ends with the sleep
+
+    assert _run(scenario()) == (-signal.SIGKILL, True)

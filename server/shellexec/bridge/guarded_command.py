@@ -26,11 +26,41 @@ _GUARD: Final = str(Path(__file__).with_name("terminal_guard.py"))
 # What the guard writes: that it is ready, then a return code as `subprocess` gives it.
 _READY: Final = b"ready\n"
 _REPORT: Final = re.compile(rb"-?[0-9]{1,3}\n")
+# What the guard's output may hold unread: `asyncio.subprocess`'s default.
+_STDOUT_LIMIT: Final = 2**16
+# How long an ended guard may take to kill what it guards: rounds of 50 ms, normally one or two.
+GUARD_GRACE_SECONDS: Final = 5.0
+
+
+class _GuardProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Also tells when the guard itself exited: `Process.wait` waits for the output pipe to
+    close as well, which what the command started may hold open after the guard died."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_STDOUT_LIMIT, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status_fd: int
+                      ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
+    """The guard process started with `argv`, and the event set once it exited."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _GuardProtocol(loop), *argv, pass_fds=(status_fd,),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        cwd=str(cwd), env=dict(env), start_new_session=True)
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
 
 
 @dataclass(slots=True)
 class GuardedCommand:
     guard: asyncio.subprocess.Process
+    guard_exited: asyncio.Event
     report: asyncio.StreamReader
     report_pipe: asyncio.ReadTransport
 
@@ -41,12 +71,9 @@ class GuardedCommand:
         stdout and stderr joined into `stdout`. OSError if the guard cannot be started."""
         read_end, write_end = os.pipe()
         try:
-            guard = await asyncio.create_subprocess_exec(
-                sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(write_end),
-                shell, "-c", line, pass_fds=(write_end,),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                cwd=str(cwd), env=dict(env), start_new_session=True)
+            guard, exited = await spawn_guard(
+                [sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(write_end),
+                 shell, "-c", line], cwd, env, write_end)
         except BaseException:
             os.close(read_end)
             raise
@@ -64,10 +91,11 @@ class GuardedCommand:
             if pipe is not None:
                 pipe.close()
             raise
+        command = cls(guard, exited, report, pipe)
         if ready != _READY:
             pipe.close()
-            raise OSError(f"its guard ended before the shell started ({await guard.wait()})")
-        return cls(guard, report, pipe)
+            raise OSError(f"its guard ended before the shell started ({await command._exit()})")
+        return command
 
     @property
     def stdout(self) -> asyncio.StreamReader:
@@ -83,13 +111,31 @@ class GuardedCommand:
             self.report_pipe.close()
         if _REPORT.fullmatch(line):
             return int(line)
-        return await self.guard.wait()
+        return await self._exit()
 
     def end(self) -> None:
         """Has the guard kill the command and everything it started, unless all ended."""
         with contextlib.suppress(ProcessLookupError):
             self.guard.send_signal(signal.SIGTERM)
+            # The command may have stopped its guard (`kill -STOP $PPID`, the same user): a
+            # stopped guard takes the SIGTERM once it continues.
+            self.guard.send_signal(signal.SIGCONT)
 
-    async def ended(self) -> None:
-        """Waits until the guard exited: the command and what it started are gone."""
-        await self.guard.wait()
+    async def ended(self, grace: float = GUARD_GRACE_SECONDS) -> bool:
+        """Waits until the guard exited: the command and what it started are gone. Whether it
+        did so within `grace` seconds; if not, the guard is SIGKILLed so that nothing waits
+        for it, and what it guarded may run on."""
+        try:
+            await asyncio.wait_for(self.guard_exited.wait(), grace)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self.guard.kill()
+            await self.guard_exited.wait()
+            return False
+        return True
+
+    async def _exit(self) -> int:
+        """The guard's own return code, once it exited."""
+        await self.guard_exited.wait()
+        assert self.guard.returncode is not None
+        return self.guard.returncode

@@ -52,7 +52,7 @@ from acp.schema import EnvVariable, TerminalExitStatus
 from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
-from shellexec.bridge.guarded_command import GuardedCommand
+from shellexec.bridge.guarded_command import GUARD_GRACE_SECONDS, GuardedCommand
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
 from shellexec.normalize.terminal_updates import terminal_refs
@@ -265,7 +265,10 @@ class TerminalHost:
         """Kills what the terminal's command started, and waits until it has ended."""
         assert terminal.ended is not None
         terminal.process.end()
-        await terminal.process.ended()
+        if not await terminal.process.ended():
+            log.warning("terminal %s: its guard did not end what the command started within "
+                        "%g s; killed it, and what it guarded may still run",
+                        terminal.terminal_id, GUARD_GRACE_SECONDS)
         await asyncio.wait({terminal.ended})
 
     def _update(self, terminal: _Terminal, kind: str, **fields: Any) -> dict[str, Any]:
