@@ -12,7 +12,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from bridge.harness import agent_command, run_bridge
+from bridge.harness import agent_command, launch, run_bridge
 from bridge.hostile import Step, launch_raw, read_record, request, run_raw, update
 from bridge.provider_scripts import say
 
@@ -131,3 +131,21 @@ def test_the_agent_gets_sigpipe_and_sigxfsz_as_any_program_does(stack: Stack,
 
     assert finished.code == 0, finished.stderr
     assert _ignored(seen.read_text()) & {"SIGPIPE", "SIGXFSZ"} == set()
+
+
+def test_an_agent_leaving_a_process_that_holds_its_output_does_not_hang_the_bridge(
+        stack: Stack, tmp_path: Path) -> None:
+    """The agent ignores SIGTERM and the end of its input, and started a process in a session
+    of its own that holds the agent's stdout and stderr: the bridge SIGKILLs the agent's group,
+    then goes on without waiting for that process to close them."""
+    holder = f"sleep {3 * GONE_SECONDS + os.getpid() % 1000 / 1000:.3f}"
+    agent = agent_command(tmp_path, [{"update": say("done")}], "agent")[0]
+    command = ["/bin/sh", "-c", f"trap '' TERM; setsid {holder} & {agent}; exec {holder}"]
+    launched = launch(stack, tmp_path, [], "--prompt", "Go.", command=command)
+    try:
+        finished = launched.finish_unhung(STARTED_SECONDS)
+    finally:
+        for pid in _processes_running(holder):
+            os.kill(pid, signal.SIGKILL)
+
+    assert finished.code == 0, finished.stderr

@@ -11,6 +11,7 @@ Modules, one job each:
 - `terminals`: hosted terminals; `guarded_command` runs each under `terminal_guard`, a
   standalone program (never imported) that ends everything the command started;
 - `process_guard`: the bridge closed to inspection, the agent ending with the bridge;
+- `child_exit`: child processes whose own exit is awaited apart from their pipes;
 - `forwarder`: the ordered, sequenced, bounded buffer in front of PublishUpdate;
 - `service`, `retry`: service calls retried with backoff inside a bounded window;
 - `environment`, `naming`, `permissions`, `files`, `signals`, `options`, `errors`.

@@ -38,6 +38,7 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from shellexec.bridge.agent_stream import READ_BYTES, AgentStream
+from shellexec.bridge.child_exit import exited_within, spawn_watched
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
@@ -57,6 +58,8 @@ class AgentHandle:
 
     connection: ClientSideConnection
     process: asyncio.subprocess.Process
+    exited: asyncio.Event
+    """Set once the agent process exited (its pipes may stay open longer: `child_exit`)."""
 
     def exit_note(self) -> str:
         code = self.process.returncode
@@ -111,10 +114,10 @@ def _program(name: str, env: Mapping[str, str], cwd: Path) -> str:
 
 
 async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path
-                 ) -> asyncio.subprocess.Process:
+                 ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
     argv = ending_with_bridge(_program(command[0], env, cwd), command)
     try:
-        return await asyncio.create_subprocess_exec(
+        return await spawn_watched(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd),
             start_new_session=True, limit=READ_BYTES)
@@ -143,23 +146,18 @@ def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> N
         os.killpg(process.pid, sig)
 
 
-async def _exited(process: asyncio.subprocess.Process, timeout: float) -> bool:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), timeout)
-    return process.returncode is not None
-
-
-async def _stop(process: asyncio.subprocess.Process, grace: float) -> None:
+async def _stop(process: asyncio.subprocess.Process, exited: asyncio.Event,
+                grace: float) -> None:
     """EOF on stdin asks an ACP agent to exit; SIGTERM, then SIGKILL, make sure it does."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, RuntimeError):
             process.stdin.close()
-    if await _exited(process, grace):
+    if await exited_within(exited, grace):
         return
     _signal_group(process, signal.SIGTERM)
-    if not await _exited(process, _TERMINATE_GRACE):
+    if not await exited_within(exited, _TERMINATE_GRACE):
         _signal_group(process, signal.SIGKILL)
-        await process.wait()
+        await exited.wait()
 
 
 @asynccontextmanager
@@ -170,7 +168,7 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     """Starts the agent; on exit closes the connection and stops the process. `record` gets
     each `session/update`'s update and `asked` each permission request's params, both in
     arrival order."""
-    process = await _spawn(command, env, cwd)
+    process, exited = await _spawn(command, env, cwd)
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
@@ -178,10 +176,10 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
                                   observers=[_update_observer(record, asked)])
     try:
-        yield AgentHandle(connection, process)
+        yield AgentHandle(connection, process, exited)
     finally:
         await connection.close()
-        await _stop(process, shutdown_grace)
+        await _stop(process, exited, shutdown_grace)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(relay, _TERMINATE_GRACE)  # grandchildren may hold stderr
 

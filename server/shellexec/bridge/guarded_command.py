@@ -22,39 +22,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from shellexec.bridge.child_exit import exited_within, spawn_watched
+
 _GUARD: Final = str(Path(__file__).with_name("terminal_guard.py"))
 # What the guard writes: that it is ready, then a return code as `subprocess` gives it.
 _READY: Final = b"ready\n"
 _REPORT: Final = re.compile(rb"-?[0-9]{1,3}\n")
-# What the guard's output may hold unread: `asyncio.subprocess`'s default.
-_STDOUT_LIMIT: Final = 2**16
 # How long an ended guard may take to kill what it guards: rounds of 50 ms, normally one or two.
 GUARD_GRACE_SECONDS: Final = 5.0
 
 
-class _GuardProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """Also tells when the guard itself exited: `Process.wait` waits for the output pipe to
-    close as well, which what the command started may hold open after the guard died."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=_STDOUT_LIMIT, loop=loop)
-        self.exited = asyncio.Event()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        self.exited.set()
-
-
 async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status_fd: int
                       ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
-    """The guard process started with `argv`, and the event set once it exited."""
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _GuardProtocol(loop), *argv, pass_fds=(status_fd,),
-        stdin=asyncio.subprocess.DEVNULL,
+    """The guard process started with `argv`, and the event set once it exited (its output
+    may stay open after that: `child_exit`)."""
+    return await spawn_watched(
+        *argv, pass_fds=(status_fd,), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         cwd=str(cwd), env=dict(env), start_new_session=True)
-    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
 
 
 @dataclass(slots=True)
@@ -125,14 +110,12 @@ class GuardedCommand:
         """Waits until the guard exited: the command and what it started are gone. Whether it
         did so within `grace` seconds; if not, the guard is SIGKILLed so that nothing waits
         for it, and what it guarded may run on."""
-        try:
-            await asyncio.wait_for(self.guard_exited.wait(), grace)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self.guard.kill()
-            await self.guard_exited.wait()
-            return False
-        return True
+        if await exited_within(self.guard_exited, grace):
+            return True
+        with contextlib.suppress(ProcessLookupError):
+            self.guard.kill()
+        await self.guard_exited.wait()
+        return False
 
     async def _exit(self) -> int:
         """The guard's own return code, once it exited."""

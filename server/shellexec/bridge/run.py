@@ -25,6 +25,7 @@ from acp import text_block
 from acp.schema import PromptResponse
 
 from shellexec.bridge.agent import AgentHandle, open_acp_session, running_agent
+from shellexec.bridge.child_exit import exited_within
 from shellexec.bridge.environment import agent_environment
 from shellexec.bridge.errors import (
     AgentError,
@@ -219,7 +220,6 @@ async def _outcome(agent: AgentHandle, prompt: asyncio.Future[PromptResponse],
         return CANCELLED, None
     # A lost connection usually means the agent died: give it a moment so the message can
     # say with which status.
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(agent.process.wait(), 1.0)
+    await exited_within(agent.exited, 1.0)
     return AGENT_FAILED, AgentError("session/prompt", f"{error or type(error).__name__}"
                                                       f"{agent.exit_note()}")
