@@ -9,13 +9,14 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from shellexec.bridge import guarded_command
+from shellexec.bridge import guarded_command, terminal_guard
 from shellexec.bridge.guarded_command import GuardedCommand
 
 from support.processes import gone
@@ -147,3 +148,20 @@ def test_a_command_that_killed_its_guard_reports_the_guards_end_while_its_job_ru
             await command.stdout.read()  # the output ends with the sleep
 
     assert _run(scenario()) == (-signal.SIGKILL, True)
+
+
+def test_the_guards_children_read_from_every_process_are_the_kernels_list() -> None:
+    """Where the kernel keeps no list of a process's children, the guard reads each
+    process's parent instead: both ways find the same children. (The kernel lists a thread's
+    children, so in this threaded test process its list may hold fewer than every child;
+    the guard has one thread.)"""
+    mine = [subprocess.Popen(["sleep", "300"]) for _ in range(3)]
+    try:
+        listed = set(terminal_guard.children())
+        by_parent = set(terminal_guard.children_by_parent(os.getpid()))
+    finally:
+        for child in mine:
+            child.kill()
+            child.wait()
+
+    assert {child.pid for child in mine} <= listed <= by_parent

@@ -89,8 +89,30 @@ def children() -> list[int]:
     try:
         with open(f"/proc/{me}/task/{me}/children", encoding="ascii") as listing:
             return [int(pid) for pid in listing.read().split()]
+    except FileNotFoundError:  # a kernel built without CONFIG_PROC_CHILDREN
+        return children_by_parent(me)
     except OSError:
         return []
+
+
+def children_by_parent(parent: int) -> list[int]:
+    """The processes whose parent is `parent`, from every process's stat line (slower than
+    the kernel's list, and the same answer)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry))
+    return found
 
 
 class Guard:
