@@ -4,7 +4,6 @@ after the bridge was SIGKILLed."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -16,7 +15,7 @@ from bridge.harness import agent_command, launch, run_bridge
 from bridge.hostile import Step, launch_raw, read_record, request, run_raw, update
 from bridge.provider_scripts import say
 
-from support.processes import gone, wait_until
+from support.processes import gone, running_exactly, wait_until
 from support.stack import Stack
 
 pytestmark = pytest.mark.slow
@@ -70,18 +69,6 @@ def test_an_agent_that_ignores_its_input_does_not_outlive_a_killed_bridge(
             os.kill(pid, signal.SIGKILL)
 
 
-def _processes_running(command_line: str) -> list[int]:
-    """The pids whose command line is exactly `command_line` (split at spaces)."""
-    wanted = command_line.encode().replace(b" ", b"\0") + b"\0"
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if (entry / "cmdline").read_bytes() == wanted and not gone(int(entry.name)):
-                    pids.append(int(entry.name))
-    return pids
-
-
 def test_a_hosted_command_and_what_it_started_do_not_outlive_a_killed_bridge(
         stack: Stack, tmp_path: Path) -> None:
     """The shell, its background job and a process that left its session with `setsid`
@@ -97,9 +84,9 @@ def test_a_hosted_command_and_what_it_started_do_not_outlive_a_killed_bridge(
         assert wait_until(lambda: record_path.exists()
                            and 0 in read_record(record_path)["done"], STARTED_SECONDS), (
             launched.stderr_path.read_text()[-3000:])
-        assert wait_until(lambda: all(len(_processes_running(sleeper)) == 1
+        assert wait_until(lambda: all(len(running_exactly(sleeper)) == 1
                                        for sleeper in sleepers), STARTED_SECONDS)
-        pids = [_processes_running(sleeper)[0] for sleeper in sleepers]
+        pids = [running_exactly(sleeper)[0] for sleeper in sleepers]
         launched.process.send_signal(signal.SIGKILL)
         launched.process.wait()
 
@@ -145,7 +132,7 @@ def test_an_agent_leaving_a_process_that_holds_its_output_does_not_hang_the_brid
     try:
         finished = launched.finish_unhung(STARTED_SECONDS)
     finally:
-        for pid in _processes_running(holder):
+        for pid in running_exactly(holder):
             os.kill(pid, signal.SIGKILL)
 
     assert finished.code == 0, finished.stderr

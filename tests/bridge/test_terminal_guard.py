@@ -18,7 +18,7 @@ import pytest
 from bridge.harness import Launched, launch
 from bridge.test_terminals import answers, create, run, shell_message, tool_call, tool_update
 
-from support.processes import gone, wait_until
+from support.processes import gone, running, wait_until
 from support.stack import Stack
 
 pytestmark = pytest.mark.slow
@@ -118,17 +118,6 @@ def test_wait_answers_when_the_shell_exits_and_release_ends_what_it_left_running
         assert shell["output"]["stdout"] == "leaving\n"
 
 
-def _processes_naming(text: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if text.encode() in (entry / "cmdline").read_bytes() and not gone(
-                        int(entry.name)):
-                    pids.append(int(entry.name))
-    return pids
-
-
 def test_a_command_that_ended_leaves_no_guard_behind(stack: Stack, tmp_path: Path) -> None:
     tag = uuid.uuid4().hex
     go = tmp_path / "go"
@@ -138,7 +127,8 @@ def test_a_command_that_ended_leaves_no_guard_behind(stack: Stack, tmp_path: Pat
         {"terminal_release": "t1"}, tool_update("c1", status="completed"),
     ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
     launched.wait_for_mark("exited", MARK_SECONDS)
-    guard_ended = wait_until(lambda: not _processes_naming(tag), GONE_SECONDS)
+    named = tag.encode()  # the guard's command line holds the shell's
+    guard_ended = wait_until(lambda: not running(lambda found: named in found), GONE_SECONDS)
     go.touch()
     finished = launched.finish()
 

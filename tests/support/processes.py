@@ -1,7 +1,9 @@
-"""Watching processes a test started end: whether one has, and waiting for a condition."""
+"""Watching processes a test started: which are running, whether one ended, and waiting for a
+condition."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,3 +26,22 @@ def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def running(matches: Callable[[bytes], bool]) -> list[int]:
+    """The pids of the live processes whose command line (its words NUL-separated, as
+    /proc shows it) `matches`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if matches((entry / "cmdline").read_bytes()) and not gone(int(entry.name)):
+                    pids.append(int(entry.name))
+    return pids
+
+
+def running_exactly(command_line: str) -> list[int]:
+    """The pids of the live processes whose command line is exactly `command_line` (its words
+    split at spaces)."""
+    wanted = command_line.encode().replace(b" ", b"\0") + b"\0"
+    return running(lambda found: found == wanted)
