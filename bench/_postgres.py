@@ -3,14 +3,13 @@ runs it), and the CPU time processes spent, read from /proc."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from shellexec.app.local_postgres import LocalPostgres
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from _service import cpu_seconds
 
 
 @contextmanager
@@ -20,12 +19,6 @@ def local_postgres() -> Iterator[LocalPostgres]:
         yield server
     finally:
         server.remove()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _children(pid: int) -> list[int]:

@@ -6,6 +6,7 @@ these 2-core machines are shared and noisy: only ratios measured in the same run
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -17,6 +18,8 @@ from results import record
 from support import stack as stacks
 from support.stack import Stack
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
 
 @contextmanager
 def running_stack(**settings: str) -> Iterator[Stack]:
@@ -24,6 +27,14 @@ def running_stack(**settings: str) -> Iterator[Stack]:
     with (tempfile.TemporaryDirectory(prefix="shellexec-bench-") as workdir,
           stacks.running_stack(Path(workdir), **settings) as stack):
         yield stack
+
+
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU seconds of process `pid` so far, or of its thread `thread` alone
+    (the process's own id names its main thread)."""
+    stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def seconds_per_call(call: Callable[[], object], calls: int) -> float:

@@ -20,11 +20,11 @@ from pathlib import Path
 import append_flatness
 import grpc
 import list_flatness
-from _postgres import cpu_seconds, local_postgres, postgres_cpu_seconds
+from _postgres import local_postgres, postgres_cpu_seconds
 
 from shellexec.client._values import publish_request
 
-from _service import conclude
+from _service import conclude, cpu_seconds
 from support.stack import Stack, running_stack
 
 IN_FLIGHT = 32

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
-from _postgres import cpu_seconds, local_postgres, postgres_cpu_seconds
+from _postgres import local_postgres, postgres_cpu_seconds
 
 from shellexec.client._values import publish_request
 from shellexec.client.aio import AsyncShellExecClient
 from shellexec.rules.limits import MAX_WATCHERS_PER_CALLER
 
-from _service import conclude
+from _service import conclude, cpu_seconds
 from support.cluster import running_cluster
 from support.stack import Stack
 
