@@ -25,7 +25,7 @@ from shellexec.service.sessions import REQUEST_ID_WINDOW
 from shellexec.service.stateless import normalize_updates
 from shellexec.store import Statements, queries
 from shellexec.store.compaction import COMPACT_AT_BYTES
-from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version
+from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version, migrate
 from shellexec.store.models import (
     ALL_MODELS,
     OutputChunk,
@@ -311,6 +311,40 @@ def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
     assert "WITHOUT ROWID" in layouts["event"]
     assert "WITHOUT ROWID" in layouts["publish_receipt"]
     assert "event_v2" not in layouts
+    assert "message_rebuilt" not in layouts
+
+
+def test_a_rebuild_inside_a_caller_s_transaction_is_refused_and_loses_nothing(
+        tmp_path: Path) -> None:
+    """SQLite turns foreign keys off only outside a transaction: inside one, dropping the old
+    message table would delete every chunk that refers to it (ON DELETE CASCADE)."""
+    path = tmp_path / "store.db"
+    harness = Harness(path)
+    try:
+        session_id = harness.run(harness.sessions.create("task-rebuild", "codex")).id
+        harness.run(harness.publisher.publish(session_id, codex_start("c", "ls"), None))
+        harness.run(harness.publisher.publish(session_id, codex_delta("c", "out\n"), None))
+    finally:
+        harness.database.close()
+    with sqlite3.connect(path) as older:  # the layout migration step 12 left
+        older.execute("ALTER TABLE message DROP COLUMN text_bytes")
+        older.execute("ALTER TABLE message ADD COLUMN text_bytes INTEGER")
+        older.execute("UPDATE message SET text_bytes = 0")
+        older.execute("DELETE FROM schema_version WHERE version = 13")
+    older.close()
+
+    db = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    db.bind(ALL_MODELS)
+    try:
+        with pytest.raises(RuntimeError, match="foreign keys off"), db.atomic():
+            migrate(db)
+        assert OutputChunk.select().count() == 1
+        assert applied_version(db) == 12
+        migrate(db)  # outside a transaction, as the server runs it
+        assert OutputChunk.select().count() == 1
+        assert applied_version(db) == SCHEMA_VERSION
+    finally:
+        db.close()
 
 
 def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Pages and replay batches are bounded by the bytes of their messages, weighed by the store
 before any text is read (ADR 0133): a read of long commands holds its bound, not its count,
 in memory, and a replay batch reads and projects each message once however many of its
-events carry it. Every write keeps a message's `text_bytes` equal to what its texts weigh,
-and migration step 12 counts it for older rows. In-process, on both engines."""
+events carry it. Every write keeps a message's `text_bytes` equal to what its texts weigh;
+migration step 12 counts it for older rows, and step 13 lays their table out as a new
+database has it (ADR 0137). In-process, on both engines."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peewee import PostgresqlDatabase
+from peewee import Database, PostgresqlDatabase
 from playhouse.test_utils import count_queries
 
 from shellexec.app.composition import Composition, compose
@@ -28,7 +29,14 @@ from shellexec.rules.limits import (
 )
 from shellexec.store import nul_text, open_database, queries
 from shellexec.store.migrations import SCHEMA_VERSION, applied_version
-from shellexec.store.models import MESSAGE_TEXTS, Message, SchemaVersion, utf8_bytes
+from shellexec.store.models import (
+    MESSAGE_TEXTS,
+    Event,
+    Message,
+    OutputChunk,
+    SchemaVersion,
+    utf8_bytes,
+)
 
 from support.acp import agent_text, codex_delta, codex_start
 
@@ -188,6 +196,9 @@ def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
     try:
         session_id = session_of_long_commands(app, "\x00" + LONG_COMMAND)
         run(app.publisher.publish(session_id, agent_text("chat ✓"), None))
+        run(app.publisher.publish(session_id, codex_delta("c0", "out\n"), None))
+        declared = run(app.database.read(lambda: message_layout(app.database.db)))
+        held = run(app.database.read(lambda: rows_held(session_id)))
     finally:
         app.close()
     older = open_database(url)
@@ -202,8 +213,53 @@ def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
     try:
         found = weighed(upgraded)
         version = run(upgraded.database.read(lambda: applied_version(upgraded.database.db)))
+        layout = run(upgraded.database.read(lambda: message_layout(upgraded.database.db)))
+        assert run(upgraded.database.read(lambda: rows_held(session_id))) == held
+        # Output still refers to its message, in the table now called `message`: a new chunk
+        # is stored (its reference checked), and no row refers to a missing one.
+        run(upgraded.publisher.publish(session_id, codex_delta("c0", "more\n"), None))
+        after = run(upgraded.database.read(lambda: rows_held(session_id)))
+        references = run(upgraded.database.read(lambda: broken_references(upgraded.database.db)))
     finally:
         upgraded.close()
-    assert version == SCHEMA_VERSION == 12
+    assert version == SCHEMA_VERSION == 13
     assert len(found) == LONG_COMMANDS + 1
     assert all(kept == now > 0 for kept, now in found.values()), found
+    # Step 13 laid the table out as a new database has it: `text_bytes` before the texts
+    # (SQLite; PostgreSQL keeps long texts out of the row) and NOT NULL.
+    assert layout == declared
+    messages, chunks, events = held
+    assert (messages, chunks > 0, events > 0) == (LONG_COMMANDS + 1, True, True)
+    assert after == (messages, chunks + 1, events + 1)
+    assert references == []
+
+
+def message_layout(db: Database) -> list[str]:
+    """The message table's columns in their order, each with whether it may be null
+    (PostgreSQL: sorted by name, since their order does not matter there), and on SQLite its
+    CREATE statements, indexes included."""
+    columns = [f"{column.name} null={column.null}" for column in db.get_columns("message")]
+    if isinstance(db, PostgresqlDatabase):
+        return sorted(columns)
+    schema = db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'message' ORDER BY name").fetchall()
+    return [*columns, *(str(row[0]) for row in schema)]
+
+
+def broken_references(db: Database) -> list[tuple[Any, ...]]:
+    """SQLite's foreign key check (rows that refer to missing rows), and the tables the output
+    chunks refer to when they are not `message` alone; nothing on PostgreSQL, which never
+    lets a reference break."""
+    if isinstance(db, PostgresqlDatabase):
+        return []
+    broken = db.execute_sql("PRAGMA foreign_key_check").fetchall()  # type: ignore[no-untyped-call]
+    parents = {reference.dest_table for reference in db.get_foreign_keys("output_chunk")}
+    return [*broken, *([("output_chunk refers to", parents)] if parents != {"message"} else [])]
+
+
+def rows_held(session_id: str) -> tuple[int, int, int]:
+    """How many messages, output chunks and feed events the session has."""
+    positions = Message.select(Message.position).where(Message.session == session_id)
+    return (Message.select().where(Message.session == session_id).count(),
+            OutputChunk.select().where(OutputChunk.message.in_(positions)).count(),
+            Event.select().where(Event.message.in_(positions)).count())

@@ -9,12 +9,13 @@ nothing. Never change what a released step does to an old database: add a step.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from peewee import SQL, BigIntegerField, CharField, IntegerField, Table, fn
+from peewee import SQL, BigIntegerField, CharField, IntegerField, SqliteDatabase, Table, fn
 from peewee import Database as PeeweeDatabase
 from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
@@ -86,8 +87,8 @@ REDUNDANT_INDEXES = {
 
 
 # New session columns are added nullable and filled at once: playhouse makes a column NOT
-# NULL in SQLite by copying the table, and dropping the old `session` table would cascade to
-# every row that refers to it.
+# NULL in SQLite by copying the table. A step that must change the layout of a table others
+# refer to rebuilds it (`_rebuild`), which `migrate` lets it do without cascading.
 
 
 def _number_sessions(db: PeeweeDatabase, migrator: SchemaMigrator) -> None:
@@ -244,10 +245,57 @@ def _weigh_texts(db: PeeweeDatabase) -> None:
         operator.add, (stored_bytes(getattr(Message, name)) for name in MESSAGE_TEXTS))).execute()
 
 
+class _RebuiltMessage(Message):
+    """Where step 13 copies the rows of `message`, laid out as `Message` declares it."""
+
+    class Meta:
+        table_name = "message_rebuilt"
+
+
+def _rebuild_message_table(db: PeeweeDatabase) -> None:
+    """`message` laid out as the model declares it (ADR 0137). Step 12 added `text_bytes` at
+    the end of an existing table, after the texts, and nullable (SQLite's `ALTER TABLE` can do
+    no better): SQLite then reaches it only by reading through each long text's overflow
+    pages, so weighing a page of long messages read all of them. On SQLite the table is built
+    anew with every row and position, the column before the texts and NOT NULL; PostgreSQL
+    keeps long texts out of the row, so there the column only becomes NOT NULL. A table that
+    already has the declared layout (every new database) is left as it is."""
+    if not isinstance(db, SqliteDatabase):
+        text_bytes = next(column for column in db.get_columns(Message._meta.table_name)
+                          if column.name == Message.text_bytes.column_name)
+        if text_bytes.null:
+            run_operations(_migrator(db).add_not_null(Message._meta.table_name,
+                                                      Message.text_bytes.column_name))
+        return
+    declared = [field.column_name for field in Message._meta.sorted_fields]
+    if [column.name for column in db.get_columns(Message._meta.table_name)] != declared:
+        _rebuild(db, Message, _RebuiltMessage)
+
+
+def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel]) -> None:
+    """SQLite's way to change a table's layout, keeping its rows: `rebuilt` (a subclass of
+    `model` under another table name) is created, the rows are copied column by column, the
+    old table is dropped and the new one takes its name, then gets the model's indexes. The
+    other tables' references name the table, so they refer to the new one, which keeps every
+    key they hold; `migrate` keeps SQLite from cascading the drop to them."""
+    if db.pragma("foreign_keys"):  # inside a caller's transaction, where it cannot be off
+        raise RuntimeError(f"rebuilding {model._meta.table_name!r} needs foreign keys off")
+    name = model._meta.table_name
+    fields = model._meta.sorted_fields
+    with db.bind_ctx([rebuilt]):
+        # The table alone: its indexes are named after the table, so they come after the rename.
+        rebuilt._schema.create_table(safe=False)  # type: ignore[attr-defined]
+        rebuilt.insert_from(model.select(*fields),
+                            [rebuilt._meta.fields[field.name] for field in fields]).execute()
+    db.execute_sql(f'DROP TABLE "{name}"')  # type: ignore[no-untyped-call]
+    run_operations(_migrator(db).rename_table(rebuilt._meta.table_name, name))
+    model._schema.create_indexes(safe=False)  # type: ignore[attr-defined]
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
     _track_activity, _add_terminals, _add_turn_events, _count_commands,
-    _scope_request_ids_by_task, _count_session_numbers, _weigh_texts)
+    _scope_request_ids_by_task, _count_session_numbers, _weigh_texts, _rebuild_message_table)
 SCHEMA_VERSION = len(STEPS)
 
 
@@ -260,8 +308,9 @@ def applied_version(db: PeeweeDatabase) -> int:
 
 
 def migrate(db: PeeweeDatabase) -> int:
-    """Applies every step the database lacks; returns the resulting schema version."""
-    with db.atomic():
+    """Applies every step the database lacks, all in one transaction; returns the resulting
+    schema version."""
+    with _references_unenforced(db), db.atomic():
         current = applied_version(db)
         if current > len(STEPS):
             raise NewerSchemaError(current, len(STEPS))
@@ -269,3 +318,20 @@ def migrate(db: PeeweeDatabase) -> int:
             step(db)
             SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)
     return SCHEMA_VERSION
+
+
+@contextlib.contextmanager
+def _references_unenforced(db: PeeweeDatabase) -> Iterator[None]:
+    """On SQLite, foreign keys go unenforced while the steps run, as SQLite prescribes for a
+    rebuilt table: dropping the old table would otherwise delete every row that refers to it
+    (ON DELETE CASCADE). SQLite switches this only outside a transaction, hence around it. No
+    step deletes rows, so none relies on a cascade; a rebuilt table keeps every row's key, so
+    every reference to it still holds. PostgreSQL needs none of it."""
+    if not isinstance(db, SqliteDatabase):
+        yield
+        return
+    db.pragma("foreign_keys", 0)
+    try:
+        yield
+    finally:
+        db.pragma("foreign_keys", 1)
