@@ -28,6 +28,7 @@ from shellexec.store.compaction import COMPACT_AT_BYTES
 from shellexec.store.migrations import SCHEMA_VERSION, STEPS, applied_version, migrate
 from shellexec.store.models import (
     ALL_MODELS,
+    Message,
     OutputChunk,
     SchemaVersion,
     Session,
@@ -319,22 +320,9 @@ def test_a_rebuild_inside_a_caller_s_transaction_is_refused_and_loses_nothing(
     """SQLite turns foreign keys off only outside a transaction: inside one, dropping the old
     message table would delete every chunk that refers to it (ON DELETE CASCADE)."""
     path = tmp_path / "store.db"
-    harness = Harness(path)
-    try:
-        session_id = harness.run(harness.sessions.create("task-rebuild", "codex")).id
-        harness.run(harness.publisher.publish(session_id, codex_start("c", "ls"), None))
-        harness.run(harness.publisher.publish(session_id, codex_delta("c", "out\n"), None))
-    finally:
-        harness.database.close()
-    with sqlite3.connect(path) as older:  # the layout migration step 12 left
-        older.execute("ALTER TABLE message DROP COLUMN text_bytes")
-        older.execute("ALTER TABLE message ADD COLUMN text_bytes INTEGER")
-        older.execute("UPDATE message SET text_bytes = 0")
-        older.execute("DELETE FROM schema_version WHERE version = 13")
-    older.close()
+    _message_table_as_step_12_left_it(path)
 
-    db = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
-    db.bind(ALL_MODELS)
+    db = _bound(path)
     try:
         with pytest.raises(RuntimeError, match="foreign keys off"), db.atomic():
             migrate(db)
@@ -345,6 +333,48 @@ def test_a_rebuild_inside_a_caller_s_transaction_is_refused_and_loses_nothing(
         assert applied_version(db) == SCHEMA_VERSION
     finally:
         db.close()
+
+
+def test_a_rebuild_gives_a_column_the_old_table_lacks_and_keeps_the_rest(
+        tmp_path: Path) -> None:
+    """A column a later step adds (here `exit_code`, nullable as such columns are) is not in
+    the table step 13 copies: the rebuilt table has it, empty, and every other column."""
+    path = tmp_path / "store.db"
+    _message_table_as_step_12_left_it(path, without="exit_code")
+    db = _bound(path)
+    try:
+        migrate(db)
+        rows = list(Message.select(Message.command, Message.exit_code, Message.text_bytes))
+    finally:
+        db.close()
+    assert [(row.command, row.exit_code, row.text_bytes > 0) for row in rows] == [
+        ("ls", None, True)]
+
+
+def _message_table_as_step_12_left_it(path: Path, without: str = "") -> None:
+    """A database with one command and its output whose message table has `text_bytes` at
+    its end and nullable, as step 12 added it, and lacks the column `without`."""
+    harness = Harness(path)
+    try:
+        session_id = harness.run(harness.sessions.create("task-rebuild", "codex")).id
+        harness.run(harness.publisher.publish(session_id, codex_start("c", "ls"), None))
+        harness.run(harness.publisher.publish(session_id, codex_delta("c", "out\n"), None))
+    finally:
+        harness.database.close()
+    with sqlite3.connect(path) as older:
+        older.execute("ALTER TABLE message DROP COLUMN text_bytes")
+        older.execute("ALTER TABLE message ADD COLUMN text_bytes INTEGER")
+        older.execute("UPDATE message SET text_bytes = length(CAST(command AS BLOB))")
+        if without:
+            older.execute(f"ALTER TABLE message DROP COLUMN {without}")
+        older.execute("DELETE FROM schema_version WHERE version = 13")
+    older.close()
+
+
+def _bound(path: Path) -> SqliteDatabase:
+    db = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    db.bind(ALL_MODELS)
+    return db
 
 
 def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Path) -> None:

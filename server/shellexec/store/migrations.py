@@ -267,8 +267,9 @@ def _rebuild_message_table(db: PeeweeDatabase) -> None:
             run_operations(_migrator(db).add_not_null(Message._meta.table_name,
                                                       Message.text_bytes.column_name))
         return
+    present = [column.name for column in db.get_columns(Message._meta.table_name)]
     declared = [field.column_name for field in Message._meta.sorted_fields]
-    if [column.name for column in db.get_columns(Message._meta.table_name)] != declared:
+    if present != [name for name in declared if name in present]:
         _rebuild(db, Message, _RebuiltMessage)
 
 
@@ -281,7 +282,10 @@ def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel
     if db.pragma("foreign_keys"):  # inside a caller's transaction, where it cannot be off
         raise RuntimeError(f"rebuilding {model._meta.table_name!r} needs foreign keys off")
     name = model._meta.table_name
-    fields = model._meta.sorted_fields
+    # Columns a later step adds are not in the old table yet: they start empty (nullable, as
+    # such columns are) and that step finds them there.
+    present = {column.name for column in db.get_columns(name)}
+    fields = [field for field in model._meta.sorted_fields if field.column_name in present]
     with db.bind_ctx([rebuilt]):
         # The table alone: its indexes are named after the table, so they come after the rename.
         rebuilt._schema.create_table(safe=False)  # type: ignore[attr-defined]
