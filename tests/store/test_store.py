@@ -229,10 +229,16 @@ def test_request_ids_are_remembered_for_the_window_then_forgotten(tmp_path: Path
         harness.database.close()
 
 
+def _bound(path: Path) -> SqliteDatabase:
+    """The SQLite file at `path`, with foreign keys enforced and the models bound to it."""
+    db = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
+    db.bind(ALL_MODELS)
+    return db
+
+
 def test_a_version_1_database_upgrades_and_keeps_its_sessions(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    old = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
-    old.bind(ALL_MODELS)
+    old = _bound(path)
     with old.atomic():  # what the first release did to a new database
         applied_version(old)
         STEPS[0](old)
@@ -369,12 +375,6 @@ def _message_table_as_step_12_left_it(path: Path, without: str = "") -> None:
             older.execute(f"ALTER TABLE message DROP COLUMN {without}")
         older.execute("DELETE FROM schema_version WHERE version = 13")
     older.close()
-
-
-def _bound(path: Path) -> SqliteDatabase:
-    db = SqliteDatabase(str(path), pragmas={"foreign_keys": 1})
-    db.bind(ALL_MODELS)
-    return db
 
 
 def test_the_revision_keeps_increasing_after_the_events_are_pruned(tmp_path: Path) -> None:
