@@ -20,10 +20,11 @@ Units of work write through `Statements` only, never through the models' own met
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, NamedTuple, cast
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, cast
 
 from peewee import Database as PeeweeDatabase
 from peewee import Expression, Model, PostgresqlDatabase, Query, Select, Value, fn
@@ -60,6 +61,13 @@ from shellexec.vocabulary import (
 _MARK = "\x00shellexec-param:"
 # The most session numbers remembered before the memory starts over.
 MAX_REMEMBERED_SESSIONS = 4096
+
+
+class Pipeline(Protocol):
+    """What `Statements` needs of a driver's pipeline (psycopg's `Pipeline`)."""
+
+    def sync(self) -> None:
+        """Sends what is queued and waits for every result."""
 
 
 class StoredReceipt(NamedTuple):
@@ -117,6 +125,37 @@ class Statements:
         self._revisions: dict[str, int] = {}
         # Session ids and their numbers (the key of events and receipts); never change.
         self._numbers: dict[str, int] = {}
+        # PostgreSQL: the pipeline the transaction sends its statements through (`pipelined`),
+        # and the checked message updates sent through it, with their rows' positions.
+        self._pipeline: Pipeline | None = None
+        self._unverified: list[tuple[Any, int]] = []
+
+    @contextlib.contextmanager
+    def pipelined(self, pipeline: Pipeline) -> Iterator[None]:
+        """Within: statements go out through `pipeline` without waiting for their results
+        (PostgreSQL, ADR 0138). A result read waits for what was sent before it; checked
+        message updates are checked by `verify`, which the transaction calls before COMMIT."""
+        self._pipeline, self._unverified = pipeline, []
+        try:
+            yield
+        finally:
+            self._pipeline, self._unverified = None, []
+
+    def verify(self) -> None:
+        """Waits for every statement sent, then raises `StaleWriteError` if a checked message
+        update found its row at another version than the one read (nothing may commit then)."""
+        if self._pipeline is not None:
+            self._pipeline.sync()
+        unverified, self._unverified = self._unverified, []
+        for cursor, position in unverified:
+            if cursor.rowcount != 1:
+                raise StaleWriteError(position)
+
+    def _affected(self, *cursors: Any) -> int:
+        """How many rows the statements of `cursors` changed (waiting for them if pipelined)."""
+        if self._pipeline is not None:
+            self._pipeline.sync()
+        return sum(int(cursor.rowcount) for cursor in cursors)
 
     def forget(self) -> None:
         """Drops what is remembered from the database (after a rollback it may be ahead)."""
@@ -270,8 +309,9 @@ class Statements:
 
     def _delete_by(self, model: type[Model], column: str, value: Any) -> int:
         field = getattr(model, column)
-        return int(self._run(("delete_by", model, column), lambda: model.delete().where(
-            field == param("value")), value=value).rowcount)
+        deleted = self._run(("delete_by", model, column), lambda: model.delete().where(
+            field == param("value")), value=value)
+        return self._affected(deleted)
 
     def delete_session(self, session_id: str, task_id: str, now: int) -> dict[str, int]:
         """Deletes a session and every row stored for it, children first (the foreign keys'
@@ -280,9 +320,9 @@ class Statements:
         how many rows went, by table."""
         number = self._number(session_id)
         positions = Message.select(Message.position).where(Message.session == param("session"))
-        deleted = {OutputChunk._meta.table_name: int(self._run(
+        deleted = {OutputChunk._meta.table_name: self._affected(self._run(
             "delete_chunks", lambda: OutputChunk.delete().where(
-                OutputChunk.message.in_(positions)), session=session_id).rowcount)}
+                OutputChunk.message.in_(positions)), session=session_id))}
         for keyed_by_number in (PublishReceipt, Event):
             deleted[keyed_by_number._meta.table_name] = self._delete_by(
                 keyed_by_number, "session_number", number)
@@ -290,9 +330,9 @@ class Statements:
                                  SessionRequest, Turn):
             deleted[keyed_by_session._meta.table_name] = self._delete_by(
                 keyed_by_session, "session", session_id)
-        deleted[Session._meta.table_name] = int(self._run(
+        deleted[Session._meta.table_name] = self._affected(self._run(
             "delete_session", lambda: Session.delete().where(
-                Session.id == param("session")), session=session_id).rowcount)
+                Session.id == param("session")), session=session_id))
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
         if not self.single_writer:
@@ -448,10 +488,10 @@ class Statements:
 
         The session's number is read in this statement, from its id: a number found earlier
         may since belong to another session (the session deleted, its number given again)."""
-        pruned = int(self._run("prune_events", lambda: Event.delete().where(
+        pruned = self._affected(self._run("prune_events", lambda: Event.delete().where(
             (Event.session_number == _number_of_session())
             & (Event.revision <= param("through"))),
-            session=session_id, through=through).rowcount)
+            session=session_id, through=through))
         # The larger of two values: MAX(a, b) in SQLite, GREATEST(a, b) in PostgreSQL (whose
         # MAX is only the aggregate).
         larger = fn.GREATEST if self._postgres else fn.MAX
@@ -487,7 +527,7 @@ class Statements:
             session=session_id, cutoff=cutoff)
         old = self._run("prune_old_receipts", lambda: PublishReceipt.delete().where(
             of_old_messages), session=session_id, cutoff=cutoff)
-        return int(idle.rowcount) + int(messageless.rowcount) + int(old.rowcount)
+        return self._affected(idle, messageless, old)
 
     def receipt(self, session_id: str, sequence: int) -> StoredReceipt | None:
         """The receipt of the sequence, None when it is not stored."""
@@ -591,8 +631,10 @@ class Statements:
             values["_expected"] = expected_version
         cursor = self._run(("update_message", names, checked), build, _position=position,
                            **values)
-        if checked and cursor.rowcount != 1:
-            raise StaleWriteError(position)
+        if checked:
+            self._unverified.append((cursor, position))
+            if self._pipeline is None:  # not sent ahead: its row count is known now
+                self.verify()
 
 
 def _text_bytes_after(written: Sequence[str]) -> Expression:

@@ -1,0 +1,119 @@
+"""On PostgreSQL a write transaction sends its statements through a pipeline (ADR 0138): they
+go out without waiting for each result. What must hold all the same: a message update that
+finds its row changed by another writer commits nothing, however late its row count is read;
+a statement the server refuses fails its own unit only, and the others of its group commit.
+In-process, on the run's PostgreSQL server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import pq
+
+from shellexec.app.composition import Composition, compose
+from shellexec.app.settings import Settings
+from shellexec.store import queries
+from shellexec.store.models import Message
+
+from support.acp import codex_delta, codex_start
+from support.postgres import PostgresServer
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    return postgres_server.new_database()
+
+
+@pytest.fixture
+def app(url: str) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=url))
+    yield composed
+    composed.close()
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def _revisions(app: Composition, session_id: str) -> list[int]:
+    return [int(head.revision) for head in run(app.database.read(
+        lambda: queries.event_heads_after(session_id, 0, 100)))]
+
+
+def test_a_unit_of_work_sends_its_statements_through_a_pipeline(app: Composition) -> None:
+    def pipeline_status() -> pq.PipelineStatus:
+        connection: psycopg.Connection[Any] = app.database.db.connection()  # type: ignore[no-untyped-call]
+        return pq.PipelineStatus(connection.pgconn.pipeline_status)
+
+    assert run(app.database.write(pipeline_status)) == pq.PipelineStatus.ON
+
+
+def test_a_message_changed_by_another_writer_is_written_again_on_what_it_holds(
+        app: Composition, url: str) -> None:
+    session_id = run(app.sessions.create("task-pipelined", "codex")).id
+    run(app.publisher.publish(session_id, codex_start("w", "x"), None))
+    run(app.publisher.publish(session_id, codex_delta("w", "one\n"), None))
+    # Another writer appends output behind this replica's cache without moving the
+    # session's revision, so the replica still trusts what it remembers of the row: its next
+    # update is checked only by the row's version, read after the statement was sent.
+    with psycopg.connect(url) as other:
+        (position,) = other.execute("SELECT position FROM message").fetchall()[0]
+        other.execute("INSERT INTO output_chunk (message_position, stream, data) "
+                      "VALUES (%s, 'stdout', 'two\n')", (position,))
+        other.execute("UPDATE message SET state_version = state_version + 1, "
+                      "stdout_stored_bytes = stdout_stored_bytes + 4")
+    run(app.publisher.publish(session_id, codex_delta("w", "three\n"), None))
+
+    page = run(app.reader.list_messages(session_id, 10, "", "", False))
+    shell_output = run(app.reader.shell_output(session_id, page.messages[0].id))
+    assert shell_output.output.stdout == "one\ntwo\nthree\n"
+    stored = run(app.database.read(lambda: Message.get_by_id(position)))
+    assert stored.stdout_stored_bytes == len("one\ntwo\nthree\n"), (
+        "the update was written on the row as the other writer left it")
+    assert stored.state_version == 4, "created, one, the other writer's, three"
+    assert _revisions(app, session_id) == [1, 2, 3]
+
+
+def test_a_statement_the_server_refuses_fails_its_unit_and_the_group_commits_the_rest(
+        app: Composition, caplog: pytest.LogCaptureFixture) -> None:
+    session_id = run(app.sessions.create("task-refused", "codex")).id
+    run(app.publisher.publish(session_id, codex_start("first", "ls"), None))
+    statements = app.database.statements
+
+    def duplicate_event(statements_after: int) -> Callable[[], None]:
+        def unit() -> None:
+            # Revision 1 is logged already: the primary key refuses it, but the pipeline
+            # reports that only once a later result is waited for, and the server skips what
+            # was sent in between. How much the driver has read of that when the unit fails
+            # depends on timing, so the test tries several lengths.
+            statements.insert_event(session_id, 1, "message_changed", 0, 0)
+            for _ in range(statements_after):
+                statements.count_commands(session_id, 0, 0)
+            statements.session_facts(session_id)
+        return unit
+
+    async def one_group(statements_after: int) -> list[Any]:
+        return list(await asyncio.gather(
+            app.publisher.publish(session_id, codex_start(f"b{statements_after}", "pwd"), None),
+            app.database.write(duplicate_event(statements_after), session_id),
+            app.publisher.publish(session_id, codex_start(f"c{statements_after}", "id"), None),
+            return_exceptions=True))
+
+    with caplog.at_level(logging.WARNING, logger="psycopg"):
+        groups = [run(one_group(statements_after)) for statements_after in range(8)]
+
+    for before, refused, after in groups:
+        assert isinstance(refused, psycopg.errors.UniqueViolation)
+        assert not isinstance(before, BaseException)
+        assert not isinstance(after, BaseException)
+    page = run(app.reader.list_messages(session_id, 100, "", "", False))
+    assert len(page.messages) == 1 + 2 * len(groups)
+    assert _revisions(app, session_id) == list(range(1, 2 + 2 * len(groups))), (
+        "revisions stay gapless")
+    assert [record.getMessage() for record in caplog.records] == [], (
+        "the pipeline ends without a warning of the driver's")
