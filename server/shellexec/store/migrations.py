@@ -273,6 +273,32 @@ def _rebuild_message_table(db: PeeweeDatabase) -> None:
         _rebuild(db, Message, _RebuiltMessage)
 
 
+class _RebuiltSession(Session):
+    """Where step 14 copies the rows of `session`, laid out as `Session` declares it."""
+
+    class Meta:
+        table_name = "session_rebuilt"
+
+
+def _declare_session_columns(db: PeeweeDatabase) -> None:
+    """`session`'s columns NOT NULL as the model declares them (ADR 0137). Steps 5, 6 and 9
+    added `number`, `revision`, `compacted_revision`, `active_at` and the command counts to
+    existing tables as nullable columns, and filled them; every write has set them since. A
+    new database has them NOT NULL, and so now does an upgraded one: SQLite builds the table
+    anew with every row (as step 13 does for `message`), PostgreSQL alters the columns. A
+    table that has the declared layout (every new database) is left as it is."""
+    name = Session._meta.table_name
+    declared = Session._meta.columns
+    nullable = [column.name for column in db.get_columns(name)
+                if column.null and not declared[column.name].null]
+    if not nullable:
+        return
+    if isinstance(db, SqliteDatabase):
+        _rebuild(db, Session, _RebuiltSession)
+    else:
+        run_operations(*(_migrator(db).add_not_null(name, column) for column in nullable))
+
+
 def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel]) -> None:
     """SQLite's way to change a table's layout, keeping its rows: `rebuilt` (a subclass of
     `model` under another table name) is created, the rows are copied column by column, the
@@ -299,7 +325,8 @@ def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
     _track_activity, _add_terminals, _add_turn_events, _count_commands,
-    _scope_request_ids_by_task, _count_session_numbers, _weigh_texts, _rebuild_message_table)
+    _scope_request_ids_by_task, _count_session_numbers, _weigh_texts, _rebuild_message_table,
+    _declare_session_columns)
 SCHEMA_VERSION = len(STEPS)
 
 
