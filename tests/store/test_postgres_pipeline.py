@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import pq
+from store.test_weighed_reads import run
 
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
@@ -34,10 +35,6 @@ def app(url: str) -> Iterator[Composition]:
     composed = compose(Settings(database_url=url))
     yield composed
     composed.close()
-
-
-def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
 
 
 def _revisions(app: Composition, session_id: str) -> list[int]:

@@ -4,7 +4,6 @@ and everything that refers to one, is kept. In-process, on both engines."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 from peewee import Database, PostgresqlDatabase
+from store.test_weighed_reads import run, table_layout
 
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
@@ -33,10 +33,6 @@ def url(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> str:
     return new_database().get("SHELLEXEC_DATABASE_URL", f"sqlite:///{tmp_path / 'layout.db'}")
 
 
-def run(coroutine: Any) -> Any:
-    return asyncio.run(coroutine)
-
-
 def _fill(app: Composition) -> str:
     async def fill() -> str:
         session = await app.sessions.create("task-layout", "codex", request_id="create-1")
@@ -46,17 +42,6 @@ def _fill(app: Composition) -> str:
         return session.id
 
     return str(run(fill()))
-
-
-def _session_layout(db: Database) -> list[str]:
-    """The session table's columns with whether each may be null (sorted by name on
-    PostgreSQL, where their order does not matter), and on SQLite its CREATE statements."""
-    columns = [f"{column.name} null={column.null}" for column in db.get_columns("session")]
-    if isinstance(db, PostgresqlDatabase):
-        return sorted(columns)
-    schema = db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
-        "SELECT sql FROM sqlite_master WHERE tbl_name = 'session' ORDER BY name").fetchall()
-    return [*columns, *(str(row[0]) for row in schema)]
 
 
 def _held(session_id: str) -> tuple[Any, ...]:
@@ -117,7 +102,7 @@ def test_an_upgraded_session_table_is_laid_out_as_a_new_one_and_keeps_its_rows(
     app = compose(Settings(database_url=url))
     try:
         session_id = _fill(app)
-        declared = run(app.database.read(lambda: _session_layout(app.database.db)))
+        declared = run(app.database.read(lambda: table_layout(app.database.db, "session")))
         held = run(app.database.read(lambda: _held(session_id)))
     finally:
         app.close()
@@ -127,7 +112,7 @@ def test_an_upgraded_session_table_is_laid_out_as_a_new_one_and_keeps_its_rows(
     try:
         database = upgraded.database
         version = run(database.read(lambda: applied_version(database.db)))
-        layout = run(database.read(lambda: _session_layout(database.db)))
+        layout = run(database.read(lambda: table_layout(database.db, "session")))
         kept = run(database.read(lambda: _held(session_id)))
         # The sessions' children still refer to them, and a new session and publish are
         # stored (their references checked).

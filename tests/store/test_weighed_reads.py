@@ -197,7 +197,7 @@ def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
         session_id = session_of_long_commands(app, "\x00" + LONG_COMMAND)
         run(app.publisher.publish(session_id, agent_text("chat ✓"), None))
         run(app.publisher.publish(session_id, codex_delta("c0", "out\n"), None))
-        declared = run(app.database.read(lambda: message_layout(app.database.db)))
+        declared = run(app.database.read(lambda: table_layout(app.database.db)))
         held = run(app.database.read(lambda: rows_held(session_id)))
     finally:
         app.close()
@@ -213,7 +213,7 @@ def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
     try:
         found = weighed(upgraded)
         version = run(upgraded.database.read(lambda: applied_version(upgraded.database.db)))
-        layout = run(upgraded.database.read(lambda: message_layout(upgraded.database.db)))
+        layout = run(upgraded.database.read(lambda: table_layout(upgraded.database.db)))
         assert run(upgraded.database.read(lambda: rows_held(session_id))) == held
         # Output still refers to its message, in the table now called `message`: a new chunk
         # is stored (its reference checked), and no row refers to a missing one.
@@ -234,15 +234,15 @@ def test_an_older_database_counts_text_bytes_when_it_upgrades(url: str) -> None:
     assert references == []
 
 
-def message_layout(db: Database) -> list[str]:
-    """The message table's columns in their order, each with whether it may be null
-    (PostgreSQL: sorted by name, since their order does not matter there), and on SQLite its
-    CREATE statements, indexes included."""
-    columns = [f"{column.name} null={column.null}" for column in db.get_columns("message")]
+def table_layout(db: Database, table: str = "message") -> list[str]:
+    """A table's columns in their order, each with whether it may be null (PostgreSQL: sorted
+    by name, since their order does not matter there), and on SQLite its CREATE statements,
+    indexes included."""
+    columns = [f"{column.name} null={column.null}" for column in db.get_columns(table)]
     if isinstance(db, PostgresqlDatabase):
         return sorted(columns)
     schema = db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
-        "SELECT sql FROM sqlite_master WHERE tbl_name = 'message' ORDER BY name").fetchall()
+        "SELECT sql FROM sqlite_master WHERE tbl_name = ? ORDER BY name", (table,)).fetchall()
     return [*columns, *(str(row[0]) for row in schema)]
 
 
