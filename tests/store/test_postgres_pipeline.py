@@ -1,7 +1,8 @@
 """On PostgreSQL a write transaction sends its statements through a pipeline (ADR 0138): they
 go out without waiting for each result. What must hold all the same: a message update that
 finds its row changed by another writer commits nothing, however late its row count is read;
-a statement the server refuses fails its own unit only, and the others of its group commit.
+a statement the server refuses fails its own unit only (whether the driver or the unit itself
+notices first), and the others of its group commit.
 In-process, on the run's PostgreSQL server."""
 
 from __future__ import annotations
@@ -76,8 +77,18 @@ def test_a_message_changed_by_another_writer_is_written_again_on_what_it_holds(
     assert _revisions(app, session_id) == [1, 2, 3]
 
 
+class UnitBugError(Exception):
+    """A unit of work that fails in Python, before the server's refusal is reported."""
+
+
+# The unit hears of the refusal where it next reads, or at any later statement if the result
+# is in by then: one that fails in Python may fail either way.
+@pytest.mark.parametrize(("ends_with", "expected"), [
+    ("a read", (psycopg.errors.UniqueViolation,)),
+    ("an exception", (psycopg.errors.UniqueViolation, UnitBugError))])
 def test_a_statement_the_server_refuses_fails_its_unit_and_the_group_commits_the_rest(
-        app: Composition, caplog: pytest.LogCaptureFixture) -> None:
+        app: Composition, caplog: pytest.LogCaptureFixture, ends_with: str,
+        expected: tuple[type[Exception], ...]) -> None:
     session_id = run(app.sessions.create("task-refused", "codex")).id
     run(app.publisher.publish(session_id, codex_start("first", "ls"), None))
     statements = app.database.statements
@@ -91,6 +102,8 @@ def test_a_statement_the_server_refuses_fails_its_unit_and_the_group_commits_the
             statements.insert_event(session_id, 1, "message_changed", 0, 0)
             for _ in range(statements_after):
                 statements.count_commands(session_id, 0, 0)
+            if ends_with == "an exception":
+                raise UnitBugError
             statements.session_facts(session_id)
         return unit
 
@@ -105,7 +118,7 @@ def test_a_statement_the_server_refuses_fails_its_unit_and_the_group_commits_the
         groups = [run(one_group(statements_after)) for statements_after in range(8)]
 
     for before, refused, after in groups:
-        assert isinstance(refused, psycopg.errors.UniqueViolation)
+        assert isinstance(refused, expected)
         assert not isinstance(before, BaseException)
         assert not isinstance(after, BaseException)
     page = run(app.reader.list_messages(session_id, 100, "", "", False))

@@ -64,9 +64,10 @@ _CONNECTION_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError
 
 
 def _drain(pipeline: psycopg.Pipeline) -> None:
-    """Reads what a refused statement left in `pipeline`: the server skips every statement
-    after it until the next sync, and leaving the pipeline would otherwise report each one
-    again, as a warning of the driver's own (the transaction is rolled back either way)."""
+    """Reads what a failed transaction left in `pipeline`, errors and all. After a refused
+    statement the server skips every statement until the next sync, and leaving the pipeline
+    would otherwise report each one again, as a warning of the driver's own (the transaction
+    is rolled back either way)."""
     with contextlib.suppress(psycopg.Error):
         pipeline.sync()
 
@@ -94,9 +95,9 @@ class PostgresDatabase(Database):
         self._pg = db
         # This process among the replicas: its own notices are not news to it.
         self.replica = os.urandom(6).hex()
-        # Set when the server refused a statement of a pipelined transaction: the writer's
-        # next transaction starts on a new connection (see `_transaction`).
-        self._refused = False
+        # Set when a pipelined transaction failed: the writer's next transaction starts on a
+        # new connection (see `_transaction`).
+        self._renew_connection = False
 
     def readiness_problem(self) -> str | None:
         return postgres_readiness_problem(self._pg)
@@ -169,11 +170,11 @@ class PostgresDatabase(Database):
             return future, None, error
 
     def _transaction(self, work: Callable[[], T], sessions: set[str]) -> T:
-        if self._refused:
+        if self._renew_connection:
             # The server skips what a pipeline sends after a refused statement, and the
             # driver still counts a statement it asked to prepare there as prepared; a new
             # connection remembers none (ADR 0138).
-            self._refused = False
+            self._renew_connection = False
             self._discard_connection()
         self._ensure_connected()
         connection = self.db.connection()  # type: ignore[no-untyped-call]
@@ -190,8 +191,10 @@ class PostgresDatabase(Database):
                     self._notify_feed()
                     self.statements.verify()
                     connection.execute("COMMIT")
-                except psycopg.Error:
-                    self._refused = True
+                except BaseException:
+                    # A refused statement may be reported only now, or not yet: after any
+                    # failure, the pipeline is drained and the connection renewed.
+                    self._renew_connection = True
                     _drain(pipeline)
                     raise
             self.statements.committed()
