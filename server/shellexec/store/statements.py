@@ -13,6 +13,10 @@ locks the rows of the sessions its units change (`lock_sessions`, `SELECT ... FO
 what is remembered of a session is then refreshed from its locked row, and nothing another
 replica commits can come between reading and writing it (ADR 0070).
 
+On PostgreSQL a transaction sends the statements through a pipeline (`pipelined`, ADR 0138):
+a read waits for its result, a row count is read after a sync, and the checked message updates
+are checked by `verify` before COMMIT.
+
 Units of work write through `Statements` only, never through the models' own methods
 (`create`, `save`, `Model.update().execute()`), so a transaction has one write path (ADR
 0020); reads that are not hot stay in `queries`.
