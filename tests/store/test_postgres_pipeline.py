@@ -2,7 +2,7 @@
 go out without waiting for each result. What must hold all the same: a message update that
 finds its row changed by another writer commits nothing, however late its row count is read;
 a statement the server refuses fails its own unit only (whether the driver or the unit itself
-notices first), and the others of its group commit.
+notices first), and the others of its group commit; row counts are read once they arrive.
 In-process, on the run's PostgreSQL server."""
 
 from __future__ import annotations
@@ -20,7 +20,18 @@ from store.test_weighed_reads import run
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.store import queries
-from shellexec.store.models import Message
+from shellexec.store.models import (
+    Event,
+    HeldTerminalUpdate,
+    Message,
+    OutputChunk,
+    PublishReceipt,
+    Session,
+    SessionRequest,
+    TerminalLink,
+    Turn,
+    TurnRequest,
+)
 
 from support.acp import codex_delta, codex_start
 from support.postgres import PostgresServer
@@ -127,3 +138,32 @@ def test_a_statement_the_server_refuses_fails_its_unit_and_the_group_commits_the
         "revisions stay gapless")
     assert [record.getMessage() for record in caplog.records] == [], (
         "the pipeline ends without a warning of the driver's")
+
+
+def test_row_counts_are_read_once_the_pipeline_has_them(app: Composition) -> None:
+    """Pruning and deleting report how many rows went, by table (the pruned-rows metric):
+    through a pipeline those counts arrive after the statements were sent."""
+    session_id = run(app.sessions.create("task-counted", "codex", request_id="create-1")).id
+    run(app.sessions.start_turn(session_id, "turn-1"))
+    for sequence, update in enumerate((codex_start("c", "ls"), codex_delta("c", "one\n"),
+                                       codex_delta("c", "two\n")), start=1):
+        run(app.publisher.publish(session_id, update, sequence))
+    statements = app.database.statements
+    stored = run(app.database.read(lambda: {
+        model._meta.table_name: model.select().count()
+        for model in (Event, PublishReceipt, OutputChunk, Message, Turn, TurnRequest,
+                      SessionRequest, TerminalLink, HeldTerminalUpdate, Session)}))
+    assert stored[Event._meta.table_name] > 2
+    assert stored[PublishReceipt._meta.table_name] == 3
+    assert stored[OutputChunk._meta.table_name] == 2
+
+    pruned_events = run(app.database.write(
+        lambda: statements.prune_events(session_id, 2), session_id))
+    pruned_receipts = run(app.database.write(
+        lambda: statements.prune_receipts(session_id, 2**62), session_id))
+    deleted = run(app.database.write(
+        lambda: statements.delete_session(session_id, "task-counted", 0), session_id))
+
+    assert (pruned_events, pruned_receipts) == (2, 3)
+    assert deleted == {**stored, Event._meta.table_name: stored[Event._meta.table_name] - 2,
+                       PublishReceipt._meta.table_name: 0}

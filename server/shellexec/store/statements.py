@@ -148,17 +148,21 @@ class Statements:
     def verify(self) -> None:
         """Waits for every statement sent, then raises `StaleWriteError` if a checked message
         update found its row at another version than the one read (nothing may commit then)."""
-        if self._pipeline is not None:
-            self._pipeline.sync()
+        self._synced()
         unverified, self._unverified = self._unverified, []
         for cursor, position in unverified:
             if cursor.rowcount != 1:
                 raise StaleWriteError(position)
 
-    def _affected(self, *cursors: Any) -> int:
-        """How many rows the statements of `cursors` changed (waiting for them if pipelined)."""
+    def _synced(self) -> None:
+        """Waits for every statement sent, if they were pipelined: their row counts are known
+        once it returns."""
         if self._pipeline is not None:
             self._pipeline.sync()
+
+    def _affected(self, *cursors: Any) -> int:
+        """How many rows the statements of `cursors` changed."""
+        self._synced()
         return sum(int(cursor.rowcount) for cursor in cursors)
 
     def forget(self) -> None:
@@ -311,11 +315,11 @@ class Statements:
             state=TASK_RUNNING if running else TASK_IDLE, now=now,
             task=_db_value(Task, "id", task_id))
 
-    def _delete_by(self, model: type[Model], column: str, value: Any) -> int:
+    def _delete_by(self, model: type[Model], column: str, value: Any) -> Any:
+        """Deletes the model's rows whose `column` holds `value`; returns the cursor."""
         field = getattr(model, column)
-        deleted = self._run(("delete_by", model, column), lambda: model.delete().where(
+        return self._run(("delete_by", model, column), lambda: model.delete().where(
             field == param("value")), value=value)
-        return self._affected(deleted)
 
     def delete_session(self, session_id: str, task_id: str, now: int) -> dict[str, int]:
         """Deletes a session and every row stored for it, children first (the foreign keys'
@@ -324,19 +328,21 @@ class Statements:
         how many rows went, by table."""
         number = self._number(session_id)
         positions = Message.select(Message.position).where(Message.session == param("session"))
-        deleted = {OutputChunk._meta.table_name: self._affected(self._run(
+        deleting = {OutputChunk._meta.table_name: self._run(
             "delete_chunks", lambda: OutputChunk.delete().where(
-                OutputChunk.message.in_(positions)), session=session_id))}
+                OutputChunk.message.in_(positions)), session=session_id)}
         for keyed_by_number in (PublishReceipt, Event):
-            deleted[keyed_by_number._meta.table_name] = self._delete_by(
+            deleting[keyed_by_number._meta.table_name] = self._delete_by(
                 keyed_by_number, "session_number", number)
         for keyed_by_session in (HeldTerminalUpdate, TerminalLink, Message, TurnRequest,
                                  SessionRequest, Turn):
-            deleted[keyed_by_session._meta.table_name] = self._delete_by(
+            deleting[keyed_by_session._meta.table_name] = self._delete_by(
                 keyed_by_session, "session", session_id)
-        deleted[Session._meta.table_name] = self._affected(self._run(
+        deleting[Session._meta.table_name] = self._run(
             "delete_session", lambda: Session.delete().where(
-                Session.id == param("session")), session=session_id))
+                Session.id == param("session")), session=session_id)
+        self._synced()
+        deleted = {table: int(cursor.rowcount) for table, cursor in deleting.items()}
         self._numbers.pop(session_id, None)
         self._revisions.pop(session_id, None)
         if not self.single_writer:
