@@ -20,18 +20,7 @@ from store.test_weighed_reads import run
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.store import queries
-from shellexec.store.models import (
-    Event,
-    HeldTerminalUpdate,
-    Message,
-    OutputChunk,
-    PublishReceipt,
-    Session,
-    SessionRequest,
-    TerminalLink,
-    Turn,
-    TurnRequest,
-)
+from shellexec.store.models import ALL_MODELS, Event, Message, OutputChunk, PublishReceipt
 
 from support.acp import codex_delta, codex_start
 from support.postgres import PostgresServer
@@ -151,8 +140,7 @@ def test_row_counts_are_read_once_the_pipeline_has_them(app: Composition) -> Non
     statements = app.database.statements
     stored = run(app.database.read(lambda: {
         model._meta.table_name: model.select().count()
-        for model in (Event, PublishReceipt, OutputChunk, Message, Turn, TurnRequest,
-                      SessionRequest, TerminalLink, HeldTerminalUpdate, Session)}))
+        for model in ALL_MODELS}))
     assert stored[Event._meta.table_name] > 2
     assert stored[PublishReceipt._meta.table_name] == 3
     assert stored[OutputChunk._meta.table_name] == 2
@@ -165,5 +153,8 @@ def test_row_counts_are_read_once_the_pipeline_has_them(app: Composition) -> Non
         lambda: statements.delete_session(session_id, "task-counted", 0), session_id))
 
     assert (pruned_events, pruned_receipts) == (2, 3)
-    assert deleted == {**stored, Event._meta.table_name: stored[Event._meta.table_name] - 2,
-                       PublishReceipt._meta.table_name: 0}
+    # The run's only session: every row of the tables it reports on was the session's.
+    left = {**stored, Event._meta.table_name: stored[Event._meta.table_name] - 2,
+            PublishReceipt._meta.table_name: 0}
+    assert deleted == {table: left[table] for table in deleted}
+    assert {"session", "turn", "message", "output_chunk", "event"} <= set(deleted)

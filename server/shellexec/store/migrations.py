@@ -22,6 +22,7 @@ from playhouse.migrate import migrate as run_operations
 
 from shellexec.store.errors import NewerSchemaError
 from shellexec.store.models import (
+    ALL_MODELS,
     COUNTER_MODELS,
     MESSAGE_TEXTS,
     REQUEST_MODELS,
@@ -29,6 +30,7 @@ from shellexec.store.models import (
     TERMINAL_MODELS,
     TOKEN_MODELS,
     VERSION_1_MODELS,
+    AgentChars,
     BaseModel,
     Event,
     Message,
@@ -299,6 +301,20 @@ def _declare_session_columns(db: PeeweeDatabase) -> None:
         run_operations(*(_migrator(db).add_not_null(name, column) for column in nullable))
 
 
+def _widen_escaped_columns(db: PeeweeDatabase) -> None:
+    """PostgreSQL: room for escaped text in every bounded column of agent-chosen text
+    (`AgentChars`, and the references to one). An id of NUL characters at its full length
+    escapes to twice as many characters, which `varchar(n)` refused. Widening a `varchar`
+    changes no stored row and rebuilds no index. SQLite does not enforce the length, and a new
+    database has the width already."""
+    if isinstance(db, SqliteDatabase):
+        return
+    migrator = _migrator(db)
+    run_operations(*(migrator.alter_column_type(model._meta.table_name, field.column_name, field)
+                     for model in ALL_MODELS for field in model._meta.sorted_fields
+                     if isinstance(getattr(field, "rel_field", field), AgentChars)))
+
+
 def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel]) -> None:
     """SQLite's way to change a table's layout, keeping its rows: `rebuilt` (a subclass of
     `model` under another table name) is created, the rows are copied column by column, the
@@ -326,7 +342,7 @@ STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
     _track_activity, _add_terminals, _add_turn_events, _count_commands,
     _scope_request_ids_by_task, _count_session_numbers, _weigh_texts, _rebuild_message_table,
-    _declare_session_columns)
+    _declare_session_columns, _widen_escaped_columns)
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -32,6 +32,9 @@ from peewee import (
 from shellexec.store import nul_text
 from shellexec.vocabulary import SESSION_IDLE, TASK_IDLE, TURN_RUNNING
 
+# The most characters `nul_text.escape` makes of one.
+ESCAPED_LENGTH_FACTOR = 2
+
 
 class _NulSafe:
     """Stores text with NUL escaped where the engine needs it (PostgreSQL; `nul_text`)."""
@@ -58,7 +61,17 @@ class AgentText(_NulSafe, TextField):
 
 
 class AgentChars(_NulSafe, CharField):
-    """A bounded string an agent or caller chose (task ids, tool call ids): any character."""
+    """A bounded string an agent or caller chose (task ids, tool call ids): any character.
+
+    Escaping makes a value up to twice as long (each NUL or U+FFFF becomes two characters),
+    and PostgreSQL's `varchar(n)` refuses what is longer than `n`: where values are escaped,
+    the column holds twice `max_length`. The bound itself is the validation layer's."""
+
+    def get_modifiers(self) -> list[int] | None:
+        modifiers: list[int] | None = super().get_modifiers()
+        if modifiers and self._escapes():
+            return [modifiers[0] * ESCAPED_LENGTH_FACTOR]
+        return modifiers
 
 
 class _PortableSchema(SchemaManager):

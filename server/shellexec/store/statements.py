@@ -384,7 +384,8 @@ class Statements:
     def complete_turn(self, turn: Turn, stop_reason: str, now: int) -> None:
         self._run("complete_turn", lambda: Turn.update(
             state=TURN_COMPLETE, stop_reason=param("stop_reason"), completed_at=param("now"),
-        ).where(Turn.id == param("turn")), stop_reason=stop_reason, now=now, turn=turn.id)
+        ).where(Turn.id == param("turn")),
+            stop_reason=_db_value(Turn, "stop_reason", stop_reason), now=now, turn=turn.id)
         turn.state, turn.stop_reason, turn.completed_at = TURN_COMPLETE, stop_reason, now
 
     def insert_message(self, columns: Mapping[str, Any]) -> Message:
