@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from shellexec.rules.limits import MAX_HELD_TERMINAL_UPDATES, MAX_TERMINAL_DATA_BYTES
+from shellexec.rules.limits import (
+    MAX_HELD_TERMINAL_UPDATES,
+    MAX_TERMINAL_DATA_BYTES,
+    MAX_TERMINAL_ID_CHARS,
+    MAX_TOOL_CALL_ID_CHARS,
+)
 
 from support.stack import Stack
 
@@ -199,4 +204,18 @@ def test_a_hint_naming_a_call_not_yet_published_waits_for_it(stack: Stack) -> No
                                           "title": "bash: ls"})["message"]
     assert message["type"] == "tool_execute"
     stack.api.publish(session, chunk("t11", "late\n", **hint))
+    assert output_of(stack, session, message["id"])["output"]["stdout"] == "early\nlate\n"
+
+
+def test_a_terminal_id_and_a_hinted_call_of_awkward_characters_fit_at_full_length(
+        stack: Stack) -> None:
+    """Escaped on PostgreSQL, a NUL or U+FFFF takes two characters: the held update and the
+    link still store such ids at their full length."""
+    session = stack.api.new_session(agent="goose")["id"]
+    terminal_id = "\x00\uffff" * (MAX_TERMINAL_ID_CHARS // 2)
+    call_id = "\uffff" * MAX_TOOL_CALL_ID_CHARS
+    hint = {"_meta": {"shellexec_tool_call_id": call_id}}
+    assert "message" not in stack.api.publish(session, chunk(terminal_id, "early\n", **hint))
+    message = stack.api.publish(session, call(call_id, terminal_id))["message"]
+    stack.api.publish(session, chunk(terminal_id, "late\n"))
     assert output_of(stack, session, message["id"])["output"]["stdout"] == "early\nlate\n"
