@@ -287,6 +287,15 @@ def _version_2_database(path: Path) -> None:
     old.close()
 
 
+def _schema(path: Path) -> dict[str, str]:
+    """Every table's and index's CREATE statement in the SQLite file at `path`, by name."""
+    with sqlite3.connect(path) as connection:
+        schema = dict(connection.execute(
+            "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
+    connection.close()
+    return schema
+
+
 def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
         tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
@@ -307,27 +316,13 @@ def test_a_version_2_database_upgrades_to_the_smaller_layout_and_keeps_its_feed(
         assert harness.run(harness.sessions.get("ses_v2")).revision == 4
     finally:
         harness.database.close()
-    with sqlite3.connect(path) as upgraded:
-        indexes = {name for (name,) in upgraded.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index'")}
-        layouts = dict(upgraded.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
-    upgraded.close()
-    assert not indexes & {"event_session_id", "publishreceipt_session_id", "message_session_id",
-                          "outputchunk_message_position"}
-    assert "WITHOUT ROWID" in layouts["event"]
-    assert "WITHOUT ROWID" in layouts["publish_receipt"]
-    assert "event_v2" not in layouts
-    assert "message_rebuilt" not in layouts
-
-
-def _schema(path: Path) -> dict[str, str]:
-    """Every table's and index's CREATE statement in the SQLite file at `path`, by name."""
-    with sqlite3.connect(path) as connection:
-        schema = dict(connection.execute(
-            "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"))
-    connection.close()
-    return schema
+    schema = _schema(path)
+    assert not set(schema) & {"event_session_id", "publishreceipt_session_id",
+                              "message_session_id", "outputchunk_message_position"}
+    assert "WITHOUT ROWID" in schema["event"]
+    assert "WITHOUT ROWID" in schema["publish_receipt"]
+    assert "event_v2" not in schema
+    assert "message_rebuilt" not in schema
 
 
 def test_an_upgraded_database_is_laid_out_exactly_as_a_new_one(tmp_path: Path) -> None:
