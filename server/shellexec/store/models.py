@@ -32,9 +32,6 @@ from peewee import (
 from shellexec.store import nul_text
 from shellexec.vocabulary import SESSION_IDLE, TASK_IDLE, TURN_RUNNING
 
-# The most characters `nul_text.escape` makes of one.
-ESCAPED_LENGTH_FACTOR = 2
-
 
 class _NulSafe:
     """Stores text with NUL escaped where the engine needs it (PostgreSQL; `nul_text`)."""
@@ -70,7 +67,7 @@ class AgentChars(_NulSafe, CharField):
     def get_modifiers(self) -> list[int] | None:
         modifiers: list[int] | None = super().get_modifiers()
         if modifiers and self._escapes():
-            return [modifiers[0] * ESCAPED_LENGTH_FACTOR]
+            return [modifiers[0] * nul_text.GROWTH]
         return modifiers
 
 

@@ -14,6 +14,8 @@ NUL = "\x00"
 ESCAPE = "\uffff"
 _ESCAPED_NUL = ESCAPE + "0"
 _ESCAPED_ESCAPE = ESCAPE + "1"
+# The most characters `escape` makes of one: a bounded column holds this many times its bound.
+GROWTH = max(len(_ESCAPED_NUL), len(_ESCAPED_ESCAPE))
 
 
 def escape(text: str) -> str:
