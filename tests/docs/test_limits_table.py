@@ -53,6 +53,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "feed watchers one caller holds open": [("MAX_WATCHERS_PER_CALLER",)],
     "streams of one client connection through the front door": [
         ("FRONT_DOOR_STREAMS_PER_CONNECTION",)],
+    "streams the front door carries to the servers at once, per pool and per replica": [
+        ("FRONT_DOOR_POOL_STREAMS_PER_REPLICA",)],
     "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
     "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),
                                                 ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
@@ -146,3 +148,9 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
     assert f"max_request_headers_kb: {limits.MAX_REQUEST_HEADERS_BYTES // 1024}\n" in config
     assert re.findall(r"max_concurrent_streams: (\d+)", config) == [
         str(limits.FRONT_DOOR_STREAMS_PER_CONNECTION)]
+    # One bound shared by the four pools' clusters (a YAML anchor), scaled by the replicas.
+    for replicas in (1, 3):
+        config = render(Settings(), 50051, *range(50052, 50051 + replicas))
+        assert re.findall(r"max_requests: (\d+)", config) == [
+            str(limits.FRONT_DOOR_POOL_STREAMS_PER_REPLICA * replicas)]
+        assert config.count("circuit_breakers: *upstream_streams") == 3

@@ -160,6 +160,28 @@ def test_health_stays_open_through_the_front_door_but_holds_only_small_requests(
 
 
 @pytest.mark.sqlite_only
+def test_a_health_watch_through_the_front_door_needs_a_token(secured: Stack) -> None:
+    """A Watch is a stream its client may hold for as long as it likes, so only a caller with
+    a token may hold one through the front door (ADR 0139); probes use Check, which stays
+    open. On the server's own port the health service is open as before."""
+    request = health_pb2.HealthCheckRequest(service="")
+    with grpc.insecure_channel(f"127.0.0.1:{secured.rest_port}") as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            next(health.Watch(request, timeout=10))
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        token = secured.create_token(unique("watcher"), "read")
+        watch = health.Watch(request, metadata=(("authorization", f"Bearer {token}"),),
+                             timeout=10)
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        watch.cancel()
+    with grpc.insecure_channel(secured.grpc_target) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(request, timeout=10)
+        assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+        watch.cancel()
+
+
+@pytest.mark.sqlite_only
 def test_a_health_request_over_its_bound_is_413_at_once_and_not_held(secured: Stack) -> None:
     """Health is open without a token, so a larger body is refused as soon as it passes the
     bound, instead of being held until the stream times out."""

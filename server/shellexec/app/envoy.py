@@ -50,6 +50,7 @@ from shellexec.app.openapi_document import OPENAPI_PATH
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
+    FRONT_DOOR_POOL_STREAMS_PER_REPLICA,
     FRONT_DOOR_STREAM_BUFFER_BYTES,
     FRONT_DOOR_STREAMS_PER_CONNECTION,
     MAX_GRPC_MESSAGE_BYTES,
@@ -287,7 +288,8 @@ def _health_checks(ports: tuple[int, ...]) -> str:
 
 def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
     """The Envoy configuration for these settings, with the gRPC server on `grpc_port`, and
-    further replicas on `replica_ports` (`shellexec up --replicas`), balanced round robin."""
+    further replicas on `replica_ports` (`shellexec up --replicas`), balanced round robin;
+    each of its pools of streams to the servers has room for every replica's share."""
     ports = (grpc_port, *replica_ports)
     grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
     if grpc_host in ("0.0.0.0", "[::]", "::"):
@@ -303,6 +305,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         streams_per_connection=FRONT_DOOR_STREAMS_PER_CONNECTION,
+        upstream_streams=FRONT_DOOR_POOL_STREAMS_PER_REPLICA * len(ports),
         max_request_headers_kib=MAX_REQUEST_HEADERS_BYTES // 1024,
         max_health_request_bytes=MAX_HEALTH_REQUEST_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),

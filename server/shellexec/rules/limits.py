@@ -110,6 +110,11 @@ MAX_WATCHERS_PER_CALLER: Final = 64
 # SETTINGS_MAX_CONCURRENT_STREAMS, which Envoy announces; a client waits for a free one): a
 # caller's full share of watchers with room for its unary calls beside them (ADR 0135).
 FRONT_DOOR_STREAMS_PER_CONNECTION: Final = 256
+# The streams the front door carries to the servers at once in each of its pools (unary calls,
+# feeds, health checks, health watches with reflection), per replica: Envoy's circuit breaker,
+# past which it answers 503. Each pool has its own, so streams held in one never refuse a
+# call of another (ADR 0139).
+FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
 # What Envoy buffers for one stream, and for one client connection, before flow control
 # stops the sender: a watcher that stops reading costs about this much at the front door.
 FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536

@@ -1,0 +1,121 @@
+"""The front door carries calls to the servers in four pools, each bounded on its own
+(FRONT_DOOR_POOL_STREAMS_PER_REPLICA streams at once per replica, ADR 0139): unary calls, the
+feeds, health checks, and the streams a client may hold open for as long as it likes (health
+watches, reflection). A client holding a pool's every stream is refused its next one there,
+and nobody is refused anything elsewhere.
+
+Before the pools were split, one pool carried unary calls, health and reflection: a client
+holding 1,024 health watches (which need no token) made every API call through the front door
+503 for everyone."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from shellexec.client import AsyncShellExecClient
+from shellexec.rules.limits import (
+    FRONT_DOOR_POOL_STREAMS_PER_REPLICA,
+    FRONT_DOOR_STREAMS_PER_CONNECTION,
+)
+
+from support.rest import unique
+from support.stack import Stack
+
+# The server's engine plays no part here.
+pytestmark = pytest.mark.sqlite_only
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+# Bounds a broken front door's wait; a working one answers at once.
+TIMEOUT_SECONDS = 30
+# Connections that carry the held streams: each carries at most
+# FRONT_DOOR_STREAMS_PER_CONNECTION at once, and gRPC would queue the rest unsent.
+HOLDING_CONNECTIONS = -(-FRONT_DOOR_POOL_STREAMS_PER_REPLICA // FRONT_DOOR_STREAMS_PER_CONNECTION)
+
+
+def _connection(stack: Stack) -> grpc.aio.Channel:
+    """A channel with a connection of its own (gRPC shares them between channels by
+    default)."""
+    return grpc.aio.insecure_channel(f"127.0.0.1:{stack.rest_port}",
+                                     options=[("grpc.use_local_subchannel_pool", 1)])
+
+
+async def _health_watch(channel: grpc.aio.Channel) -> grpc.aio.Call:
+    """A health Watch that the server has answered, held open."""
+    call = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+    answer = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
+    assert answer.status == SERVING
+    return call
+
+
+async def _reflection(channel: grpc.aio.Channel) -> grpc.aio.Call:
+    """A reflection stream that the server has answered once, held open."""
+    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+    await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+    answer = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
+    assert answer.list_services_response.service
+    return call
+
+
+async def _refused_as_full(opening: Awaitable[grpc.aio.Call]) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await opening
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "overflow" in (refused.value.details() or "")
+
+
+@contextlib.asynccontextmanager
+async def _held_streams(stack: Stack) -> AsyncIterator[None]:
+    """The pool of held streams full: half health watches, half reflection streams."""
+    channels = [_connection(stack) for _ in range(HOLDING_CONNECTIONS)]
+    try:
+        calls = await asyncio.gather(*(
+            (_health_watch if index % 2 else _reflection)(channels[index % len(channels)])
+            for index in range(FRONT_DOOR_POOL_STREAMS_PER_REPLICA)))
+        yield
+        for call in calls:
+            call.cancel()
+    finally:
+        for channel in channels:
+            await channel.close()
+
+
+async def _every_other_pool_serves(stack: Stack) -> None:
+    created = await asyncio.to_thread(stack.api.new_session)  # raises unless 200
+    assert created["state"] == "idle"
+    async with AsyncShellExecClient(f"127.0.0.1:{stack.rest_port}") as client:
+        session = await client.create_session(unique("pools"))
+        feed = client.watch(session.id)
+        first = await asyncio.wait_for(anext(feed), TIMEOUT_SECONDS)
+        assert first.type == "heartbeat"
+        await feed.aclose()
+    async with _connection(stack) as channel:
+        answer = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service=""), timeout=TIMEOUT_SECONDS)
+        assert answer.status == SERVING
+
+
+async def _check_pools(stack: Stack) -> None:
+    async with _held_streams(stack):
+        async with _connection(stack) as channel:
+            await _refused_as_full(_health_watch(channel))
+            await _refused_as_full(_reflection(channel))
+        await _every_other_pool_serves(stack)
+    # The held streams' places come back once Envoy sees them reset.
+    async with _connection(stack) as channel:
+        for _ in range(50):
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                (await _health_watch(channel)).cancel()
+                return
+            await asyncio.sleep(0.1)
+    pytest.fail("the pool's places did not come back after its streams ended")
+
+
+def test_streams_held_in_one_pool_refuse_no_call_of_another(stack: Stack) -> None:
+    asyncio.run(_check_pools(stack))
