@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable
 
 import grpc
@@ -108,8 +109,9 @@ async def _check_pools(stack: Stack) -> None:
             await _refused_as_full(_reflection(channel))
         await _every_other_pool_serves(stack)
     # The held streams' places come back once Envoy sees them reset.
+    deadline = time.monotonic() + TIMEOUT_SECONDS
     async with _connection(stack) as channel:
-        for _ in range(50):
+        while time.monotonic() < deadline:
             with contextlib.suppress(grpc.aio.AioRpcError):
                 (await _health_watch(channel)).cancel()
                 return
