@@ -2,7 +2,7 @@
 (FRONT_DOOR_POOL_STREAMS_PER_REPLICA streams at once per replica, ADR 0139): unary calls, the
 feeds, health checks, and the streams a client may hold open for as long as it likes (health
 watches, reflection). A client holding a pool's every stream is refused its next one there,
-and nobody is refused anything elsewhere.
+in words that say the pool is full, and nobody is refused anything elsewhere.
 
 Before the pools were split, one pool carried unary calls, health and reflection: a client
 holding 1,024 health watches (which need no token) made every API call through the front door
@@ -13,18 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from shellexec.app.front_door_errors import POOL_FULL
 from shellexec.client import AsyncShellExecClient
 from shellexec.rules.limits import (
     FRONT_DOOR_POOL_STREAMS_PER_REPLICA,
     FRONT_DOOR_STREAMS_PER_CONNECTION,
+    MAX_WATCHERS_PER_CALLER,
 )
+from shellexec.v1 import shell_exec_service_pb2 as pb
+from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.rest import unique
 from support.stack import Stack
@@ -64,11 +68,11 @@ async def _reflection(channel: grpc.aio.Channel) -> grpc.aio.Call:
     return call
 
 
-async def _refused_as_full(opening: Awaitable[grpc.aio.Call]) -> None:
+async def _refused_as_full(opening: Awaitable[object]) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await opening
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert "overflow" in (refused.value.details() or "")
+    assert refused.value.details() == POOL_FULL
 
 
 @contextlib.asynccontextmanager
@@ -121,3 +125,49 @@ async def _check_pools(stack: Stack) -> None:
 
 def test_streams_held_in_one_pool_refuse_no_call_of_another(stack: Stack) -> None:
     asyncio.run(_check_pools(stack))
+
+
+async def _feed(channel: grpc.aio.Channel, session_id: str, token: str) -> grpc.aio.Call:
+    """A feed the server has answered (every stream opens with a heartbeat), held open."""
+    call = pb_grpc.ShellExecServiceStub(channel).WatchMessages(
+        pb.WatchMessagesRequest(session_id=session_id),
+        metadata=(("authorization", f"Bearer {token}"),))
+    first = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
+    assert first.type == "heartbeat"
+    return call
+
+
+async def _check_feed_pool(stack: Stack, session_id: str, tokens: list[str], late: str) -> None:
+    channels = [_connection(stack) for _ in range(HOLDING_CONNECTIONS + 1)]
+    try:
+        held = await asyncio.gather(*(
+            _feed(channels[index % HOLDING_CONNECTIONS], session_id,
+                  tokens[index // MAX_WATCHERS_PER_CALLER])
+            for index in range(FRONT_DOOR_POOL_STREAMS_PER_REPLICA)))
+        await _refused_as_full(_feed(channels[-1], session_id, late))
+        refused = await asyncio.to_thread(
+            stack.api_as(late).request, "GET",
+            f"/api/v1/task-sessions/{session_id}/messages:watch")
+        assert refused.status == 503
+        assert refused.json() == {"code": 14, "message": POOL_FULL}
+        session = await asyncio.to_thread(stack.api_as(late).session, session_id)
+        assert session["id"] == session_id  # unary calls have their own pool
+        for call in held:
+            call.cancel()
+    finally:
+        for channel in channels:
+            await channel.close()
+
+
+def test_callers_at_their_bound_of_feeds_fill_the_feed_pool_and_are_told_so(
+        stack_with: Callable[..., Stack]) -> None:
+    """The feed pool is shared by the callers that watch (ADR 0135's bound is per caller):
+    enough tokens at their bound fill it. A further feed is refused as the pool being full,
+    over gRPC and REST, in words that say so; other calls are served."""
+    stack = stack_with(SHELLEXEC_AUTH="on")
+    writer = stack.create_token(unique("writer"), "ingest")
+    session_id = stack.api_as(writer).new_session()["id"]
+    callers = -(-FRONT_DOOR_POOL_STREAMS_PER_REPLICA // MAX_WATCHERS_PER_CALLER)
+    tokens = [stack.create_token(unique("watcher"), "read") for _ in range(callers)]
+    asyncio.run(_check_feed_pool(stack, session_id, tokens,
+                                 stack.create_token(unique("late"), "read")))

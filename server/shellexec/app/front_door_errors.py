@@ -37,6 +37,9 @@ GRPC_CODE_BY_STATUS = {
 UNKNOWN_CODE = 2
 
 _BODY = "%LOCAL_REPLY_BODY%"
+# The answer to a call refused because the front door's pool for its kind of call is full.
+POOL_FULL = ("the front door is carrying as many calls of this kind to the servers as it may "
+             "at once (its pool is full); try again shortly")
 # A 405's body is a direct response, hence static: it names what is allowed; add the method.
 _MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
 
@@ -76,14 +79,23 @@ def status_filter(op: str, status: int) -> dict[str, Any]:
     return {"status_code_filter": {"comparison": {"op": op, "value": value}}}
 
 
-def _mapper(status_filter: dict[str, Any], code: int, message: str = _BODY) -> dict[str, Any]:
+def _mapper(condition: dict[str, Any], code: int, message: str = _BODY) -> dict[str, Any]:
     return {
-        "filter": {"and_filter": {"filters": [status_filter, _REST_REQUESTS]}},
+        "filter": {"and_filter": {"filters": [condition, _REST_REQUESTS]}},
         "body_format_override": {
             "json_format": {"code": code, "message": message},
             "content_type": "application/json",
         },
     }
+
+
+def _pool_full_mappers() -> list[dict[str, Any]]:
+    """A call Envoy's circuit breaker refused (response flag UO: the pool of its kind of call
+    is full, ADR 0139) says so, over REST and in gRPC's grpc-message alike, instead of Envoy's
+    "upstream connect error ... reset reason: overflow", which reads as a server fault."""
+    overflow = {"response_flag_filter": {"flags": ["UO"]}}
+    return [_mapper(overflow, GRPC_CODE_BY_STATUS[503], POOL_FULL),
+            {"filter": overflow, "body": {"inline_string": POOL_FULL}}]
 
 
 def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
@@ -96,7 +108,7 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
     by_status = [_mapper(status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
                  for status, code in GRPC_CODE_BY_STATUS.items()]
     any_other = _mapper(status_filter("GE", 400), UNKNOWN_CODE)
-    return {"mappers": [*leading, *by_status, any_other]}
+    return {"mappers": [*leading, *_pool_full_mappers(), *by_status, any_other]}
 
 
 def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:
