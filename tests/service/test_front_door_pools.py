@@ -76,19 +76,27 @@ async def _refused_as_full(opening: Awaitable[object]) -> None:
 
 
 @contextlib.asynccontextmanager
+async def _connections(stack: Stack, count: int) -> AsyncIterator[list[grpc.aio.Channel]]:
+    """`count` channels of their own connection each, closed after (which ends their
+    streams)."""
+    channels = [_connection(stack) for _ in range(count)]
+    try:
+        yield channels
+    finally:
+        for channel in channels:
+            await channel.close()
+
+
+@contextlib.asynccontextmanager
 async def _held_streams(stack: Stack) -> AsyncIterator[None]:
     """The pool of held streams full: half health watches, half reflection streams."""
-    channels = [_connection(stack) for _ in range(HOLDING_CONNECTIONS)]
-    try:
+    async with _connections(stack, HOLDING_CONNECTIONS) as channels:
         calls = await asyncio.gather(*(
             (_health_watch if index % 2 else _reflection)(channels[index % len(channels)])
             for index in range(FRONT_DOOR_POOL_STREAMS_PER_REPLICA)))
         yield
         for call in calls:
             call.cancel()
-    finally:
-        for channel in channels:
-            await channel.close()
 
 
 async def _every_other_pool_serves(stack: Stack) -> None:
@@ -138,8 +146,7 @@ async def _feed(channel: grpc.aio.Channel, session_id: str, token: str) -> grpc.
 
 
 async def _check_feed_pool(stack: Stack, session_id: str, tokens: list[str], late: str) -> None:
-    channels = [_connection(stack) for _ in range(HOLDING_CONNECTIONS + 1)]
-    try:
+    async with _connections(stack, HOLDING_CONNECTIONS + 1) as channels:
         held = await asyncio.gather(*(
             _feed(channels[index % HOLDING_CONNECTIONS], session_id,
                   tokens[index // MAX_WATCHERS_PER_CALLER])
@@ -154,9 +161,6 @@ async def _check_feed_pool(stack: Stack, session_id: str, tokens: list[str], lat
         assert session["id"] == session_id  # unary calls have their own pool
         for call in held:
             call.cancel()
-    finally:
-        for channel in channels:
-            await channel.close()
 
 
 def test_callers_at_their_bound_of_feeds_fill_the_feed_pool_and_are_told_so(
