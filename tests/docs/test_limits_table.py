@@ -55,6 +55,10 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
         ("FRONT_DOOR_STREAMS_PER_CONNECTION",)],
     "streams the front door carries to the servers at once, per pool and per replica": [
         ("FRONT_DOOR_POOL_STREAMS_PER_REPLICA",)],
+    "requests a server holds at once": [("REQUEST_BUDGET_BYTES",),
+                                        ("REQUEST_BUDGET_BYTES_PER_CALLER",),
+                                        ("MAX_GRPC_MESSAGE_BYTES",)],
+    "request streams a server serves at once": [("MAX_REQUEST_STREAMS",)],
     "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
     "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),
                                                 ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],

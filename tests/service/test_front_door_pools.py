@@ -89,10 +89,11 @@ async def _connections(stack: Stack, count: int) -> AsyncIterator[list[grpc.aio.
 
 @contextlib.asynccontextmanager
 async def _held_streams(stack: Stack) -> AsyncIterator[None]:
-    """The pool of held streams full: half health watches, half reflection streams."""
+    """The pool of held streams full of health watches (the server itself serves at most
+    MAX_REQUEST_STREAMS reflection streams at once, ADR 0140; they share this pool)."""
     async with _connections(stack, HOLDING_CONNECTIONS) as channels:
         calls = await asyncio.gather(*(
-            (_health_watch if index % 2 else _reflection)(channels[index % len(channels)])
+            _health_watch(channels[index % len(channels)])
             for index in range(FRONT_DOOR_POOL_STREAMS_PER_REPLICA)))
         yield
         for call in calls:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import grpc
 
+from shellexec.api.handlers import refusal
 from shellexec.service import NOBODY, UNRESTRICTED, Caller
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import SCOPE_ADMIN, SCOPE_INGEST, SCOPE_READ, Scope
@@ -84,24 +85,6 @@ def _required_scopes(method: str) -> frozenset[Scope] | None:
     return METHOD_SCOPES.get(method[len(SERVICE_PREFIX):], _ADMIN_ONLY)
 
 
-def _refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode,
-             message: str) -> grpc.RpcMethodHandler:
-    """A handler of the same shape that refuses the call (its request stays unparsed)."""
-    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> Any:
-        await context.abort(code, message)
-
-    async def refuse_stream(request: bytes, context: grpc.aio.ServicerContext
-                            ) -> AsyncIterator[Any]:
-        await context.abort(code, message)
-        yield  # pragma: no cover - abort raises; this makes the function a generator
-
-    if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(
-            refuse_stream, response_serializer=handler.response_serializer)
-    return grpc.unary_unary_rpc_method_handler(
-        refuse, response_serializer=handler.response_serializer)
-
-
 def _as(handler: grpc.RpcMethodHandler, caller: Caller) -> grpc.RpcMethodHandler:
     """The handler, run with `caller` as the current caller (each call runs in a task of its
     own, so setting the context variable affects that call only)."""
@@ -152,16 +135,19 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if handler is None or required is None:
             return handler
         if self._lookup is None:
+            _CALLER.set(UNRESTRICTED)
             return _as(handler, UNRESTRICTED)
         secret = bearer_token(handler_call_details.invocation_metadata)
         if secret is None:
-            return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
+            return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
         caller = await self._lookup(secret)
         if caller is None:
-            return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
+            return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         if required and not caller.has_any(required):
             method = handler_call_details.method[len(SERVICE_PREFIX):]
-            return _refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
+            return refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
                             f"token {caller.name!r} may not call {method}: it needs the scope "
                             f"{' or '.join(sorted(required))}")
+        # For the interceptors before this one, which act after it (the request budget).
+        _CALLER.set(caller)
         return _as(handler, caller)

@@ -3,11 +3,16 @@
 Every method gets the generated message types as its (de)serializers, except RAW_METHODS:
 grpc.aio parses a request on the event loop before the servicer runs, so the methods whose
 requests can be large take and answer bytes and parse them where `offload` decides.
+
+The interceptors build on the same shapes: `rewrapped` wraps a handler's behaviour, `refusal`
+answers a call without reading its request, and `when_call_ends` runs a callback once a call
+is over, however it ended.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
@@ -57,3 +62,33 @@ def rewrapped(handler: grpc.RpcMethodHandler, single_response: Wrapper,
             streamed_responses(handler.unary_stream, False), request_deserializer, serializer)
     return grpc.stream_stream_rpc_method_handler(
         streamed_responses(handler.stream_stream, True), request_deserializer, serializer)
+
+
+def refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode,
+            message: str) -> grpc.RpcMethodHandler:
+    """A handler that refuses the call without reading its request. It takes the request as
+    a stream, which gRPC reads only when asked, so the bytes a refused client sends stay in
+    its stream's window; on the wire, the answer is the same."""
+    async def refuse(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        await context.abort(code, message)
+
+    async def refuse_stream(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+                            ) -> AsyncIterator[Any]:
+        await context.abort(code, message)
+        yield  # pragma: no cover - abort raises; this makes the function a generator
+
+    if handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(
+            refuse_stream, response_serializer=handler.response_serializer)
+    return grpc.stream_unary_rpc_method_handler(
+        refuse, response_serializer=handler.response_serializer)
+
+
+def when_call_ends(callback: Callable[[], None]) -> None:
+    """Runs `callback` when the call ends, however it does (a message that never arrived
+    included): each call runs in a task of its own."""
+    task = asyncio.current_task()
+    if task is None:  # pragma: no cover - gRPC runs every call in a task
+        callback()
+        return
+    task.add_done_callback(lambda _: callback())

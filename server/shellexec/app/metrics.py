@@ -41,6 +41,9 @@ class Metrics:
     delivery_lag: Histogram
     database_bytes: Gauge
     pruned_rows: Counter
+    request_bytes: Gauge
+    waiting_requests: Gauge
+    request_streams: Gauge
 
     def count_publish(self, outcomes: tuple[str, ...]) -> Callable[[str], None]:
         """A callback counting one publish by its outcome (one of `outcomes`)."""
@@ -90,4 +93,14 @@ def create_metrics(registry: CollectorRegistry) -> Metrics:
                              "Size of the database file plus its write-ahead log.",
                              registry=registry),
         pruned_rows=pruned,
+        request_bytes=Gauge("shellexec_request_bytes",
+                            "Bytes the request budget counts as held now: a message's worth "
+                            "for each call whose message is still to arrive, the message's "
+                            "size for each call whose message has (ADR 0140).",
+                            registry=registry),
+        waiting_requests=Gauge("shellexec_requests_waiting",
+                               "Calls waiting, unread, for room in the request budget.",
+                               registry=registry),
+        request_streams=Gauge("shellexec_request_streams",
+                              "Request streams (reflection) served now.", registry=registry),
     )

@@ -20,17 +20,25 @@ from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.api.reflection import enable_reflection
+from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
 from shellexec.app import ports
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.composition import Composition, compose
 from shellexec.app.exposure import check_exposure
 from shellexec.app.health import Health
+from shellexec.app.metrics import Metrics
 from shellexec.app.metrics_endpoint import MetricsEndpoint
 from shellexec.app.ports import PortInUseError
 from shellexec.app.settings import Settings
 from shellexec.app.token_check import TokenCheckEndpoint
 from shellexec.app.token_check import socket_path as token_check_socket
-from shellexec.rules.limits import MAX_GRPC_MESSAGE_BYTES, MAX_REQUEST_HEADERS_BYTES
+from shellexec.rules.limits import (
+    MAX_GRPC_MESSAGE_BYTES,
+    MAX_REQUEST_HEADERS_BYTES,
+    MAX_REQUEST_STREAMS,
+    REQUEST_BUDGET_BYTES,
+    REQUEST_BUDGET_BYTES_PER_CALLER,
+)
 
 # The metadata of one call: the front door's headers in all, and what Envoy adds to them.
 MAX_SERVER_METADATA_BYTES = MAX_REQUEST_HEADERS_BYTES + 8 * 1024
@@ -79,6 +87,17 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
         "shellexec.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(_echo)})
 
 
+def _request_budget(metrics: Metrics) -> RequestBudgetInterceptor:
+    """What the server holds of requests at once (ADR 0140), with its gauges."""
+    budget = RequestBudget(REQUEST_BUDGET_BYTES, REQUEST_BUDGET_BYTES_PER_CALLER,
+                           MAX_GRPC_MESSAGE_BYTES)
+    interceptor = RequestBudgetInterceptor(budget, MAX_REQUEST_STREAMS)
+    metrics.request_bytes.set_function(lambda: budget.held)
+    metrics.waiting_requests.set_function(budget.waiting)
+    metrics.request_streams.set_function(lambda: interceptor.request_streams)
+    return interceptor
+
+
 async def start_server(settings: Settings) -> RunningServer:
     """Opens the database, builds the graph, binds and starts the server."""
     check_exposure(settings, {"SHELLEXEC_GRPC_ADDRESS": ports.split_address(
@@ -90,9 +109,11 @@ async def start_server(settings: Settings) -> RunningServer:
     # The metrics interceptor comes first, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error
     # interceptor is next, so it also maps and logs failures of any interceptor after it (and
-    # refused calls get a request id); authentication comes last.
+    # refused calls get a request id). The request budget admits a call once authentication,
+    # which comes last, has named its caller.
     interceptors = [MetricsInterceptor(app.metrics.requests, app.metrics.latency),
-                    ErrorInterceptor(CallLog(sys.stderr, settings.log)), authenticator]
+                    ErrorInterceptor(CallLog(sys.stderr, settings.log)),
+                    _request_budget(app.metrics), authenticator]
     server = grpc.aio.server(interceptors=interceptors, options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
@@ -103,6 +124,11 @@ async def start_server(settings: Settings) -> RunningServer:
         ("grpc.absolute_max_metadata_size", MAX_SERVER_METADATA_BYTES),
         # A second server on the same port must fail, not silently share its connections.
         ("grpc.so_reuseport", 0),
+        # Without this probing, a stream's window stays at HTTP/2's 64 KiB until its message
+        # is read, so a call the request budget keeps waiting holds no more (with it, gRPC
+        # grew each window to megabytes: 100 waiting 15 MB calls held 835 MB). On loopback
+        # and local networks it costs large messages nothing measurable.
+        ("grpc.http2.bdp_probe", 0),
     ])
     handlers = method_handlers(app.servicer)
     server.add_generic_rpc_handlers(

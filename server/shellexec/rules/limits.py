@@ -115,6 +115,16 @@ FRONT_DOOR_STREAMS_PER_CONNECTION: Final = 256
 # past which it answers 503. Each pool has its own, so streams held in one never refuse a
 # call of another (ADR 0139).
 FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
+# The bytes of requests the server holds at once, in all and of one caller (a token's name;
+# with authentication off, everyone). A call reserves MAX_GRPC_MESSAGE_BYTES before its
+# message is read, holds the message's size once it has arrived, and waits while its
+# reservation does not fit (ADR 0140).
+REQUEST_BUDGET_BYTES: Final = 8 * MAX_GRPC_MESSAGE_BYTES
+REQUEST_BUDGET_BYTES_PER_CALLER: Final = 4 * MAX_GRPC_MESSAGE_BYTES
+# The request streams (reflection: grpcurl holds one while its call runs) the server serves
+# at once, each able to hold a message of MAX_GRPC_MESSAGE_BYTES; the next is refused with
+# RESOURCE_EXHAUSTED until one ends (ADR 0140).
+MAX_REQUEST_STREAMS: Final = 16
 # What Envoy buffers for one stream, and for one client connection, before flow control
 # stops the sender: a watcher that stops reading costs about this much at the front door.
 FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536

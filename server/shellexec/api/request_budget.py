@@ -1,0 +1,220 @@
+"""How many bytes of requests the server holds at once: in all, and for each caller (ADR 0140).
+
+gRPC reads a call's whole message before any handler sees it, and every method accepts one of
+up to MAX_GRPC_MESSAGE_BYTES. Without a bound, a client that sends many large calls at once
+makes the server hold them all: 300 GetSession calls carrying 15 MB of unknown fields each grew
+the server to 9 GB, and the allocator kept most of it afterwards.
+
+So a call is admitted before its message is read. It reserves as much as a message may be
+(`reservation_bytes`) and waits until that fits both the server's budget and its caller's share
+of it. Once the message has arrived, the reservation shrinks to the message's size; it is given
+back when the call ends. While a call waits, its stream holds only what HTTP/2 flow control
+lets it buffer (the server turns off gRPC's window probing, which would let it grow to
+megabytes). Waiting is fair between callers: a caller at its share waits alone, and the
+others' calls go past it. A call that waits too long ends by its deadline, or by the front
+door's timeout.
+
+A request stream (reflection; the service itself has none) would hold its reservation while
+it waits for its next message, for as long as its client likes (grpcurl keeps its reflection
+stream open until the call it made ends), so it does not wait: the server serves at most
+`max_request_streams` at once, each holding a message's worth for its life, and refuses the
+next with RESOURCE_EXHAUSTED until one ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from shellexec.api.auth import current_caller
+from shellexec.api.handlers import rewrapped, when_call_ends
+from shellexec.service import ResourceExhaustedError
+
+
+class Admission:
+    """What one admitted call holds of the budget."""
+
+    __slots__ = ("_budget", "_share", "held")
+
+    def __init__(self, budget: RequestBudget, share: _Share, held: int) -> None:
+        self._budget = budget
+        self._share = share
+        self.held = held
+
+    def settle(self, size: int) -> None:
+        """The message has arrived and is `size` bytes: hold that much from now on."""
+        self._give_back(self.held - min(size, self.held))
+
+    def release(self) -> None:
+        """The call has ended (idempotent)."""
+        self._give_back(self.held)
+
+    def _give_back(self, amount: int) -> None:
+        if amount > 0:
+            self.held -= amount
+            self._budget._give_back(self._share, amount)
+
+
+class _Share:
+    """A caller's part of the budget: what its calls hold, and its calls that wait."""
+
+    __slots__ = ("caller", "held", "waiting")
+
+    def __init__(self, caller: str) -> None:
+        self.caller = caller
+        self.held = 0
+        self.waiting: deque[asyncio.Future[Admission]] = deque()
+
+
+class RequestBudget:
+    """At most `total_bytes` of requests at once, `per_caller_bytes` of them one caller's;
+    each call reserves `reservation_bytes` until its message has arrived."""
+
+    def __init__(self, total_bytes: int, per_caller_bytes: int, reservation_bytes: int) -> None:
+        if not 0 < reservation_bytes <= per_caller_bytes <= total_bytes:
+            raise ValueError("a call's reservation must fit a caller's share, and the share "
+                             "the total")
+        self._total = total_bytes
+        self._per_caller = per_caller_bytes
+        self._reservation = reservation_bytes
+        self.held = 0
+        self._shares: dict[str, _Share] = {}
+        # The shares with calls waiting, served in turn: one admitted moves to the back.
+        self._waiting: OrderedDict[str, _Share] = OrderedDict()
+
+    def waiting(self) -> int:
+        """How many calls wait for room now (the metrics read it)."""
+        return sum(len(share.waiting) for share in self._waiting.values())
+
+    async def admit(self, caller: str) -> Admission:
+        """Reserves a message's worth for one of `caller`'s calls, waiting until it fits."""
+        share = self._shares.get(caller)
+        if share is None:
+            share = self._shares[caller] = _Share(caller)
+        if not share.waiting and self._fits(share):
+            return self._take(share)
+        granted: asyncio.Future[Admission] = asyncio.get_running_loop().create_future()
+        share.waiting.append(granted)
+        self._waiting.setdefault(caller, share)
+        try:
+            return await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():  # admitted as it was cancelled
+                granted.result().release()
+            elif granted in share.waiting:
+                share.waiting.remove(granted)
+                self._settle_share(share)
+            raise
+
+    def _fits(self, share: _Share) -> bool:
+        return (self.held + self._reservation <= self._total
+                and share.held + self._reservation <= self._per_caller)
+
+    def _take(self, share: _Share) -> Admission:
+        self.held += self._reservation
+        share.held += self._reservation
+        return Admission(self, share, self._reservation)
+
+    def _give_back(self, share: _Share, amount: int) -> None:
+        self.held -= amount
+        share.held -= amount
+        if self._waiting:
+            self._admit_waiting()
+        self._settle_share(share)
+
+    def _admit_waiting(self) -> None:
+        """Admits waiting calls while they fit, one per caller in turn."""
+        progressed = True
+        while progressed and self._waiting and self.held + self._reservation <= self._total:
+            progressed = False
+            for share in list(self._waiting.values()):
+                while share.waiting and share.waiting[0].done():  # cancelled, not yet woken
+                    share.waiting.popleft()
+                if share.waiting and self._fits(share):
+                    share.waiting.popleft().set_result(self._take(share))
+                    progressed = True
+                    self._waiting.move_to_end(share.caller)
+                self._settle_share(share)
+
+    def _settle_share(self, share: _Share) -> None:
+        """Forgets a share once it waits for nothing (and holds nothing)."""
+        if not share.waiting:
+            self._waiting.pop(share.caller, None)
+            if not share.held:
+                self._shares.pop(share.caller, None)
+
+
+class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Admits each call's request through `budget`, as the call's caller
+    (`auth.current_caller`: this acts after the authenticator, so it comes before it in the
+    server's interceptors), and serves at most `max_request_streams` request streams."""
+
+    def __init__(self, budget: RequestBudget, max_request_streams: int) -> None:
+        self._budget = budget
+        self._max_request_streams = max_request_streams
+        self.request_streams = 0
+
+    async def intercept_service(
+            self, continuation: Callable[[grpc.HandlerCallDetails],
+                                         Awaitable[grpc.RpcMethodHandler]],
+            handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        if handler.request_streaming:
+            return self._request_stream(handler)
+        admission = await self._budget.admit(current_caller().name)
+        when_call_ends(admission.release)
+        return rewrapped(handler, _same, _same,
+                         _settling(handler.request_deserializer, admission))
+
+    def _request_stream(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """The handler, counted among the request streams once it asks for a message (a
+        refusal never does, and costs nothing)."""
+        def counting(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
+            if inspect.isasyncgenfunction(behavior):  # the interceptors around look at this
+                async def counted_responses(requests: AsyncIterator[Any],
+                                            context: grpc.aio.ServicerContext
+                                            ) -> AsyncIterator[Any]:
+                    async for response in behavior(self._counted(requests), context):
+                        yield response
+
+                return counted_responses
+
+            async def counted(requests: AsyncIterator[Any],
+                              context: grpc.aio.ServicerContext) -> Any:
+                return await behavior(self._counted(requests), context)
+
+            return counted
+
+        return rewrapped(handler, counting, counting, handler.request_deserializer)
+
+    async def _counted(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        if self.request_streams >= self._max_request_streams:
+            raise ResourceExhaustedError(
+                f"the server already serves {self._max_request_streams} request streams "
+                "(reflection), the most it may at once; try again once one has ended")
+        self.request_streams += 1
+        when_call_ends(self._request_stream_ended)
+        async for request in requests:
+            yield request
+
+    def _request_stream_ended(self) -> None:
+        self.request_streams -= 1
+
+
+def _same(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
+    return behavior
+
+
+def _settling(deserializer: Callable[[bytes], Any] | None,
+              admission: Admission) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        admission.settle(len(data))
+        return data if deserializer is None else deserializer(data)
+    return deserialize
