@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from shellexec.app.front_door_errors import POOL_FULL
 from shellexec.client import AsyncShellExecClient
@@ -30,6 +29,7 @@ from shellexec.rules.limits import (
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
+from support.reflection import held_reflection
 from support.rest import unique
 from support.stack import Stack
 
@@ -56,15 +56,6 @@ async def _health_watch(channel: grpc.aio.Channel) -> grpc.aio.Call:
     call = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
     answer = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
     assert answer.status == SERVING
-    return call
-
-
-async def _reflection(channel: grpc.aio.Channel) -> grpc.aio.Call:
-    """A reflection stream that the server has answered once, held open."""
-    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
-    await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
-    answer = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
-    assert answer.list_services_response.service
     return call
 
 
@@ -119,7 +110,7 @@ async def _check_pools(stack: Stack) -> None:
     async with _held_streams(stack):
         async with _connection(stack) as channel:
             await _refused_as_full(_health_watch(channel))
-            await _refused_as_full(_reflection(channel))
+            await _refused_as_full(held_reflection(channel, TIMEOUT_SECONDS))
         await _every_other_pool_serves(stack)
     # The held streams' places come back once Envoy sees them reset.
     deadline = time.monotonic() + TIMEOUT_SECONDS

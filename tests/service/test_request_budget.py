@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from shellexec.client._values import to_protobuf_value
 from shellexec.rules.limits import (
@@ -30,6 +29,7 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.memory import peak_rss_kib
 from support.metrics import scrape, value
+from support.reflection import held_reflection
 from support.rest import unique
 from support.stack import Stack, free_port
 
@@ -106,21 +106,13 @@ def test_many_large_calls_at_once_leave_the_server_small(
     assert grown < 4 * REQUEST_BUDGET_BYTES < LARGE_CALLS * LARGE_CALL_BYTES / 3, grown
 
 
-async def _reflection(channel: grpc.aio.Channel) -> grpc.aio.StreamStreamCall:
-    """A reflection stream that the server has answered once, held open."""
-    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
-    await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
-    answer = await asyncio.wait_for(call.read(), TIMEOUT_SECONDS)
-    assert answer.list_services_response.service
-    return call
-
-
 async def _check_request_streams(stack: Stack) -> None:
     async with _channels(stack.grpc_target, 2) as (holding, other):
-        held = [await _reflection(holding) for _ in range(MAX_REQUEST_STREAMS)]
+        held = [await held_reflection(holding, TIMEOUT_SECONDS)
+                for _ in range(MAX_REQUEST_STREAMS)]
         assert value(scrape(stack), "shellexec_request_streams") == MAX_REQUEST_STREAMS
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await _reflection(other)
+            await held_reflection(other, TIMEOUT_SECONDS)
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert f"already serves {MAX_REQUEST_STREAMS} request streams" in (
             refused.value.details() or "")
@@ -138,7 +130,7 @@ async def _check_request_streams(stack: Stack) -> None:
         assert await asyncio.wait_for(ending.read(), TIMEOUT_SECONDS) == grpc.aio.EOF
         for _ in range(100):
             with contextlib.suppress(grpc.aio.AioRpcError):
-                held.append(await _reflection(other))
+                held.append(await held_reflection(other, TIMEOUT_SECONDS))
                 break
             await asyncio.sleep(0.05)
         else:
