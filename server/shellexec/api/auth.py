@@ -4,7 +4,8 @@ Direct gRPC, gRPC-Web and REST (Envoy's transcoder forwards the `authorization` 
 metadata) all pass through it. It finds the caller a bearer token names, checks the scope the
 method needs, and hands the caller to the servicer through `current_caller`; the use cases then
 check the caller's task patterns (ADR 0050). A refused call never reaches the servicer, and its
-request is not even parsed.
+request is not even read (ADR 0140). The caller is also left in the call's context for the
+interceptors before this one, which act after it (the request budget).
 """
 
 from __future__ import annotations
@@ -146,8 +147,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if required and not caller.has_any(required):
             method = handler_call_details.method[len(SERVICE_PREFIX):]
             return refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
-                            f"token {caller.name!r} may not call {method}: it needs the scope "
-                            f"{' or '.join(sorted(required))}")
+                           f"token {caller.name!r} may not call {method}: it needs the scope "
+                           f"{' or '.join(sorted(required))}")
         # For the interceptors before this one, which act after it (the request budget).
         _CALLER.set(caller)
         return _as(handler, caller)

@@ -149,9 +149,10 @@ async def _abort(context: grpc.aio.ServicerContext, code: grpc.StatusCode, detai
 
     gRPC keeps an abort's exception on the call's state, which the frames of its traceback
     (and of the error it was raised for) refer back to, through `context`. Only the garbage
-    collector's full passes free such cycles, so without this, every request an aborted call
-    held stayed in memory until the next one: 300 refused calls of 15 MB held 4 GB. The
-    frames can be cleared only once none of them runs, so when the call's task ends."""
+    collector's full passes free such cycles, so without this, the request of every aborted
+    call stayed in memory until the next full pass: 300 refused calls of 15 MB held 4 GB. The
+    frames can be cleared only once none of them runs, so when the call's task ends (ADR
+    0140)."""
     try:
         await context.abort(code, details, trailing_metadata)
     except grpc.aio.AbortError as aborted:
