@@ -23,6 +23,7 @@ from shellexec.client._values import to_protobuf_value
 from shellexec.rules.limits import (
     MAX_GRPC_MESSAGE_BYTES,
     MAX_REQUEST_STREAMS,
+    MAX_STREAM_REQUEST_BYTES,
     REQUEST_BUDGET_BYTES,
 )
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -143,6 +144,35 @@ def test_request_streams_beyond_their_bound_are_refused_until_one_ends(
         stack_with: Callable[..., Stack]) -> None:
     stack = stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_METRICS_PORT=str(free_port()))
     asyncio.run(_check_request_streams(stack))
+
+
+async def _check_stream_requests(stack: Stack, session_id: str) -> None:
+    async with _channels(f"127.0.0.1:{stack.rest_port}", 1) as (channel,):
+        watch = channel.unary_stream(f"{SERVICE}/WatchMessages",
+                                     response_deserializer=pb.WatchMessagesResponse.FromString)
+        request = pb.WatchMessagesRequest(session_id=session_id).SerializeToString()
+        oversized = _with_unknown_field(request, MAX_STREAM_REQUEST_BYTES)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await watch(oversized, timeout=TIMEOUT_SECONDS).read()
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details() == (
+            f"request: is {len(oversized)} bytes; a request that opens a stream may be at "
+            f"most {MAX_STREAM_REQUEST_BYTES}")
+        feeds = [watch(request, timeout=TIMEOUT_SECONDS) for _ in range(8)]
+        for feed in feeds:
+            assert (await feed.read()).type == "heartbeat"
+        assert value(scrape(stack), "shellexec_request_bytes") == 0
+        for feed in feeds:
+            feed.cancel()
+
+
+def test_a_stream_request_is_bounded_and_holds_nothing_in_the_budget(
+        stack_with: Callable[..., Stack]) -> None:
+    """A feed lives for as long as its client likes, and its request with it: the request
+    is bounded by size instead, and open feeds leave the budget to the calls."""
+    stack = stack_with(SHELLEXEC_METRICS_PORT=str(free_port()))
+    session_id = stack.api.new_session()["id"]
+    asyncio.run(_check_stream_requests(stack, session_id))
 
 
 def _flood_request() -> bytes:

@@ -14,6 +14,10 @@ megabytes). Waiting is fair between callers: a caller at its share waits alone, 
 others' calls go past it. A call that waits too long ends by its deadline, or by the front
 door's timeout.
 
+A response stream (a feed, a health watch) keeps its request for as long as it lives, so its
+request gives its reservation back once read and is bounded by size instead
+(MAX_STREAM_REQUEST_BYTES): open feeds never fill the budget.
+
 A request stream (reflection; the service itself has none) would hold its reservation while
 it waits for its next message, for as long as its client likes (grpcurl keeps its reflection
 stream open until the call it made ends), so it does not wait: the server serves at most
@@ -27,13 +31,15 @@ import asyncio
 import inspect
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
 from shellexec.api.auth import current_caller
 from shellexec.api.handlers import rewrapped, when_call_ends
-from shellexec.service import ResourceExhaustedError
+from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES
+from shellexec.service import InvalidArgumentError, ResourceExhaustedError
 
 
 class Admission:
@@ -167,32 +173,20 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         if handler is None:
             return handler
         if handler.request_streaming:
-            return self._request_stream(handler)
+            return rewrapped(handler, self._counting, self._counting,
+                             handler.request_deserializer)
         admission = await self._budget.admit(current_caller().name)
         when_call_ends(admission.release)
+        if handler.response_streaming:
+            return rewrapped(handler, _same, _refusing_oversized,
+                             _reading_stream_request(handler.request_deserializer, admission))
         return rewrapped(handler, _same, _same,
                          _settling(handler.request_deserializer, admission))
 
-    def _request_stream(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        """The handler, counted among the request streams once it asks for a message (a
-        refusal never does, and costs nothing)."""
-        def counting(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
-            if inspect.isasyncgenfunction(behavior):  # the interceptors around look at this
-                async def counted_responses(requests: AsyncIterator[Any],
-                                            context: grpc.aio.ServicerContext
-                                            ) -> AsyncIterator[Any]:
-                    async for response in behavior(self._counted(requests), context):
-                        yield response
-
-                return counted_responses
-
-            async def counted(requests: AsyncIterator[Any],
-                              context: grpc.aio.ServicerContext) -> Any:
-                return await behavior(self._counted(requests), context)
-
-            return counted
-
-        return rewrapped(handler, counting, counting, handler.request_deserializer)
+    def _counting(self, behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
+        """A request stream's behaviour, counted among the request streams once it asks for
+        a message (a refusal never does, and costs nothing)."""
+        return _given(behavior, self._counted)
 
     async def _counted(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
         if self.request_streams >= self._max_request_streams:
@@ -212,9 +206,59 @@ def _same(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
     return behavior
 
 
+def _given(behavior: Callable[..., Any],
+           transform: Callable[[Any], Any]) -> Callable[..., Any]:
+    """`behavior`, given its request (or requests) through `transform`; of the same kind (an
+    async generator, or a coroutine), which the interceptors around it look at."""
+    if inspect.isasyncgenfunction(behavior):
+        async def responses(request: Any, context: grpc.aio.ServicerContext
+                            ) -> AsyncIterator[Any]:
+            async for response in behavior(transform(request), context):
+                yield response
+
+        return responses
+
+    async def response(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await behavior(transform(request), context)
+
+    return response
+
+
 def _settling(deserializer: Callable[[bytes], Any] | None,
               admission: Admission) -> Callable[[bytes], Any]:
     def deserialize(data: bytes) -> Any:
         admission.settle(len(data))
         return data if deserializer is None else deserializer(data)
     return deserialize
+
+
+@dataclass(frozen=True, slots=True)
+class _Oversized:
+    """What the deserializer of a stream's request gives instead of a request too large."""
+
+    size: int
+
+
+def _reading_stream_request(deserializer: Callable[[bytes], Any] | None,
+                            admission: Admission) -> Callable[[bytes], Any]:
+    """A response stream's request gives its reservation back once read: a stream lives for
+    as long as its client likes, and its request with it, so it is bounded by size instead
+    (MAX_STREAM_REQUEST_BYTES; its number by the bounds on feeds and the front door's)."""
+    def deserialize(data: bytes) -> Any:
+        admission.release()
+        if len(data) > MAX_STREAM_REQUEST_BYTES:
+            return _Oversized(len(data))
+        return data if deserializer is None else deserializer(data)
+    return deserialize
+
+
+def _refusing_oversized(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
+    return _given(behavior, _unless_oversized)
+
+
+def _unless_oversized(request: Any) -> Any:
+    if isinstance(request, _Oversized):
+        raise InvalidArgumentError(
+            "request", f"is {request.size} bytes; a request that opens a stream may be at most "
+            f"{MAX_STREAM_REQUEST_BYTES}")
+    return request

@@ -121,6 +121,9 @@ FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
 # reservation does not fit (ADR 0140).
 REQUEST_BUDGET_BYTES: Final = 8 * MAX_GRPC_MESSAGE_BYTES
 REQUEST_BUDGET_BYTES_PER_CALLER: Final = 4 * MAX_GRPC_MESSAGE_BYTES
+# A request that opens a response stream (a feed, a health watch): the stream keeps it for as
+# long as it lives, so it is not held in the budget above but bounded by size (ADR 0140).
+MAX_STREAM_REQUEST_BYTES: Final = 16 * 1024
 # The request streams (reflection: grpcurl holds one while its call runs) the server serves
 # at once, each able to hold a message of MAX_GRPC_MESSAGE_BYTES; the next is refused with
 # RESOURCE_EXHAUSTED until one ends (ADR 0140).
