@@ -4,16 +4,15 @@ Direct gRPC, gRPC-Web and REST (Envoy's transcoder forwards the `authorization` 
 metadata) all pass through it. It finds the caller a bearer token names, checks the scope the
 method needs, and hands the caller to the servicer through `current_caller`; the use cases then
 check the caller's task patterns (ADR 0050). A refused call never reaches the servicer, and its
-request is not even read (ADR 0140). The caller is also left in the call's context for the
-interceptors before this one, which act after it (the request budget).
+request is not even read (ADR 0140). The caller is set for the whole call, so the
+interceptors before this one, which act after it (the request budget), know it too.
 """
 
 from __future__ import annotations
 
 import contextvars
-import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Protocol
 
 import grpc
 
@@ -86,39 +85,6 @@ def _required_scopes(method: str) -> frozenset[Scope] | None:
     return METHOD_SCOPES.get(method[len(SERVICE_PREFIX):], _ADMIN_ONLY)
 
 
-def _as(handler: grpc.RpcMethodHandler, caller: Caller) -> grpc.RpcMethodHandler:
-    """The handler, run with `caller` as the current caller (each call runs in a task of its
-    own, so setting the context variable affects that call only)."""
-    if handler.response_streaming:
-        serve_stream = handler.unary_stream
-        if not inspect.isasyncgenfunction(serve_stream):  # it writes with `context.write`
-            async def writing(request: Any, context: grpc.aio.ServicerContext) -> None:
-                _CALLER.set(caller)
-                await serve_stream(request, context)
-
-            return grpc.unary_stream_rpc_method_handler(
-                writing, request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer)
-
-        async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            _CALLER.set(caller)
-            async for response in serve_stream(request, context):
-                yield response
-
-        return grpc.unary_stream_rpc_method_handler(
-            stream, request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer)
-    serve = handler.unary_unary
-
-    async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        _CALLER.set(caller)
-        return await serve(request, context)
-
-    return grpc.unary_unary_rpc_method_handler(
-        unary, request_deserializer=handler.request_deserializer,
-        response_serializer=handler.response_serializer)
-
-
 class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc is untyped
     """Authenticates every call of ShellExecService; `lookup` is None when authentication
     is off (loopback only), and every caller is then UNRESTRICTED."""
@@ -136,8 +102,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if handler is None or required is None:
             return handler
         if self._lookup is None:
-            _CALLER.set(UNRESTRICTED)
-            return _as(handler, UNRESTRICTED)
+            _CALLER.set(UNRESTRICTED)  # see below
+            return handler
         secret = bearer_token(handler_call_details.invocation_metadata)
         if secret is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
@@ -149,6 +115,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
             return refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
                            f"token {caller.name!r} may not call {method}: it needs the scope "
                            f"{' or '.join(sorted(required))}")
-        # For the interceptors before this one, which act after it (the request budget).
+        # Each call runs in a task of its own, and its handler in the same task as this: the
+        # caller set here is the call's alone, for the servicer and for the interceptors
+        # before this one, which act after it (the request budget).
         _CALLER.set(caller)
-        return _as(handler, caller)
+        return handler
