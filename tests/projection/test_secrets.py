@@ -68,6 +68,11 @@ def _masked(secret: str) -> str:
      'curl -H "Authorization: Bearer ***********************" https://api'),
     ("git clone https://deploy:hunter2pass@git.example.com/repo.git",
      "git clone https://deploy:***********@git.example.com/repo.git"),
+    # A scheme's case does not matter (RFC 3986), nor what comes before it.
+    ("GIT CLONE HTTPS://deploy:hunter2pass@git.example.com",
+     "GIT CLONE HTTPS://deploy:***********@git.example.com"),
+    ("pip install -e git+ssh://bot:t0ps3cret@example.com/pkg",
+     "pip install -e git+ssh://bot:*********@example.com/pkg"),
 ])
 def test_each_credential_form_is_masked_keeping_its_shape(text: str, expected: str) -> None:
     assert mask_secrets(text) == expected
@@ -172,6 +177,25 @@ def test_a_token_in_backspace_overstrike_is_masked_in_both_characters_of_each_ce
     prefix_underlined = "_\bg_\bh_\bp_\b_"
     assert mask_secrets(f"x: {bold}\n") == f"x: {prefix_bold}" + "*\b*" * 36 + "\n"
     assert mask_secrets(f"x: {underlined}\n") == f"x: {prefix_underlined}" + "*\b*" * 36 + "\n"
+
+
+def test_every_character_of_an_overstrike_chain_is_masked() -> None:
+    # Each cell is written three times over (`#`, then `_`, then the token's character).
+    cells = "".join(f"#\b_\b{character}" for character in GITHUB)
+    masked = mask_secrets(f"x: {cells}\n")
+    assert masked == "x: " + "".join(f"#\b_\b{c}" for c in GITHUB[:4]) + "*\b*\b*" * 36 + "\n"
+
+
+@pytest.mark.parametrize("line", [
+    # Each of these made one search cost the square of the line's length (ADR 0141): every
+    # word start in the run began a scheme, and every link of the chain copied those before.
+    "a." * 40_000 + "://deploy:hunter2pass@host",
+    "a\b" * 40_000 + "TOKEN=s3cr3t",
+])
+def test_long_hostile_lines_are_masked(line: str) -> None:
+    masked = mask_secrets(line)
+    assert masked.endswith(("://deploy:***********@host", "TOKEN=******"))
+    assert masked[:200] == line[:200]
 
 
 def test_a_backspace_at_a_line_end_or_before_a_control_overstrikes_nothing() -> None:

@@ -99,8 +99,11 @@ PATTERNS: tuple[SecretPattern, ...] = (
     _pattern("bearer-token", ("bearer",),
              r"\b[Bb]earer[ \t]+(?P<secret>[A-Za-z0-9_\-.~+/*]{16,}=*)",
              ignore_case_hints=True),
+    # Found from its `://`, not from the scheme's first letter: a scheme matched from every
+    # word start in a long run of `a.a.a.` cost a scan of the run each, so one 64 KB line
+    # held the interpreter for seconds on every read (ADR 0141).
     _pattern("url-password", ("://",),
-             r"\b[a-z][a-z0-9+.\-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
+             r"(?<=[A-Za-z0-9+.\-])://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
     # An env-style line (optionally after a `$ ` prompt or `export`): the value to the end
     # of the line; elsewhere (`docker run -e X=v`, `X=v cmd`), a quoted or unbroken value.
     _pattern("env-assignment-line",
@@ -211,12 +214,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 class ShownText:
     """A text as a terminal shows it, with the way back to the stored text: `pieces` holds,
     for each stretch of shown characters, where it starts in `text` and in the stored text;
-    `overwritten` names, for a shown character written over others by backspace overstrike,
-    where those others are in the stored text."""
+    `overwritten` names, for a stored character written over another by backspace overstrike,
+    where that other is in the stored text. A chain (`a\\bb\\bc`) is followed link by link:
+    keeping each character's whole chain made every link copy the chain so far, and a line of
+    overstrikes cost the square of its length (ADR 0141)."""
 
     text: str
     pieces: tuple[tuple[int, int], ...]
-    overwritten: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    overwritten: dict[int, int] = field(default_factory=dict)
+
+    def _under(self, stored: int) -> Iterator[int]:
+        """The stored characters that the one at `stored` was written over, nearest first."""
+        under = self.overwritten.get(stored)
+        while under is not None:
+            yield under
+            under = self.overwritten.get(under)
 
     def stored_spans(self, spans: Iterable[Span]) -> Iterator[Span]:
         """The stored text's spans of the characters `spans` cover in the shown text: one per
@@ -231,7 +243,7 @@ class ShownText:
                 low, high = max(start, shown), min(end, shown + length)
                 if high > low:
                     yield stored + low - shown, stored + high - shown
-                    for under in self.overwritten.get(stored + low - shown, ()):
+                    for under in self._under(stored + low - shown):
                         yield under, under + 1
                 index += 1
 
@@ -248,7 +260,7 @@ def shown_text(text: str) -> ShownText | None:
         return None
     pieces: list[tuple[int, int]] = []
     parts: list[str] = []
-    overwritten: dict[int, tuple[int, ...]] = {}
+    overwritten: dict[int, int] = {}
     shown = stored = 0
     while control is not None:
         start = control.start()
@@ -259,7 +271,7 @@ def shown_text(text: str) -> ShownText | None:
         over = _overstriking(text, start) if text[start] == "\b" and parts else None
         if over is not None and parts[-1][-1] not in "\r\n":
             under = pieces[-1][1] + len(parts[-1]) - 1
-            overwritten[over] = (under, *overwritten.pop(under, ()))
+            overwritten[over] = under
             parts[-1] = parts[-1][:-1]
             shown -= 1
             if not parts[-1]:
