@@ -186,16 +186,14 @@ def test_every_character_of_an_overstrike_chain_is_masked() -> None:
     assert masked == "x: " + "".join(f"#\b_\b{c}" for c in GITHUB[:4]) + "*\b*\b*" * 36 + "\n"
 
 
-@pytest.mark.parametrize("line", [
+@pytest.mark.parametrize(("run", "secret", "masked_secret"), [
     # Each of these made one search cost the square of the line's length (ADR 0141): every
     # word start in the run began a scheme, and every link of the chain copied those before.
-    "a." * 40_000 + "://deploy:hunter2pass@host",
-    "a\b" * 40_000 + "TOKEN=s3cr3t",
+    ("a." * 40_000, "://deploy:hunter2pass@host", "://deploy:***********@host"),
+    ("a\b" * 40_000, "TOKEN=s3cr3t", "TOKEN=******"),
 ])
-def test_long_hostile_lines_are_masked(line: str) -> None:
-    masked = mask_secrets(line)
-    assert masked.endswith(("://deploy:***********@host", "TOKEN=******"))
-    assert masked[:200] == line[:200]
+def test_long_hostile_lines_are_masked(run: str, secret: str, masked_secret: str) -> None:
+    assert mask_secrets(run + secret) == run + masked_secret
 
 
 def test_a_backspace_at_a_line_end_or_before_a_control_overstrikes_nothing() -> None:
