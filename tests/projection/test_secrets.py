@@ -20,8 +20,8 @@ from shellexec.projection.secrets import (
     mask_json,
     mask_secrets,
     secret_spans,
-    shown_text,
 )
+from shellexec.projection.shown import shown_text
 
 AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SESSION_KEY_ID = "ASIA" + "Y34FZKBOKMUTVV7A"
@@ -196,6 +196,13 @@ def test_long_hostile_lines_are_masked(run: str, secret: str, masked_secret: str
     assert mask_secrets(run + secret) == run + masked_secret
 
 
+def test_a_long_value_coloured_character_by_character_is_masked_round_its_colours() -> None:
+    # Only the shown text holds the assignment, so the mask is carved round 32,000 codes.
+    value = "".join(f"\x1b[1m{character}\x1b[m" for character in "s3cr3t" * 2_000)
+    stored = f"{MATCH_ON}TOKEN{MATCH_OFF}={value}\n"
+    assert mask_secrets(stored) == f"{MATCH_ON}TOKEN{MATCH_OFF}=" + "\x1b[1m*\x1b[m" * 12_000 + "\n"
+
+
 def test_a_backspace_at_a_line_end_or_before_a_control_overstrikes_nothing() -> None:
     shown = shown_text("ab\b\ncd\b\x1b[mx")
     assert shown is not None
@@ -207,10 +214,35 @@ def test_the_shown_text_maps_back_to_the_stored_characters() -> None:
     shown = shown_text(stored)
     assert shown is not None
     assert shown.text == "abcd1"
-    assert [stored[start:end] for start, end in shown.stored_spans([(0, 5)])] == [
+    whole = shown.stored_span((0, 5))
+    assert whole == (0, len(stored))
+    assert [stored[start:end] for start, end in shown.unhidden([whole])] == [
         "a", "bc", "d", "1"]
-    assert [stored[start:end] for start, end in shown.stored_spans([(2, 3)])] == ["c"]
+    assert [stored[start:end] for start, end in shown.unhidden([shown.stored_span((2, 3))])] \
+        == ["c"]
     assert shown_text("plain\ttext\r\nwith a tab and a carriage return") is None
+
+
+def test_a_shown_span_reaches_back_over_what_its_first_character_was_written_over() -> None:
+    stored = "x #\b_\bgh"
+    shown = shown_text(stored)
+    assert shown is not None
+    assert shown.text == "x gh"
+    assert shown.stored_span((2, 4)) == (2, len(stored))
+    assert [stored[start:end] for start, end in shown.unhidden([(2, len(stored))])] == [
+        "#", "_", "gh"]
+    # From the middle of a stretch, nothing before it was written over.
+    assert shown.stored_span((3, 4)) == (len(stored) - 1, len(stored))
+
+
+# A short plain line leaves the hinted lines dense enough to search the text whole; a long
+# one makes each run of neighbouring hinted lines a stretch of its own.
+@pytest.mark.parametrize("plain", ["plain line", "plain line " * 200])
+def test_neighbouring_lines_of_assignments_are_each_masked(plain: str) -> None:
+    lines = [f"API_KEY=k{number}" for number in range(3)]
+    text = "\n".join([*lines, plain, *lines, ""])
+    masked = [f"API_KEY={_masked(f'k{number}')}" for number in range(3)]
+    assert mask_secrets(text) == "\n".join([*masked, plain, *masked, ""])
 
 
 def test_a_split_token_at_the_end_of_coloured_output_is_masked() -> None:

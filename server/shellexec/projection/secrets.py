@@ -16,22 +16,19 @@ whatever was cut) and a private key body before an orphan END line are masked.
 Terminal output carries escape sequences the page does not show: `grep --color` wraps a
 match in colour codes, which split a credential for the patterns while the page joins it
 back. So text holding any escape sequence or control character is searched twice: as it is
-stored, and as it is shown (those removed); a secret found in the shown text is masked in
-the stored one character by character, and the escape sequences between are left as they
-are (ADR 0126).
+stored, and as it is shown (`shown`); a secret found in the shown text is masked in the
+stored one, and the escape sequences within it are left as they are (ADR 0126).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from shellexec.projection.shown import Span, outside, shown_text
 
 MASK_CHAR = "*"
-
-# A span of a text: (start, end) offsets.
-Span = tuple[int, int]
 
 # Characters a token or key body may hold (base64, base64url, the separators tokens use).
 _TOKEN_CHARS = r"A-Za-z0-9_\-"
@@ -134,19 +131,34 @@ SHORT_HINTS = ("akia", "asia", "gh", "github", "gl", "sk-", "xox", "eyj", "priva
                "pass", "secret", "token", "api", "access_key")
 
 
+# Hinted lines this dense (one per so many characters) make the whole text one stretch: a
+# regex scans a character in tens of nanoseconds, and finding a hinted line takes microseconds.
+_DENSE_HINTS = 64
+
+
 def _line_windows(text: str, haystack: str, hints: tuple[str, ...]) -> list[Span]:
-    """The lines of `text` on which `haystack` (the text or its lower case) holds a hint."""
+    """The stretches of whole lines of `text` on which `haystack` (the text or its lower case)
+    holds a hint. Neighbouring hinted lines make one stretch: no pattern but a `multiline`
+    one matches across a line end, so a stretch finds what its lines would one by one, and
+    calling a regex once per line of a long listing of assignments cost more than its search."""
+    dense = len(text) // _DENSE_HINTS
     starts: set[int] = set()
     for hint in hints:
         found = haystack.find(hint)
         while found != -1:
+            if len(starts) > dense:
+                return [(0, len(text))]
             starts.add(text.rfind("\n", 0, found) + 1)
             line_end = text.find("\n", found)
             found = -1 if line_end == -1 else haystack.find(hint, line_end)
-    windows = []
+    windows: list[Span] = []
     for start in sorted(starts):
         end = text.find("\n", start)
-        windows.append((start, len(text) if end == -1 else end))
+        end = len(text) if end == -1 else end
+        if windows and windows[-1][1] + 1 == start:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
     return windows
 
 
@@ -194,110 +206,6 @@ def may_hold_secrets(text: str) -> bool:
     return any(hint in lowered for hint in SHORT_HINTS)
 
 
-# What the page does not show of terminal output (web/ansi.js), as far as masking needs: CSI
-# sequences (7- and 8-bit; the page acts on erases and column moves, which only hide or move
-# text), OSC strings to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character
-# escapes and every control character but tab, line feed and carriage return. A backspace
-# overstrikes (see `shown_text`).
-_INVISIBLE = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]?"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Where each of those starts: searching for this one class is several times faster than
-# trying the alternatives at every character of a text that holds none.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-@dataclass(frozen=True, slots=True)
-class ShownText:
-    """A text as a terminal shows it, with the way back to the stored text: `pieces` holds,
-    for each stretch of shown characters, where it starts in `text` and in the stored text;
-    `overwritten` names, for a stored character written over another by backspace overstrike,
-    where that other is in the stored text. A chain (`a\\bb\\bc`) is followed link by link:
-    keeping each character's whole chain made every link copy the chain so far, and a line of
-    overstrikes cost the square of its length (ADR 0141)."""
-
-    text: str
-    pieces: tuple[tuple[int, int], ...]
-    overwritten: dict[int, int] = field(default_factory=dict)
-
-    def _under(self, stored: int) -> Iterator[int]:
-        """The stored characters that the one at `stored` was written over, nearest first."""
-        under = self.overwritten.get(stored)
-        while under is not None:
-            yield under
-            under = self.overwritten.get(under)
-
-    def stored_spans(self, spans: Iterable[Span]) -> Iterator[Span]:
-        """The stored text's spans of the characters `spans` cover in the shown text: one per
-        stretch, so the escape sequences between stretches are never part of a span, and
-        one per character a covered one was written over."""
-        starts = [shown for shown, _ in self.pieces]
-        for start, end in spans:
-            index = bisect_right(starts, start) - 1
-            while index < len(self.pieces) and starts[index] < end:
-                shown, stored = self.pieces[index]
-                length = (starts[index + 1] if index + 1 < len(starts) else len(self.text)) - shown
-                low, high = max(start, shown), min(end, shown + length)
-                if high > low:
-                    yield stored + low - shown, stored + high - shown
-                    for under in self._under(stored + low - shown):
-                        yield under, under + 1
-                index += 1
-
-
-def shown_text(text: str) -> ShownText | None:
-    """`text` without what a terminal does not show, or None when it holds nothing such.
-
-    A backspace followed by a character on the same line is overstrike (`man` pages print
-    bold as `c\\bc` and underlining as `_\\bc`): the page draws the second character over the
-    first, so the first leaves the shown text too.
-    """
-    control = _CONTROL.search(text)
-    if control is None:
-        return None
-    pieces: list[tuple[int, int]] = []
-    parts: list[str] = []
-    overwritten: dict[int, int] = {}
-    shown = stored = 0
-    while control is not None:
-        start = control.start()
-        if start > stored:
-            pieces.append((shown, stored))
-            parts.append(text[stored:start])
-            shown += start - stored
-        over = _overstriking(text, start) if text[start] == "\b" and parts else None
-        if over is not None and parts[-1][-1] not in "\r\n":
-            under = pieces[-1][1] + len(parts[-1]) - 1
-            overwritten[over] = under
-            parts[-1] = parts[-1][:-1]
-            shown -= 1
-            if not parts[-1]:
-                parts.pop()
-                pieces.pop()
-        invisible = _INVISIBLE.match(text, start)
-        stored = start + 1 if invisible is None else invisible.end()
-        control = _CONTROL.search(text, stored)
-    if stored < len(text):
-        pieces.append((shown, stored))
-        parts.append(text[stored:])
-    return ShownText("".join(parts), tuple(pieces), overwritten)
-
-
-def _overstriking(text: str, backspace: int) -> int | None:
-    """Where the character is that the backspace at `backspace` puts over the one before it:
-    the next one shown, past any escape sequences, if it is on the same line."""
-    after = backspace + 1
-    while after < len(text) and text[after] not in "\b\r\n" and _CONTROL.match(text, after):
-        invisible = _INVISIBLE.match(text, after)
-        after = after + 1 if invisible is None else invisible.end()
-    if after >= len(text) or text[after] in "\r\n" or _CONTROL.match(text, after):
-        return None
-    return after
-
-
 def _stored_text_spans(text: str, head_cut: bool) -> list[Span]:
     hinted = len(text) > _SHORT_TEXT or may_hold_secrets(text)
     spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
@@ -309,10 +217,19 @@ def _stored_text_spans(text: str, head_cut: bool) -> list[Span]:
 def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
     """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
     cut off (a bounded output), so it may start inside a secret."""
-    spans = _stored_text_spans(text, head_cut)
+    spans = _merged(_stored_text_spans(text, head_cut))
     shown = shown_text(text)
-    if shown is not None:
-        spans += shown.stored_spans(_stored_text_spans(shown.text, head_cut))
+    if shown is None:
+        return spans
+    found = _merged(shown.stored_span(span)
+                    for span in _stored_text_spans(shown.text, head_cut) if span[1] > span[0])
+    # What the stored text's own spans mask whole needs no carving round hidden sequences.
+    uncovered = list(outside(found, spans, [start for start, _ in spans]))
+    return _merged([*spans, *shown.unhidden(uncovered)]) if uncovered else spans
+
+
+def _merged(spans: Iterable[Span]) -> list[Span]:
+    """`spans` without empty ones, sorted, and those that overlap or touch joined."""
     merged: list[Span] = []
     for start, end in sorted(span for span in spans if span[1] > span[0]):
         if merged and start <= merged[-1][1]:
@@ -322,11 +239,17 @@ def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
     return merged
 
 
+# Every ASCII character that is not white space (as the regex `\s` says) becomes `*`.
+_ASCII_HIDDEN = str.maketrans({chr(code): MASK_CHAR for code in range(128)
+                               if not chr(code).isspace()})
+_NON_SPACE_RUN = re.compile(r"\S+")
+
+
 def _hidden(part: str) -> str:
     """`part` with every non-space character replaced by one `*` per UTF-8 byte."""
     if part.isascii():
-        return re.sub(r"\S", MASK_CHAR, part)
-    return re.sub(r"\S", lambda char: MASK_CHAR * len(char.group().encode("utf-8")), part)
+        return part.translate(_ASCII_HIDDEN)
+    return _NON_SPACE_RUN.sub(lambda run: MASK_CHAR * len(run.group().encode("utf-8")), part)
 
 
 def apply_spans(text: str, spans: Iterable[Span]) -> str:

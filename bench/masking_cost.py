@@ -1,0 +1,86 @@
+"""Masking cost in hostile text (ADRs 0141 and 0142): every served read of an output masks it
+again, so what one published output costs to mask is paid on every poll of it.
+
+Each family of text below is built at 64 KiB and at 256 KiB and masked whole. Targets:
+- linear: for every family, masking four times the text costs at most 1.5 times four times
+  as much (a quadratic cost gives 4);
+- bounded: at 256 KiB, the dearest family costs at most 32 times what plain text of the same
+  size costs (before ADR 0142, a value of backspace overstrikes cost about 120 times).
+
+Families are timed in alternating rounds, so all see the same machine noise, and the best
+round of each is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shellexec.projection.secrets import mask_secrets
+
+from results import per_call_seconds, record
+
+KIB = 1024
+SMALL, LARGE = 64 * KIB, 256 * KIB
+ROUNDS = 5
+LINEAR_TARGET = 1.5
+BOUND_TARGET = 32.0
+
+
+def _repeated(head: str, unit: str) -> Callable[[int], str]:
+    """`head` and then `unit` as often as fits in `size` characters."""
+    return lambda size: head + unit * ((size - len(head)) // len(unit))
+
+
+FAMILIES: dict[str, Callable[[int], str]] = {
+    "plain": _repeated("", "compiling module 42 of 99 ok\n"),
+    # A secret's value made of overstruck cells, of 8-bit CSI codes, of stray controls.
+    "overstrike": _repeated("TOKEN=", "a\bb"),
+    "csi8": _repeated("TOKEN=", "\x9b="),
+    "controls": _repeated("TOKEN=", "a\x01"),
+    # A value coloured character by character, which only the shown text holds.
+    "coloured_value": _repeated("\x1b[1mTOKEN\x1b[m=", "\x1b[1mv\x1b[m"),
+    # Listings of secrets, plain and coloured: one match per line.
+    "assignments": _repeated("", "TOKEN=abc\n"),
+    "coloured_assignments": _repeated("", "TOKEN=abc\x1b[0m\n"),
+    # A scheme's characters run on without a `://` (ADR 0141).
+    "scheme_run": _repeated("", "a."),
+}
+
+
+def _seconds(text: str) -> float:
+    return per_call_seconds(lambda: mask_secrets(text), repeat=1, number=1)
+
+
+def _best_times() -> dict[str, tuple[float, float]]:
+    texts = {name: (build(SMALL), build(LARGE)) for name, build in FAMILIES.items()}
+    best = {name: (float("inf"), float("inf")) for name in FAMILIES}
+    for _ in range(ROUNDS):
+        for name, (small, large) in texts.items():
+            low, high = best[name]
+            best[name] = (min(low, _seconds(small)), min(high, _seconds(large)))
+    return best
+
+
+def main() -> None:
+    best = _best_times()
+    plain = best["plain"][1]
+    growth = {name: large / (4 * small) for name, (small, large) in best.items()}
+    for name, (small, large) in best.items():
+        print(f"{name:22} 64 KiB {small * 1e3:7.2f} ms   256 KiB {large * 1e3:7.2f} ms   "
+              f"growth {growth[name]:.2f}   vs plain {large / plain:5.1f}")
+    worst_growth = max(growth.values())
+    dearest = max(large for _, large in best.values()) / plain
+    met = worst_growth <= LINEAR_TARGET and dearest <= BOUND_TARGET
+    print(f"worst growth {worst_growth:.2f} (target <= {LINEAR_TARGET}), dearest family "
+          f"{dearest:.1f}x plain (target <= {BOUND_TARGET:g}): {'MET' if met else 'NOT MET'}")
+    record(
+        "masking cost (8 hostile families, 256 KiB vs 64 KiB and vs plain text)",
+        {"plain_256k_ms": plain * 1e3, "worst_growth": worst_growth,
+         "dearest_vs_plain": dearest},
+        f"growth <= {LINEAR_TARGET}, dearest <= {BOUND_TARGET:g}x plain",
+        met,
+    )
+
+
+if __name__ == "__main__":
+    main()
