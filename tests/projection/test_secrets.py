@@ -169,6 +169,28 @@ def test_a_secret_split_by_escape_sequences_is_masked_round_them(stored: str,
     assert len(masked.encode("utf-8")) == len(stored.encode("utf-8"))
 
 
+@pytest.mark.parametrize(("stored", "expected"), [
+    # `git diff --color` of an .env file: the reset after the value ends the line's green.
+    ("\x1b[32m+API_KEY=abc123\x1b[m\n DEBUG=1\n",
+     f"\x1b[32m+API_KEY={_masked('abc123')}\x1b[m\n DEBUG=1\n"),
+    # Colour changes inside a value that the stored text holds whole, in 7- and 8-bit CSI.
+    ("API_KEY=ab\x1b[1mcd\x9b0mef\n", "API_KEY=**\x1b[1m**\x9b0m**\n"),
+    ("https://deploy:hun\x1b[1mter2@host/", "https://deploy:***\x1b[1m****@host/"),
+    # A CSI sequence cut off at the end of the text is not one yet: it is masked, and so is
+    # one a mask's edge cuts (the password ends at the `@` that ends the sequence).
+    ("TOKEN=abc\x1b[3", "TOKEN=******"),
+    ("https://u:pa\x1b[5@ss@host/", "https://u:*****@**@host/"),
+])
+def test_the_csi_sequences_inside_a_masked_value_are_kept(stored: str, expected: str) -> None:
+    assert mask_secrets(stored) == expected
+
+
+def test_an_osc_string_inside_a_masked_value_is_masked_with_it() -> None:
+    # An OSC string carries text (a title, a link's address) that may be the secret itself.
+    stored = f"TOKEN=ab{LINK_ON}cd{LINK_OFF}\n"
+    assert mask_secrets(stored) == f"TOKEN={_masked(f'ab{LINK_ON}cd{LINK_OFF}')}\n"
+
+
 def test_a_token_in_backspace_overstrike_is_masked_in_both_characters_of_each_cell() -> None:
     # What `man` and `groff -Tascii` print for bold (c\bc) and for underlined text (_\bc).
     bold = "".join(f"{character}\b{character}" for character in GITHUB)

@@ -50,3 +50,33 @@ def test_a_credential_highlighted_by_grep_is_not_shown_unmasked(
         "el => [...el.querySelectorAll('span[class]')].map(span => span.textContent)")
     assert runs.count("ghp_") == 1
     assert runs.count("PASSWORD") == 1
+
+
+def test_a_masked_value_keeps_the_colour_reset_after_it(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # `git diff --color` of an .env file: the value runs on to the reset that ends the line's
+    # green, and a mask that took the reset with it left the rest of the output green.
+    diff = (f"{E}[1mdiff --git a/.env b/.env{E}[m\n"
+            f"{E}[31m-API_KEY=old-{PASSWORD}{E}[m\n"
+            f"{E}[32m+API_KEY=new-{PASSWORD}{E}[m\n"
+            " DEBUG=1\n")
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [
+        codex_start(call, "git diff --color=always .env"),
+        codex_end(call, diff, 0)])
+
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+    body = chat.expand(message_id)
+    expect(body).to_have_attribute("data-poll-state", "done")
+    stdout = body.get_by_test_id("shell-output-stdout")
+    masked = "*" * len(f"old-{PASSWORD}")
+    assert (stdout.text_content() or "").splitlines() == [
+        "diff --git a/.env b/.env", f"-API_KEY={masked}", f"+API_KEY={masked}", " DEBUG=1"]
+    # Styled runs, not the chunks that hold them.
+    runs: list[str] = stdout.evaluate(
+        "el => [...el.querySelectorAll('span[class]:not(.output__chunk)')]"
+        ".map(span => span.textContent)")
+    assert f"+API_KEY={masked}" in runs
+    assert not [run for run in runs if "DEBUG" in run]

@@ -245,8 +245,23 @@ _ASCII_HIDDEN = str.maketrans({chr(code): MASK_CHAR for code in range(128)
 _NON_SPACE_RUN = re.compile(r"\S+")
 
 
+# A complete CSI sequence (7- or 8-bit), captured so that splitting on it keeps it.
+_CSI = re.compile(r"((?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~])")
+
+
 def _hidden(part: str) -> str:
-    """`part` with every non-space character replaced by one `*` per UTF-8 byte."""
+    """`part` with every non-space character replaced by one `*` per UTF-8 byte, but for the
+    CSI sequences wholly in it. Those hold only numbers and a final character, never text,
+    and a `*` in place of one is drawn where the page drew nothing and loses what it did: a
+    colour reset masked in `TOKEN=abc\x1b[m` left the rest of the output coloured (ADR 0143)."""
+    if "\x1b" not in part and "\x9b" not in part:
+        return _starred(part)
+    pieces = _CSI.split(part)
+    pieces[::2] = [_starred(piece) for piece in pieces[::2]]
+    return "".join(pieces)
+
+
+def _starred(part: str) -> str:
     if part.isascii():
         return part.translate(_ASCII_HIDDEN)
     return _NON_SPACE_RUN.sub(lambda run: MASK_CHAR * len(run.group().encode("utf-8")), part)
