@@ -253,7 +253,7 @@ def _hidden(part: str) -> str:
     """`part` with every non-space character replaced by one `*` per UTF-8 byte, but for the
     CSI sequences wholly in it. Those hold only numbers and a final character, never text,
     and a `*` in place of one is drawn where the page drew nothing and loses what it did: a
-    colour reset masked in `TOKEN=abc\x1b[m` left the rest of the output coloured (ADR 0143)."""
+    colour reset masked in `TOKEN=abc\\x1b[m` left the rest of the output coloured (ADR 0143)."""
     if "\x1b" not in part and "\x9b" not in part:
         return _starred(part)
     pieces = _CSI.split(part)
