@@ -18,6 +18,7 @@ from shellexec.api.call_log import CallLog
 from shellexec.api.checked_tokens import CheckedTokens
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
+from shellexec.api.live_calls import LiveCalls
 from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.api.reflection import enable_reflection
 from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
@@ -42,6 +43,10 @@ from shellexec.rules.limits import (
 
 # The metadata of one call: the front door's headers in all, and what Envoy adds to them.
 MAX_SERVER_METADATA_BYTES = MAX_REQUEST_HEADERS_BYTES + 8 * 1024
+# How long a stopping server must see no call of its own before it takes what gRPC still
+# holds for lost (ADR 0144): far longer than a handed-over call takes to reach the
+# interceptors, far shorter than the grace.
+STOP_SETTLE_SECONDS = 0.2
 
 
 @dataclass
@@ -53,6 +58,7 @@ class RunningServer:
     health: Health
     app: Composition
     housekeeping: asyncio.Task[None]
+    live_calls: LiveCalls
     metrics: MetricsEndpoint | None = None
     # With authentication on: answers the front door's token checks (ADR 0119).
     token_check: TokenCheckEndpoint | None = None
@@ -69,12 +75,29 @@ class RunningServer:
         if self.app.relay is not None:
             await self.app.relay.close()
         self.app.feed.close()
-        await self.server.stop(grace)
+        await stop_serving(self.server, self.live_calls, grace)
         if self.token_check is not None:
             await self.token_check.stop()
         if self.metrics is not None:
             self.metrics.stop()
         self.app.close()
+
+
+async def stop_serving(server: grpc.aio.Server, live_calls: LiveCalls, grace: float,
+                       settle_seconds: float = STOP_SETTLE_SECONDS) -> None:
+    """Stops `server`, letting its running calls finish for up to `grace` seconds, and no
+    longer than they take.
+
+    gRPC alone would also wait out the grace for a call it lost as it stopped, one no task
+    runs (ADR 0144). So once none of the calls `live_calls` counts is left, what the core
+    still holds is cancelled: a second `stop`, with no grace, does that."""
+    stopping = asyncio.ensure_future(server.stop(grace))
+    quiet = asyncio.ensure_future(live_calls.quiet(settle_seconds))
+    await asyncio.wait((stopping, quiet), return_when=asyncio.FIRST_COMPLETED)
+    quiet.cancel()
+    if not stopping.done():
+        await server.stop(0)
+    await stopping
 
 
 async def _echo(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
@@ -106,12 +129,14 @@ async def start_server(settings: Settings) -> RunningServer:
     # The front door's token check leaves each caller it finds for the call it admits.
     checked = CheckedTokens(app.tokens.authenticate)
     authenticator = Authenticator(checked.authenticate if settings.auth else None)
-    # The metrics interceptor comes first, so it counts the status callers get from every
+    # The live calls come first, so a stopping server waits for every call it runs. The
+    # metrics interceptor is next, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error
     # interceptor is next, so it also maps and logs failures of any interceptor after it (and
     # refused calls get a request id). The request budget admits a call once authentication,
     # which comes last, has named its caller.
-    interceptors = [MetricsInterceptor(app.metrics.requests, app.metrics.latency),
+    live_calls = LiveCalls()
+    interceptors = [live_calls, MetricsInterceptor(app.metrics.requests, app.metrics.latency),
                     ErrorInterceptor(CallLog(sys.stderr, settings.log)),
                     _request_budget(app.metrics), authenticator]
     server = grpc.aio.server(interceptors=interceptors, options=[
@@ -164,7 +189,8 @@ async def start_server(settings: Settings) -> RunningServer:
         metrics.start()
     # On the loop like every write: a sweep's transactions take turns with ingest's.
     sweeping = asyncio.create_task(app.housekeeping.run(settings.housekeeping_seconds))
-    return RunningServer(server, port, health_servicer, app, sweeping, metrics, token_check)
+    return RunningServer(server, port, health_servicer, app, sweeping, live_calls, metrics,
+                         token_check)
 
 
 def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint | None:
