@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from shellexec.api.handlers import when_call_ends
+
 Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]
 
 
@@ -36,15 +38,13 @@ class LiveCalls(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc is un
     async def intercept_service(self, continuation: Continuation,
                                 handler_call_details: grpc.HandlerCallDetails
                                 ) -> grpc.RpcMethodHandler:
-        task = asyncio.current_task()
-        if task is not None:  # gRPC runs each call in a task of its own
-            self._running += 1
-            self._arrived += 1
-            self._idle.clear()
-            task.add_done_callback(self._ended)
+        self._running += 1
+        self._arrived += 1
+        self._idle.clear()
+        when_call_ends(self._ended)
         return await continuation(handler_call_details)
 
-    def _ended(self, _task: asyncio.Task[object]) -> None:
+    def _ended(self) -> None:
         self._running -= 1
         if not self._running:
             self._idle.set()
