@@ -29,7 +29,7 @@ from shellexec.rules.limits import (
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
-from support.reflection import held_reflection
+from support.reflection import refused_reflection
 from support.rest import unique
 from support.stack import Stack
 
@@ -110,7 +110,7 @@ async def _check_pools(stack: Stack) -> None:
     async with _held_streams(stack):
         async with _connection(stack) as channel:
             await _refused_as_full(_health_watch(channel))
-            await _refused_as_full(held_reflection(channel, TIMEOUT_SECONDS))
+            await _refused_as_full(refused_reflection(channel, TIMEOUT_SECONDS))
         await _every_other_pool_serves(stack)
     # The held streams' places come back once Envoy sees them reset.
     deadline = time.monotonic() + TIMEOUT_SECONDS

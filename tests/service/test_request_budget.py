@@ -30,7 +30,7 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.memory import peak_rss_kib
 from support.metrics import scrape, value
-from support.reflection import held_reflection
+from support.reflection import held_reflection, refused_reflection
 from support.rest import unique
 from support.stack import Stack, free_port
 
@@ -113,7 +113,7 @@ async def _check_request_streams(stack: Stack) -> None:
                 for _ in range(MAX_REQUEST_STREAMS)]
         assert value(scrape(stack), "shellexec_request_streams") == MAX_REQUEST_STREAMS
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await held_reflection(other, TIMEOUT_SECONDS)
+            await refused_reflection(other, TIMEOUT_SECONDS)
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert f"already serves {MAX_REQUEST_STREAMS} request streams" in (
             refused.value.details() or "")

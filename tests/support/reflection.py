@@ -1,4 +1,5 @@
-"""Reflection streams held open, for the tests that bound streams a client may keep."""
+"""Reflection streams held open or refused, for the tests that bound streams a client may
+keep."""
 
 from __future__ import annotations
 
@@ -15,3 +16,19 @@ async def held_reflection(channel: grpc.aio.Channel, timeout: float) -> grpc.aio
     answer = await asyncio.wait_for(call.read(), timeout)
     assert answer.list_services_response.service
     return call
+
+
+async def refused_reflection(channel: grpc.aio.Channel, timeout: float) -> None:
+    """Opens a reflection stream and reads before asking anything: raises the AioRpcError of
+    the refusal when the front door or the server refuses the stream.
+
+    A refusal can arrive before a first request is sent, and gRPC then ends the call with
+    INTERNAL ("Failed execute_batch") instead of the status the refusal carried, so
+    `held_reflection` could see either. Reading first sees the status as sent. A stream that
+    is served waits for its first request instead: the read times out (TimeoutError), which
+    fails a test that expected a refusal."""
+    call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+    try:
+        await asyncio.wait_for(call.read(), timeout)
+    finally:
+        call.cancel()
