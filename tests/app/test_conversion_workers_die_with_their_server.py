@@ -19,30 +19,10 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.acp import codex_start
+from support.processes import children, gone
 from support.stack import free_port
 
 START_TIMEOUT_S = 60.0
-
-
-def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _wait_ready(replica: Replica) -> None:
@@ -73,7 +53,7 @@ def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> N
     try:
         _wait_ready(replica)
         _large_normalize(target)
-        workers = _children(replica.pid)
+        workers = children(replica.pid)
         assert workers, "the large request started no worker process"
         os.kill(replica.pid, signal.SIGKILL)
         assert replica.process is not None
@@ -81,9 +61,9 @@ def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> N
         assert replica.supervise(time.monotonic()) is not None  # seen to have exited
         replica.stop()  # what `up` does at shutdown
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        while time.monotonic() < deadline and not all(gone(pid) for pid in workers):
             time.sleep(0.2)
-        leftover = {pid for pid in workers if _alive(pid)}
+        leftover = {pid for pid in workers if not gone(pid)}
         assert not leftover, f"orphaned worker processes still running: {sorted(leftover)}"
     finally:
         replica.stop()

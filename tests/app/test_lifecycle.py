@@ -27,6 +27,8 @@ from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
 from shellexec.demo.rest import RestApi
 
+from support.acp import codex_start
+from support.processes import descendants, gone, wait_until
 from support.stack import ROOT, Stack, free_port
 
 pytestmark = pytest.mark.slow
@@ -50,9 +52,10 @@ class Up:
 
     def start(self) -> Up:
         with open(self.workdir / "up.err", "w") as stderr:  # the child keeps its own copy
+            # A process group of its own, as in a terminal, where Ctrl-C signals them all.
             self.process = subprocess.Popen(
                 [BIN / "shellexec", "up"], cwd=self.workdir, env=self.env, text=True,
-                stdout=subprocess.PIPE, stderr=stderr)
+                stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
         threading.Thread(target=self._collect, daemon=True).start()
         return self
 
@@ -224,6 +227,25 @@ def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up
     assert "shellexec stopped" in running_up.rest_of_stdout()
     assert "Traceback" not in running_up.stderr
     assert "CancelledError" not in running_up.stderr
+
+
+def test_ctrl_c_in_a_terminal_after_a_large_request_prints_no_traceback(
+        running_up: Up) -> None:
+    """A terminal's Ctrl-C signals every process of the group, the conversion worker that a
+    large request started too (api/offload.py): the worker leaves stopping to the server."""
+    env = running_up.env
+    with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
+        record = client.normalize([codex_start("big", "echo " + "x" * 40_000)])
+    assert record.shell_exec.command.startswith("echo x")
+    assert running_up.process is not None
+    started = descendants(running_up.process.pid)  # the server, its worker, Envoy
+    assert len(started) >= 3, started
+    os.killpg(running_up.process.pid, signal.SIGINT)
+    assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
+    assert wait_until(lambda: all(gone(pid) for pid in started), STOP_TIMEOUT)
+    assert "shellexec stopped" in running_up.rest_of_stdout()
+    assert "Traceback" not in running_up.stderr
+    assert "KeyboardInterrupt" not in running_up.stderr
 
 
 def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:

@@ -18,6 +18,24 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
+def children(pid: int) -> set[int]:
+    """The pids of the live processes whose parent is `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if parent == pid and not gone(int(entry.name)):
+                    found.add(int(entry.name))
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    """The pids of the live processes below `pid`: its children, theirs, and so on."""
+    below = children(pid)
+    return below.union(*(descendants(child) for child in below))
+
+
 def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
     """Whether `condition` held within `seconds`, polled every 50 ms."""
     deadline = time.monotonic() + seconds

@@ -30,10 +30,15 @@ T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_server(server_pid: int) -> None:
-    """A worker's initializer: the worker ends when the server does. A server killed by a
-    signal (the out-of-memory killer) closes nothing, and a worker blocked on its call queue
-    would otherwise run on, orphaned, beside the server started in its place."""
+def _follow_server(server_pid: int) -> None:
+    """A worker's initializer: the worker ends when the server does, and only then.
+
+    A server killed by a signal (the out-of-memory killer) closes nothing, and a worker
+    blocked on its call queue would otherwise run on, orphaned, beside the server started in
+    its place. A terminal's Ctrl-C signals the whole process group, the workers too: the
+    server stops them as it stops, so a worker that took the signal itself would only print
+    its KeyboardInterrupt's traceback over the server's last lines."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != server_pid:  # the server died before the line above took effect
@@ -84,7 +89,7 @@ class Offload:
             # Spawned, not forked: a forked child of a gRPC server inherits its threads' locks.
             self._pool = ProcessPoolExecutor(
                 self._workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_die_with_server, initargs=(os.getpid(),))
+                initializer=_follow_server, initargs=(os.getpid(),))
         return self._pool
 
     def close(self) -> None:
