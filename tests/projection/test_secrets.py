@@ -57,6 +57,7 @@ def _masked(secret: str) -> str:
     (f"x-api-key: {ANTHROPIC}", f"x-api-key: sk-ant-{_masked(ANTHROPIC[7:])}"),
     (f"SLACK_BOT={SLACK};", f"SLACK_BOT=xoxb-{_masked(SLACK[5:])};"),
     (f"cookie jwt={JWT} path=/", f"cookie jwt=eyJ{_masked(JWT[3:])} path=/"),
+    (f"echo ${{JWT:-{JWT}}}", f"echo ${{JWT:-eyJ{_masked(JWT[3:])}}}"),
     (f"{PEM}\nafter", "-----BEGIN RSA PRIVATE KEY-----\n"
                       + "\n".join(_masked(line) for line in PEM_BODY.split("\n"))
                       + "-----END RSA PRIVATE KEY-----\nafter"),
@@ -213,6 +214,11 @@ def test_every_character_of_an_overstrike_chain_is_masked() -> None:
     # word start in the run began a scheme, and every link of the chain copied those before.
     ("a." * 40_000, "://deploy:hunter2pass@host", "://deploy:***********@host"),
     ("a\b" * 40_000, "TOKEN=s3cr3t", "TOKEN=******"),
+    # The env-style line's value ended lazily, so each blank of the run read the blanks after
+    # it again; and each `-eyJ` of a run began a JWT whose body read the rest of the run.
+    ("", "TOKEN=s3cr3t" + " \t" * 40_000 + "x", "TOKEN=******" + " \t" * 40_000 + "*"),
+    ("-eyJ" * 20_000, f" {JWT}", f" eyJ{_masked(JWT[3:])}"),
+    ("*eyJ" * 20_000, f" {JWT}", f" eyJ{_masked(JWT[3:])}"),
 ])
 def test_long_hostile_lines_are_masked(run: str, secret: str, masked_secret: str) -> None:
     assert mask_secrets(run + secret) == run + masked_secret

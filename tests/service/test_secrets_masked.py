@@ -151,6 +151,19 @@ def test_a_key_split_across_two_chat_chunks_is_masked_in_the_list_and_the_feed(
     assert _leaks(events, (ANTHROPIC[13:cut], ANTHROPIC[cut:])) == []
 
 
+def test_a_value_before_a_long_run_of_blanks_is_masked_in_the_answer_and_the_list(
+        stack: Stack) -> None:
+    # Its value used to be ended lazily: every read of this 60 KB message held the server
+    # for about nine seconds, other callers' reads too (ADR 0145).
+    text = "TOKEN=s3cr3t" + " \t" * 30_000 + "x"
+    masked = "TOKEN=******" + " \t" * 30_000 + "*"
+    session = stack.api.new_session()
+    stack.api.start_turn(session["id"])
+    answer = stack.api.publish(session["id"], agent_text(text))
+    assert answer["message"]["content"] == masked
+    assert stack.api.messages(session["id"])[0]["content"] == masked
+
+
 @pytest.mark.slow
 def test_with_masking_off_the_routes_serve_the_text_as_sent(
         stack_with: Callable[..., Stack]) -> None:

@@ -86,8 +86,11 @@ PATTERNS: tuple[SecretPattern, ...] = (
              rf"\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?(?P<secret>[{_TOKEN_CHARS}*]{{20,}})"),
     _pattern("slack-token", ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
              r"\bxox[abprs]-(?P<secret>[A-Za-z0-9\-*]{10,})"),
+    # From the start of a run of token characters, or after one `-` or `*` there
+    # (`${JWT:-eyJ...}`): a body reads the whole run before it finds no `.eyJ`, so each
+    # `-eyJ` of a long run of them began a scan of its rest.
     _pattern("jwt", ("eyJ",),
-             rf"eyJ(?<![A-Za-z0-9_]eyJ)(?P<secret>[{_TOKEN_CHARS}*]{{8,}}\.eyJ[{_TOKEN_CHARS}*]{{8,}}"
+             rf"eyJ(?<![A-Za-z0-9_]eyJ)(?<![{_TOKEN_CHARS}*][\-*]eyJ)(?P<secret>[{_TOKEN_CHARS}*]{{8,}}\.eyJ[{_TOKEN_CHARS}*]{{8,}}"
              rf"\.[{_TOKEN_CHARS}*]*)"),
     _pattern("private-key-block", ("PRIVATE KEY",),
              r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
@@ -103,10 +106,12 @@ PATTERNS: tuple[SecretPattern, ...] = (
              r"(?<=[A-Za-z0-9+.\-])://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
     # An env-style line (optionally after a `$ ` prompt or `export`): the value to the end
     # of the line; elsewhere (`docker run -e X=v`, `X=v cmd`), a quoted or unbroken value.
+    # The value runs to its last character that is not a blank: ended lazily instead, at each
+    # character of a long run of blanks the blanks after it were read again.
     _pattern("env-assignment-line",
              _NAME_HINTS,
              rf"^[ \t]*(?:[$#>][ \t]+)?(?:export[ \t]+)?{_NAME}[ \t]*=[ \t]*"
-             r"(?P<secret>[^\r\n]*?)[ \t]*$",
+             r"(?P<secret>(?:[^\r\n]*[^ \t\r\n])?)[ \t]*$",
              flags=re.MULTILINE, ignore_case_hints=True, secret_name=True),
     _pattern("env-assignment",
              _NAME_HINTS,
