@@ -80,6 +80,17 @@ class PathTemplate:
             return f"^{prefix}/.*{_escape(self.segments[-1].suffix)}$"
         return "^" + "".join(f"/{_segment_regex(s)}" for s in self.segments) + "$"
 
+    @property
+    def fields_regex(self) -> str:
+        """A Python regex matching the request paths (without query) of this template, with a
+        named group for each field it binds, holding that field's segment as sent."""
+        path, verb = self.text, ""
+        if ":" in path.rsplit("/", 1)[-1]:
+            path, _, verb = path.rpartition(":")
+        pieces = (_variable_group(piece) if piece.startswith("{") else re.escape(piece)
+                  for piece in re.split(r"(\{[^}]*\})", path))
+        return r"\A" + "".join(pieces) + (re.escape(f":{verb}") if verb else "") + r"\Z"
+
     def may_overlap(self, other: PathTemplate) -> bool:
         """Whether one request path could match both; errs towards yes for `**`."""
         if self.any_depth or other.any_depth:
@@ -100,6 +111,15 @@ class RestBinding:
 
 def _escape(text: str) -> str:
     return "".join(f"\\{char}" if char in _REGEX_SPECIAL else char for char in text)
+
+
+def _variable_group(variable: str) -> str:
+    """A template variable (`{name}`, `{name=shelves/*}`) as a Python regex group named after
+    its field, matching the segments its pattern stands for (`{name}`: one)."""
+    name, _, pattern = variable[1:-1].partition("=")
+    segments = "/".join(".+" if piece == "**" else "[^/]+" if piece == "*" else re.escape(piece)
+                        for piece in (pattern or "*").split("/"))
+    return f"(?P<{name}>{segments})"
 
 
 def _segment_regex(segment: Segment) -> str:
@@ -128,6 +148,18 @@ def bindings_of(files: Iterable[descriptor_pb2.FileDescriptorProto]) -> list[Res
                     rpc = f"{file.package}.{service.name}.{method.name}".lstrip(".")
                     found += _rule_bindings(method.options.Extensions[annotations_pb2.http], rpc)
     return found
+
+
+def path_patterns(bindings: Iterable[RestBinding]) -> dict[str, list[re.Pattern[str]]]:
+    """Each gRPC method (`/package.Service/Method`) with a path binding fields -> the regexes
+    of its templates (`PathTemplate.fields_regex`): what `api.path_binding` compares with."""
+    patterns: dict[str, list[re.Pattern[str]]] = {}
+    for binding in bindings:
+        if binding.template.variables:
+            service, _, method = binding.rpc.rpartition(".")
+            patterns.setdefault(f"/{service}/{method}", []).append(
+                re.compile(binding.template.fields_regex))
+    return patterns
 
 
 def read_bindings(descriptor_set: Path) -> list[RestBinding]:

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 
 import grpc
+from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -20,6 +21,7 @@ from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
 from shellexec.api.live_calls import LiveCalls
 from shellexec.api.metrics_interceptor import MetricsInterceptor
+from shellexec.api.path_binding import PathBindingInterceptor, PathPatterns
 from shellexec.api.reflection import enable_reflection
 from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
 from shellexec.app import ports
@@ -30,6 +32,7 @@ from shellexec.app.health import Health
 from shellexec.app.metrics import Metrics
 from shellexec.app.metrics_endpoint import MetricsEndpoint
 from shellexec.app.ports import PortInUseError
+from shellexec.app.rest_bindings import bindings_of, path_patterns
 from shellexec.app.settings import Settings
 from shellexec.app.token_check import TokenCheckEndpoint
 from shellexec.app.token_check import socket_path as token_check_socket
@@ -40,6 +43,7 @@ from shellexec.rules.limits import (
     REQUEST_BUDGET_BYTES,
     REQUEST_BUDGET_BYTES_PER_CALLER,
 )
+from shellexec.v1 import shell_exec_service_pb2 as pb
 
 # The metadata of one call: the front door's headers in all, and what Envoy adds to them.
 MAX_SERVER_METADATA_BYTES = MAX_REQUEST_HEADERS_BYTES + 8 * 1024
@@ -110,6 +114,13 @@ def _bench_echo_handler() -> grpc.GenericRpcHandler:
         "shellexec.bench.Echo", {"Echo": grpc.unary_unary_rpc_method_handler(_echo)})
 
 
+def _path_patterns() -> PathPatterns:
+    """The path templates of the service's REST bindings, from its own descriptor (the one
+    `make generate` also gives Envoy)."""
+    file = descriptor_pb2.FileDescriptorProto.FromString(pb.DESCRIPTOR.serialized_pb)
+    return path_patterns(bindings_of([file]))
+
+
 def _request_budget(metrics: Metrics) -> RequestBudgetInterceptor:
     """What the server holds of requests at once (ADR 0140), with its gauges."""
     budget = RequestBudget(REQUEST_BUDGET_BYTES, REQUEST_BUDGET_BYTES_PER_CALLER,
@@ -133,12 +144,14 @@ async def start_server(settings: Settings) -> RunningServer:
     # metrics interceptor is next, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error
     # interceptor is next, so it also maps and logs failures of any interceptor after it (and
-    # refused calls get a request id). The request budget admits a call once authentication,
-    # which comes last, has named its caller.
+    # refused calls get a request id). The request budget admits a call once authentication
+    # has named its caller. Last, nearest the servicer, a transcoded call's request is held
+    # to the resources its path names.
     live_calls = LiveCalls()
     interceptors = [live_calls, MetricsInterceptor(app.metrics.requests, app.metrics.latency),
                     ErrorInterceptor(CallLog(sys.stderr, settings.log)),
-                    _request_budget(app.metrics), authenticator]
+                    _request_budget(app.metrics), authenticator,
+                    PathBindingInterceptor(_path_patterns())]
     server = grpc.aio.server(interceptors=interceptors, options=[
         ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
