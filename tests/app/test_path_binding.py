@@ -56,7 +56,7 @@ def _list_messages(target: str, session_id: str,
             pb_grpc.ShellExecServiceStub(channel).ListMessages(
                 pb.ListMessagesRequest(session_id=session_id), metadata=metadata, timeout=10)
         except grpc.RpcError as error:
-            return error.code()  # type: ignore[no-any-return]
+            return error.code()
     return grpc.StatusCode.OK
 
 
