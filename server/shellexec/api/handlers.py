@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
-from google.protobuf import message_factory
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.descriptor import MethodDescriptor
 
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
@@ -39,6 +40,17 @@ def method_handlers(servicer: Any) -> dict[str, grpc.RpcMethodHandler]:
         handlers[method.name] = factory(behaviour, request_deserializer=parse,
                                         response_serializer=serialize)
     return handlers
+
+
+def method_descriptor(method: str) -> MethodDescriptor | None:
+    """The descriptor of a gRPC method path (`/package.Service/Method`) in the default pool,
+    or None when no loaded service has it."""
+    try:
+        found: MethodDescriptor = descriptor_pool.Default().FindMethodByName(
+            method.lstrip("/").replace("/", "."))
+    except KeyError:
+        return None
+    return found
 
 
 # Wraps a method's behaviour; told whether the method's requests come as a stream.

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from google.protobuf import descriptor_pool, message, message_factory
+from google.protobuf import message, message_factory
 
 from shellexec.api import wire
 from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
-from shellexec.api.handlers import rewrapped, when_call_ends
+from shellexec.api.handlers import method_descriptor, rewrapped, when_call_ends
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
 from shellexec.service import InvalidArgumentError, ServiceError, UnavailableError
 from shellexec.store import DatabaseUnavailableError
@@ -76,9 +76,8 @@ class _MethodShape:
 def _method_shape(method: str) -> _MethodShape:
     """The request class of `/package.Service/Method` and where its session id is, from the
     descriptor pool."""
-    try:
-        found = descriptor_pool.Default().FindMethodByName(method.lstrip("/").replace("/", "."))
-    except KeyError:
+    found = method_descriptor(method)
+    if found is None:
         return _MethodShape(None, False, False)
     request_class: type[message.Message] = message_factory.GetMessageClass(found.input_type)
     session = found.output_type.fields_by_name.get(_SESSION_FIELD)

@@ -23,10 +23,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import grpc
-from google.protobuf import descriptor_pool, message, message_factory
+from google.protobuf import message, message_factory
 
 from shellexec.api import wire
-from shellexec.api.handlers import rewrapped
+from shellexec.api.handlers import method_descriptor, rewrapped
+from shellexec.api.interceptor import Metadata
 from shellexec.service import InvalidArgumentError
 
 ORIGINAL_PATH_HEADER = "x-envoy-original-path"
@@ -34,7 +35,6 @@ ORIGINAL_PATH_HEADER = "x-envoy-original-path"
 # default `url_unescape_spec`): `%2F` stays `%2F`.
 _RESERVED_ESCAPE = re.compile(r"(%(?:2[1346-9A-Ca-cFf]|3[ABDFabdf]|40|5[BDbd]))")
 
-Metadata = Sequence[tuple[str, str | bytes]]
 # A gRPC method (`/package.Service/Method`) -> the path templates that call it, each a regex
 # with a named group per request field the path binds (`rest_bindings`' `fields_regex`).
 PathPatterns = Mapping[str, Sequence[re.Pattern[str]]]
@@ -71,6 +71,7 @@ class PathBindingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, patterns: PathPatterns) -> None:
         self._patterns = patterns
+        self._request_classes = {method: _request_class(method) for method in patterns}
 
     async def intercept_service(
             self, continuation: Callable[[grpc.HandlerCallDetails],
@@ -84,12 +85,14 @@ class PathBindingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         fields = None if path is None else path_fields(patterns, path)
         if not fields:
             return handler
-        check = _Check(_request_class(handler_call_details.method), fields)
+        check = _Check(self._request_classes[handler_call_details.method], fields)
         return rewrapped(handler, check.wrap, check.wrap, handler.request_deserializer)
 
 
 def _request_class(method: str) -> type[message.Message]:
-    found = descriptor_pool.Default().FindMethodByName(method.lstrip("/").replace("/", "."))
+    found = method_descriptor(method)
+    if found is None:
+        raise ValueError(f"{method} is no method of a loaded service")
     request_class: type[message.Message] = message_factory.GetMessageClass(found.input_type)
     return request_class
 
