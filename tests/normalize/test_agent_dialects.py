@@ -284,3 +284,33 @@ def test_goose_timeout_and_truncation_flags_state_no_exit_code_and_not_our_bound
     assert (record.output.exit_code, record.output.truncated) == (None, False)
     assert (record.output.stdout, record.status, record.result) == ("partial", "failed",
                                                                     "failure")
+
+
+# Thousands of content blocks: each block was once looked up in a list of the others, which
+# cost the square of their number (seconds at this size).
+MANY_BLOCKS = 16_000
+
+
+def test_qwen_model_texts_among_many_blocks_leave_the_others_as_output() -> None:
+    model = ("Command: ls\nDirectory: (root)\nOutput: a\nError: (none)\nExit Code: 0\n"
+             "Signal: (none)\nProcess Group PGID: 1")
+    blocks = [block for index in range(MANY_BLOCKS)
+              for block in (_text(model), _text(f"line {index}\n"))]
+    state = fold_all([_start(title="Shell: ls", kind="execute", rawInput={"command": "ls"},
+                             _meta={"toolName": "run_shell_command"}),
+                      _update(status="completed", content=blocks)])
+    assert state.stdout is not None
+    assert state.stdout.text == "".join(f"line {index}\n" for index in range(MANY_BLOCKS))
+    assert state.exit_code == 0
+
+
+def test_goose_notices_among_many_blocks_leave_the_others_as_output() -> None:
+    goose = {"_meta": {"goose": {"toolCall": {"toolName": "shell"}}}}
+    notice = "[Output exceeded 1 lines. Full output saved to /tmp/x]"
+    blocks = [_text("first\n")] + [block for index in range(MANY_BLOCKS)
+                                   for block in (_text(notice), _text(f"line {index}\n"))]
+    state = fold_all([_start(title="shell · x", rawInput={"command": "x"}, **goose),
+                      _update(status="completed", content=blocks)])
+    assert state.stdout is not None
+    assert state.stdout.text == "first\n" + "".join(
+        f"line {index}\n" for index in range(MANY_BLOCKS))

@@ -32,6 +32,9 @@ from shellexec.normalize.commands import command_of, shell_signal, work_dir_of
         (["python3", "-c", "print(1)"], "python3 -c 'print(1)'"),
         (["bash", "-o", "pipefail", "-c", "x"], "bash -o pipefail -c x"),
         (["bash", "-l", "-e"], "bash -l -e"),
+        # An option of many `c`s and then no letter: once a search that cost the square of
+        # its length (about three minutes at this size).
+        (["bash", "-" + "c" * 100_000 + "1", "x"], "bash -" + "c" * 100_000 + "1 x"),
     ],
 )
 def test_argv_command_shows_the_inner_shell_script_or_a_quoted_join(

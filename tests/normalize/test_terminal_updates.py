@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 from shellexec.normalize import dump_state, fold, fold_all, load_state, new_state, shell_record
+from shellexec.normalize.terminal_updates import terminal_refs
 
 Update = dict[str, Any]
 TERMINAL = {"type": "terminal", "terminalId": "term-1"}
@@ -148,3 +149,13 @@ def test_a_terminal_that_prints_nothing_owns_the_output_from_its_first_update() 
                rawOutput={"content": [{"type": "text", "text": "(summary)"}], "details": {}})]))
     assert (record.output.stdout, record.output.stderr, record.output.exit_code) == ("", None, 0)
     assert (record.status, record.result, record.work_dir) == ("complete", "success", "/r")
+
+
+def test_a_call_naming_thousands_of_terminals_names_each_once_in_order() -> None:
+    # Each id was once looked up in a list of those before it: the square of their number.
+    count = 30_000
+    content = [{"type": "terminal", "terminalId": f"t{index % (count // 2)}"}
+               for index in range(count)]
+    update = {"sessionUpdate": "tool_call", "toolCallId": "c1", "kind": "execute",
+              "content": content}
+    assert terminal_refs(update) == tuple(f"t{index}" for index in range(count // 2))

@@ -63,6 +63,9 @@ def _masked(secret: str) -> str:
                       + "-----END RSA PRIVATE KEY-----\nafter"),
     ("DB_PASSWORD=correct horse battery\nNEXT=1", f"DB_PASSWORD={_masked('correct')} "
      f"{_masked('horse')} {_masked('battery')}\nNEXT=1"),
+    # A terminal ends its lines with CRLF.
+    ("DB_PASSWORD=correct horse battery\r\nNEXT=1", f"DB_PASSWORD={_masked('correct')} "
+     f"{_masked('horse')} {_masked('battery')}\r\nNEXT=1"),
     ("export STRIPE_SECRET='s3cr3t value'", "export STRIPE_SECRET=******* ******"),
     ("docker run -e API_KEY=abc123 -p 80 web", "docker run -e API_KEY=****** -p 80 web"),
     ('curl -H "Authorization: Bearer abcdefghij0123456789xyz" https://api',
@@ -219,6 +222,9 @@ def test_every_character_of_an_overstrike_chain_is_masked() -> None:
     ("", "TOKEN=s3cr3t" + " \t" * 40_000 + "x", "TOKEN=******" + " \t" * 40_000 + "*"),
     ("-eyJ" * 20_000, f" {JWT}", f" eyJ{_masked(JWT[3:])}"),
     ("*eyJ" * 20_000, f" {JWT}", f" eyJ{_masked(JWT[3:])}"),
+    # An assignment's blanks handed back one at a time to a value that could not end at the
+    # `\r` (ADR 0145): the line holds no value to mask.
+    ("TOKEN=" + " " * 80_000 + "\rx", "\nTOKEN=s3cr3t\r\n", "\nTOKEN=******\r\n"),
 ])
 def test_long_hostile_lines_are_masked(run: str, secret: str, masked_secret: str) -> None:
     assert mask_secrets(run + secret) == run + masked_secret

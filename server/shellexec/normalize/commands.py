@@ -32,8 +32,10 @@ _POWERSHELLS: Final = frozenset({"powershell", "pwsh"})
 
 _FlagTest = Callable[[str], bool]
 
-# A short-option cluster that includes -c: -c, -lc, -ic, -lic...
-_COMMAND_FLAG = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+# A short-option cluster that includes -c: -c, -lc, -ic, -lic... Its first `c` ends the
+# letters before it: letters that may be `c` on both sides of it made `-ccc…c1` cost the
+# square of its length.
+_COMMAND_FLAG = re.compile(r"-[A-Zabd-z]*c[A-Za-z]*")
 # Cheap test before shlex: does this string start by invoking a known shell with a flag?
 _WRAPPED = re.compile(
     r"\s*(?:\S*[/\\])?(?:bash|sh|zsh|dash|ksh|ash|fish|powershell|pwsh|cmd)(?:\.exe)?\s+[-/]",

@@ -213,7 +213,8 @@ def _qwen(work: _Work) -> int | None:
     model = [text for text in texts if is_qwen_model_text(text) or is_qwen_cancel(text)]
     if not model:
         return None
-    _set_texts(work, [text for text in texts if text not in model])
+    model_texts = set(model)
+    _set_texts(work, [text for text in texts if text not in model_texts])
     if any(map(is_qwen_cancel, model)):
         work[_STATUS] = _ACP_CANCELLED
         display = work.get(_RAW_OUTPUT)
@@ -234,7 +235,8 @@ def _goose(work: _Work) -> int | None:
         first, code = found.rest, found.exit_code
     first = "" if first.strip() == _GOOSE_EMPTY else first
     notices = [text for text in texts[1:] if _is_goose_notice(text.strip())]
-    _set_texts(work, [first, *(text for text in texts[1:] if text not in notices)])
+    notice_texts = set(notices)
+    _set_texts(work, [first, *(text for text in texts[1:] if text not in notice_texts)])
     raw = work.get(_RAW_OUTPUT)
     stdout = text_at(raw, "stdout")
     if notices and isinstance(raw, dict) and stdout is not None:

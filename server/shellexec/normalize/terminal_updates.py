@@ -81,12 +81,12 @@ def terminal_refs(update: object) -> tuple[str, ...]:
     content = found.get("content")
     if found.get("sessionUpdate") not in ACP_TOOL_UPDATES or not isinstance(content, list):
         return ()
-    ids: list[str] = []
+    ids: dict[str, None] = {}  # in order, each once
     for item in content:
         if obj(item).get("type") == _CONTENT_TERMINAL:
             terminal_id = nonblank_at(item, "terminalId")
-            if terminal_id is not None and terminal_id not in ids:
-                ids.append(terminal_id)
+            if terminal_id is not None:
+                ids.setdefault(terminal_id)
     return tuple(ids)
 
 

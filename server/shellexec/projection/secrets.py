@@ -106,12 +106,13 @@ PATTERNS: tuple[SecretPattern, ...] = (
              r"(?<=[A-Za-z0-9+.\-])://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
     # An env-style line (optionally after a `$ ` prompt or `export`): the value to the end
     # of the line; elsewhere (`docker run -e X=v`, `X=v cmd`), a quoted or unbroken value.
-    # The value runs to its last character that is not a blank: ended lazily instead, at each
-    # character of a long run of blanks the blanks after it were read again.
+    # The value runs to its last character that is not a blank (a CRLF line's `\r` ends it
+    # too). The blanks after `=` are taken whole (possessive), and the value is not ended
+    # lazily: either way, each blank of a long run read the blanks after it again.
     _pattern("env-assignment-line",
              _NAME_HINTS,
-             rf"^[ \t]*(?:[$#>][ \t]+)?(?:export[ \t]+)?{_NAME}[ \t]*=[ \t]*"
-             r"(?P<secret>(?:[^\r\n]*[^ \t\r\n])?)[ \t]*$",
+             rf"^[ \t]*(?:[$#>][ \t]+)?(?:export[ \t]+)?{_NAME}[ \t]*=[ \t]*+"
+             r"(?P<secret>(?:[^\r\n]*[^ \t\r\n])?)[ \t]*\r?$",
              flags=re.MULTILINE, ignore_case_hints=True, secret_name=True),
     _pattern("env-assignment",
              _NAME_HINTS,

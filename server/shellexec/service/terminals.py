@@ -133,15 +133,15 @@ class Terminals:
         (for a call just stored, `new_call`) those whose hint names it; returns the state and
         every terminal to link to the call. The released updates are no longer held."""
         held = self._statements.held_terminal_updates(session_id)
-        linked = list(terminal_ids)
+        linked = dict.fromkeys(terminal_ids)  # in order, each once
         for _, terminal_id, hinted, _ in held:
-            if new_call is not None and hinted == new_call and terminal_id not in linked:
-                linked.append(terminal_id)
+            if new_call is not None and hinted == new_call:
+                linked.setdefault(terminal_id)
         for held_id, terminal_id, _, payload in held:
             if terminal_id in linked:
                 state = normalize.fold(state, json.loads(payload))
                 self._statements.release_held_terminal_update(held_id)
-        return state, linked
+        return state, list(linked)
 
     def link(self, session_id: str, terminal_ids: list[str], position: int) -> None:
         for terminal_id in terminal_ids:
