@@ -11,7 +11,10 @@
 // Hostile replies cost no more than ordinary ones (ADR 0124): containers (quotes, lists) nest at
 // most MAX_NESTING deep, deeper markers are text; every line pattern reads a line once (no
 // pattern backtracks over a run of spaces); inlines are parsed in linear time
-// (markdown-inline.js), all charged to one work budget per message.
+// (markdown-inline.js), all charged to one work budget per message. Tables draw at most
+// MAX_TABLE_CELLS cells per message: a row holds as many cells as the header has, even an
+// empty row, so a reply of lines holding only `|` under a wide header would otherwise draw
+// the square of its length.
 //
 // Block nodes: {type: 'paragraph'|'heading'|'code'|'quote'|'list'|'hr'|'table', ...}
 // Inline nodes: {type: 'text'|'code'|'em'|'strong'|'del'|'link'|'br'|'group', ...} ('group': children
@@ -20,6 +23,9 @@
 import { MAX_NESTING, budgetFor, parseInline } from './markdown-inline.js';
 
 export { MAX_NESTING, WORK_PER_CHARACTER, parseInline, safeHref, workBudget } from './markdown-inline.js';
+
+/** The most table cells one message draws, headers included; rows past them are text. */
+export const MAX_TABLE_CELLS = 10_000;
 
 // Each pattern either is anchored and reads forward once, or only looks at a line's start.
 const FENCE = /^( {0,3})(`{3,}|~{3,})/;
@@ -39,7 +45,7 @@ const BLANK = /^[ \t]*$/;
  */
 export function parseMarkdown(source, { budget } = {}) {
   const text = typeof source === 'string' ? source : '';
-  const context = { budget: budget ?? budgetFor(text.length), depth: 0 };
+  const context = { budget: budget ?? budgetFor(text.length), depth: 0, tableCells: { left: MAX_TABLE_CELLS } };
   return { type: 'root', children: parseBlocks(text.replace(/\r\n?/g, '\n').split('\n'), context) };
 }
 
@@ -168,14 +174,23 @@ function table(lines, start, context) {
     const right = cell.endsWith(':');
     return left && right ? 'center' : right ? 'right' : left ? 'left' : null;
   });
-  if (head.length !== align.length) return null;
+  if (head.length !== align.length || !drawsCells(context, head.length)) return null;
   const rows = [];
   let i = start + 2;
   for (; i < lines.length && !BLANK.test(lines[i]) && lines[i].includes('|'); i += 1) {
+    if (!drawsCells(context, head.length)) break; // the rest is text
     const cells = splitRow(lines[i]);
     rows.push(head.map((_, column) => parseInline(cells[column] ?? '', context.budget)));
   }
   return { node: { type: 'table', align, head: head.map((cell) => parseInline(cell, context.budget)), rows }, next: i };
+}
+
+/** Whether the message may draw `count` more table cells; takes them from its allowance and
+ * charges a step for each to its work budget. */
+function drawsCells(context, count) {
+  if (count > context.tableCells.left || !context.budget.spend(count)) return false;
+  context.tableCells.left -= count;
+  return true;
 }
 
 /** A table's delimiter row: `| :--- | ---: |`, the outer pipes optional. */

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { MAX_NESTING, WORK_PER_CHARACTER, parseInline, parseMarkdown, safeHref, workBudget } from '../markdown.js';
+import { MAX_NESTING, MAX_TABLE_CELLS, WORK_PER_CHARACTER, parseInline, parseMarkdown, safeHref, workBudget } from '../markdown.js';
 
 const blocks = (source) => parseMarkdown(source).children;
 /** Inline nodes as compact strings: text as is, elements as `<type>...</type>`. */
@@ -220,6 +220,24 @@ describe('hostile input costs no more than ordinary input', () => {
       parseMarkdown(source, { budget });
       assert.ok(budget.spent < WORK_PER_CHARACTER * source.length);
     }
+  });
+
+  test('a message draws at most MAX_TABLE_CELLS table cells; the rows past them are text', () => {
+    // Every row gets as many cells as the header, even a row holding only `|`: 24 KB of this
+    // drew 16 million cells, and the page never finished loading.
+    const width = 4000;
+    const source = `${'a|'.repeat(width)}\n${'-|'.repeat(width)}\n${'|\n'.repeat(width)}`;
+    const [table, ...rest] = blocks(source);
+    assert.equal(table.type, 'table');
+    assert.ok((table.rows.length + 1) * table.head.length <= MAX_TABLE_CELLS);
+    assert.deepEqual(rest.map((block) => block.type), ['paragraph']);
+    // Later tables of the same message share the allowance.
+    const narrow = '| a | b |\n|---|---|\n| 1 | 2 |\n';
+    const many = blocks(`${narrow}\n`.repeat(MAX_TABLE_CELLS / 4));
+    assert.equal(many.filter((block) => block.type === 'table').length, MAX_TABLE_CELLS / 4);
+    const tooMany = blocks(`${narrow}\n`.repeat(MAX_TABLE_CELLS / 4 + 1));
+    assert.equal(tooMany.filter((block) => block.type === 'table').length, MAX_TABLE_CELLS / 4);
+    assert.equal(tooMany.at(-1).type, 'paragraph');
   });
 
   test('an ordinary reply stays well inside its own budget', () => {
