@@ -63,6 +63,10 @@ def _masked(secret: str) -> str:
                       + "-----END RSA PRIVATE KEY-----\nafter"),
     ("DB_PASSWORD=correct horse battery\nNEXT=1", f"DB_PASSWORD={_masked('correct')} "
      f"{_masked('horse')} {_masked('battery')}\nNEXT=1"),
+    # A reply in Markdown may escape a name's underscores; the page shows them unescaped.
+    ("AWS\\_SECRET\\_ACCESS\\_KEY=wJalrXUtnFEMI/K7MDENG\n\nrun MY\\_API\\_KEY=abc123 now",
+     f"AWS\\_SECRET\\_ACCESS\\_KEY={_masked('wJalrXUtnFEMI/K7MDENG')}\n\n"
+     f"run MY\\_API\\_KEY={_masked('abc123')} now"),
     # A terminal ends its lines with CRLF.
     ("DB_PASSWORD=correct horse battery\r\nNEXT=1", f"DB_PASSWORD={_masked('correct')} "
      f"{_masked('horse')} {_masked('battery')}\r\nNEXT=1"),

@@ -37,9 +37,11 @@ SECRET_NAME_ENDINGS = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "SECRET_KEY
                        "SECRET_ACCESS_KEY", "TOKEN", "API_KEY", "APIKEY", "PRIVATE_KEY",
                        "ACCESS_KEY")
 # The whole name, matched greedily from its first character (linear time); whether it ends
-# with a secret name ending is checked on the match.
-_NAME = r"(?P<name>[A-Za-z0-9_]+)"
-_NAME_HINTS = ("pass", "secret", "token", "api_key", "apikey", "private_key", "access_key")
+# with a secret name ending is checked on the match. A reply in Markdown may escape its
+# underscores (`AWS\_SECRET\_ACCESS\_KEY=`), which the page then shows as `_`.
+_NAME = r"(?P<name>(?:[A-Za-z0-9_]|\\_)+)"
+_NAME_HINTS = ("pass", "secret", "token", "api_key", "apikey", "private_key", "access_key",
+               "api\\_key", "private\\_key", "access\\_key")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +62,13 @@ class SecretPattern:
 
     def secret_spans(self, text: str, start: int, end: int) -> Iterator[Span]:
         for match in self.regex.finditer(text, start, end):
-            if not self.secret_name or match["name"].upper().endswith(SECRET_NAME_ENDINGS):
+            if not self.secret_name or _unescaped(match["name"]).upper().endswith(
+                    SECRET_NAME_ENDINGS):
                 yield match.span("secret")
+
+
+def _unescaped(name: str) -> str:
+    return name.replace("\\_", "_")
 
 
 def _pattern(name: str, hints: Iterable[str], regex: str, *, flags: int = 0,
@@ -134,7 +141,7 @@ _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _SHORT_TEXT = 4096
 # Every pattern's hints, lower case, contains one of these (a test keeps them in step).
 SHORT_HINTS = ("akia", "asia", "gh", "github", "gl", "sk-", "xox", "eyj", "private", "bearer", "://",
-               "pass", "secret", "token", "api", "access_key")
+               "pass", "secret", "token", "api", "access_key", "access\\_key")
 
 
 # Hinted lines this dense (one per so many characters) make the whole text one stretch: a
