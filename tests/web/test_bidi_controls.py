@@ -119,3 +119,20 @@ def test_the_agent_and_a_stop_reason_show_bidi_controls_in_the_header_the_index_
     expect(listed.locator(".bidi-control")).to_have_attribute(
         "title", re.compile("RIGHT-TO-LEFT OVERRIDE"))
     chat.assert_no_horizontal_overflow()
+
+
+def test_right_to_left_letters_do_not_reorder_a_command_or_its_work_dir(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Isolated but not overridden, `cat א > ב` (overwrite ב) read `cat ב < א` (show ב), and
+    # `cp א 1 2 ב` read `cp ב 2 1 א`.
+    command, work_dir = "cat א > ב && cp א 1 2 ב", "/srv/א 1/ב"
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, command, work_dir=work_dir),
+                                          codex_end(call, "done\n", 0)])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    row = chat.shell_row(message_id)
+    assert_reads_in_order(row.get_by_test_id("shell-command"), command)
+    assert_reads_in_order(row.get_by_test_id("shell-workdir"), work_dir)
