@@ -132,6 +132,21 @@ def test_json_connect_is_415_naming_the_binary_codec(
     assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 404
 
 
+@pytest.mark.parametrize("content_type", ["application/proto", "Application/Proto"])
+def test_a_unary_connect_call_to_the_feed_is_415_naming_the_stream_type(
+        stack: Stack, content_type: str) -> None:
+    # The bridge held a unary call's answer until its stream ended, which a feed never does:
+    # the call hung, holding one of its caller's feeds.
+    session = stack.api.new_session()
+    request = pb.WatchMessagesRequest(session_id=session["id"]).SerializeToString()
+    response = post(stack, f"{SERVICE}/WatchMessages", request,
+                    {"content-type": content_type, **CONNECT})
+    assert response.status == 415
+    error = json.loads(response.body)
+    assert error["code"] == "invalid_argument"
+    assert "application/connect+proto" in error["message"]
+
+
 def test_a_connect_get_is_405(stack: Stack) -> None:
     # Connect's GET form, JSON or binary, is refused before any codec is looked at: an <img>
     # could send it (tests/service/test_connect_get_refused.py).

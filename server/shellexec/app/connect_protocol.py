@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from shellexec.app.front_door_errors import REFUSAL_FILTERS, status_filter
+from shellexec.v1 import shell_exec_service_pb2 as pb
+
+SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["ShellExecService"]
 
 # The gRPC paths a Connect client calls (/package.Service/Method).
 RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
@@ -26,6 +29,20 @@ REFUSAL = ("the Connect protocol is served with the binary codec only: send cont
 # CORS policy.
 CORS_ALLOW_HEADERS = ("connect-protocol-version", "connect-timeout-ms")
 CORS_EXPOSE_HEADERS = ("grpc-status-details-bin",)
+
+# The methods that answer a stream, which Connect calls with its streaming content type only:
+# the service's own (from its descriptor), health's Watch and reflection.
+STREAM_PATHS = (
+    *(f"/{SERVICE_DESCRIPTOR.full_name}/{method.name}"
+      for method in SERVICE_DESCRIPTOR.methods if method.server_streaming),
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+)
+# Connect's unary content type (its streams': application/connect+proto).
+UNARY_CONTENT_TYPE = "application/proto"
+STREAM_REFUSAL = ("this method answers a stream: send content-type application/connect+proto "
+                  "(a Connect client's server-streaming call)")
 
 # Connect's name of the code its refusals carry (google.rpc INVALID_ARGUMENT).
 REFUSAL_CODE = "invalid_argument"
@@ -62,9 +79,9 @@ def refusal_reply_mapper() -> dict[str, Any]:
     }
 
 
-def _refusal(match: dict[str, Any]) -> dict[str, Any]:
+def _refusal(match: dict[str, Any], reason: str = REFUSAL) -> dict[str, Any]:
     return {"match": match,
-            "direct_response": {"status": 415, "body": {"inline_string": REFUSAL}},
+            "direct_response": {"status": 415, "body": {"inline_string": reason}},
             "typed_per_filter_config": REFUSAL_FILTERS}
 
 
@@ -77,3 +94,12 @@ def json_refusal_routes() -> list[dict[str, Any]]:
     get = _refusal({**path, "query_parameters": [{"name": "encoding", "string_match": {
         "exact": "json", "ignore_case": True}}]})
     return [*posts, get]
+
+
+def unary_call_to_stream_routes() -> list[dict[str, Any]]:
+    """415 routes for a unary Connect call (`application/proto`) to a method that answers a
+    stream. The bridge would hold the whole answer until the stream ended, which a feed never
+    does: the call hung, silently, holding one of its caller's feeds."""
+    return [_refusal({"path": path, "headers": [{"name": "content-type", "string_match": {
+        "prefix": UNARY_CONTENT_TYPE, "ignore_case": True}}]}, STREAM_REFUSAL)
+        for path in STREAM_PATHS]

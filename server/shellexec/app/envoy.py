@@ -36,6 +36,7 @@ from shellexec.app.connect_protocol import (
     bridge_filter,
     json_refusal_routes,
     refusal_reply_mapper,
+    unary_call_to_stream_routes,
 )
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
@@ -317,7 +318,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
-        connect_json_routes=_items(_ROUTE_INDENT, json_refusal_routes()),
+        connect_refusal_routes=_items(_ROUTE_INDENT, [*json_refusal_routes(),
+                                                      *unary_call_to_stream_routes()]),
         grpc_codec_routes=_items(_ROUTE_INDENT, [grpc_codec_refusal_route(),
                                                  content_type_case.refusal_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
