@@ -151,7 +151,7 @@ def bindings_of(files: Iterable[descriptor_pb2.FileDescriptorProto]) -> list[Res
 
 
 def path_patterns(bindings: Iterable[RestBinding]) -> dict[str, list[re.Pattern[str]]]:
-    """Each gRPC method (`/package.Service/Method`) with a path binding fields -> the regexes
+    """Each gRPC method (`/package.Service/Method`) whose paths bind fields -> the regexes
     of its templates (`PathTemplate.fields_regex`): what `api.path_binding` compares with."""
     patterns: dict[str, list[re.Pattern[str]]] = {}
     for binding in bindings:
