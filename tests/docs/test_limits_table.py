@@ -66,6 +66,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "retention and compaction": [("HOUSEKEEPING_BATCH_SESSIONS",)],
     "publish receipts": [("RECEIPT_WINDOW_SECONDS",)],
     "a terminal update's `terminalId`": [("MAX_TERMINAL_ID_CHARS",)],
+    "the terminals one tool update names (its `content` blocks of `\"type\": \"terminal\"`)": [
+        ("MAX_TERMINALS_PER_TOOL_UPDATE",), ("MAX_TERMINAL_ID_CHARS",)],
     "a terminal update's data (`data`, `output.data`)": [("MAX_TERMINAL_DATA_BYTES",),
                                                          ("MAX_TERMINAL_SIGNAL_CHARS",)],
     "terminal updates held before their terminal is linked": [

@@ -271,6 +271,48 @@ def test_tool_call_id_is_at_most_256_characters(stack: Stack, kind: str) -> None
     assert stack.api.list_messages(session["id"])["total"] == 1
 
 
+# The terminals one tool update names: 64, each id 256 characters
+
+def naming_terminals(kind: str, *terminal_ids: str) -> dict[str, Any]:
+    return {"sessionUpdate": kind, "toolCallId": "c1", "kind": "execute",
+            "content": [{"type": "content", "content": {"type": "text", "text": "ok"}},
+                        *({"type": "terminal", "terminalId": t} for t in terminal_ids)]}
+
+
+@pytest.mark.parametrize("kind", ["tool_call", "tool_call_update"])
+def test_a_named_terminal_id_is_at_most_256_characters(stack: Stack, kind: str) -> None:
+    """On PostgreSQL a longer id did not fit its column and failed with INTERNAL."""
+    session = stack.api.new_session()
+    longest = "\uffff" * limits.MAX_TERMINAL_ID_CHARS  # escaped twice as long on PostgreSQL
+    for length in (limits.MAX_TERMINAL_ID_CHARS + 1, 4 * limits.MAX_TERMINAL_ID_CHARS):
+        assert_invalid(
+            stack.api.request("POST", updates_path(session),
+                              {"update": naming_terminals(kind, "t1", "t" * length)}),
+            f"update.content[2].terminalId: must be at most {limits.MAX_TERMINAL_ID_CHARS} "
+            "characters")
+    assert stack.api.list_messages(session["id"])["total"] == 0
+    message = stack.api.publish(session["id"], naming_terminals(kind, longest))["message"]
+    stack.api.publish(session["id"], {"sessionUpdate": "terminal_output_chunk",
+                                      "terminalId": longest, "data": "aGkK"})
+    assert stack.api.shell_output(session["id"], message["id"])["output"]["stdout"] == "hi\n"
+
+
+@pytest.mark.parametrize("kind", ["tool_call", "tool_call_update"])
+def test_a_tool_update_names_at_most_64_terminals(stack: Stack, kind: str) -> None:
+    session = stack.api.new_session()
+    most = [f"t{n}" for n in range(limits.MAX_TERMINALS_PER_TOOL_UPDATE)]
+    assert_invalid(
+        stack.api.request("POST", updates_path(session),
+                          {"update": naming_terminals(kind, *most, *most, "one-more")}),
+        f"update.content: must name at most {limits.MAX_TERMINALS_PER_TOOL_UPDATE} terminals")
+    assert stack.api.list_messages(session["id"])["total"] == 0
+    # Named twice, a terminal counts once; a blank id names none.
+    published = stack.api.publish(
+        session["id"], naming_terminals(kind, *most, *most, " ", ""))["message"]
+    last = {"sessionUpdate": "terminal_output_chunk", "terminalId": most[-1], "data": "aGkK"}
+    assert stack.api.publish(session["id"], last)["message"]["id"] == published["id"]
+
+
 def test_sequence_is_at_least_1(stack: Stack) -> None:
     session = stack.api.new_session()
     assert_invalid(stack.api.request("POST", updates_path(session),

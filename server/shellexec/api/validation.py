@@ -27,6 +27,7 @@ from google.protobuf import struct_pb2
 
 from shellexec.api import convert
 from shellexec.normalize import ShellOutput
+from shellexec.normalize.terminal_updates import terminal_blocks
 from shellexec.rules import agent_problem, task_id_problem
 from shellexec.rules.limits import (
     DEFAULT_PAGE_SIZE,
@@ -40,6 +41,7 @@ from shellexec.rules.limits import (
     MAX_TERMINAL_DATA_BYTES,
     MAX_TERMINAL_ID_CHARS,
     MAX_TERMINAL_SIGNAL_CHARS,
+    MAX_TERMINALS_PER_TOOL_UPDATE,
     MAX_TOOL_CALL_ID_CHARS,
     MAX_UPDATE_BYTES,
     MIN_NORMALIZE_UPDATES,
@@ -211,6 +213,19 @@ def _tool_call_id(update: Mapping[str, Any]) -> None:
     _at_most_chars(value, "update.toolCallId", MAX_TOOL_CALL_ID_CHARS)
 
 
+def _terminal_blocks(update: Mapping[str, Any]) -> None:
+    """The terminals a tool update names: each id bounded as a terminal update's, and few."""
+    named: set[str] = set()
+    for index, terminal_id in terminal_blocks(update):
+        _at_most_chars(terminal_id, f"update.content[{index}].terminalId",
+                       MAX_TERMINAL_ID_CHARS)
+        named.add(terminal_id)
+        if len(named) > MAX_TERMINALS_PER_TOOL_UPDATE:
+            raise InvalidArgumentError(
+                "update.content",
+                f"must name at most {MAX_TERMINALS_PER_TOOL_UPDATE} terminals")
+
+
 # Base64 of MAX_TERMINAL_DATA_BYTES bytes is at most this long: longer is refused undecoded.
 _MAX_TERMINAL_DATA_CHARS = 4 * -(-MAX_TERMINAL_DATA_BYTES // 3)
 _INT32 = (-(2**31), 2**31 - 1)
@@ -293,6 +308,7 @@ def _acp_update(value: object) -> Mapping[str, Any]:
         raise InvalidArgumentError("update.sessionUpdate", "must be a non-empty string")
     if kind in ACP_TOOL_UPDATES:
         _tool_call_id(value)
+        _terminal_blocks(value)
     if kind in ACP_TERMINAL_UPDATES:
         _terminal_update(value)
     return value

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from shellexec.normalize.access import JsonObject, nonblank_at, obj
@@ -75,19 +75,23 @@ def link_hint(update: object) -> str | None:
     return nonblank_at(obj(update).get("_meta"), META_TERMINAL_TOOL_CALL)
 
 
-def terminal_refs(update: object) -> tuple[str, ...]:
-    """The terminal ids a tool update's `content` names (`{"type": "terminal", ...}`)."""
+def terminal_blocks(update: object) -> Iterator[tuple[int, str]]:
+    """Each terminal a tool update's `content` names (`{"type": "terminal", ...}`), with the
+    index of the block that names it, in order; a terminal named twice comes twice."""
     found = obj(update)
     content = found.get("content")
     if found.get("sessionUpdate") not in ACP_TOOL_UPDATES or not isinstance(content, list):
-        return ()
-    ids: dict[str, None] = {}  # in order, each once
-    for item in content:
+        return
+    for index, item in enumerate(content):
         if obj(item).get("type") == _CONTENT_TERMINAL:
             terminal_id = nonblank_at(item, "terminalId")
             if terminal_id is not None:
-                ids.setdefault(terminal_id)
-    return tuple(ids)
+                yield index, terminal_id
+
+
+def terminal_refs(update: object) -> tuple[str, ...]:
+    """The terminal ids a tool update's `content` names, in order, each once."""
+    return tuple(dict.fromkeys(terminal_id for _, terminal_id in terminal_blocks(update)))
 
 
 def read_terminal_update(update: object) -> TerminalReport | None:

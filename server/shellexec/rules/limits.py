@@ -147,6 +147,10 @@ RECEIPT_WINDOW_SECONDS: Final = 24 * 60 * 60
 MAX_TERMINAL_ID_CHARS: Final = 256
 MAX_TERMINAL_DATA_BYTES: Final = 1 * _MIB
 MAX_TERMINAL_SIGNAL_CHARS: Final = 32
+# The terminals one tool update's `content` may name, each with a `terminalId` as long as a
+# terminal update's. Every terminal named is looked up and linked when the update is
+# stored, so the count bounds that work; real agents name one.
+MAX_TERMINALS_PER_TOOL_UPDATE: Final = 64
 # Terminal updates that arrive before any tool call names their terminal are held, per
 # session, until one does (ADR 0086): at most this many, and this many decoded bytes of data.
 MAX_HELD_TERMINAL_UPDATES: Final = 256
