@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import logging
 import multiprocessing
 import os
 import signal
@@ -25,6 +26,8 @@ from shellexec.api.request_work import Missing, Refused
 from shellexec.service import InvalidArgumentError, NotFoundError
 
 T = TypeVar("T")
+
+_log = logging.getLogger(__name__)
 
 # prctl(2)'s option: the signal the kernel sends this process when its parent dies.
 _PR_SET_PDEATHSIG = 1
@@ -52,7 +55,8 @@ INLINE_BELOW_BYTES = 16 * 1024
 
 class Offload:
     """Runs request work inline when small, in `workers` processes when large (0: always
-    inline). Workers start with the first large request and are replaced if one dies."""
+    inline). Workers start with the first large request; when one dies, the requests it held
+    run inline and the next large request starts new workers."""
 
     def __init__(self, workers: int, inline_below: int = INLINE_BELOW_BYTES) -> None:
         self._workers = workers
@@ -78,11 +82,15 @@ class Offload:
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, work, raw)
         except BrokenProcessPool:
-            # A worker died (killed, out of memory): the next request gets a fresh pool.
+            # A worker died: killed (the out-of-memory killer picks the largest process), or
+            # unable to start (the code on disk changed under a running server). The request
+            # is not at fault, so it runs here, and the next large one in a fresh pool.
             if self._pool is pool:
                 self._pool = None
+                _log.warning("a conversion worker died; its requests run on the event loop "
+                             "and the next large one starts new workers")
             pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            return work(raw)
 
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:

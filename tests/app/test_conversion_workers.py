@@ -1,6 +1,7 @@
-"""A server killed by a signal (the out-of-memory killer, SIGKILL) takes its conversion workers
-(api/offload.py) with it: they would otherwise block on their call queue forever, orphaned,
-while `up` starts a new replica beside them (ADR 0116)."""
+"""The conversion workers (api/offload.py) and their server: a server killed by a signal (the
+out-of-memory killer, SIGKILL) takes its workers with it, since they would otherwise block on
+their call queue forever, orphaned, while `up` starts a new replica beside them (ADR 0116); a
+worker killed alone costs no request."""
 
 from __future__ import annotations
 
@@ -32,22 +33,35 @@ def _wait_ready(replica: Replica) -> None:
                                 still_starting=lambda: process.poll() is None)
 
 
-def _large_normalize(target: str) -> None:
+def _large_normalize(target: str) -> pb.NormalizeShellExecResponse:
     """A NormalizeShellExec of more than 16 KiB: converted in the worker pool."""
     update = struct_pb2.Value()
     update.struct_value.update(codex_start("big", "echo " + "x" * 40_000))
     with grpc.insecure_channel(target) as channel:
-        pb_grpc.ShellExecServiceStub(channel).NormalizeShellExec(
-            pb.NormalizeShellExecRequest(updates=[update]), timeout=30)
+        answer: pb.NormalizeShellExecResponse = pb_grpc.ShellExecServiceStub(
+            channel).NormalizeShellExec(pb.NormalizeShellExecRequest(updates=[update]),
+                                        timeout=30)
+    return answer
 
 
-@pytest.mark.slow
-def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> None:
+def _workers(server_pid: int) -> set[int]:
+    """The server's worker processes (not multiprocessing's resource tracker)."""
+    return {pid for pid in children(server_pid)
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+
+
+def _replica(tmp_path: Path) -> Replica:
     target = f"127.0.0.1:{free_port()}"
     env = {**os.environ, "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'r.db'}",
            "SHELLEXEC_GRPC_ADDRESS": target, "SHELLEXEC_METRICS_PORT": "0",
            "SHELLEXEC_CONVERSION_WORKERS": "1"}
-    replica = Replica(1, target, env, tmp_path / "replica-1.log")
+    return Replica(1, target, env, tmp_path / "replica-1.log")
+
+
+@pytest.mark.slow
+def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> None:
+    replica = _replica(tmp_path)
+    target = replica.target
     replica.start(time.monotonic())
     leftover: set[int] = set()
     try:
@@ -69,3 +83,23 @@ def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> N
         replica.stop()
         for pid in leftover:  # processes this test started
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_costs_no_request(tmp_path: Path) -> None:
+    """The out-of-memory killer picks the largest process, often a worker: the request it
+    held, or the next large one, was answered INTERNAL. It now runs on the event loop, and
+    the request after it starts a new worker."""
+    replica = _replica(tmp_path)
+    replica.start(time.monotonic())
+    try:
+        _wait_ready(replica)
+        assert _large_normalize(replica.target).shell_exec.command.startswith("echo x")
+        [worker] = _workers(replica.pid)
+        os.kill(worker, signal.SIGKILL)
+        assert _large_normalize(replica.target).shell_exec.command.startswith("echo x")
+        assert _large_normalize(replica.target).shell_exec.command.startswith("echo x")
+        assert _workers(replica.pid) - {worker}, "no new worker was started"
+        assert "a conversion worker died" in replica.log.read_text()
+    finally:
+        replica.stop()
