@@ -51,7 +51,10 @@ async function start() {
     // A message that cannot be drawn shows as plain text; it never stops the rest (ADR 0124).
     createRow: guardRows({
       createRow: (message) =>
-        createRow(message, { loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal) }),
+        createRow(message, {
+          loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal),
+          redrawing: keepingBottom,
+        }),
       createFallbackRow: createPlainRow,
       kindOf: rowKind,
       onError: (error, message) => console.error(`Message ${message?.id} could not be drawn: shown as plain text.`, error),

@@ -4,21 +4,26 @@
 import { setVisibleText } from './bidi.js';
 import { h, setData } from './dom.js';
 import { renderMarkdown } from './markdown-dom.js';
+import { createPacedDraw } from './paced-draw.js';
 import { createShellRow } from './shell-row.js';
 import { capitalize, rowKind, statusOf, toolCallResult } from './status.js';
 import { timeLabel } from './time-label.js';
 
 /**
  * @param {object} message
- * @param {{loadShellOutput: (messageId: string, signal: AbortSignal) => Promise<object>}} deps
+ * @param {object} deps
+ * @param {(messageId: string, signal: AbortSignal) => Promise<object>} deps.loadShellOutput
+ * @param {(draw: () => void) => void} [deps.redrawing] runs a chat row's later draw of its text
+ *   (a paced one, after the feed's event): the page keeps its bottom in view around it.
+ * @param {object} [deps.pacing] the clock of the paced draws (paced-draw.js), for tests.
  */
 export function createRow(message, deps) {
   const kind = rowKind(message);
-  const row = kind === 'shell' ? createShellRow(message, deps) : kind === 'tool' ? createToolRow(message) : createChatRow(message);
+  const row = kind === 'shell' ? createShellRow(message, deps) : kind === 'tool' ? createToolRow(message) : createChatRow(message, deps);
   return { ...row, kind };
 }
 
-function createChatRow(message) {
+function createChatRow(message, { redrawing = (draw) => draw(), pacing } = {}) {
   const who = h('span', { class: 'bubble__who' });
   const time = h('time', { class: 'bubble__time' });
   const text = h('div', { class: 'bubble__text', 'data-testid': 'chat-text' });
@@ -26,24 +31,39 @@ function createChatRow(message) {
   const el = h('li', { class: 'row row--chat', 'data-testid': 'chat-message', 'data-message-id': message.id }, bubble);
 
   let shown = { content: null, author: null }; // what the text holds, so it is drawn on change only
+  let wanted = shown;
+  // A streamed reply grows by a chunk per event: its text is drawn again at most once a frame.
+  const paced = createPacedDraw(() => redrawing(drawText), pacing);
 
-  function update(next) {
-    const author = next.author_type === 'user' ? 'user' : 'agent';
-    el.className = `row row--chat row--${author}`;
-    setData(el, 'author', author);
-    who.textContent = author === 'user' ? 'You' : 'Agent';
-    setTime(time, next.created_at);
-    const content = typeof next.content === 'string' ? next.content : '';
-    if (content === shown.content && author === shown.author) return;
-    shown = { content, author };
+  function drawText() {
+    if (wanted.content === shown.content && wanted.author === shown.author) return;
+    shown = wanted;
+    const { content, author } = shown;
     // Agents answer in Markdown; what the user typed is shown exactly as typed.
     text.className = author === 'user' ? 'bubble__text' : 'bubble__text markdown';
     setData(text, 'format', author === 'user' ? 'plain' : 'markdown');
     if (author === 'user') text.textContent = content;
     else renderMarkdown(text, content);
   }
-  update(message);
-  return { el, update, destroy() {} };
+
+  function take(next) {
+    const author = next.author_type === 'user' ? 'user' : 'agent';
+    el.className = `row row--chat row--${author}`;
+    setData(el, 'author', author);
+    who.textContent = author === 'user' ? 'You' : 'Agent';
+    setTime(time, next.created_at);
+    wanted = { content: typeof next.content === 'string' ? next.content : '', author };
+  }
+  take(message);
+  drawText(); // a new row shows its text at once
+  return {
+    el,
+    update(next) {
+      take(next);
+      paced.request();
+    },
+    destroy: paced.cancel,
+  };
 }
 
 function createToolRow(message) {

@@ -76,6 +76,31 @@ def test_page_follows_the_live_feed(stack: Stack, api: Api, chat: ChatPage) -> N
     assert chat.shell_requests() == []  # following the feed never fetches output
 
 
+def test_a_reply_streamed_in_many_chunks_ends_drawn_whole_and_in_view(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    """A streamed reply is drawn again at most once a frame (web/paced-draw.js, ADR 0124): the
+    last chunk is still drawn, as Markdown, and the page keeps its bottom in view as the reply
+    grows after the feed's events."""
+    sid = api.new_session("claude")["id"]
+    api.start_turn(sid)
+    api.publish(sid, user_text("Explain the build."))
+    chat.open(f"{stack.rest_url}/?session={sid}")
+    chunks = [f"Step **{n}** of the build.\n\n" for n in range(1, 301)]
+    for chunk in chunks:
+        api.publish(sid, agent_text(chunk))
+    reply = chat.page.locator("[data-testid=chat-message][data-author=agent]")
+    expect(reply).to_have_count(1)
+    expect(reply.get_by_test_id("chat-text").locator("p")).to_have_count(len(chunks))
+    expect(reply.get_by_test_id("chat-text").locator("p").last).to_have_text(
+        "Step 300 of the build.")
+    expect(reply.get_by_test_id("chat-text").locator("strong")).to_have_count(len(chunks))
+    at_bottom = ("() => window.innerHeight + window.scrollY"
+                 " >= document.documentElement.scrollHeight - 2")
+    chat.page.wait_for_function(at_bottom)
+    assert chat.page.evaluate("document.documentElement.scrollHeight") > 4 * chat.page.evaluate(
+        "window.innerHeight")  # the reply grew far past the first screen
+
+
 def test_page_resumes_after_the_stream_ends(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack
