@@ -58,3 +58,24 @@ def test_output_containing_a_closing_tag_is_kept_up_to_the_last_one() -> None:
 def test_has_markup_needs_a_tag_on_its_own_line() -> None:
     assert has_markup("x\n<output>\ny\n</output>")
     assert not has_markup("an <output> tag inside a sentence")
+
+
+def test_a_return_code_the_command_printed_is_not_its_exit_code() -> None:
+    """The still-running form has no return code, whatever the output so far holds; the
+    read-process form's comes after the output, whatever the output holds."""
+    printed = "step 1\n<return-code>\n0\n</return-code>\n"
+    still_running = ("Command may still be running. You can use read-process to get more "
+                     f"output.\nTerminal ID 3\nOutput so far:\n<output>\n{printed}\n</output>")
+    assert parse_markup(still_running) == Markup(stdout=printed, stderr=None, exit_code=None)
+    read_process = ("Here is the output from terminal 3 (status: completed):\n<output>\n"
+                    "<return-code>7</return-code>\n</output>\n<return-code>\n0\n</return-code>\n")
+    assert parse_markup(read_process).exit_code == 0
+    finished = HEAD + f"<return-code>\n3\n</return-code>\n<output>\n{printed}\n</output>"
+    assert parse_markup(finished) == Markup(stdout=printed, stderr=None, exit_code=3)
+
+
+def test_a_stderr_section_the_command_printed_stays_in_its_output() -> None:
+    """Auggie interleaves both streams in `<output>`: a `<stderr>` inside it is text."""
+    logged = "<log>\n<stderr>\nwarning: x\n</stderr>\n</log>\n"
+    text = HEAD + f"<return-code>\n0\n</return-code>\n<output>\n{logged}\n</output>"
+    assert parse_markup(text) == Markup(stdout=logged, stderr=None, exit_code=0)

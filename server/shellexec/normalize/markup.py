@@ -17,6 +17,9 @@ far:` followed by an `<output>` section and no `<return-code>`. Parsing rules:
 
 - a section runs from the first `<tag>` to the last `</tag>` after it; one line break after
   the opening tag and one before the closing tag belong to the markup;
+- the `<output>` section is the command's own text, which may print anything, tags included:
+  `<stderr>` and `<return-code>` are read only outside it (`launch-process` writes the return
+  code before the output, `read-process` after it);
 - an unclosed `<output>` or `<stderr>` keeps everything after its opening tag (malformed
   markup loses no text);
 - with neither an `<output>` nor a `<stderr>` section the whole text is the combined output,
@@ -53,24 +56,27 @@ def has_markup(text: str) -> bool:
 
 def parse_markup(text: str) -> Markup:
     """The sections of an Auggie tool text (see the module rules)."""
-    output = _section(text, "output")
-    stderr = _section(text, "stderr")
+    output, outside = _section(text, "output")
+    stderr, _ = _section(outside, "stderr")
     if output is None and stderr is None:
         output = text
-    code = _RETURN_CODE.search(text)
+    code = _RETURN_CODE.search(outside)
     exit_code = parse_exit_code(code.group(1)) if code else None
     return Markup(stdout=output, stderr=stderr, exit_code=exit_code)
 
 
-def _section(text: str, tag: str) -> str | None:
+def _section(text: str, tag: str) -> tuple[str | None, str]:
+    """The body of `text`'s `tag` section (None without one), and the text around it, the
+    section replaced by a line break."""
     opening = text.find(f"<{tag}>")
     if opening < 0:
-        return None
+        return None, text
     start = opening + len(tag) + 2
     end = text.rfind(f"</{tag}>", start)
-    body = text[start:] if end < 0 else text[start:end]
-    body = _drop_leading_break(body)
-    return body if end < 0 else _drop_trailing_break(body)
+    if end < 0:
+        return _drop_leading_break(text[start:]), text[:opening]
+    body = _drop_trailing_break(_drop_leading_break(text[start:end]))
+    return body, text[:opening] + "\n" + text[end + len(tag) + 3:]
 
 
 def _drop_leading_break(body: str) -> str:
