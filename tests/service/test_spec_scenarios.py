@@ -80,6 +80,22 @@ def test_scenario_auggie_return_code_0_is_success(stack: Stack) -> None:
     assert final["status"] == "complete"
 
 
+def test_auggie_still_running_is_unknown_whatever_its_output_printed(stack: Stack) -> None:
+    """"An absent exit status MUST NOT become exit 0": a still-running command's output so
+    far printed a return code of its own."""
+    session = stack.api.new_session(agent="auggie")
+    updates = load_fixture("auggie-still-running")
+    output = updates[-1]["rawOutput"]["output"]
+    printed = "step 1\n<return-code>\n0\n</return-code>\n"
+    updates[-1]["rawOutput"]["output"] = output.replace("<output>\n", f"<output>\n{printed}", 1)
+    message_id = _publish_all(stack, session["id"], updates)
+    final = stack.api.shell_output(session["id"], message_id)
+    assert final["output"]["stdout"].startswith(printed)
+    assert "exit_code" not in final["output"]
+    shell_exec = _summary(stack, session["id"], message_id)["metadata"]["normalized"]["shell_exec"]
+    assert shell_exec["result"] == "unknown"
+
+
 def test_scenario_omp_glued_echo_keeps_command_once_and_real_output_first(
         stack: Stack) -> None:
     session = stack.api.new_session(agent="omp")
