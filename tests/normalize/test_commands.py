@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shellexec.normalize import fold_all, shell_record
-from shellexec.normalize.commands import command_of, shell_signal, work_dir_of
+from shellexec.normalize.commands import command_of, shell_signal, shell_words, work_dir_of
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,15 @@ def test_argv_command_shows_the_inner_shell_script_or_a_quoted_join(
         ("make test", "make test"),
         ("bash build.sh", "bash build.sh"),
         ("  ls  ", "  ls  "),
+        ("bash -c 'a'\\''b'", "a'b"),
+        ('bash -lc "x\\\\\\"y\\z"', 'x\\"y\\z'),
+        ("bash -c \\$HOME", "$HOME"),
+        ("bash -c ''", "bash -c ''"),
+        ("bash -c 'one' two", "bash -c 'one' two"),
+        ("bash -c 'trailing escape' \\", "bash -c 'trailing escape' \\"),
+        ("bash -l -c 'set -e\nmake'", "set -e\nmake"),
+        # A script of a quarter of a million words is one word of the wrapper.
+        ("bash -c '" + "x " * 250_000 + "'", "x " * 250_000),
     ],
 )
 def test_string_command_is_unwrapped_only_when_it_is_a_shell_wrapper(
@@ -149,3 +161,43 @@ def test_codex_replay_workdir_is_the_work_dir() -> None:
                        "rawInput": {"command": ["bash", "-lc", "ls"], "workdir": "/w"}}])
     shown = shell_record(state)
     assert (shown.command, shown.work_dir, shown.is_shell) == ("ls", "/w", True)
+
+
+_SHELL_TEXT = st.lists(st.sampled_from(
+    ["a", "b", " ", "\t", "\n", "\r", "\x0b", "'", '"', "\\", "$", "é", "-c", "bash"]),
+    max_size=24).map("".join)
+
+
+@given(_SHELL_TEXT)
+@settings(max_examples=2000, deadline=None)
+def test_a_wrapper_string_is_split_into_the_words_shlex_gives(text: str) -> None:
+    """The words of a wrapper are shlex.split's (POSIX rules), without its cost: shlex grows
+    a word a character at a time, and a 4 MiB quoted script held every caller for minutes."""
+    try:
+        expected: list[str] | None = shlex.split(text)
+    except ValueError:
+        expected = None
+    try:
+        words: list[str] | None = list(shell_words(text))
+    except ValueError:
+        words = None
+    assert words == expected
+
+
+_MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("script", "shown"),
+    [
+        ("'" + "x " * (2 * _MIB) + "'", "x " * (2 * _MIB)),
+        ('"' + 'x\\"' * (_MIB + _MIB // 3) + '"', 'x"' * (_MIB + _MIB // 3)),
+        ("a''" * (_MIB + _MIB // 3), "a" * (_MIB + _MIB // 3)),
+        ("\\a" * (2 * _MIB), "a" * (2 * _MIB)),
+        ("'\\'" * (_MIB + _MIB // 3), "\\" * (_MIB + _MIB // 3)),
+    ],
+    ids=["single-quoted", "escaped-double-quotes", "empty-quotes", "escapes", "quoted-backslashes"],
+)
+def test_a_wrapper_of_4_mib_is_unwrapped(script: str, shown: str) -> None:
+    """Minutes each with shlex, whose cost grew with the square of the script."""
+    assert command_of({"command": f"bash -c {script}"}) == shown

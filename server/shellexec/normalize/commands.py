@@ -12,14 +12,16 @@ The command shown is `rawInput.command`. An argv list that only wraps a script i
 (`["/bin/bash", "-lc", "ls -la"]`, any of bash/sh/zsh/dash/ksh/ash/fish with flags such as
 `-c`, `-lc`, `-ic`; PowerShell `-Command`; `cmd /c`) shows the script; any other argv is
 joined with shell quoting. A string that is such a wrapper (TypeScript Codex sends
-`/bin/bash -lc '...'` for compound commands) is unwrapped the same way.
+`/bin/bash -lc '...'` for compound commands) is split into words as a POSIX shell (and
+`shlex.split`) would, and unwrapped the same way.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Final
 
 from shellexec.normalize.access import is_obj, nonblank_at, obj, obj_at
@@ -36,7 +38,17 @@ _FlagTest = Callable[[str], bool]
 # letters before it: letters that may be `c` on both sides of it made `-ccc…c1` cost the
 # square of its length.
 _COMMAND_FLAG = re.compile(r"-[A-Zabd-z]*c[A-Za-z]*")
-# Cheap test before shlex: does this string start by invoking a known shell with a flag?
+# shlex's POSIX words: its blanks, and a word as a run of plain characters, escaped
+# characters, single-quoted text and double-quoted text (where a backslash escapes only `"`
+# and itself). Each alternative starts with a different character, so none backtracks.
+_BLANKS = " \t\r\n"
+# A word and the blanks after it.
+_WORD = re.compile(
+    r"""((?:[^ \t\r\n'"\\]++|\\[\s\S]|'[^']*+'|"(?:[^"\\]++|\\[\s\S])*+")++)[ \t\r\n]*+""")
+_QUOTED = re.compile(r"""\\([\s\S])|'([^']*+)'|"((?:[^"\\]++|\\[\s\S])*+)["]""")
+# A wrapper is a shell, its options, the command flag and the script: no more words than this.
+_MAX_WRAPPER_WORDS = 64
+# Cheap test before splitting: does this string start by invoking a known shell with a flag?
 _WRAPPED = re.compile(
     r"\s*(?:\S*[/\\])?(?:bash|sh|zsh|dash|ksh|ash|fish|powershell|pwsh|cmd)(?:\.exe)?\s+[-/]",
     re.IGNORECASE,
@@ -92,11 +104,35 @@ def _unwrap_string(command: str) -> str:
     if not _WRAPPED.match(command):
         return command
     try:
-        argv = shlex.split(command)
+        argv = list(islice(shell_words(command), _MAX_WRAPPER_WORDS + 1))
     except ValueError:  # unbalanced quotes: show what the agent sent
         return command
-    script = _wrapped_script(argv)
+    script = _wrapped_script(argv) if len(argv) <= _MAX_WRAPPER_WORDS else None
     return script if script is not None else command
+
+
+def shell_words(command: str) -> Iterator[str]:
+    """The words of `command` as `shlex.split` gives them, one at a time; ValueError at an
+    unclosed quote or a trailing backslash. shlex grows each word a character at a time,
+    which costs the square of its length: a 4 MiB quoted script took minutes, on the lock
+    every caller needs. These expressions take the same words in linear time."""
+    position = len(command) - len(command.lstrip(_BLANKS))
+    while position < len(command):
+        word = _WORD.match(command, position)
+        if word is None:
+            raise ValueError("no closing quotation or escaped character")
+        yield _QUOTED.sub(_unquoted, word.group(1))
+        position = word.end()
+
+
+def _unquoted(piece: re.Match[str]) -> str:
+    escaped, single, double = piece.groups()
+    if escaped is not None:
+        return escaped
+    if single is not None:
+        return single
+    # A backslash escapes only `"` and itself there: pairs of backslashes first, left to right.
+    return "\\".join(part.replace('\\"', '"') for part in double.split("\\\\"))
 
 
 def _wrapped_script(argv: list[str]) -> str | None:
