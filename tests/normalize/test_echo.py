@@ -114,6 +114,26 @@ def test_echo_chunk_followed_by_its_line_break_in_the_next_chunk() -> None:
     assert shell_record(state).output.stdout == "total 8\n\nmore\n"
 
 
+@pytest.mark.parametrize("command", ["bash -c 'cd src && ls'", "/bin/bash -lc \"make 'all'\""])
+def test_the_echo_of_a_wrapped_command_is_removed_as_the_agent_sent_it(command: str) -> None:
+    """OMP echoes `$ ` and the command as sent; the record shows the wrapper's script."""
+    live = fold_all(_omp({"status": "in_progress",
+                          "content": [_text(f"$ {command}"), _text("a.txt\n")]},
+                         command=command))
+    assert shell_record(live).output.stdout == "a.txt\n"
+    glued = fold_all(_omp({"status": "completed", "content": [_text(f"$ {command}a.txt\n")],
+                           "rawOutput": {"details": {"timeoutSeconds": 300}}},
+                          command=command))
+    assert shell_record(glued).command != command
+    assert shell_record(glued).output.stdout == "a.txt\n"
+
+
+def test_a_dollar_title_is_the_echo_only_of_the_command_shown() -> None:
+    assert presentation_line("cd src", "$ bash -c 'cd src'") == "$ bash -c 'cd src'"
+    assert presentation_line("cd src", "$ bash -c 'cd lib'") == "$ cd src"
+    assert presentation_line("cd src", "$ cd src") == "$ cd src"
+
+
 def test_output_that_merely_starts_with_the_command_text_is_kept() -> None:
     state = fold_all(_omp({"status": "completed", "rawOutput": "ls -la: listing\n"}))
     assert shell_record(state).output.stdout == "ls -la: listing\n"

@@ -16,14 +16,23 @@ and a second `$ <command>` after the first is kept too.
 
 from __future__ import annotations
 
+from shellexec.normalize.commands import command_of
+
 
 def presentation_line(command: str | None, title: str | None) -> str | None:
-    """The echo to look for: `$ ` + the command, else a title that is already `$ ...`."""
-    if command is not None and command.strip():
-        return "$ " + command.strip().replace("\r\n", "\n")
-    if title is not None and title.startswith("$ ") and title[2:].strip():
-        return title.rstrip().replace("\r\n", "\n")
-    return None
+    """The echo to look for: `$ ` + the command, else a title that is already `$ ...`.
+
+    The command shown is a wrapper's script (`cd src && ls` for `bash -c 'cd src && ls'`),
+    while OMP echoes the command as the agent sent it, which is also its title: a `$ ` title
+    whose command unwraps to the one shown is that echo."""
+    titled = (title.rstrip().replace("\r\n", "\n")
+              if title is not None and title.startswith("$ ") and title[2:].strip() else None)
+    if command is None or not command.strip():
+        return titled
+    line = "$ " + command.strip().replace("\r\n", "\n")
+    if titled is not None and titled != line and command_of({"command": titled[2:]}) == command:
+        return titled
+    return line
 
 
 def strip_presentation(text: str, line: str | None) -> tuple[str, bool]:
