@@ -110,14 +110,15 @@ def test_other_tools_are_not_shell(update: dict[str, Any]) -> None:
     ("update", "work_dir"),
     [
         ({"rawInput": {"cwd": "/a", "workdir": "/b"}, "_meta": {"terminal_info": {"cwd": "/c"}}},
-         "/a"),
+         "/b"),
+        ({"rawInput": {"cwd": "/a"}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/a"),
         ({"rawInput": {"workdir": "/b"}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/b"),
         ({"rawInput": {"cwd": ""}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/c"),
         ({"rawInput": {"cwd": 5}}, None),
         ({}, None),
     ],
 )
-def test_work_dir_is_cwd_else_workdir_else_terminal_info(
+def test_work_dir_is_workdir_else_cwd_else_terminal_info(
     update: dict[str, Any], work_dir: str | None
 ) -> None:
     assert work_dir_of(update) == work_dir
@@ -154,6 +155,21 @@ def test_newer_claude_command_description_is_the_description() -> None:
     updates = _claude({"rawInput": {"command": "ls", "command_description": "L"}})
     shown = shell_record(fold_all(updates))
     assert shown.description == "L"
+
+
+def test_opencode_models_workdir_replaces_the_session_directory_it_was_given() -> None:
+    """OpenCode's pending call names the session's directory (`cwd`, filled in by the
+    adapter); the model's own `workdir` arrives with the command."""
+    pending = {"sessionUpdate": "tool_call", "toolCallId": "o", "title": "bash",
+               "kind": "execute", "status": "pending", "rawInput": {"cwd": "/proj"}}
+    running = {"sessionUpdate": "tool_call_update", "toolCallId": "o", "status": "in_progress",
+               "title": "make", "rawInput": {"command": "make", "workdir": "/proj/sub"}}
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o", "status": "completed",
+            "rawInput": {"command": "make", "cwd": "/proj"},
+            "rawOutput": {"output": "ok\n", "metadata": {"exit": 0}}}
+    assert shell_record(fold_all([pending])).work_dir == "/proj"
+    assert shell_record(fold_all([pending, running])).work_dir == "/proj/sub"
+    assert shell_record(fold_all([pending, running, done])).work_dir == "/proj/sub"
 
 
 def test_codex_replay_workdir_is_the_work_dir() -> None:

@@ -161,13 +161,17 @@ def _script_after(args: list[str], is_command_flag: _FlagTest) -> str | None:
     return None
 
 
+def model_work_dir_of(update: object) -> str | None:
+    """`rawInput.workdir`: the model's own argument (OpenCode), never one an adapter filled in."""
+    return nonblank_at(obj(update).get("rawInput"), "workdir")
+
+
 def work_dir_of(update: object) -> str | None:
-    """`rawInput.cwd`, else `rawInput.workdir`, else `_meta.terminal_info.cwd`."""
+    """`rawInput.workdir`, else `rawInput.cwd`, else `_meta.terminal_info.cwd`."""
     item = obj(update)
-    raw_input = item.get("rawInput")
     return (
-        nonblank_at(raw_input, "cwd")
-        or nonblank_at(raw_input, "workdir")
+        model_work_dir_of(item)
+        or nonblank_at(item.get("rawInput"), "cwd")
         or nonblank_at(obj_at(item, "_meta", "terminal_info"), "cwd")
     )
 

@@ -36,6 +36,7 @@ from shellexec.normalize.commands import (
     codex_signal,
     command_of,
     description_of,
+    model_work_dir_of,
     shell_signal,
     work_dir_of,
 )
@@ -135,7 +136,9 @@ def _identified(state: ShellState, update: JsonObject) -> ShellState:
         kind=nonblank_at(update, "kind") or state.kind,
         is_shell=state.is_shell or shell_signal(update),
         command=state.command or command_of(raw_input),
-        work_dir=state.work_dir or work_dir_of(update),
+        # OpenCode puts the session's directory in `cwd` until the model's own arguments
+        # arrive; a `workdir` among them is where the command runs.
+        work_dir=model_work_dir_of(update) or state.work_dir or work_dir_of(update),
         title=nonblank_at(update, "title") or state.title,
         description=state.description or description_of(raw_input),
         terminal_chunks=state.terminal_chunks or codex_signal(update),
