@@ -132,6 +132,17 @@ def test_invalid_bytes_become_replacement_characters() -> None:
     assert shell_record(state).output.stdout == "a\ufffdb"
 
 
+def test_an_incomplete_sequence_at_the_exit_becomes_a_replacement_character() -> None:
+    """No byte can complete it once the process exited; it is not dropped."""
+    state = fold_all([start(), chunk(b"a\xc3")])
+    assert shell_record(state).output.stdout == "a"
+    exited = fold(state, terminal(exitStatus={"exitCode": 0, "signal": None}))
+    assert shell_record(exited).output.stdout == "a\ufffd"
+    assert dump_state(exited)["host"]["partial"] == ""
+    signalled = fold(state, terminal(exitStatus={"exitCode": None, "signal": "SIGKILL"}))
+    assert shell_record(signalled).output.stdout == "a\ufffd"
+
+
 def test_a_new_state_has_no_terminal() -> None:
     assert "host" not in dump_state(new_state())
 

@@ -12,7 +12,8 @@ reports about the same command (ADR 0085):
 - `output.data` (a snapshot) replaces stdout; `output: null` empties it; a chunk's bytes are
   appended. Bytes are joined before decoding, so a UTF-8 sequence split between two chunks
   comes out whole; an incomplete sequence at the end waits for the next chunk
-  (`host_pending`); invalid bytes become U+FFFD. The usual bound applies (newest bytes kept).
+  (`host_pending`), and becomes U+FFFD when the terminal reports its exit; invalid bytes
+  become U+FFFD. The usual bound applies (newest bytes kept).
 - `exitStatus.exitCode` is an exit code of rank `HOST`; a `signal` without an exit code
   leaves the code unknown but marks the call signalled: a call the agent reports `completed`
   then shows `failed`. `exitStatus: null` clears what the terminal said about its exit.
@@ -50,7 +51,7 @@ def fold_terminal(state: ShellState, update: object) -> ShellState:
     if report.exit_cleared:
         state = _exit_cleared(state)
     if report.exit_status is not None:
-        state = _with_exit_status(state, report.exit_status)
+        state = _with_exit_status(_flushed(state), report.exit_status)
     return state
 
 
@@ -91,6 +92,14 @@ def _with_chunk(state: ShellState, data: bytes) -> ShellState:
     text, pending = _decoded(state.host_pending, data)
     stream = state.stdout if state.stdout is not None else OutputText.of("")
     return replace(state, stdout=stream.append(text), host_pending=pending)
+
+
+def _flushed(state: ShellState) -> ShellState:
+    """`state` with an incomplete UTF-8 sequence at the end drawn as U+FFFD: the process
+    exited, so no byte will complete it."""
+    if not state.host_pending or state.stdout is None:
+        return state
+    return replace(state, stdout=state.stdout.append("\ufffd"), host_pending=b"")
 
 
 def _exit_cleared(state: ShellState) -> ShellState:
