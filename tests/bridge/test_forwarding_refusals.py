@@ -37,8 +37,7 @@ def _agent_text(stack: Stack, finished: Finished) -> list[str]:
 
 # What the client cannot encode as a google.protobuf.Value, each as one update's `_meta`.
 UNENCODABLE: dict[str, Any] = {"nested 60 deep": _nested(60),
-                               "an integer beyond a double": 10 ** 400,
-                               "a lone surrogate": "\ud800"}
+                               "an integer beyond a double": 10 ** 400}
 
 
 def test_updates_the_client_cannot_encode_are_skipped_not_a_hang(stack: Stack,
@@ -57,6 +56,19 @@ def test_updates_the_client_cannot_encode_are_skipped_not_a_hang(stack: Stack,
         assert (f"update #{number} (agent_message_chunk) cannot be published: it "
                 in finished.stderr)
     assert _agent_text(stack, finished) == ["before after"]
+
+
+def test_a_lone_surrogate_is_stored_as_a_replacement_character(stack: Stack,
+                                                              tmp_path: Path) -> None:
+    """Valid JSON, but no UTF-8: an agent cutting its text by UTF-16 units splits a pair.
+    The update is published, not skipped, with U+FFFD as the service's fold would draw."""
+    script: list[Step] = [{"update": say("before ")}, {"update": say("cut \ud83d")},
+                          {"update": say(" after")}]
+    finished = launch(stack, tmp_path, script, "--prompt", PROMPT).finish_unhung(HANG_SECONDS)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert "cannot be published" not in finished.stderr
+    assert _agent_text(stack, finished) == ["before cut \ufffd after"]
 
 
 def test_updates_past_the_held_terminal_bound_are_skipped(stack: Stack,

@@ -59,12 +59,21 @@ def test_lists_count_as_levels_and_no_nesting_exhausts_the_stack() -> None:
     assert nests_deeper_than(value, MAX_UPDATE_DEPTH) is True
 
 
-@pytest.mark.parametrize("value", [10 ** 400, "\ud800"],
-                         ids=["integer-beyond-a-double", "lone-surrogate"])
-def test_what_the_client_cannot_encode_is_unpublishable(value: object) -> None:
-    why = encoded({"sessionUpdate": "agent_message_chunk", "_meta": {"x": value}})
+def test_what_the_client_cannot_encode_is_unpublishable() -> None:
+    why = encoded({"sessionUpdate": "agent_message_chunk", "_meta": {"x": 10 ** 400}})
     assert isinstance(why, Unpublishable)
     assert why.reason.startswith("it cannot be encoded as JSON for the service")
+
+
+def test_a_lone_surrogate_is_published_as_a_replacement_character() -> None:
+    """An agent that cuts text by UTF-16 units splits a pair: the update is kept."""
+    value = encoded({"sessionUpdate": "agent_message_chunk",
+                     "content": {"type": "text", "text": "tail \ud83d"},
+                     "_meta": {"k\udc00": ["\ud800x"]}})
+    assert not isinstance(value, Unpublishable)
+    assert json_format.MessageToDict(value) == {
+        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "tail \ufffd"},
+        "_meta": {"k\ufffd": ["\ufffdx"]}}
 
 
 def _refusal(code: str) -> ServiceRejectedError:

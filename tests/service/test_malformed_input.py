@@ -65,6 +65,21 @@ def test_json_nested_past_what_the_server_decodes_is_400_naming_the_field(
     assert stack.api.list_messages(session_id)["total"] == 0
 
 
+@pytest.mark.parametrize("escape", [rb"\ud800", rb"\udc00 tail", rb"\ud83dx"])
+def test_a_lone_surrogate_escape_is_a_400_json_error_and_nothing_is_stored(
+        stack: Stack, escape: bytes) -> None:
+    """JSON allows `\\ud800`; UTF-8, and so protobuf's strings, cannot carry it."""
+    session_id = stack.api.new_session()["id"]
+    response = stack.api.request(
+        "POST", f"/api/v1/task-sessions/{session_id}/updates",
+        raw=b'{"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", '
+        b'"text": "a' + escape + b'"}}}')
+    assert response.status == 400, response.body
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["code"] == 3
+    assert stack.api.list_messages(session_id)["total"] == 0
+
+
 @pytest.mark.parametrize("depth", [99, 1000, 100_000])
 def test_json_nested_past_what_envoy_parses_is_a_400_json_error(stack: Stack,
                                                                  depth: int) -> None:
