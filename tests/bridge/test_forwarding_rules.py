@@ -21,7 +21,7 @@ from shellexec.bridge.errors import (
 )
 from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
 from shellexec.bridge.nesting import nests_deeper_than
-from shellexec.bridge.publishable import Unpublishable, encoded
+from shellexec.bridge.publishable import VALUE_OVERHEAD_BYTES, Encoded, Unpublishable, encoded
 from shellexec.client import ErrorDetails, to_protobuf_value
 from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
@@ -71,7 +71,7 @@ def test_a_lone_surrogate_is_published_as_a_replacement_character() -> None:
                      "content": {"type": "text", "text": "tail \ud83d"},
                      "_meta": {"k\udc00": ["\ud800x"]}})
     assert not isinstance(value, Unpublishable)
-    assert json_format.MessageToDict(value) == {
+    assert json_format.MessageToDict(value.value) == {
         "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "tail \ufffd"},
         "_meta": {"k\ufffd": ["\ufffdx"]}}
 
@@ -172,6 +172,24 @@ def _chunk(data: bytes, terminal: str = "t1") -> Update:
     return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal,
             "data": base64.b64encode(data).decode("ascii"),
             "_meta": {"shellexec_tool_call_id": f"call-{terminal}"}}
+
+
+def test_waiting_updates_are_weighed_by_the_memory_their_values_hold() -> None:
+    """99,000 numbers are 198 KB of JSON but hold about 5 MB as a google.protobuf.Value:
+    weighed as JSON, 320 of them fit the default 64 MiB and held 1.1 GB."""
+    dense = {"sessionUpdate": "agent_message_chunk", "x": [0] * 99_000}
+    weighed = encoded(dense)
+    assert isinstance(weighed, Encoded)
+    assert weighed.weight == weighed.value.ByteSize() + VALUE_OVERHEAD_BYTES * 99_003
+    text = encoded({"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "y" * 200_000}})
+    assert isinstance(text, Encoded)
+    assert 200_000 < text.weight < 201_000  # text weighs about its length
+    forwarder = Forwarder(BufferLimits())
+    for _ in range(320):
+        forwarder.enqueue(dense)
+    assert isinstance(forwarder.failure, BufferFullError)
+    assert forwarder.failure.pending < 11
 
 
 def test_terminal_output_waiting_stays_bounded_however_much_arrives() -> None:

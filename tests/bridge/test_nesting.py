@@ -1,4 +1,5 @@
-"""`nests_deeper_than` walks level by level; it must answer as the plain definition does."""
+"""`nests_deeper_than` and `values_within` walk level by level; they must answer as the plain
+definitions do."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shellexec.bridge.nesting import nests_deeper_than
+from shellexec.bridge.nesting import nests_deeper_than, values_within
 
 
 def deepest_container(value: Any, level: int = 1) -> int:
@@ -30,6 +31,21 @@ values = st.recursive(st.none() | st.integers() | st.text(max_size=3),
 @given(values, st.integers(min_value=0, max_value=8))
 def test_it_answers_as_the_definition(value: Any, limit: int) -> None:
     assert nests_deeper_than(value, limit) == (deepest_container(value) > limit)
+
+
+def value_count(value: Any) -> int:
+    """The values in `value`, itself included (an object's keys are not values)."""
+    if isinstance(value, dict):
+        return 1 + sum(value_count(child) for child in value.values())
+    if isinstance(value, list | tuple):
+        return 1 + sum(value_count(child) for child in value)
+    return 1
+
+
+@given(values, st.integers(min_value=0, max_value=8))
+def test_it_counts_the_values_of_what_is_not_too_deep(value: Any, limit: int) -> None:
+    expected = None if deepest_container(value) > limit else value_count(value)
+    assert values_within(value, limit) == expected
 
 
 def test_a_nesting_too_deep_for_recursion_is_measured() -> None:

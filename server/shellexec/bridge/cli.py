@@ -113,8 +113,8 @@ def _add_policy_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="N", help="updates that may wait for the service "
                                           "(default: %(default)d)")
     parser.add_argument("--max-buffered-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                        metavar="N", help="bytes of updates that may wait for the service "
-                                          "(default: %(default)d)")
+                        metavar="N", help="bytes of memory that updates waiting for the "
+                                          "service may hold (default: %(default)d)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
 
 

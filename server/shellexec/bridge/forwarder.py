@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -59,7 +58,8 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class BufferLimits:
-    """At most `max_updates` updates and `max_bytes` bytes of compact JSON may wait."""
+    """At most `max_updates` updates may wait, holding at most `max_bytes` bytes of memory
+    (weighed as their encoded size and 64 bytes per JSON value, `publishable.Encoded`)."""
 
     max_updates: int = DEFAULT_MAX_UPDATES
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -70,7 +70,7 @@ class _Pending:
     sequence: int
     value: struct_pb2.Value
     kind: str
-    size: int
+    weight: int
     chunk: Chunk | None = None
     merged: bool = False
 
@@ -134,16 +134,16 @@ class Forwarder:
                         _kind(update), value.reason)
             return
         if chunk is None or not self._merge(chunk):
-            self._append(_Pending(sequence, value, _kind(update), _size(update), chunk))
+            self._append(_Pending(sequence, value.value, _kind(update), value.weight, chunk))
 
     def _append(self, item: _Pending) -> None:
         if len(self._queue) >= self._limits.max_updates:
             self._full("updates", self._limits.max_updates)
-        elif self._bytes + item.size > self._limits.max_bytes:
+        elif self._bytes + item.weight > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
         else:
             self._queue.append(item)
-            self._bytes += item.size
+            self._bytes += item.weight
             self._idle.clear()
             self._wake.set()
 
@@ -159,14 +159,14 @@ class Forwarder:
         earlier = self._queue[index]
         assert earlier.chunk is not None  # merge_position only points at chunks
         both = joined(earlier.chunk, chunk)
-        size = (earlier.size + encoded_length(len(both.data))
-                - encoded_length(len(earlier.chunk.data)))
-        if self._bytes - earlier.size + size > self._limits.max_bytes:
+        weight = (earlier.weight + encoded_length(len(both.data))
+                  - encoded_length(len(earlier.chunk.data)))
+        if self._bytes - earlier.weight + weight > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
             return True
-        self._queue[index] = _Pending(earlier.sequence, earlier.value, earlier.kind, size, both,
-                                      merged=True)
-        self._bytes += size - earlier.size
+        self._queue[index] = _Pending(earlier.sequence, earlier.value, earlier.kind, weight,
+                                      both, merged=True)
+        self._bytes += weight - earlier.weight
         self.stats.merged += 1
         return True
 
@@ -215,7 +215,7 @@ class Forwarder:
                     sequence = head.sequence
                     await self._publish(publish, head)
                     self._queue.popleft()
-                    self._bytes -= head.size
+                    self._bytes -= head.weight
                 self._idle.set()
         except BridgeError as error:
             self._fail(error)
@@ -252,6 +252,3 @@ def _kind(update: Update) -> str:
 def _without_data(update: Update) -> Update:
     return {key: value for key, value in update.items() if key != "data"}
 
-
-def _size(update: Update) -> int:
-    return len(json.dumps(update, separators=(",", ":")).encode())

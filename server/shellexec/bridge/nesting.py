@@ -1,5 +1,5 @@
-"""How deep a JSON value nests, measured without recursion, so that no nesting an agent sends
-can exhaust the stack of the code that measures it."""
+"""How deep a JSON value nests, and how many values it holds, measured without recursion, so
+that no nesting an agent sends can exhaust the stack of the code that measures it."""
 
 from __future__ import annotations
 
@@ -9,10 +9,18 @@ from collections.abc import Mapping
 def nests_deeper_than(value: object, limit: int) -> bool:
     """Whether `value` holds an object or array deeper than `limit` (`value` is level 1),
     counted as the service counts."""
+    return values_within(value, limit) is None
+
+
+def values_within(value: object, limit: int) -> int | None:
+    """How many values `value` holds, itself included (an object's keys are not values);
+    None when it holds an object or array deeper than `limit`."""
     # Level by level: one list per level rather than a (child, depth) pair per value.
     level: list[object] = [value]
     depth = 1
+    count = 0
     while level:
+        count += len(level)
         children: list[object] = []
         for item in level:
             if isinstance(item, Mapping):
@@ -22,7 +30,7 @@ def nests_deeper_than(value: object, limit: int) -> bool:
             else:
                 continue
             if depth > limit:
-                return True
+                return None
         level = children
         depth += 1
-    return False
+    return count
