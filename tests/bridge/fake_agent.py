@@ -21,6 +21,7 @@ SCRIPT is JSON Lines; on `session/prompt` the agent plays it, one step per line:
     {"terminal_release": "t1"}           terminal/release
                                          (each answer -> record["terminals"], in order)
     {"exit": 3}                          die at once with this status
+    {"together": [step, ...]}            play these steps at once (requests sent concurrently)
     {"stop": "max_tokens"}               the stop reason (default end_turn; cancelled after cancel)
 
 RECORD is a JSON file, rewritten after every event, of what the agent received: the raw params
@@ -137,7 +138,9 @@ class FakeAgent:
 
     async def _play(self, session_id: str, step: Step) -> None:
         step = self._with_terminal_ids(step)
-        if any(key.startswith("terminal") for key in step):
+        if "together" in step:
+            await asyncio.gather(*(self._play(session_id, each) for each in step["together"]))
+        elif any(key.startswith("terminal") for key in step):
             await self._terminal(session_id, step)
         elif "update" in step:
             await self._connection()._conn.send_notification(

@@ -5,6 +5,7 @@ shell line as `command`, then wait, output, release."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -13,6 +14,12 @@ from typing import Any
 import pytest
 from bridge.harness import Finished, launch, run_bridge
 
+from acp import RequestError
+
+from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.terminals import MAX_TERMINALS, TerminalHost
+
+from support.processes import running
 from support.stack import Stack
 
 pytestmark = pytest.mark.slow
@@ -161,6 +168,37 @@ def test_directory_outside_the_tree_and_environment(stack: Stack, tmp_path: Path
     assert first["output"]["stdout"] == f"{tmp_path}\ngiven-unset\n"
     _, second = shell_message(stack, finished, 1)
     assert second["output"]["stdout"] == f"{inside}\n"
+
+
+def test_terminals_created_at_once_are_held_to_64(stack: Stack, tmp_path: Path) -> None:
+    """Each create was checked against the terminals already running, before its own
+    started: 300 sent together all started (3 GB of guards)."""
+    burst = [create("sleep 30", f"t{n}") for n in range(MAX_TERMINALS + 6)]
+    finished = run(stack, tmp_path, [tool_call("c1", "burst"), {"together": burst}])
+    created = answers(finished, "terminal")
+    refused = [answer for answer in created if "error" in answer]
+    assert len(created) == MAX_TERMINALS + 6
+    assert len(refused) == 6
+    assert all(answer["error"]["code"] == -32600 for answer in refused)  # invalid request
+    assert "Traceback" not in finished.stderr
+
+
+def test_a_terminal_starting_while_all_are_stopped_is_stopped_too(tmp_path: Path) -> None:
+    """`stop_all` (a cancel, the bridge stopping) came while a create was starting its
+    command: that one was added after the stop had taken its list, and ran on."""
+    marker = tmp_path / "started"
+
+    async def scenario() -> None:
+        host = TerminalHost(tmp_path, dict(os.environ), 60, lambda update: None, OpenCalls())
+        starting = asyncio.ensure_future(
+            host.create(f"touch {marker}; sleep 30", None, None, None, None))
+        await asyncio.sleep(0)  # the create has begun starting its guard
+        await host.stop_all()
+        with pytest.raises(RequestError):
+            await starting
+
+    asyncio.run(scenario())
+    assert running(lambda command: str(marker).encode() in command) == []
 
 
 def test_a_command_past_the_timeout_is_killed(stack: Stack, tmp_path: Path) -> None:

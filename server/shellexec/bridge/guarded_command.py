@@ -101,10 +101,12 @@ class GuardedCommand:
     def end(self) -> None:
         """Has the guard kill the command and everything it started, unless all ended."""
         with contextlib.suppress(ProcessLookupError):
-            self.guard.send_signal(signal.SIGTERM)
-            # The command may have stopped its guard (`kill -STOP $PPID`, the same user): a
-            # stopped guard takes the SIGTERM once it continues.
+            # The command may have stopped its guard (`kill -STOP $PPID`, the same user): it
+            # continues first. In this order the guard is still alive at each signal: a
+            # signal after the SIGTERM could find it exited, and sending one reaps it behind
+            # asyncio's back ("Unknown child process pid").
             self.guard.send_signal(signal.SIGCONT)
+            self.guard.send_signal(signal.SIGTERM)
 
     async def ended(self, grace: float = GUARD_GRACE_SECONDS) -> bool:
         """Waits until the guard exited: the command and what it started are gone. Whether it

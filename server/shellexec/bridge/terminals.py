@@ -117,6 +117,10 @@ class TerminalHost:
         self._record = record
         self._calls = calls
         self._terminals: dict[str, _Terminal] = {}
+        # Terminals being started: they count towards MAX_TERMINALS before they exist, since
+        # the agent may send its requests at once. `stop_all` ends them as they come up.
+        self._starting = 0
+        self._stops = 0
 
     # -- the ACP methods ---------------------------------------------------------------------
 
@@ -124,13 +128,22 @@ class TerminalHost:
                      env: Sequence[EnvVariable] | None, cwd: str | None,
                      output_byte_limit: int | None) -> str:
         line = shell_line(command, args)
-        if len(self._terminals) >= MAX_TERMINALS:
+        if len(self._terminals) + self._starting >= MAX_TERMINALS:
             raise RequestError.invalid_request(
                 {"reason": f"{MAX_TERMINALS} terminals are open; release one first"})
         if not line.strip():
             raise RequestError.invalid_params({"command": command, "reason": "is empty"})
         where = self._directory(cwd)
-        process = await self._spawn(line, where, self._env(env))
+        stops = self._stops
+        self._starting += 1
+        try:
+            process = await self._spawn(line, where, self._env(env))
+        finally:
+            self._starting -= 1
+        if self._stops != stops:  # stopped while it started: nobody else would end it
+            process.end()
+            await process.ended()
+            raise RequestError.invalid_request({"reason": "the terminals were stopped"})
         terminal_id = f"term_{uuid.uuid4().hex[:16]}"
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
                              self._calls.fallback())
@@ -182,7 +195,9 @@ class TerminalHost:
             self._record(self._snapshot(terminal))
 
     async def stop_all(self) -> None:
-        """Kills what every terminal started (cancel, the bridge stopping)."""
+        """Kills what every terminal started (cancel, the bridge stopping), and what those
+        still starting start."""
+        self._stops += 1
         terminals = list(self._terminals.values())
         for terminal in terminals:
             await self._ended(terminal)
