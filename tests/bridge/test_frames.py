@@ -88,6 +88,27 @@ def test_a_frame_that_is_not_json_is_refused_with_the_parser_s_words() -> None:
     assert isinstance(read_message(b"\xff\xfe{", max_depth=5), Refused)
 
 
+@pytest.mark.parametrize(("number", "reason"), [
+    (b"NaN", "not JSON: NaN is not a JSON value"),
+    (b"Infinity", "not JSON: Infinity is not a JSON value"),
+    (b"-Infinity", "not JSON: -Infinity is not a JSON value"),
+    (b"1e400", "not JSON: the number 1e400 is beyond a double"),
+    (b"-2.5e999", "not JSON: the number -2.5e999 is beyond a double"),
+])
+def test_numbers_json_does_not_have_or_no_double_holds_are_refused(number: bytes,
+                                                                   reason: str) -> None:
+    """Python's reader takes NaN and Infinity, and reads 1e400 as infinity: the service
+    would have stored a number the agent never wrote."""
+    frame = b'{"jsonrpc": "2.0", "method": "session/update", "params": {"n": ' + number + b"}}"
+    assert read_message(frame, max_depth=5) == Refused(len(frame), reason)
+
+
+def test_large_and_tiny_doubles_and_their_spellings_as_strings_are_taken() -> None:
+    frame = b'{"id": 1, "result": [1.7e308, 5e-324, -0.0, "NaN", "Infinity"]}'
+    assert read_message(frame, max_depth=5) == {
+        "id": 1, "result": [1.7e308, 5e-324, -0.0, "NaN", "Infinity"]}
+
+
 def test_nesting_up_to_the_bound_is_taken() -> None:
     frame = b'{"id": 1, "result": [[[1]]]}'  # the object, then three arrays: 4 levels
     assert read_message(frame, max_depth=4) == json.loads(frame)

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge.harness import Finished, launch, run_bridge
-
 from acp import RequestError
+from bridge.harness import Finished, launch, run_bridge
 
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.terminals import MAX_TERMINALS, TerminalHost

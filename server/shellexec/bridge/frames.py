@@ -17,6 +17,7 @@ too (ADR 0129).
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -115,7 +116,7 @@ def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH,
     if holds_more_values_than(frame, max_values):
         return Refused(len(frame), f"it holds more than {max_values} JSON values")
     try:
-        message = json.loads(frame)
+        message = json.loads(frame, parse_constant=_not_json, parse_float=_finite)
     except RecursionError:
         return Refused(len(frame), f"nested deeper than {max_depth} levels")
     except ValueError as error:  # also UnicodeDecodeError
@@ -126,6 +127,20 @@ def read_message(frame: bytes, max_depth: int = MAX_FRAME_DEPTH,
     if problem is not None:
         return Refused(len(frame), problem)
     return message  # type: ignore[no-any-return]  # _shape_problem checked it is a dict
+
+
+def _not_json(constant: str) -> float:
+    """`NaN`, `Infinity` and `-Infinity`, which Python's JSON reads and JSON does not have."""
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a double; one beyond a double (`1e400`) is refused, since neither the
+    service nor any JSON reader would see the number the agent wrote."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text[:32]} is beyond a double")
+    return number
 
 
 def holds_more_values_than(frame: bytes, limit: int) -> bool:
