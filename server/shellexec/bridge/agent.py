@@ -38,7 +38,7 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from shellexec.bridge.agent_stream import READ_BYTES, AgentStream
-from shellexec.bridge.child_exit import exited_within, spawn_watched
+from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
@@ -113,8 +113,7 @@ def _program(name: str, env: Mapping[str, str], cwd: Path) -> str:
     return found
 
 
-async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path
-                 ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
+async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> Watched:
     argv = ending_with_bridge(_program(command[0], env, cwd), command)
     try:
         return await spawn_watched(
@@ -168,7 +167,7 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     """Starts the agent; on exit closes the connection and stops the process. `record` gets
     each `session/update`'s update and `asked` each permission request's params, both in
     arrival order."""
-    process, exited = await _spawn(command, env, cwd)
+    process, exited, close_pipes = await _spawn(command, env, cwd)
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
@@ -182,6 +181,7 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
         await _stop(process, exited, shutdown_grace)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(relay, _TERMINATE_GRACE)  # grandchildren may hold stderr
+        close_pipes()  # what a grandchild still holds is no longer read
 
 
 async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:

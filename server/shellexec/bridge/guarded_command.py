@@ -36,10 +36,11 @@ async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status
                       ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
     """The guard process started with `argv`, and the event set once it exited (its output
     may stay open after that: `child_exit`)."""
-    return await spawn_watched(
+    guard, exited, _ = await spawn_watched(
         *argv, pass_fds=(status_fd,), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         cwd=str(cwd), env=dict(env), start_new_session=True)
+    return guard, exited
 
 
 @dataclass(slots=True)
