@@ -319,6 +319,11 @@ def test_create_prints_the_token_once_and_stores_only_its_hash(secured: Stack) -
     (["--name", "x y", "--scope", "read"], "name"),
     (["--name", "ok", "--scope", "write"], "scope"),
     (["--name", "ok", "--scope", "read", "--tasks", "repo/*"], "tasks"),
+    # `--tasks "$PATTERN"` with PATTERN unset: every task, until empty items were refused.
+    (["--name", "ok", "--scope", "read", "--tasks", ""], "--tasks"),
+    (["--name", "ok", "--scope", "read", "--tasks", ","], "--tasks"),
+    (["--name", "ok", "--scope", "read", "--tasks", "repo-*,"], "--tasks"),
+    (["--name", "ok", "--scope", "read,"], "--scope"),
 ])
 def test_create_refuses_bad_arguments_naming_them(secured: Stack, args: list[str],
                                                   complaint: str) -> None:

@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime
 
 from shellexec.app.settings import Settings
-from shellexec.service import ServiceError, system_clock
+from shellexec.service import InvalidArgumentError, ServiceError, system_clock
 from shellexec.service.tokens import TokenInfo, Tokens
 from shellexec.store import NewerSchemaError, open_database
 from shellexec.vocabulary import SCOPES
@@ -32,8 +32,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     revoke.add_argument("name")
 
 
-def _items(values: list[str]) -> list[str]:
-    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+def _items(values: list[str], option: str) -> list[str]:
+    """The comma-separated items of an option given once or more. An empty one is refused:
+    `--tasks "$PATTERN"` with PATTERN unset would otherwise make a token for every task."""
+    items = [item.strip() for value in values for item in value.split(",")]
+    if "" in items:
+        raise InvalidArgumentError(option, "holds an empty item; name each one (leave "
+                                           "--tasks out for a token of every task)")
+    return items
 
 
 def _when(micros: int) -> str:
@@ -49,7 +55,8 @@ def _line(token: TokenInfo) -> str:
 
 def _run(tokens: Tokens, args: argparse.Namespace) -> None:
     if args.token_command == "create":
-        secret = tokens.create(args.name, _items(args.scope), _items(args.tasks))
+        secret = tokens.create(args.name, _items(args.scope, "--scope"),
+                               _items(args.tasks, "--tasks"))
         print(secret, flush=True)
         print(f"token {args.name!r} created; it is shown only this once, keep it secret "
               "(send it as `authorization: Bearer <token>`)", file=sys.stderr)
