@@ -12,18 +12,22 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
-from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
+from shellexec.api.auth import MISSING_TOKEN, TICKET_HEADER, UNKNOWN_TOKEN
+from shellexec.api.checked_tokens import Checked
 from shellexec.app import token_check
 from shellexec.app.envoy import render
 from shellexec.app.settings import Settings
 from shellexec.app.token_check import CHECK_PREFIX, TokenCheckEndpoint, parse_check
-from shellexec.service import UNRESTRICTED, Caller
+from shellexec.service import UNRESTRICTED
 
 VALID = "shx_valid"
 
 
-async def _lookup(secret: str) -> Caller | None:
-    return UNRESTRICTED if secret == VALID else None
+TICKET = "0123456789abcdef0123456789abcdef"
+
+
+async def _lookup(secret: str) -> Checked | None:
+    return Checked(UNRESTRICTED, TICKET) if secret == VALID else None
 
 
 def _check(authorization: str | None = None, path: str = "/api/v1/task-sessions") -> bytes:
@@ -33,11 +37,12 @@ def _check(authorization: str | None = None, path: str = "/api/v1/task-sessions"
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-async def _answer(reader: asyncio.StreamReader) -> tuple[str, bytes]:
-    head = (await reader.readuntil(b"\r\n\r\n")).decode()
-    length = next(int(line.split(":")[1]) for line in head.split("\r\n")
-                  if line.lower().startswith("content-length:"))
-    return head.split("\r\n")[0], await reader.readexactly(length)
+async def _answer(reader: asyncio.StreamReader) -> tuple[str, str | None, bytes]:
+    """The status line, the ticket header, and the body of the endpoint's answer."""
+    lines = (await reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:] if line)
+    body = await reader.readexactly(int(headers["content-length"]))
+    return lines[0], headers.get(TICKET_HEADER), body
 
 
 def _served(tmp_path: Path, talk: Callable[[asyncio.StreamReader, asyncio.StreamWriter],
@@ -66,11 +71,11 @@ def test_checks_on_one_connection_are_answered_in_turn(tmp_path: Path) -> None:
         return answers
 
     assert _served(tmp_path, talk) == [
-        ("HTTP/1.1 200 OK", b""),
-        ("HTTP/1.1 401 Unauthorized", MISSING_TOKEN.encode()),
-        ("HTTP/1.1 401 Unauthorized", UNKNOWN_TOKEN.encode()),
-        ("HTTP/1.1 401 Unauthorized", UNKNOWN_TOKEN.encode()),  # another scheme, as the
-    ]                                                          # interceptor answers it
+        ("HTTP/1.1 200 OK", TICKET, b""),  # Envoy adds the ticket to the request it admits
+        ("HTTP/1.1 401 Unauthorized", None, MISSING_TOKEN.encode()),
+        ("HTTP/1.1 401 Unauthorized", None, UNKNOWN_TOKEN.encode()),
+        ("HTTP/1.1 401 Unauthorized", None, UNKNOWN_TOKEN.encode()),  # another scheme, as
+    ]                                                                # the interceptor does
 
 
 @pytest.mark.parametrize("request_head", [

@@ -69,12 +69,30 @@ class TokenLookup(Protocol):
     def __call__(self, secret: str) -> Awaitable[Caller | None]: ...
 
 
+class CallerLookup(Protocol):
+    """The caller of a call's token; `ticket` is the front door's check of it, if any
+    (`checked_tokens`)."""
+
+    def __call__(self, secret: str, ticket: str | None) -> Awaitable[Caller | None]: ...
+
+
+# The request header that carries the front door's token check to the call it admitted.
+TICKET_HEADER = "x-shellexec-ticket"
+
+
 def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
     """The token of an `authorization: Bearer ...` header, or None when there is none."""
     for key, value in metadata or ():
         if key == "authorization" and isinstance(value, str):
             scheme, _, token = value.strip().partition(" ")
             return token.strip() if scheme.lower() == "bearer" else ""
+    return None
+
+
+def _ticket(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
+    for key, value in metadata or ():
+        if key == TICKET_HEADER and isinstance(value, str):
+            return value
     return None
 
 
@@ -89,7 +107,7 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     """Authenticates every call of ShellExecService; `lookup` is None when authentication
     is off (loopback only), and every caller is then UNRESTRICTED."""
 
-    def __init__(self, lookup: TokenLookup | None) -> None:
+    def __init__(self, lookup: CallerLookup | None) -> None:
         self._lookup = lookup
 
     async def intercept_service(
@@ -104,10 +122,11 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if self._lookup is None:
             _CALLER.set(UNRESTRICTED)  # see below
             return handler
-        secret = bearer_token(handler_call_details.invocation_metadata)
+        metadata = handler_call_details.invocation_metadata
+        secret = bearer_token(metadata)
         if secret is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
-        caller = await self._lookup(secret)
+        caller = await self._lookup(secret, _ticket(metadata))
         if caller is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         if required and not caller.has_any(required):

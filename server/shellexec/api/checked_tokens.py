@@ -3,20 +3,23 @@ call through Envoy reads its token once, not twice (ADR 0119).
 
 With authentication on, Envoy asks the server's token check about a request, then passes the
 request on, and the interceptor looks its token up again. The check leaves the caller it found
-here; the interceptor takes it instead of reading the database. Each caller is taken once and
-only within HANDOFF_SECONDS, so a revocation still refuses every call checked after it: what
-is handed over is the answer to a check that came before the revocation, for the one request
-that check admitted. A call that comes another way (gRPC straight to the server) or finds
-nothing here is looked up as before.
+here under a ticket, a random name it answers Envoy with; Envoy adds the ticket to that one
+request (TICKET_HEADER), and the interceptor takes the caller by it instead of reading the
+database. Each ticket is taken once, only within HANDOFF_SECONDS, and only with the token it
+was made for, so a revocation still refuses every call checked after it: what is handed over
+is the answer to a check that came before the revocation, for the one request that check
+admitted. A call that comes another way (gRPC straight to the server) has no ticket that
+names anything here, and is looked up as before.
 
 Both sides run on the event loop's thread, so the table needs no lock.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
-from collections import deque
 from collections.abc import Callable
+from typing import NamedTuple
 
 from shellexec.api.auth import TokenLookup
 from shellexec.service import Caller
@@ -28,6 +31,19 @@ HANDOFF_SECONDS = 2.0
 MAX_WAITING = 4096
 
 
+class Checked(NamedTuple):
+    """A check's answer: the caller its token names, and the ticket its call takes it by."""
+
+    caller: Caller
+    ticket: str
+
+
+class _Handed(NamedTuple):
+    deadline: float
+    digest: str
+    caller: Caller
+
+
 class CheckedTokens:
     """Token lookups for the check and the interceptor, sharing each check's answer once."""
 
@@ -35,40 +51,25 @@ class CheckedTokens:
                  ) -> None:
         self._lookup = lookup
         self._clock = clock
-        # Token digest -> (deadline, caller) of each check not yet taken by its call, oldest
-        # first.
-        self._waiting: dict[str, deque[tuple[float, Caller]]] = {}
-        self._count = 0
+        self._waiting: dict[str, _Handed] = {}  # ticket -> the check's answer
 
-    async def check(self, secret: str) -> Caller | None:
+    async def check(self, secret: str) -> Checked | None:
         """The caller `secret` names (the database's answer), left for the call it admits."""
         caller = await self._lookup(secret)
-        if caller is not None:
-            self._leave(token_hash(secret), caller)
-        return caller
-
-    async def authenticate(self, secret: str) -> Caller | None:
-        """The caller a check just found for `secret`, or else the database's answer."""
-        handed = self._take(token_hash(secret))
-        return handed if handed is not None else await self._lookup(secret)
-
-    def _leave(self, digest: str, caller: Caller) -> None:
-        if self._count >= MAX_WAITING:
+        if caller is None:
+            return None
+        if len(self._waiting) >= MAX_WAITING:
             self._waiting.clear()
-            self._count = 0
-        self._waiting.setdefault(digest, deque()).append(
-            (self._clock() + HANDOFF_SECONDS, caller))
-        self._count += 1
+        ticket = secrets.token_hex(16)
+        self._waiting[ticket] = _Handed(self._clock() + HANDOFF_SECONDS, token_hash(secret),
+                                        caller)
+        return Checked(caller, ticket)
 
-    def _take(self, digest: str) -> Caller | None:
-        waiting = self._waiting.get(digest)
-        now = self._clock()
-        while waiting:
-            deadline, caller = waiting.popleft()
-            self._count -= 1
-            if deadline >= now:
-                if not waiting:
-                    del self._waiting[digest]
-                return caller
-        self._waiting.pop(digest, None)
-        return None
+    async def authenticate(self, secret: str, ticket: str | None = None) -> Caller | None:
+        """The caller the check that made `ticket` found for `secret`, or else the
+        database's answer."""
+        handed = self._waiting.pop(ticket, None) if ticket else None
+        if (handed is not None and handed.deadline >= self._clock()
+                and secrets.compare_digest(handed.digest, token_hash(secret))):
+            return handed.caller
+        return await self._lookup(secret)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN, TokenLookup, bearer_token
+from shellexec.api.auth import MISSING_TOKEN, TICKET_HEADER, UNKNOWN_TOKEN, bearer_token
+from shellexec.api.checked_tokens import Checked
 from shellexec.app import admin_socket
 from shellexec.rules.limits import MAX_REQUEST_HEADERS_BYTES
 
@@ -58,7 +60,8 @@ MAX_CONNECTIONS = 128
 # Envoy's readiness probe of each socket, when there are several servers (replicas).
 HEALTH_PATH = "/health"
 
-_ALLOWED = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
+# Envoy's readiness probe is answered so.
+_HEALTHY = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
 
 
 def socket_path(admin_socket_path: str | Path, grpc_port: int) -> Path:
@@ -67,13 +70,20 @@ def socket_path(admin_socket_path: str | Path, grpc_port: int) -> Path:
     return Path(admin_socket_path).parent / f"token-check-{grpc_port}.sock"
 
 
-async def refusal(authorization: str | None, lookup: TokenLookup) -> str | None:
-    """Why a request with this `authorization` header is refused (the interceptor's own
-    messages), or None when its token is valid."""
+class TokenCheck(Protocol):
+    """The caller a token names, and the ticket its call takes it by (`checked_tokens`)."""
+
+    def __call__(self, secret: str) -> Awaitable[Checked | None]: ...
+
+
+async def answer(authorization: str | None, check: TokenCheck) -> bytes:
+    """The answer to a check of a request with this `authorization` header: allowed, with the
+    ticket Envoy adds to the request, or refused with the interceptor's own messages."""
     secret = bearer_token([] if authorization is None else [("authorization", authorization)])
     if secret is None:
-        return MISSING_TOKEN
-    return None if await lookup(secret) is not None else UNKNOWN_TOKEN
+        return _denied(MISSING_TOKEN)
+    checked = await check(secret)
+    return _denied(UNKNOWN_TOKEN) if checked is None else _allowed(checked.ticket)
 
 
 def envoy_filter() -> dict[str, Any]:
@@ -87,6 +97,10 @@ def envoy_filter() -> dict[str, Any]:
             "server_uri": {"uri": "http://token-check", "cluster": CLUSTER,
                            "timeout": CHECK_TIMEOUT},
             "path_prefix": CHECK_PREFIX,
+            # The check's ticket goes to the server with the request it admitted, replacing
+            # any the client sent; nothing of the check's answer reaches the client.
+            "authorization_response": {"allowed_upstream_headers": {
+                "patterns": [{"exact": TICKET_HEADER}]}},
             "retry_policy": {
                 "retry_on": "connect-failure,reset",
                 "num_retries": 2,
@@ -118,6 +132,11 @@ def envoy_cluster(sockets: list[Path], health_checks: list[dict[str, Any]]) -> d
     if health_checks:
         cluster["health_checks"] = health_checks
     return cluster
+
+
+def _allowed(ticket: str) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\n" + TICKET_HEADER.encode() + b": " + ticket.encode()
+            + b"\r\ncontent-length: 0\r\n\r\n")
 
 
 def _denied(message: str) -> bytes:
@@ -167,9 +186,9 @@ class TokenCheckEndpoint:
     """Answers Envoy's token checks on the Unix socket `path`, on the event loop (a check is a
     parse and one indexed read, like the interceptor's), from `start()` to `stop()`."""
 
-    def __init__(self, path: Path, lookup: TokenLookup) -> None:
+    def __init__(self, path: Path, check: TokenCheck) -> None:
         self._path = path
-        self._lookup = lookup
+        self._check = check
         self._server: asyncio.Server | None = None
         # Envoy's kept-alive connections and the tasks serving them: `stop` ends them itself,
         # since closing the server leaves open connections to the loop's shutdown.
@@ -212,14 +231,13 @@ class TokenCheckEndpoint:
             while True:
                 head = await self._next_head(reader)
                 if _is_health_probe(head):
-                    writer.write(_ALLOWED)
+                    writer.write(_HEALTHY)
                     await writer.drain()
                     continue
                 check = parse_check(head)
                 if check is None:
                     return
-                message = await refusal(check.authorization, self._lookup)
-                writer.write(_ALLOWED if message is None else _denied(message))
+                writer.write(await answer(check.authorization, self._check))
                 await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError,
                 ConnectionError):
