@@ -6,6 +6,7 @@ health service and reflection stay open."""
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import re
 import sqlite3
@@ -18,7 +19,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shellexec.api.auth import METHOD_SCOPES
+from shellexec.api.auth import METHOD_SCOPES, MISSING_TOKEN, UNKNOWN_TOKEN
 from shellexec.demo.rest import RestError, RestResponse
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -114,6 +115,47 @@ def test_an_unknown_or_malformed_token_is_401(secured: Stack, seeded: Seeded,
     response = secured.api.request("GET", f"/api/v1/task-sessions/{seeded.mine}",
                                    headers={"authorization": header})
     assert response.status == 401
+
+
+@pytest.mark.parametrize(("method", "content_type", "body", "header", "message"), [
+    ("GetSession", "application/proto", b"", None, MISSING_TOKEN),
+    ("GetSession", "application/proto", b"", "Bearer shx_not-a-token", UNKNOWN_TOKEN),
+    ("WatchMessages", "application/connect+proto", b"\0\0\0\0\0", None, MISSING_TOKEN),
+])
+def test_a_connect_call_without_a_valid_token_gets_connect_s_error(
+        secured: Stack, method: str, content_type: str, body: bytes, header: str | None,
+        message: str) -> None:
+    """A Connect client reads its error from Connect's JSON: the front door's 401 was plain
+    text, and the client could tell only the HTTP status."""
+    connection = http.client.HTTPConnection("127.0.0.1", secured.rest_port, timeout=10)
+    headers = {"content-type": content_type, "connect-protocol-version": "1",
+               **({"authorization": header} if header else {})}
+    try:
+        connection.request("POST", f"/shellexec.v1.ShellExecService/{method}", body=body,
+                           headers=headers)
+        response = connection.getresponse()
+        answer = (response.status, response.getheader("content-type"), response.read())
+    finally:
+        connection.close()
+    assert answer[:2] == (401, "application/json")
+    assert json.loads(answer[2]) == {"code": "unauthenticated", "message": message}
+
+
+def test_a_connect_call_with_a_valid_token_is_served(secured: Stack, seeded: Seeded) -> None:
+    token = secured.create_token(unique("connect_reader"), "read")
+    connection = http.client.HTTPConnection("127.0.0.1", secured.rest_port, timeout=10)
+    try:
+        connection.request("POST", "/shellexec.v1.ShellExecService/GetSession",
+                           body=pb.GetSessionRequest(session_id=seeded.mine).SerializeToString(),
+                           headers={"content-type": "application/proto",
+                                    "connect-protocol-version": "1",
+                                    "authorization": f"Bearer {token}"})
+        response = connection.getresponse()
+        status, body = response.status, response.read()
+    finally:
+        connection.close()
+    assert status == 200, body
+    assert pb.GetSessionResponse.FromString(body).session.id == seeded.mine
 
 
 def test_a_revoked_token_is_401(secured: Stack, seeded: Seeded) -> None:

@@ -79,6 +79,27 @@ def refusal_reply_mapper() -> dict[str, Any]:
     }
 
 
+def unauthenticated_reply_mapper() -> dict[str, Any]:
+    """A local reply mapper giving the front door's token check's 401 to a Connect call
+    Connect's error body. The check refuses after the bridge has made the call gRPC, so no
+    other mapper takes it, and a Connect client got the check's plain text: it could tell
+    only the HTTP status, not a missing token from a revoked one. A Connect call is told by
+    its `connect-protocol-version` header on a gRPC path."""
+    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
+    return {
+        "filter": {"and_filter": {"filters": [
+            status_filter("EQ", 401),
+            {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
+            {"header_filter": {"header": {"name": "connect-protocol-version",
+                                          "present_match": True}}},
+        ]}},
+        "body_format_override": {
+            "json_format": {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%"},
+            "content_type": "application/json",
+        },
+    }
+
+
 def _refusal(match: dict[str, Any], reason: str = REFUSAL) -> dict[str, Any]:
     return {"match": match,
             "direct_response": {"status": 415, "body": {"inline_string": reason}},

@@ -37,6 +37,7 @@ from shellexec.app.connect_protocol import (
     json_refusal_routes,
     refusal_reply_mapper,
     unary_call_to_stream_routes,
+    unauthenticated_reply_mapper,
 )
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
@@ -326,7 +327,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         content_type_case_filters=_items(_FILTER_INDENT, content_type_case.filters()),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
-        local_reply_config=json.dumps(local_reply_config([refusal_reply_mapper()])),
+        local_reply_config=json.dumps(local_reply_config(
+            [refusal_reply_mapper(), unauthenticated_reply_mapper()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
