@@ -22,7 +22,7 @@ from shellexec.bridge.errors import (
 from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
 from shellexec.bridge.nesting import nests_deeper_than
 from shellexec.bridge.publishable import VALUE_OVERHEAD_BYTES, Encoded, Unpublishable, encoded
-from shellexec.client import ErrorDetails, to_protobuf_value
+from shellexec.client import ErrorDetails
 from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
 
@@ -36,8 +36,10 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 def _service_refuses(update: dict[str, Any]) -> bool:
+    value = struct_pb2.Value()
+    json_format.ParseDict(update, value)  # as any client sends it (the Python one refuses)
     try:
-        python_value(to_protobuf_value(update), "update", ValueBudget("update"))
+        python_value(value, "update", ValueBudget("update"))
     except InvalidArgumentError:
         return True
     return False

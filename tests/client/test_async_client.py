@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import pytest
+
 from shellexec.client import AsyncShellExecClient, ShellExecClient, to_protobuf_value
 from shellexec.v1 import shell_output_pb2
 
@@ -154,3 +156,35 @@ def test_both_clients_publish_a_converted_value_as_the_plain_update(
 
     assert stored(blocking) == stored(awaited) == stored(plain) == [
         ("tool_execute", "make", "built\n")]
+
+
+def _objects(levels: int) -> dict[str, Any]:
+    """A plan update whose objects nest `levels` deep (itself level 1)."""
+    value: dict[str, Any] = {"sessionUpdate": "plan"}
+    inner = value
+    for _ in range(levels - 1):
+        inner["n"] = {}
+        inner = inner["n"]
+    return value
+
+
+def test_both_clients_refuse_an_update_nested_past_the_limit_before_sending_it(
+        stack: Stack, client: ShellExecClient) -> None:
+    """35 to 50 levels of objects failed inside the client with protobuf's DecodeError, when
+    the request was built; now every depth past 32 is a ValueError naming the limit, and 32
+    is sent."""
+    session, _ = session_with_commands(client, 0)
+    assert client.publish(session, _objects(32)).message.id == ""  # a plan stores nothing
+    for levels in (33, 40, 50, 60):
+        with pytest.raises(ValueError, match="more than 32 levels deep"):
+            client.publish(session, _objects(levels))
+        with pytest.raises(ValueError, match="more than 32 levels deep"):
+            client.normalize([_objects(levels)])
+
+    async def refused(aio: AsyncShellExecClient) -> None:
+        with pytest.raises(ValueError, match="more than 32 levels deep"):
+            await aio.publish(session, _objects(40))
+        with pytest.raises(ValueError, match="more than 32 levels deep"):
+            await aio.normalize([_objects(40)])
+
+    run(stack, refused)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from shellexec.client import to_protobuf_value
 from shellexec.client._values import MAX_VALUE_DEPTH
+from shellexec.v1 import shell_exec_service_pb2 as pb
 
 
 class Level(enum.IntEnum):
@@ -69,20 +70,42 @@ def test_a_tricky_value_is_taken_or_refused_as_by_json(value: Any) -> None:
 @pytest.mark.parametrize("as_objects", [False, True], ids=["arrays", "objects"])
 @pytest.mark.parametrize("innermost", [1, [], {}], ids=["number", "empty array",
                                                          "empty object"])
-@pytest.mark.parametrize("levels", [MAX_VALUE_DEPTH - 2, MAX_VALUE_DEPTH - 1, MAX_VALUE_DEPTH,
-                                    MAX_VALUE_DEPTH + 1, 200])
-def test_nesting_stops_where_protobufs_parser_stops(levels: int, innermost: Any,
-                                                    as_objects: bool) -> None:
+@pytest.mark.parametrize("levels", [0, 1, MAX_VALUE_DEPTH - 2, MAX_VALUE_DEPTH - 1])
+def test_a_value_within_the_service_s_depth_is_built_as_by_json(levels: int, innermost: Any,
+                                                                 as_objects: bool) -> None:
     value = nested(levels, innermost, as_objects)
-    assert directly(value) == through_json(value)
+    assert directly(value) == through_json(value) is not None
+
+
+@pytest.mark.parametrize("as_objects", [False, True], ids=["arrays", "objects"])
+@pytest.mark.parametrize("levels", [MAX_VALUE_DEPTH + 1, MAX_VALUE_DEPTH + 3, 60, 200])
+def test_a_value_deeper_than_the_service_takes_is_refused(levels: int,
+                                                         as_objects: bool) -> None:
+    """Protobuf's parser takes arrays to 50 levels and objects to about 34 (an object level is
+    three nested messages): 35 to 50 levels of objects made a Value that no request could
+    carry, and publishing it failed with protobuf's DecodeError instead of an error naming
+    the limit."""
+    assert directly(nested(levels, 1, as_objects)) is None
+    with pytest.raises(ValueError, match=f"more than {MAX_VALUE_DEPTH} levels deep"):
+        to_protobuf_value(nested(levels, 1, as_objects))
 
 
 def test_the_depth_limit_is_reached_and_not_passed() -> None:
-    # An empty array may sit at the deepest level; a number there, or anything deeper, not.
+    # Arrays and objects nest 32 deep, a number inside the deepest; no container deeper.
     assert directly(nested(MAX_VALUE_DEPTH - 1, [], False)) is not None
-    assert directly(nested(MAX_VALUE_DEPTH - 1, 1, False)) is not None
-    assert directly(nested(MAX_VALUE_DEPTH, 1, False)) is None
+    assert directly(nested(MAX_VALUE_DEPTH, 1, False)) is not None
+    assert directly(nested(MAX_VALUE_DEPTH, 1, True)) is not None
     assert directly(nested(MAX_VALUE_DEPTH, [], False)) is None
+    assert directly(nested(MAX_VALUE_DEPTH, {}, True)) is None
+
+
+@pytest.mark.parametrize("as_objects", [False, True], ids=["arrays", "objects"])
+def test_the_deepest_value_built_fits_a_request(as_objects: bool) -> None:
+    deepest = to_protobuf_value(nested(MAX_VALUE_DEPTH, "bottom", as_objects))
+    request = pb.NormalizeShellExecRequest(updates=[deepest])
+    assert pb.NormalizeShellExecRequest.FromString(request.SerializeToString()) == request
+    publish = pb.PublishUpdateRequest(session_id="ses_x", update=deepest)
+    assert pb.PublishUpdateRequest.FromString(publish.SerializeToString()) == publish
 
 
 json_values = st.recursive(

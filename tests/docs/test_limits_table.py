@@ -147,6 +147,7 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
     """The Python client installs without the server, and Envoy reads YAML: both hold the
     number themselves, so it is checked here."""
     assert client_values.MAX_MESSAGE_BYTES == limits.MAX_GRPC_MESSAGE_BYTES
+    assert client_values.MAX_VALUE_DEPTH == limits.MAX_UPDATE_DEPTH
     config = render(Settings(), grpc_port=50051)
     found = sorted(re.findall(r"(max_request_bytes|max_request_body_size): (\d+)", config))
     assert found == sorted([("max_request_bytes", str(limits.MAX_REST_BODY_BYTES)),

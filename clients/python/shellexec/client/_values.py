@@ -13,10 +13,12 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 # The gRPC message limit of docs/api.md ("Limits"). The client installs without the server, so
 # it cannot read shellexec.rules.limits; tests/docs/test_limits_table.py holds the two equal.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-# How deep a value may sit in objects and arrays (the whole value is at depth 1): protobuf's
-# JSON parser stops past 100 nested messages, and each level is two (a Value, and the Struct
-# or ListValue holding the next level).
-MAX_VALUE_DEPTH = 50
+# How deep objects and arrays may nest (the whole value is level 1; a number or a string may
+# sit in the deepest): the service refuses an update nested deeper (docs/api.md, "Limits";
+# tests/docs/test_limits_table.py holds the two equal). Protobuf itself stops past 100 nested messages, and an object level is three
+# (a Value, its Struct, and the map entry holding the next Value): 35 levels of objects made a
+# Value no request could carry.
+MAX_VALUE_DEPTH = 32
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -29,9 +31,9 @@ def to_protobuf_value(value: Any) -> struct_pb2.Value:
 
     `publish` converts a plain value with this on every call (and every retry); convert once
     and pass the result to `publish` to pay for it once. Raises ValueError, naming the cause,
-    when `value` has no such form: a type JSON lacks, a number beyond a double, a lone
-    surrogate in a string, or a value nested more than 50 levels deep in objects and arrays
-    (the whole value is level 1; protobuf's recursion limit).
+    when `value` has no such form, or one the service takes: a type JSON lacks, a number
+    beyond a double, a lone surrogate in a string, or a value nested more than 32 levels deep
+    in objects and arrays (the whole value is level 1; the service's limit).
     """
     message = struct_pb2.Value()
     try:
@@ -45,9 +47,6 @@ def _fill(message: struct_pb2.Value, value: Any, depth: int) -> None:
     """Sets `message` to `value` directly, accepting and refusing what `json.dumps` then
     `json_format.Parse` would (tests/client/test_values.py compares the two), at a fraction
     of their cost: converting an update was most of what the bridge spent on it."""
-    if depth > MAX_VALUE_DEPTH:
-        raise ValueError(f"it nests values more than {MAX_VALUE_DEPTH} levels deep, past "
-                         "protobuf's recursion limit")
     if isinstance(value, str):
         message.string_value = value  # raises on a lone surrogate (no UTF-8 form)
     elif value is None:
@@ -58,6 +57,9 @@ def _fill(message: struct_pb2.Value, value: Any, depth: int) -> None:
         number = float(value)  # OverflowError beyond a double
         message.number_value = number if number == number else math.nan  # one NaN, as JSON's
     elif isinstance(value, dict | list | tuple):
+        if depth > MAX_VALUE_DEPTH:
+            raise ValueError(f"it nests objects and arrays more than {MAX_VALUE_DEPTH} "
+                             "levels deep, the service's limit")
         if isinstance(value, dict):
             message.struct_value.SetInParent()  # an empty object is still an object
             _fill_struct(message.struct_value, value, depth)
