@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import grpc
 import pytest
 
 from shellexec.client import AsyncShellExecClient, ShellExecClient, to_protobuf_value
@@ -111,7 +112,7 @@ def test_watch_replays_the_feed_as_the_blocking_client(
             blocking.append(event)
         if len(blocking) == len(changes):
             break
-    stream.cancel()  # type: ignore[attr-defined]
+    stream.close()
     assert changes == blocking
 
 
@@ -188,3 +189,30 @@ def test_both_clients_refuse_an_update_nested_past_the_limit_before_sending_it(
             await aio.normalize([_objects(40)])
 
     run(stack, refused)
+
+
+def test_a_closed_feed_frees_its_place_in_both_clients(stack: Stack,
+                                                       client: ShellExecClient) -> None:
+    """The blocking client returned grpc's call object, which has no `close()`: the way its
+    docstring said to end a feed raised AttributeError."""
+    session, _ = session_with_commands(client, 1)
+    feed = client.watch(session, since_revision=0, timeout=10)
+    assert next(feed).type == "heartbeat"
+    feed.close()
+    feed.close()  # again: nothing
+    with pytest.raises(grpc.RpcError) as ended:
+        next(feed)
+    assert ended.value.code() == grpc.StatusCode.CANCELLED
+    with client.watch(session, since_revision=0, timeout=10) as scoped:
+        assert next(scoped).type == "heartbeat"
+    with pytest.raises(grpc.RpcError):
+        next(scoped)
+
+    async def closed(aio: AsyncShellExecClient) -> None:
+        feed = aio.watch(session, since_revision=0, timeout=10)
+        assert (await anext(feed)).type == "heartbeat"
+        await feed.aclose()
+        with pytest.raises(StopAsyncIteration):
+            await anext(feed)
+
+    run(stack, closed)

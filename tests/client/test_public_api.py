@@ -34,7 +34,7 @@ def public_methods(cls: type) -> set[str]:
 def test_exported_names_are_the_clients_the_error_details_readers_and_the_converter(
         ) -> None:
     assert sorted(client_package.__all__) == [
-        "AsyncShellExecClient", "ErrorDetails", "ShellExecClient", "error_details",
+        "AsyncShellExecClient", "ErrorDetails", "Feed", "ShellExecClient", "error_details",
         "error_reason", "to_protobuf_value"]
 
 

@@ -98,7 +98,7 @@ def _watched(client: ShellExecClient, session_id: str, since: int, count: int
             seen.append((event.revision, event.type, event.message.id))
         if len(seen) == count:
             break
-    stream.cancel()  # type: ignore[attr-defined]
+    stream.close()
     return seen
 
 

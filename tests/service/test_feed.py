@@ -127,7 +127,7 @@ def test_grpc_watch_streams_the_same_events(stack: Stack, client: ShellExecClien
     client.publish(session.id, codex_start("g1", "make"))
     stream = iter(client.watch(session.id, since_revision=0, timeout=10))
     opening, first = next(stream), next(stream)
-    stream.cancel()  # type: ignore[attr-defined]
+    stream.close()
     assert (opening.type, opening.revision) == ("heartbeat", 0)
     assert first.type == "session.message.added"
     assert first.revision == 1
@@ -167,5 +167,5 @@ def test_grpc_watch_of_a_quiet_session_is_answered_at_once(quiet_stack: Stack) -
         # The deadline ends the call long before a periodic heartbeat could arrive.
         stream = iter(client.watch(session.id, timeout=15))
         opening = next(stream)
-        stream.cancel()  # type: ignore[attr-defined]
+        stream.close()
     assert (opening.type, opening.revision) == ("heartbeat", 0)

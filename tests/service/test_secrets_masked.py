@@ -112,7 +112,7 @@ def test_the_publish_answer_and_grpc_reads_are_masked_too(stack: Stack,
     assert len(output.output.stdout.encode()) == len(ENV_OUTPUT.encode())
     stream = iter(client.watch(session["id"], since_revision=0, timeout=10))
     events = [next(stream) for _ in range(3)]  # the opening heartbeat, added, updated
-    stream.cancel()  # type: ignore[attr-defined]
+    stream.close()
     assert [event.type for event in events[1:]] == ["session.message.added",
                                                    "session.message.updated"]
     assert all(GITHUB[4:] not in str(event) for event in events)

@@ -11,12 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any
 
 import grpc
 import pytest
 
-from shellexec.client import ShellExecClient, error_reason
+from shellexec.client import Feed, ShellExecClient, error_reason
 from shellexec.rules.limits import MAX_WATCHERS_PER_CALLER
 from shellexec.vocabulary import REASON_TOO_MANY_WATCHERS
 
@@ -32,7 +31,6 @@ HEARTBEAT_SECONDS = "5"
 # Envoy's stream reset, after the close returns).
 RELEASE_DEADLINE_SECONDS = 30.0
 
-Feed = Any  # a server stream of the Python client: an iterator with `cancel()`
 
 
 @pytest.fixture
@@ -83,7 +81,7 @@ def open_full_share(client: ShellExecClient, session_id: str) -> list[Feed]:
 
 def close_all(feeds: list[Feed]) -> None:
     for feed in feeds:
-        feed.cancel()
+        feed.close()
 
 
 def test_the_watcher_past_the_bound_is_refused_and_another_caller_is_not(

@@ -9,8 +9,9 @@
 `token` is a bearer token (`shellexec token create`), needed when the service has
 authentication on; it is sent with every call.
 
-`AsyncShellExecClient` has the same methods with the same parameters, awaited (and `watch`
-iterated with `async for`).
+`watch` returns a `Feed`: iterate it, and `close()` it when done. `AsyncShellExecClient` has
+the same methods with the same parameters, awaited (and `watch` iterated with `async for`,
+and closed with `aclose()`).
 
 Updates are plain JSON values (the `params.update` object of an ACP `session/update`), or the
 google.protobuf.Value `to_protobuf_value` made of one, which `publish` sends as it is (convert
@@ -24,7 +25,7 @@ from __future__ import annotations
 from shellexec.client._values import to_protobuf_value
 from shellexec.client.aio import AsyncShellExecClient
 from shellexec.client.errors import ErrorDetails, error_details, error_reason
-from shellexec.client.sync import ShellExecClient
+from shellexec.client.sync import Feed, ShellExecClient
 
-__all__ = ["AsyncShellExecClient", "ErrorDetails", "ShellExecClient", "error_details",
+__all__ = ["AsyncShellExecClient", "ErrorDetails", "Feed", "ShellExecClient", "error_details",
            "error_reason", "to_protobuf_value"]

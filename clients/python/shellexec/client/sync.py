@@ -20,6 +20,36 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 
+class Feed(Iterator[pb.WatchMessagesResponse]):
+    """A session's feed, open from `ShellExecClient.watch` on: iterate it for its events, and
+    `close()` it (or leave a `with` block) when done, which ends the call and frees its place
+    among the caller's feeds on the server."""
+
+    def __init__(self, call: Any) -> None:
+        self._call = call  # grpc's streaming call object
+
+    def __iter__(self) -> Feed:
+        return self
+
+    def __next__(self) -> pb.WatchMessagesResponse:
+        event: pb.WatchMessagesResponse = next(self._call)
+        return event
+
+    def close(self) -> None:
+        """Ends the call (no more events); closing again does nothing."""
+        self._call.cancel()
+
+    # grpc's own name, which `watch` returned the bare call for before.
+    cancel = close
+
+    def __enter__(self) -> Feed:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+
 class ShellExecClient:
     """Blocking calls to a shellexec server at `target` (host:port, plaintext); `token` is
     sent as `authorization: Bearer` on every call (needed when the service has
@@ -130,11 +160,10 @@ class ShellExecClient:
         return list(response.deleted_session_ids)
 
     def watch(self, session_id: str, since_revision: int | None = None,
-              timeout: float | None = None) -> Iterator[pb.WatchMessagesResponse]:
-        """The session's feed; iterate it, and cancel it by closing the iterator."""
-        stream: Iterator[pb.WatchMessagesResponse] = self._stub.WatchMessages(
-            watch_request(session_id, since_revision), timeout=timeout)
-        return stream
+              timeout: float | None = None) -> Feed:
+        """The session's feed, open at once; iterate it, and end it with `close()`."""
+        return Feed(self._stub.WatchMessages(watch_request(session_id, since_revision),
+                                             timeout=timeout))
 
     def messages(self, session_id: str) -> list[message_pb2.Message]:
         """Every message of the session, oldest first (follows the pages)."""
