@@ -18,20 +18,23 @@ README = (ROOT / "clients" / "go" / "README.md").read_text()
 pytestmark = pytest.mark.slow  # resolves and builds a new module
 
 
-def _block(language: str) -> str:
-    found = re.search(rf"^```{language}\n(.*?)^```", README, re.M | re.S)
+def _blocks(language: str) -> list[str]:
+    found = re.findall(rf"^```{language}\n(.*?)^```", README, re.M | re.S)
     assert found, f"no {language} block"
-    return found.group(1)
+    return found
 
 
 def test_a_new_module_follows_the_readme(stack: Stack, tmp_path: Path) -> None:
+    """Each block in the page's order, and nothing else: the page once left out the second
+    `go mod tidy`, which this test ran by itself."""
     env = {**os.environ, "SHELLEXEC": str(ROOT), "SHELLEXEC_GRPC_ADDRESS": stack.grpc_target}
     subprocess.run(["go", "mod", "init", "example.com/caller"], cwd=tmp_path, env=env,
                    check=True, capture_output=True)
-    subprocess.run(["bash", "-euc", _block("sh")], cwd=tmp_path, env=env, check=True)
-    (tmp_path / "main.go").write_text(_block("go"))
-    subprocess.run(["go", "mod", "tidy"], cwd=tmp_path, env=env, check=True)
-    ran = subprocess.run(["go", "run", "."], cwd=tmp_path, env=env, capture_output=True,
+    install, run = _blocks("sh")[:2]  # Install's, then the Example's
+    program = _blocks("go")[0]  # the Example (later blocks are fragments)
+    subprocess.run(["bash", "-euc", install], cwd=tmp_path, env=env, check=True)
+    (tmp_path / "main.go").write_text(program)
+    ran = subprocess.run(["bash", "-euc", run], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=300, check=False)
     assert ran.returncode == 0, ran.stderr
     printed = re.search(r"It prints `([^`]*)`", README)
