@@ -72,7 +72,12 @@ class Deletion:
 
         def work() -> list[Doomed]:
             rows.clear()  # a unit of work may run twice (database.py): count the last run
-            return self._delete(queries.sessions_idle_since(cutoff, limit), rows)
+            picked = queries.sessions_idle_since(cutoff, limit)
+            # Another replica may have published to one since it was picked: only those still
+            # idle once locked go (a publish acknowledged a moment before must not be lost).
+            self._database.statements.lock_sessions([session_id for session_id, _ in picked])
+            idle = queries.idle_among([session_id for session_id, _ in picked], cutoff)
+            return self._delete([doomed for doomed in picked if doomed[0] in idle], rows)
 
         deleted = await units.write(self._database, work)
         self._announce(deleted)

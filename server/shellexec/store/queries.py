@@ -281,6 +281,14 @@ def sessions_idle_since(cutoff: int, limit: int) -> list[tuple[str, str]]:
             .order_by(Session.active_at).limit(limit)]
 
 
+def idle_among(session_ids: Collection[str], cutoff: int) -> set[str]:
+    """Those of these sessions last active before `cutoff`: read again once they are locked,
+    since another writer may have made one active after it was picked."""
+    return {str(session.id) for session in
+            Session.select(Session.id).where(Session.id.in_(sorted(session_ids))
+                                             & (Session.active_at < cutoff))}
+
+
 def compaction_point(session_id: str) -> tuple[int, int] | None:
     """(the session's compacted revision, its latest revision); None for a session that does
     not exist (any more)."""

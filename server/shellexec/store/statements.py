@@ -261,9 +261,24 @@ class Statements:
             **{name: _db_value(model, name, columns[name]) for name in names})
 
     def ensure_task(self, task_id: str, now: int) -> None:
+        """Makes the task exist, its row locked until the transaction ends. An update on
+        conflict, not an ignore: with other writers it waits for one deleting the row (the
+        task's last session went) and then inserts it again, where ignoring saw the row still
+        there, and the task went, taking the new session with it (ADR 0062, since)."""
         self._run("ensure_task", lambda: Task.insert(
             id=param("task"), state=TASK_IDLE, created_at=param("now"), updated_at=param("now"),
-        ).on_conflict_ignore(), task=_db_value(Task, "id", task_id), now=now)
+        ).on_conflict(conflict_target=[Task.id], update={Task.updated_at: Task.updated_at}),
+            task=_db_value(Task, "id", task_id), now=now)
+
+    def lock_task(self, task_id: str) -> None:
+        """With other writers: locks the task's row until the transaction ends, so what its
+        sessions are (running, or there at all) is read after every other writer's change of
+        them has committed. Every unit locks its sessions before their task, and a creation
+        locks only the task, so no two units wait on each other in a cycle."""
+        if self.single_writer:
+            return
+        self._run("lock_task", lambda: Task.select(Task.id).where(
+            Task.id == param("task")).for_update(), task=_db_value(Task, "id", task_id))
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
         number = self._next_session_number()
@@ -307,6 +322,7 @@ class Statements:
         session.updated_at = now
 
     def _refresh_task_state(self, task_id: str, now: int) -> None:
+        self.lock_task(task_id)
         running = self._run("task_running", lambda: Session.select(Session.id).where(
             (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
             task=_db_value(Task, "id", task_id)).fetchone() is not None
@@ -348,6 +364,7 @@ class Statements:
         if not self.single_writer:
             self.deleted.add(session_id)
         task = _db_value(Task, "id", task_id)
+        self.lock_task(task_id)  # a session being created in the task commits first
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
             Session.task == param("task")).limit(1), task=task).fetchone()
         if remaining is None:

@@ -1,0 +1,145 @@
+"""Two replicas writing one PostgreSQL database at the same moment (READ COMMITTED): a unit of
+work of another replica (tests/store/held_unit.py, a process of its own) is held open,
+uncommitted, while this replica's unit runs into it; once this one is seen waiting for a
+lock, the other commits. What the pair leaves must be what one order or the other would
+have left (ADR 0062, since):
+
+- a session created while a replica deletes its task's last session is kept, and so is its
+  task, in either order (the task's deletion cascaded to it: an acknowledged session
+  vanished);
+- a session published to while retention picks it as idle is kept;
+- a task's state is `running` while one of its sessions runs, whichever of a start and a
+  completion on two replicas commits last.
+
+On the run's PostgreSQL server."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import psycopg
+import pytest
+
+from shellexec.app.composition import Composition, compose
+from shellexec.app.settings import Settings
+from shellexec.store import queries
+from shellexec.store.models import Session
+from shellexec.vocabulary import SESSION_IDLE, TASK_RUNNING
+
+from support.postgres import PostgresServer
+
+T = TypeVar("T")
+
+HELD_UNIT = Path(__file__).with_name("held_unit.py")
+# Bounds each wait on the other replica; a working pair is done in well under a second.
+WAIT_SECONDS = 30.0
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    return postgres_server.new_database()
+
+
+@pytest.fixture
+def app(url: str) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=url))
+    yield composed
+    composed.close()
+
+
+def _waits_for_a_lock(url: str) -> bool:
+    with psycopg.connect(url) as watcher:
+        found = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                "current_database() AND wait_event_type = 'Lock'").fetchone()
+    return bool(found and found[0])
+
+
+def interleaved(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
+    """Holds the other replica's unit (`held_unit.py` arguments) open, runs `mine` into it,
+    and lets the other commit once `mine` waits for a lock; returns what `mine` returns."""
+    with subprocess.Popen([sys.executable, str(HELD_UNIT), url, *other], text=True,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE) as held:
+        stdin, stdout = held.stdin, held.stdout
+        assert stdin is not None
+        assert stdout is not None
+        try:
+            assert stdout.readline() == "held\n"
+
+            async def run() -> T:
+                call = asyncio.ensure_future(mine())
+                deadline = time.monotonic() + WAIT_SECONDS
+                while not await asyncio.to_thread(_waits_for_a_lock, url):
+                    assert not call.done(), "this replica did not wait for the other"
+                    assert time.monotonic() < deadline, "this replica never waited for a lock"
+                    await asyncio.sleep(0.01)
+                stdin.write("commit\n")
+                stdin.flush()
+                return await call
+
+            value = asyncio.run(run())
+            assert stdout.readline() == "committed\n"
+            return value
+        finally:
+            held.kill()
+
+
+def _session(app: Composition, session_id: str) -> Session | None:
+    return asyncio.run(app.database.read(lambda: queries.get_session(session_id)))
+
+
+def test_a_session_created_while_its_task_s_last_one_is_deleted_is_kept(
+        url: str, app: Composition) -> None:
+    doomed = asyncio.run(app.sessions.create("task-raced", "codex")).id
+    created = "ses_" + "c" * 32
+    interleaved(url, ["create", "task-raced", created],
+                lambda: app.deletion.delete_session(doomed))
+    assert _session(app, doomed) is None
+    assert _session(app, created) is not None, "the new session went with its task"
+    assert asyncio.run(app.database.read(
+        lambda: queries.session_ids_of_task("task-raced"))) == [created]
+
+
+def test_a_session_created_while_another_replica_deletes_the_task_s_last_one_is_kept(
+        url: str, app: Composition) -> None:
+    """The other order: the deletion first, the creation waiting for it."""
+    doomed = asyncio.run(app.sessions.create("task-raced-too", "codex")).id
+    created = interleaved(url, ["delete", doomed, "task-raced-too"],
+                          lambda: app.sessions.create("task-raced-too", "codex"))
+    assert _session(app, doomed) is None
+    assert _session(app, created.id) is not None
+    assert asyncio.run(app.database.read(
+        lambda: queries.session_ids_of_task("task-raced-too"))) == [created.id]
+
+
+def test_a_session_published_to_while_retention_picks_it_is_kept(
+        url: str, app: Composition) -> None:
+    session_id = asyncio.run(app.sessions.create("task-retained", "codex")).id
+    created = _session(app, session_id)
+    assert created is not None
+    cutoff = int(created.active_at) + 1  # idle as retention first reads it
+    deleted = interleaved(url, ["publish", session_id, str(cutoff + 1_000_000)],
+                          lambda: app.deletion.delete_idle(cutoff, 50))
+    assert deleted.sessions == 0
+    assert _session(app, session_id) is not None, "an acknowledged publish was deleted"
+
+
+def test_a_task_runs_while_a_session_runs_whichever_change_commits_last(
+        url: str, app: Composition) -> None:
+    starting = asyncio.run(app.sessions.create("task-stated", "codex")).id
+    ending = asyncio.run(app.sessions.create("task-stated", "codex")).id
+    asyncio.run(app.sessions.start_turn(ending))
+
+    def complete() -> None:  # the other session's turn ends on this replica
+        session = queries.get_session(ending)
+        assert session is not None
+        app.database.statements.set_session_state(session, SESSION_IDLE, 3)
+
+    interleaved(url, ["start", starting], lambda: app.database.write(complete))
+    assert asyncio.run(app.database.read(
+        lambda: queries.task_state("task-stated"))) == TASK_RUNNING
