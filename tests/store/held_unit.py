@@ -27,7 +27,6 @@ def _unit(app: Composition, action: str, args: list[str]) -> Callable[[], None]:
 
     def create() -> None:  # what CreateSession writes
         task_id, session_id = args
-        statements.ensure_task(task_id, 1)
         statements.insert_session(session_id, task_id, "codex", 1)
 
     def publish() -> None:  # what a publish writes of its session

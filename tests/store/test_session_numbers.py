@@ -39,7 +39,6 @@ async def rolled_back_creation(app: Composition) -> None:
     back."""
     def work() -> None:
         statements = app.database.statements
-        statements.ensure_task("task-rolled-back", 1)
         statements.insert_session("ses_rolled_back", "task-rolled-back", "codex", 1)
         raise RefusedError
 

@@ -19,20 +19,35 @@ from __future__ import annotations
 from shellexec.normalize.commands import command_of
 
 
+# The longest `$ ` title looked at as a wrapper's echo. OMP cuts its titles at 4,000
+# characters; unwrapping costs time in proportion to the title, and this runs for each update
+# of the call, so a title of megabytes would cost that much per update.
+MAX_WRAPPER_TITLE_CHARS = 8192
+
+
 def presentation_line(command: str | None, title: str | None) -> str | None:
     """The echo to look for: `$ ` + the command, else a title that is already `$ ...`.
 
     The command shown is a wrapper's script (`cd src && ls` for `bash -c 'cd src && ls'`),
     while OMP echoes the command as the agent sent it, which is also its title: a `$ ` title
-    whose command unwraps to the one shown is that echo."""
-    titled = (title.rstrip().replace("\r\n", "\n")
-              if title is not None and title.startswith("$ ") and title[2:].strip() else None)
+    (of at most MAX_WRAPPER_TITLE_CHARS) that holds the command shown and unwraps to it is
+    that echo."""
     if command is None or not command.strip():
-        return titled
+        return _dollar_title(title)
     line = "$ " + command.strip().replace("\r\n", "\n")
-    if titled is not None and titled != line and command_of({"command": titled[2:]}) == command:
+    if title is None or len(title) > MAX_WRAPPER_TITLE_CHARS:
+        return line
+    titled = _dollar_title(title)
+    if (titled is not None and titled != line and command.strip() in titled
+            and command_of({"command": titled[2:]}) == command):
         return titled
     return line
+
+
+def _dollar_title(title: str | None) -> str | None:
+    if title is None or not title.startswith("$ ") or not title[2:].strip():
+        return None
+    return title.rstrip().replace("\r\n", "\n")
 
 
 def strip_presentation(text: str, line: str | None) -> tuple[str, bool]:

@@ -143,7 +143,6 @@ class Sessions:
             # Every check is done: from here on the unit writes (see `units`).
             statements = self._database.statements
             statements.forget_requests_before(now - REQUEST_ID_WINDOW)
-            statements.ensure_task(task_id, now)
             session = statements.insert_session(self._new_id("ses"), task_id, agent, now)
             if request_id:
                 statements.remember_session_request(task_id, request_id, session.id, now)

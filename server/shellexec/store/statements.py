@@ -264,7 +264,8 @@ class Statements:
         """Makes the task exist, its row locked until the transaction ends. An update on
         conflict, not an ignore: with other writers it waits for one deleting the row (the
         task's last session went) and then inserts it again, where ignoring saw the row still
-        there, and the task went, taking the new session with it (ADR 0062, since)."""
+        there, and the task went, taking the new session with it (ADR 0062, since).
+        `insert_session` calls it, after taking the session counter's lock."""
         self._run("ensure_task", lambda: Task.insert(
             id=param("task"), state=TASK_IDLE, created_at=param("now"), updated_at=param("now"),
         ).on_conflict(conflict_target=[Task.id], update={Task.updated_at: Task.updated_at}),
@@ -273,15 +274,18 @@ class Statements:
     def lock_task(self, task_id: str) -> None:
         """With other writers: locks the task's row until the transaction ends, so what its
         sessions are (running, or there at all) is read after every other writer's change of
-        them has committed. Every unit locks its sessions before their task, and a creation
-        locks only the task, so no two units wait on each other in a cycle."""
+        them has committed. A unit locks its sessions before their task, and a creation the
+        session counter before its task (`insert_session`), so two creations never wait on
+        each other in a cycle, however many tasks a group creates sessions in."""
         if self.single_writer:
             return
         self._run("lock_task", lambda: Task.select(Task.id).where(
             Task.id == param("task")).for_update(), task=_db_value(Task, "id", task_id))
 
     def insert_session(self, session_id: str, task_id: str, agent: str, now: int) -> Session:
-        number = self._next_session_number()
+        """Creates the session, and its task when it has none yet."""
+        number = self._next_session_number()  # the counter's lock first, then the task's
+        self.ensure_task(task_id, now)
         columns = {"id": session_id, "task": task_id, "agent": agent, "state": SESSION_IDLE,
                    "number": number, "revision": 0, "compacted_revision": 0,
                    "created_at": now, "updated_at": now, "active_at": now,

@@ -15,9 +15,9 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 # How deep objects and arrays may nest (the whole value is level 1; a number or a string may
 # sit in the deepest): the service refuses an update nested deeper (docs/api.md, "Limits";
-# tests/docs/test_limits_table.py holds the two equal). Protobuf itself stops past 100 nested messages, and an object level is three
-# (a Value, its Struct, and the map entry holding the next Value): 35 levels of objects made a
-# Value no request could carry.
+# tests/docs/test_limits_table.py holds the two equal). Protobuf itself stops past 100 nested
+# messages, and an object level is three (a Value, its Struct, and the map entry holding the
+# next Value): 35 levels of objects made a Value no request could carry.
 MAX_VALUE_DEPTH = 32
 CHANNEL_OPTIONS = (
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
