@@ -88,8 +88,7 @@ def test_a_killed_replica_leaves_no_worker_processes_behind(tmp_path: Path) -> N
 @pytest.mark.slow
 def test_a_killed_worker_costs_no_request(tmp_path: Path) -> None:
     """The out-of-memory killer picks the largest process, often a worker: the request it
-    held, or the next large one, was answered INTERNAL. It now runs on the event loop, and
-    the request after it starts a new worker."""
+    held, or the next large one, was answered INTERNAL. It now runs again in a new worker."""
     replica = _replica(tmp_path)
     replica.start(time.monotonic())
     try:

@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from shellexec.api.request_work import Missing, Refused
-from shellexec.service import InvalidArgumentError, NotFoundError
+from shellexec.service import InvalidArgumentError, NotFoundError, UnavailableError
 
 T = TypeVar("T")
 
@@ -56,7 +56,7 @@ INLINE_BELOW_BYTES = 16 * 1024
 class Offload:
     """Runs request work inline when small, in `workers` processes when large (0: always
     inline). Workers start with the first large request; when one dies, the requests it held
-    run inline and the next large request starts new workers."""
+    run again in new workers, and one that breaks those too is UNAVAILABLE."""
 
     def __init__(self, workers: int, inline_below: int = INLINE_BELOW_BYTES) -> None:
         self._workers = workers
@@ -78,19 +78,24 @@ class Offload:
 
     async def _in_pool(self, work: Callable[[bytes], T | Refused | Missing],
                        raw: bytes) -> T | Refused | Missing:
-        pool = self._started()
-        try:
-            return await asyncio.get_running_loop().run_in_executor(pool, work, raw)
-        except BrokenProcessPool:
-            # A worker died: killed (the out-of-memory killer picks the largest process), or
-            # unable to start (the code on disk changed under a running server). The request
-            # is not at fault, so it runs here, and the next large one in a fresh pool.
-            if self._pool is pool:
-                self._pool = None
-                _log.warning("a conversion worker died; its requests run on the event loop "
-                             "and the next large one starts new workers")
-            pool.shutdown(wait=False, cancel_futures=True)
-            return work(raw)
+        # A worker died: killed (the out-of-memory killer picks the largest process, maybe
+        # for another request's sake), or unable to start (the code on disk changed under a
+        # running server). The request runs once more in new workers; never on the event
+        # loop, where a request that kills its worker would hold every caller.
+        for _ in range(2):
+            pool = self._started()
+            try:
+                return await asyncio.get_running_loop().run_in_executor(pool, work, raw)
+            except BrokenProcessPool:
+                self._discard(pool)
+        raise UnavailableError("the server's conversion workers stopped twice while "
+                               "converting this request; retry shortly")
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        if self._pool is pool:
+            self._pool = None
+            _log.warning("a conversion worker died; new workers take its requests")
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:

@@ -81,5 +81,7 @@ class ResourceExhaustedError(ServiceError):
 
 
 class UnavailableError(ServiceError):
-    """The database cannot be reached now (a PostgreSQL server restarting): the request did
-    nothing, or nothing a retry with the same sequence or request id would repeat."""
+    """Something the server needs cannot serve the request now: the database (a PostgreSQL
+    server restarting), or its conversion workers (they died twice on the request). The
+    request did nothing, or nothing a retry with the same sequence or request id would
+    repeat."""
