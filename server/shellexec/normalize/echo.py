@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from shellexec.normalize.commands import command_of
 
-
 # The longest `$ ` title looked at as a wrapper's echo. OMP cuts its titles at 4,000
 # characters; unwrapping costs time in proportion to the title, and this runs for each update
 # of the call, so a title of megabytes would cost that much per update.
