@@ -203,6 +203,8 @@ def test_a_closed_feed_frees_its_place_in_both_clients(stack: Stack,
     with pytest.raises(grpc.RpcError) as ended:
         next(feed)
     assert ended.value.code() == grpc.StatusCode.CANCELLED
+    assert feed.code() == grpc.StatusCode.CANCELLED  # grpc's call, as before
+    assert not feed.is_active()
     with client.watch(session, since_revision=0, timeout=10) as scoped:
         assert next(scoped).type == "heartbeat"
     with pytest.raises(grpc.RpcError):

@@ -131,6 +131,8 @@ def _unquoted(piece: re.Match[str]) -> str:
         return escaped
     if single is not None:
         return single
+    if "\\" not in double:
+        return double
     # A backslash escapes only `"` and itself there: pairs of backslashes first, left to right.
     return "\\".join(part.replace('\\"', '"') for part in double.split("\\\\"))
 

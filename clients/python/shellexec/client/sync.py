@@ -42,6 +42,11 @@ class Feed(Iterator[pb.WatchMessagesResponse]):
     # grpc's own name, which `watch` returned the bare call for before.
     cancel = close
 
+    def __getattr__(self, name: str) -> Any:
+        """The rest of grpc's call (`code()`, `details()`, `trailing_metadata()`,
+        `is_active()`...), as `watch` returned it before."""
+        return getattr(self._call, name)
+
     def __enter__(self) -> Feed:
         return self
 
