@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
+from shellexec.app import ports
 from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS
 
@@ -28,22 +31,23 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     return _SWITCH_WORDS[value]
 
 
-def _not_negative(env: Mapping[str, str], name: str, default: float) -> float:
-    """A number of at least 0; unset means `default`."""
+def _not_negative(env: Mapping[str, str], name: str, default: float, most: float) -> float:
+    """A number from 0 to `most`; unset means `default`."""
     value = env.get(name, "").strip()
     if not value:
         return default
     try:
         number = float(value)
     except ValueError:
-        number = -1.0
-    if not number >= 0:  # also NaN
-        raise ValueError(f"{name} must be a number of at least 0, not {value[:16]!r}")
+        number = math.nan
+    if not 0 <= number <= most:  # also NaN and infinity
+        raise ValueError(f"{name} must be a number from 0 to {most:g}, not {value[:16]!r}")
     return number
 
 
-def _whole_number(env: Mapping[str, str], name: str, default: int, most: int) -> int:
-    """A whole number from 0 to `most`; unset means `default`."""
+def _whole_number(env: Mapping[str, str], name: str, default: int, most: int,
+                  least: int = 0) -> int:
+    """A whole number from `least` to `most`; unset means `default`."""
     value = env.get(name, "").strip()
     if not value:
         return default
@@ -51,13 +55,61 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, most: int) ->
     # own, naming no variable.
     digits = value.lstrip("0") or "0"
     if (not (digits.isascii() and digits.isdigit()) or len(digits) > len(str(most))
-            or int(digits) > most):
-        raise ValueError(f"{name} must be a whole number from 0 to {most}, not {value[:16]!r}")
+            or not least <= int(digits) <= most):
+        raise ValueError(f"{name} must be a whole number from {least} to {most}, "
+                         f"not {value[:16]!r}")
     return int(digits)
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float, most: float) -> float:
+    """A number of seconds more than 0 and at most `most`; unset means `default`. Zero would
+    make a timer spin (a heartbeat sent as fast as the loop runs)."""
+    value = env.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not 0 < number <= most:  # also NaN
+        raise ValueError(f"{name} must be a number of seconds more than 0 and at most "
+                         f"{most:g}, not {value[:16]!r}")
+    return number
+
+
+def _address(name: str, value: str, least_port: int, ipv6: bool) -> None:
+    """An IP address and a port (`127.0.0.1:50051`; `[::1]:50051` where `ipv6`): Envoy
+    listens on and connects to addresses, not names."""
+    host, colon, port = value.rpartition(":")
+    try:
+        if ipv6 and host.startswith("[") and host.endswith("]"):
+            ipaddress.IPv6Address(host[1:-1])
+        else:
+            ipaddress.IPv4Address(host)
+        valid = bool(colon) and port.isascii() and port.isdigit() and (
+            least_port <= int(port) <= MAX_PORT)
+    except ValueError:
+        valid = False
+    if not valid:
+        form = "an IP address and a port" if ipv6 else "an IPv4 address and a port"
+        raise ValueError(f"{name} must be {form} from {least_port} to {MAX_PORT}, such as "
+                         f"127.0.0.1:50051 (a name such as localhost is not taken), "
+                         f"not {value[:64]!r}")
 
 
 # An hour: SQLite keeps the timeout in a C int, and no lock is worth a call waiting longer.
 MAX_BUSY_TIMEOUT_MS = 3_600_000
+MAX_PORT = 65_535
+HOUR, DAY = 3600.0, 86_400.0
+# Bounds of the other settings: far past any sensible value, short of what breaks a timer,
+# Envoy's durations or memory.
+MAX_POOL_SIZE = 64
+MAX_CONVERSION_WORKERS = 64
+# Four connections of at most this many KiB each: 32 MiB in all (the Configuration table).
+MAX_DB_CACHE_KIB = 8 * 1024
+MAX_STATE_CACHE_MIB = 4096
+MAX_KNOWN_SESSIONS = 10_000_000
+MAX_RETENTION_DAYS = 36_500.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +183,18 @@ class Settings:
     feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
 
     def __post_init__(self) -> None:
+        _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0, ipv6=True)
+        _address("SHELLEXEC_REST_HOST", f"{self.rest_host}:{self.rest_port}", 1, ipv6=False)
+        named = [("SHELLEXEC_GRPC_ADDRESS", ports.split_address(self.grpc_address)[1]),
+                 ("SHELLEXEC_REST_PORT", self.rest_port),
+                 ("SHELLEXEC_METRICS_PORT", self.metrics_port),
+                 ("SHELLEXEC_ENVOY_METRICS_PORT", self.envoy_metrics_port)]
+        taken: dict[int, str] = {}
+        for name, port in named:
+            if port and port in taken:
+                raise ValueError(f"{name} and {taken[port]} name the same port, {port}: "
+                                 "each listener needs its own")
+            taken[port] = name
         if self.database_pool_size < 2:
             raise ValueError("SHELLEXEC_DATABASE_POOL_SIZE must be at least 2 (a writer and "
                              "a reader)")
@@ -154,33 +218,40 @@ class Settings:
         return cls(
             grpc_address=env.get("SHELLEXEC_GRPC_ADDRESS", default.grpc_address),
             rest_host=env.get("SHELLEXEC_REST_HOST", default.rest_host),
-            rest_port=int(env.get("SHELLEXEC_REST_PORT", default.rest_port)),
+            rest_port=_whole_number(env, "SHELLEXEC_REST_PORT", default.rest_port, MAX_PORT,
+                                    least=1),
             admin_socket=env.get("SHELLEXEC_ADMIN_SOCKET", default.admin_socket),
             allowed_hosts=_split(env.get("SHELLEXEC_ALLOWED_HOSTS", "")),
             database_url=env.get("SHELLEXEC_DATABASE_URL", default.database_url),
-            database_pool_size=int(env.get("SHELLEXEC_DATABASE_POOL_SIZE",
-                                           default.database_pool_size)),
+            database_pool_size=_whole_number(env, "SHELLEXEC_DATABASE_POOL_SIZE",
+                                             default.database_pool_size, MAX_POOL_SIZE,
+                                             least=2),
             cors_origins=_split(env.get("SHELLEXEC_CORS_ORIGINS", "")),
-            heartbeat_seconds=float(env.get("SHELLEXEC_HEARTBEAT_SECONDS",
-                                            default.heartbeat_seconds)),
-            stream_lifetime_seconds=float(env.get("SHELLEXEC_STREAM_LIFETIME_SECONDS",
-                                                  default.stream_lifetime_seconds)),
-            stalled_watcher_seconds=float(env.get("SHELLEXEC_STALLED_WATCHER_SECONDS",
-                                                  default.stalled_watcher_seconds)),
-            shutdown_grace_seconds=float(env.get("SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
-                                                 default.shutdown_grace_seconds)),
-            conversion_workers=int(env.get("SHELLEXEC_CONVERSION_WORKERS",
-                                           default.conversion_workers)),
-            db_cache_kib=int(env.get("SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib)),
+            heartbeat_seconds=_seconds(env, "SHELLEXEC_HEARTBEAT_SECONDS",
+                                       default.heartbeat_seconds, HOUR),
+            stream_lifetime_seconds=_seconds(env, "SHELLEXEC_STREAM_LIFETIME_SECONDS",
+                                             default.stream_lifetime_seconds, DAY),
+            stalled_watcher_seconds=_seconds(env, "SHELLEXEC_STALLED_WATCHER_SECONDS",
+                                             default.stalled_watcher_seconds, HOUR),
+            shutdown_grace_seconds=_not_negative(env, "SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
+                                                 default.shutdown_grace_seconds, HOUR),
+            conversion_workers=_whole_number(env, "SHELLEXEC_CONVERSION_WORKERS",
+                                             default.conversion_workers,
+                                             MAX_CONVERSION_WORKERS),
+            db_cache_kib=_whole_number(env, "SHELLEXEC_DB_CACHE_KIB", default.db_cache_kib,
+                                       MAX_DB_CACHE_KIB),
             db_busy_timeout_ms=_whole_number(env, "SHELLEXEC_DB_BUSY_TIMEOUT_MS",
                                              default.db_busy_timeout_ms, MAX_BUSY_TIMEOUT_MS),
-            state_cache_mib=int(env.get("SHELLEXEC_STATE_CACHE_MIB", default.state_cache_mib)),
-            known_sessions=int(env.get("SHELLEXEC_KNOWN_SESSIONS", default.known_sessions)),
-            metrics_port=int(env.get("SHELLEXEC_METRICS_PORT", default.metrics_port)),
-            envoy_metrics_port=int(env.get("SHELLEXEC_ENVOY_METRICS_PORT",
-                                           default.envoy_metrics_port)),
-            readiness_check_seconds=float(env.get("SHELLEXEC_READINESS_CHECK_SECONDS",
-                                                  default.readiness_check_seconds)),
+            state_cache_mib=_whole_number(env, "SHELLEXEC_STATE_CACHE_MIB",
+                                          default.state_cache_mib, MAX_STATE_CACHE_MIB),
+            known_sessions=_whole_number(env, "SHELLEXEC_KNOWN_SESSIONS",
+                                         default.known_sessions, MAX_KNOWN_SESSIONS),
+            metrics_port=_whole_number(env, "SHELLEXEC_METRICS_PORT", default.metrics_port,
+                                       MAX_PORT),
+            envoy_metrics_port=_whole_number(env, "SHELLEXEC_ENVOY_METRICS_PORT",
+                                             default.envoy_metrics_port, MAX_PORT),
+            readiness_check_seconds=_seconds(env, "SHELLEXEC_READINESS_CHECK_SECONDS",
+                                             default.readiness_check_seconds, HOUR),
             bench_echo=env.get("SHELLEXEC_BENCH_ECHO", "") == "1",
             auth=_switch(env, "SHELLEXEC_AUTH", default.auth),
             tls_cert_file=env.get("SHELLEXEC_TLS_CERT_FILE", default.tls_cert_file),
@@ -189,9 +260,10 @@ class Settings:
             mask_at_rest=_switch(env, "SHELLEXEC_MASK_AT_REST", default.mask_at_rest),
             log=log_level(env.get("SHELLEXEC_LOG", default.log)),
             retention_days=_not_negative(env, "SHELLEXEC_RETENTION_DAYS",
-                                         default.retention_days),
-            housekeeping_seconds=_not_negative(env, "SHELLEXEC_HOUSEKEEPING_SECONDS",
-                                               default.housekeeping_seconds),
+                                         default.retention_days, MAX_RETENTION_DAYS),
+            housekeeping_seconds=_seconds(env, "SHELLEXEC_HOUSEKEEPING_SECONDS",
+                                          default.housekeeping_seconds, DAY),
             feed_retention_hours=_not_negative(env, "SHELLEXEC_FEED_RETENTION_HOURS",
-                                               default.feed_retention_hours),
+                                               default.feed_retention_hours,
+                                               MAX_RETENTION_DAYS * 24),
         )

@@ -1,0 +1,81 @@
+"""Every numeric or address setting is checked when read: a bad value is refused with a message
+naming the variable, before anything starts, never a traceback and never a service that
+starts and then spins (a heartbeat of 0 sent heartbeats as fast as the loop ran) or breaks
+(Envoy refusing its configuration, a feed that ends at once)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shellexec.app.settings import Settings
+
+BAD = [
+    ("SHELLEXEC_REST_PORT", "abc"), ("SHELLEXEC_REST_PORT", "0"),
+    ("SHELLEXEC_REST_PORT", "99999999999"), ("SHELLEXEC_REST_PORT", "-1"),
+    ("SHELLEXEC_METRICS_PORT", "65536"), ("SHELLEXEC_ENVOY_METRICS_PORT", "1.5"),
+    ("SHELLEXEC_DATABASE_POOL_SIZE", "1"), ("SHELLEXEC_DATABASE_POOL_SIZE", ""),
+    ("SHELLEXEC_CONVERSION_WORKERS", "-1"), ("SHELLEXEC_DB_CACHE_KIB", "99999999999"),
+    ("SHELLEXEC_STATE_CACHE_MIB", "x"), ("SHELLEXEC_KNOWN_SESSIONS", "-1"),
+    ("SHELLEXEC_HEARTBEAT_SECONDS", "0"), ("SHELLEXEC_HEARTBEAT_SECONDS", "nan"),
+    ("SHELLEXEC_HEARTBEAT_SECONDS", "inf"), ("SHELLEXEC_HEARTBEAT_SECONDS", "1e300"),
+    ("SHELLEXEC_STREAM_LIFETIME_SECONDS", "-5"), ("SHELLEXEC_STALLED_WATCHER_SECONDS", "0"),
+    ("SHELLEXEC_READINESS_CHECK_SECONDS", "0"), ("SHELLEXEC_SHUTDOWN_GRACE_SECONDS", "abc"),
+    ("SHELLEXEC_HOUSEKEEPING_SECONDS", "0"), ("SHELLEXEC_RETENTION_DAYS", "inf"),
+    ("SHELLEXEC_FEED_RETENTION_HOURS", "1e300"),
+    ("SHELLEXEC_GRPC_ADDRESS", "abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1"),
+    ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:70000"),
+    ("SHELLEXEC_GRPC_ADDRESS", "localhost:50051"), ("SHELLEXEC_GRPC_ADDRESS", "::1:50051"),
+    ("SHELLEXEC_REST_HOST", "localhost"), ("SHELLEXEC_REST_HOST", ""),
+]
+# An empty value means the default, except where the variable is a host.
+EMPTY_IS_DEFAULT = {"SHELLEXEC_DATABASE_POOL_SIZE"}
+
+
+@pytest.mark.parametrize(("name", "value"), BAD)
+def test_a_bad_value_is_refused_naming_its_variable(name: str, value: str) -> None:
+    if value == "" and name in EMPTY_IS_DEFAULT:
+        assert Settings.from_env({name: value}) == Settings()
+        return
+    with pytest.raises(ValueError, match=f"^{name} "):
+        Settings.from_env({name: value})
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("SHELLEXEC_REST_PORT", "65535"), ("SHELLEXEC_GRPC_ADDRESS", "0.0.0.0:0"),
+    ("SHELLEXEC_GRPC_ADDRESS", "[::1]:50051"),
+    ("SHELLEXEC_HEARTBEAT_SECONDS", "0.5"), ("SHELLEXEC_SHUTDOWN_GRACE_SECONDS", "0"),
+    ("SHELLEXEC_CONVERSION_WORKERS", "0"), ("SHELLEXEC_RETENTION_DAYS", "0.25"),
+    ("SHELLEXEC_DB_CACHE_KIB", "8192"), ("SHELLEXEC_METRICS_PORT", "0"),
+])
+def test_a_value_at_a_bound_is_taken(name: str, value: str) -> None:
+    Settings.from_env({name: value})
+
+
+@pytest.mark.parametrize("names", [
+    ("SHELLEXEC_METRICS_PORT", "SHELLEXEC_ENVOY_METRICS_PORT"),
+    ("SHELLEXEC_METRICS_PORT", "SHELLEXEC_REST_PORT"),
+    ("SHELLEXEC_ENVOY_METRICS_PORT", "SHELLEXEC_REST_PORT"),
+])
+def test_two_listeners_on_one_port_are_refused_naming_both(names: tuple[str, str]) -> None:
+    """Envoy failed to bind one of them, and `up` ended in a traceback."""
+    with pytest.raises(ValueError, match="name the same port, 19181") as refused:
+        Settings.from_env(dict.fromkeys(names, "19181"))
+    assert all(name in str(refused.value) for name in names)
+    with pytest.raises(ValueError, match="the same port, 19182"):
+        Settings.from_env({"SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:19182",
+                           "SHELLEXEC_REST_PORT": "19182"})
+
+
+def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> None:
+    env = {**os.environ, "SHELLEXEC_HEARTBEAT_SECONDS": "0"}
+    done = subprocess.run([sys.executable, "-m", "shellexec.app.cli", "up"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("shellexec: SHELLEXEC_HEARTBEAT_SECONDS must be a number")
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".run").exists()
