@@ -248,6 +248,22 @@ def test_ctrl_c_in_a_terminal_after_a_large_request_prints_no_traceback(
     assert "KeyboardInterrupt" not in running_up.stderr
 
 
+def test_a_closed_terminal_stops_everything_up_started(running_up: Up) -> None:
+    """A closed terminal (or a dropped SSH session) sends SIGHUP to the whole group: `up` died
+    at once, and Envoy and the server ran on, holding their ports, so the next `up` failed."""
+    env = running_up.env
+    with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
+        client.normalize([codex_start("big", "echo " + "x" * 40_000)])  # starts a worker
+    assert running_up.process is not None
+    started = descendants(running_up.process.pid)  # the server, its worker, Envoy
+    assert len(started) >= 3, started
+    os.killpg(running_up.process.pid, signal.SIGHUP)
+    assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
+    assert wait_until(lambda: all(gone(pid) for pid in started), STOP_TIMEOUT)
+    assert "shellexec stopped" in running_up.rest_of_stdout()
+    assert "Traceback" not in running_up.stderr, running_up.stderr[-3000:]
+
+
 def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:
     stack = Stack(tmp_path, extra_env={"SHELLEXEC_SHUTDOWN_GRACE_SECONDS": str(GRACE_SECONDS),
                                        "SHELLEXEC_HEARTBEAT_SECONDS": "60"})

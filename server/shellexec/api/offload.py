@@ -17,9 +17,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import resource_tracker
 from typing import TypeVar
 
 from shellexec.api.request_work import Missing, Refused
@@ -40,12 +42,29 @@ def _follow_server(server_pid: int) -> None:
     blocked on its call queue would otherwise run on, orphaned, beside the server started in
     its place. A terminal's Ctrl-C signals the whole process group, the workers too: the
     server stops them as it stops, so a worker that took the signal itself would only print
-    its KeyboardInterrupt's traceback over the server's last lines."""
+    its KeyboardInterrupt's traceback over the server's last lines. A closed terminal's
+    SIGHUP, too, is for the server to act on."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != server_pid:  # the server died before the line above took effect
         os._exit(1)
+
+
+def _start_resource_tracker() -> None:
+    """Starts multiprocessing's resource tracker, a child of the server that the pool needs,
+    with SIGHUP ignored (a disposition a child keeps). It ignores SIGINT and SIGTERM itself,
+    but a closed terminal's SIGHUP killed it, and the pool's clean-up then printed a traceback
+    per semaphore it could no longer unregister."""
+    if threading.current_thread() is not threading.main_thread():
+        resource_tracker.ensure_running()  # only the main thread may set a disposition
+        return
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
 # About 5,000 JSON values at most: a few milliseconds of conversion, the most a request may
@@ -99,6 +118,7 @@ class Offload:
 
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            _start_resource_tracker()
             # Spawned, not forked: a forked child of a gRPC server inherits its threads' locks.
             self._pool = ProcessPoolExecutor(
                 self._workers, mp_context=multiprocessing.get_context("spawn"),

@@ -92,7 +92,7 @@ def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
 async def _up(settings: Settings) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in processes.STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     running = await start_server(settings)
     RUN_DIR.mkdir(exist_ok=True)
@@ -119,7 +119,7 @@ async def _up(settings: Settings) -> int:
 
 def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int:
     stopped = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in processes.STOP_SIGNALS:
         signal.signal(sig, lambda *_: stopped.set())
     try:
         return run_cluster(settings, replicas, database, stopped)

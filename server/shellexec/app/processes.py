@@ -7,6 +7,10 @@ import subprocess
 from typing import Any
 
 TERMINATE_SECONDS = 5.0
+# The signals that stop a server or `up` gracefully: Ctrl-C, `kill`, and the hangup a closed
+# terminal or a dropped SSH session sends (which otherwise killed `up` at once and left Envoy
+# and the replicas running, holding their ports).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def stop(process: subprocess.Popen[Any], timeout: float = 10.0,

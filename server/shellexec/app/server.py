@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.api.path_binding import PathBindingInterceptor, PathPatterns
 from shellexec.api.reflection import enable_reflection
 from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
-from shellexec.app import ports
+from shellexec.app import ports, processes
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.composition import Composition, compose
 from shellexec.app.exposure import check_exposure
@@ -231,13 +230,13 @@ def auth_banner(settings: Settings) -> str:
 
 
 async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
-    """Runs the server until SIGINT or SIGTERM, then stops it gracefully."""
+    """Runs the server until SIGINT, SIGTERM or SIGHUP, then stops it gracefully."""
     running = await start_server(settings)
     print(f"shellexec gRPC listening on {settings.grpc_address.rsplit(':', 1)[0]}:{running.port}"
           f", {auth_banner(settings)}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in processes.STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set()
