@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shellexec.app.envoy import render
 from shellexec.app.settings import Settings
 
 BAD = [
@@ -79,3 +80,10 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
     assert done.stderr.startswith("shellexec: SHELLEXEC_HEARTBEAT_SECONDS must be a number")
     assert "Traceback" not in done.stderr
     assert not (tmp_path / ".run").exists()
+
+
+def test_an_ipv6_grpc_address_reaches_envoy_without_brackets() -> None:
+    """Envoy refused `[::1]` as an address, and `up` ended in a traceback."""
+    config = render(Settings.from_env({"SHELLEXEC_GRPC_ADDRESS": "[::1]:50051"}), 50051)
+    assert '"address": "::1", "port_value": 50051' in config
+    assert "[::1]\", \"port_value\"" not in config

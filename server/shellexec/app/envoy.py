@@ -293,8 +293,9 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
     further replicas on `replica_ports` (`shellexec up --replicas`), balanced round robin;
     each of its pools of streams to the servers has room for every replica's share."""
     ports = (grpc_port, *replica_ports)
-    grpc_host = settings.grpc_address.rsplit(":", 1)[0] or "127.0.0.1"
-    if grpc_host in ("0.0.0.0", "[::]", "::"):
+    # Envoy takes an IPv6 address without its brackets.
+    grpc_host = settings.grpc_address.rsplit(":", 1)[0].strip("[]") or "127.0.0.1"
+    if grpc_host in ("0.0.0.0", "::"):
         grpc_host = "127.0.0.1"
     hosts = allowed_hosts(settings.rest_host, settings.rest_port, settings.allowed_hosts)
     origins = allowed_origins(hosts, settings.cors_origins)
