@@ -15,6 +15,8 @@ import pytest
 from shellexec.app.envoy import render
 from shellexec.app.settings import Settings
 
+from support.stack import free_port
+
 BAD = [
     ("SHELLEXEC_REST_PORT", "abc"), ("SHELLEXEC_REST_PORT", "0"),
     ("SHELLEXEC_REST_PORT", "99999999999"), ("SHELLEXEC_REST_PORT", "-1"),
@@ -87,3 +89,24 @@ def test_an_ipv6_grpc_address_reaches_envoy_without_brackets() -> None:
     config = render(Settings.from_env({"SHELLEXEC_GRPC_ADDRESS": "[::1]:50051"}), 50051)
     assert '"address": "::1", "port_value": 50051' in config
     assert "[::1]\", \"port_value\"" not in config
+
+
+@pytest.mark.parametrize("kind", ["a folder", "a file that is no database"])
+def test_a_database_that_cannot_be_used_is_named_before_anything_starts(
+        tmp_path: Path, kind: str) -> None:
+    """A folder, a file that is no database, or a read-only file (which started, reported
+    ready, and answered every write INTERNAL) ended in a peewee traceback or a broken
+    server; the store now tries a write when it opens."""
+    target = tmp_path / "folder"
+    target.mkdir()
+    if kind == "a file that is no database":
+        target = tmp_path / "notes.txt"
+        target.write_text("not a database\n" * 100)
+    env = {**os.environ, "SHELLEXEC_DATABASE_URL": f"sqlite:///{target}",
+           "SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:0", "SHELLEXEC_REST_PORT": str(free_port())}
+    done = subprocess.run([sys.executable, "-m", "shellexec.app.cli", "up"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        f"shellexec: SHELLEXEC_DATABASE_URL: cannot use the SQLite database '{target}': ")
+    assert "Traceback" not in done.stderr

@@ -30,7 +30,12 @@ from shellexec.app.local_postgres import PostgresMissingError
 from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
 from shellexec.app.server import auth_banner, auth_header_flag, serve, start_server
 from shellexec.app.settings import Settings
-from shellexec.store import DatabaseUnavailableError, NewerSchemaError
+from shellexec.store import (
+    DatabaseOpenError,
+    DatabaseUnavailableError,
+    NewerSchemaError,
+    UnsupportedDatabaseError,
+)
 
 RUN_DIR = Path(".run")
 
@@ -107,7 +112,11 @@ async def _up(settings: Settings) -> int:
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
-        return 0 if stop.is_set() else 1
+        if stop.is_set():
+            return 0
+        print(f"shellexec: Envoy exited with status {process.returncode} (its own lines, if "
+              "any, are above); stopping the server", file=sys.stderr, flush=True)
+        return 1
     finally:
         # The server first, while Envoy still relays: open feeds get their end_of_stream and
         # calls in flight their answers.
@@ -187,6 +196,13 @@ def main(argv: list[str] | None = None) -> int:
             ClusterError, PostgresMissingError, DatabaseUnavailableError,
             NewerSchemaError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
+        return 1
+    except envoy.EnvoyStartError as error:
+        print(f"shellexec: the front door did not start ({error}); Envoy's own lines above "
+              "say why", file=sys.stderr, flush=True)
+        return 1
+    except (UnsupportedDatabaseError, DatabaseOpenError) as error:
+        print(f"shellexec: SHELLEXEC_DATABASE_URL: {error}", file=sys.stderr, flush=True)
         return 1
 
 

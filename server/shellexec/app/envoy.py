@@ -369,18 +369,23 @@ def _serving_node(socket: Path) -> str | None:
     return node_id
 
 
+class EnvoyStartError(RuntimeError):
+    """Envoy exited while starting, or was not live in time: its own log lines say why."""
+
+
 def wait_ready(socket: Path, process: subprocess.Popen[bytes], node_id: str,
                timeout: float = 20.0) -> None:
-    """Waits until the Envoy of `process` (launched as `node_id`) is live; raises if it exits
-    or the time runs out. Another Envoy answering on the same admin socket never counts."""
+    """Waits until the Envoy of `process` (launched as `node_id`) is live; raises
+    EnvoyStartError if it exits or the time runs out. Another Envoy answering on the same
+    admin socket never counts."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"envoy exited with status {process.returncode}")
+            raise EnvoyStartError(f"envoy exited with status {process.returncode}")
         if _serving_node(socket) == node_id:
             return
         time.sleep(0.05)
-    raise TimeoutError(f"envoy not ready on admin socket {socket} after {timeout} s")
+    raise EnvoyStartError(f"envoy not ready on admin socket {socket} after {timeout} s")
 
 
 def launch(config: Path, socket: Path, log: IO[bytes] | None = None,

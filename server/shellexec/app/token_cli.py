@@ -13,7 +13,12 @@ from datetime import UTC, datetime
 from shellexec.app.settings import Settings
 from shellexec.service import InvalidArgumentError, ServiceError, system_clock
 from shellexec.service.tokens import TokenInfo, Tokens
-from shellexec.store import NewerSchemaError, open_database
+from shellexec.store import (
+    DatabaseOpenError,
+    NewerSchemaError,
+    UnsupportedDatabaseError,
+    open_database,
+)
 from shellexec.vocabulary import SCOPES
 
 
@@ -73,6 +78,9 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
         database = open_database(settings.database_url, readers=1)
     except NewerSchemaError as error:
         print(f"shellexec token: {error}", file=sys.stderr)
+        return 1
+    except (UnsupportedDatabaseError, DatabaseOpenError) as error:
+        print(f"shellexec token: SHELLEXEC_DATABASE_URL: {error}", file=sys.stderr)
         return 1
     try:
         _run(Tokens(database, system_clock), args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shellexec.store.database import Database
 from shellexec.store.errors import (
+    DatabaseOpenError,
     DatabaseUnavailableError,
     NewerSchemaError,
     StoreError,
@@ -20,6 +21,7 @@ from shellexec.store.statements import Statements
 __all__ = [
     "SCHEMA_VERSION",
     "Database",
+    "DatabaseOpenError",
     "DatabaseUnavailableError",
     "NewerSchemaError",
     "Statements",

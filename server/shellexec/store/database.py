@@ -33,11 +33,12 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from peewee import Database as PeeweeDatabase
+from peewee import DatabaseError as PeeweeDatabaseError
 from peewee import SqliteDatabase
 
-from shellexec.store.errors import UnsupportedDatabaseError
+from shellexec.store.errors import DatabaseOpenError, UnsupportedDatabaseError
 from shellexec.store.migrations import migrate
-from shellexec.store.models import ALL_MODELS
+from shellexec.store.models import ALL_MODELS, SchemaVersion
 from shellexec.store.readiness import readiness_problem
 from shellexec.store.statements import Statements
 
@@ -259,10 +260,22 @@ def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
     db = SqliteDatabase(str(path), pragmas=_pragmas(cache_kib, busy_timeout_ms), autoconnect=False,
                         check_same_thread=False)
     db.bind(ALL_MODELS)
-    db.connect()
     try:
-        migrate(db)
-    finally:
-        db.close()
+        db.connect()
+        try:
+            migrate(db)
+            _probe_writes(db)
+        finally:
+            db.close()
+    except PeeweeDatabaseError as error:
+        raise DatabaseOpenError(str(path), str(error)) from None
     return Database(db, readers=readers)
+
+
+def _probe_writes(db: SqliteDatabase) -> None:
+    """Writes into the file and takes it back: a read-only file (or folder, for the
+    write-ahead log) fails here rather than at the first request."""
+    with db.atomic() as transaction:
+        SchemaVersion.update(applied_at=SchemaVersion.applied_at).execute()
+        transaction.rollback()
 

@@ -2,6 +2,7 @@
 
     StoreError
     ├── UnsupportedDatabaseError   the DATABASE_URL names an engine the store does not run on
+    ├── DatabaseOpenError          the SQLite file cannot be opened, read or written
     ├── StaleWriteError            a row changed since it was read (another writer)
     ├── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
     └── NewerSchemaError           a newer shellexec migrated the database past this one
@@ -20,6 +21,16 @@ class UnsupportedDatabaseError(StoreError):
     def __init__(self, engine: str) -> None:
         super().__init__(f"unsupported database {engine!r}; use sqlite:///PATH or postgresql://...")
         self.engine = engine
+
+
+class DatabaseOpenError(StoreError):
+    """The SQLite database cannot be opened, read or written (a folder, a file that is no
+    database, a read-only file or folder): found when the store opens, not at the first
+    write, which a ready server would answer with INTERNAL."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot use the SQLite database {path[:200]!r}: {reason[:200]}")
+        self.path = path
 
 
 class StaleWriteError(StoreError):
