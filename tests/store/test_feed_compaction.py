@@ -108,6 +108,29 @@ def test_a_quiet_session_loses_its_events_and_a_late_watcher_gets_reset(
         "session.message.updated", 3)
 
 
+def test_a_quiet_session_loses_its_turns_events_too(
+        app: Composition, clock: SettableClock, path: Path) -> None:
+    """Only events older than a message's last change were found: a session whose turns
+    carried no message, or whose last turn ended after its last message, kept those
+    events whatever its quiet."""
+    bare = str(asyncio.run(app.sessions.create("task-bare", "codex")).id)
+    turn = asyncio.run(app.sessions.start_turn(bare))
+    asyncio.run(app.sessions.complete_turn(bare, turn.id, "end_turn"))
+    busy = str(asyncio.run(app.sessions.create("task-busy", "codex")).id)
+    turn = asyncio.run(app.sessions.start_turn(busy))
+    publish(app, busy, codex_start("c", "make"))
+    asyncio.run(app.sessions.complete_turn(busy, turn.id, "end_turn"))
+    clock.now += 25 * HOUR
+
+    asyncio.run(app.housekeeping.sweep())
+
+    assert stored(path, bare) == {"revision": 2, "compacted": 2, "events": [], "receipts": []}
+    # Its turn started, its command came and was cancelled by the turn's end, which came
+    # last: four events, every one pruned.
+    assert stored(path, busy) == {"revision": 4, "compacted": 4, "events": [], "receipts": []}
+    assert [event.type for event in first_events(app, bare, 0, 2)] == ["heartbeat", "reset"]
+
+
 def test_an_active_session_keeps_the_events_of_the_window(
         app: Composition, clock: SettableClock, path: Path) -> None:
     session_id = str(asyncio.run(app.sessions.create("task-active", "codex")).id)

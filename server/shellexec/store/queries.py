@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from peewee import JOIN, Expression, fn
+from peewee import JOIN, Case, Expression, fn
 
 from shellexec.store.models import (
     Event,
@@ -310,14 +310,16 @@ def compactable_sessions(cutoff: int, after_id: str, limit: int) -> list[Compact
     Events carry no time of their own (a timestamp on every publish's row would cost bytes on
     every publish): an event of a message that has not changed since before `cutoff` is
     older than it, and revisions grow with time, so every event up to the highest such
-    revision is older too (ADR 0062)."""
+    revision is older too (ADR 0062). A session quiet since before `cutoff` (every event
+    moves its `active_at`) has only older events, its turns' events too."""
     old_message = (Message.select(fn.MAX(Event.revision))
                    .join(Event, on=(Event.message == Message.position))
                    .where((Message.session == Session.id) & (Message.updated_at < cutoff)
                           & (Event.session_number == Session.number)
                           & (Event.revision > Session.compacted_revision)))
+    prunable = Case(None, [(Session.active_at < cutoff, Session.revision)], old_message)
     rows = (Session.select(Session.id, Session.compacted_revision,
-                           old_message.alias("prunable"))
+                           prunable.alias("prunable"))
             .where((Session.id > after_id) & (Session.created_at < cutoff)
                    & (Session.revision > Session.compacted_revision))
             .order_by(Session.id).limit(limit))
