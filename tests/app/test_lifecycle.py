@@ -153,6 +153,18 @@ def test_serve_names_a_port_another_program_holds(tmp_path: Path) -> None:
     assert "SHELLEXEC_GRPC_ADDRESS" in result.stderr
 
 
+def test_an_address_this_machine_does_not_have_is_named_as_such(tmp_path: Path) -> None:
+    """192.0.2.1 (a documentation address) cannot be bound: that was reported as a port
+    another program holds."""
+    env = {**os.environ, "SHELLEXEC_AUTH": "on", "SHELLEXEC_GRPC_ADDRESS": "192.0.2.1:50051",
+           "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    result = run_shellexec(["serve"], env, tmp_path)
+    assert result.returncode == 1
+    assert "cannot listen on 192.0.2.1:50051 (gRPC): " in result.stderr
+    assert "already in use" not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_the_server_binds_its_port_exclusively(stack: Stack, tmp_path: Path) -> None:
     """Past the start-up check (a race), binding itself fails instead of sharing the port."""
     settings = Settings(grpc_address=stack.grpc_target,

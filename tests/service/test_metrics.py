@@ -132,6 +132,13 @@ def test_metrics_endpoint_serves_only_get_metrics(metered: Stack) -> None:
     assert status_of(f"{base}/") == 404
     assert status_of(f"{base}/metrics/extra") == 404
     assert status_of(f"{base}/metrics", "POST") == 405
+    # HEAD, which operations.md offers (a probe's check): GET's headers, no body. The client
+    # library answered it 405.
+    with urllib.request.urlopen(urllib.request.Request(f"{base}/metrics", method="HEAD"),
+                                timeout=10) as head:
+        assert head.status == 200
+        assert head.headers["content-type"].startswith("text/plain")
+        assert head.read() == b""
 
 
 def test_public_listener_does_not_serve_metrics(metered: Stack) -> None:

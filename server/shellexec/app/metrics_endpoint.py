@@ -55,10 +55,13 @@ def metrics_app(registry: CollectorRegistry, hosts: Collection[str]) -> WsgiApp:
             return _refusal("421 Misdirected Request", start_response)
         if environ.get("PATH_INFO") != METRICS_PATH:
             return _refusal("404 Not Found", start_response)
-        if environ.get("REQUEST_METHOD") not in _READ_METHODS:
+        method = environ.get("REQUEST_METHOD")
+        if method not in _READ_METHODS:
             return _refusal("405 Method Not Allowed", start_response)
-        result: Iterable[bytes] = exposition(environ, start_response)
-        return result
+        # The client library answers only GET: a HEAD gets GET's headers and no body.
+        result: Iterable[bytes] = exposition({**environ, "REQUEST_METHOD": "GET"},
+                                             start_response)
+        return [] if method == "HEAD" else result
 
     return app
 

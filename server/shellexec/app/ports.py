@@ -7,6 +7,7 @@ user can act on, not as a library's bind error, and before anything prints a ban
 
 from __future__ import annotations
 
+import errno
 import random
 import socket
 import time
@@ -29,7 +30,8 @@ TRIES_PER_PORT = 1000
 
 
 class PortInUseError(RuntimeError):
-    """A port this command must listen on is taken; the message says which and what to do."""
+    """A port this command must listen on is taken, or its address cannot be bound; the
+    message says which and what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +51,16 @@ def split_address(address: str) -> tuple[str, int]:
 
 
 def is_in_use(host: str, port: int) -> bool:
-    """Whether something listens on host:port (a connection in TIME_WAIT does not count)."""
+    """Whether something listens on host:port (a connection in TIME_WAIT does not count).
+    OSError when the address cannot be bound for another reason (not this machine's, say)."""
     with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
-        except OSError:
-            return True
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return True
+            raise
     return False
 
 
@@ -98,7 +103,7 @@ def wait_answering(target: str, timeout: float, still_starting: Callable[[], boo
 def ensure_free(grpc_listener: Listener, *others: Listener) -> None:
     """Raises PortInUseError naming the first listener whose port is taken (port 0 picks a
     free port and is never checked)."""
-    if grpc_listener.port and is_in_use(grpc_listener.host, grpc_listener.port):
+    if grpc_listener.port and _in_use(grpc_listener):
         if shellexec_answers(grpc_listener.host, grpc_listener.port):
             raise PortInUseError(
                 f"shellexec is already running on port {grpc_listener.port}: stop it first "
@@ -106,8 +111,18 @@ def ensure_free(grpc_listener: Listener, *others: Listener) -> None:
                 + "".join(f", {other.setting}" for other in others))
         raise _taken(grpc_listener)
     for listener in others:
-        if listener.port and is_in_use(listener.host, listener.port):
+        if listener.port and _in_use(listener):
             raise _taken(listener)
+
+
+def _in_use(listener: Listener) -> bool:
+    try:
+        return is_in_use(listener.host, listener.port)
+    except OSError as error:
+        raise PortInUseError(
+            f"cannot listen on {listener.host}:{listener.port} ({listener.role}): "
+            f"{error.strerror or error}; check {listener.setting} and the host beside it"
+        ) from None
 
 
 def _taken(listener: Listener) -> PortInUseError:
