@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from shellexec.app import envoy, processes
+from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.ports import PortInUseError
 from shellexec.app.server import start_server
 from shellexec.app.settings import Settings
@@ -187,11 +188,19 @@ def test_a_second_envoy_cannot_share_the_rest_port(stack: Stack, tmp_path: Path)
 def test_readiness_ignores_another_envoy_on_the_admin_socket(stack: Stack) -> None:
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        with pytest.raises(TimeoutError):
+        with pytest.raises(envoy.EnvoyStartError, match="not ready on admin socket"):
             envoy.wait_ready(stack.admin_socket, stand_in, envoy.new_node_id(), timeout=1.0)
     finally:
         stand_in.kill()
         stand_in.wait()
+
+
+def test_a_second_up_in_the_same_folder_is_refused_before_it_takes_the_admin_socket(
+        stack: Stack, tmp_path: Path) -> None:
+    """Two `up` in one folder share `.run/envoy/admin.sock`: the second took it, and the
+    first one's statistics and admin interface became the second's."""
+    with pytest.raises(AdminSocketError, match="an Envoy already answers on"):
+        envoy.launch(tmp_path / "unused.yaml", stack.admin_socket, timeout=1.0)
 
 
 def read_sse(api: RestApi, session_id: str, events: list[dict[str, Any]],

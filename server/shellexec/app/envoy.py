@@ -394,6 +394,11 @@ def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
     first), its output going to `log` (None: ours), and waits until it is live; stops it
     again if it never is."""
     admin_socket.prepare(socket)
+    if _serving_node(socket) is not None:
+        raise admin_socket.AdminSocketError(
+            f"an Envoy already answers on {socket}, perhaps another shellexec started from "
+            "this folder: stop it, start this one from another folder, or choose another "
+            "SHELLEXEC_ADMIN_SOCKET")
     node_id = new_node_id()
     process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)
     try:
