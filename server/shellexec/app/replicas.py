@@ -99,7 +99,11 @@ class Replica:
         """What to add when another program holds the replica's port: Envoy sends this
         replica's share of calls to that port, so the operator must hear of it."""
         host, port = ports.split_address(self.target)
-        if not ports.is_in_use(host, port):
+        try:
+            taken = ports.is_in_use(host, port)
+        except OSError:  # not a port another program holds: nothing to add
+            return ""
+        if not taken:
             return ""
         return (f", and another program now holds its port {port}: it cannot start until "
                 "that program stops")
