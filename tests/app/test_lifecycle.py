@@ -201,6 +201,16 @@ def test_a_second_up_in_the_same_folder_is_refused_before_it_takes_the_admin_soc
     first one's statistics and admin interface became the second's."""
     with pytest.raises(AdminSocketError, match="an Envoy already answers on"):
         envoy.launch(tmp_path / "unused.yaml", stack.admin_socket, timeout=1.0)
+    # `up` says so before it starts a server or writes its `.run/envoy.yaml`.
+    env = {**os.environ, "SHELLEXEC_ADMIN_SOCKET": str(stack.admin_socket),
+           "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
+           "SHELLEXEC_REST_PORT": str(free_port()),
+           "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'second.db'}"}
+    result = run_shellexec(["up"], env, tmp_path)
+    assert result.returncode == 1
+    assert "an Envoy already answers on" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / ".run" / "envoy.yaml").exists()
 
 
 def read_sse(api: RestApi, session_id: str, events: list[dict[str, Any]],

@@ -99,6 +99,8 @@ async def _up(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in processes.STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
+    # Before anything starts or `.run/envoy.yaml` is written: another `up` may own them.
+    envoy.ensure_admin_socket_free(Path(settings.admin_socket))
     running = await start_server(settings)
     RUN_DIR.mkdir(exist_ok=True)
     config = RUN_DIR / "envoy.yaml"

@@ -388,17 +388,23 @@ def wait_ready(socket: Path, process: subprocess.Popen[bytes], node_id: str,
     raise EnvoyStartError(f"envoy not ready on admin socket {socket} after {timeout} s")
 
 
+def ensure_admin_socket_free(socket: Path) -> None:
+    """Raises AdminSocketError when a live Envoy answers on `socket`: another `up` started
+    from the same folder, whose admin interface and statistics a second Envoy would take."""
+    if _serving_node(socket) is not None:
+        raise admin_socket.AdminSocketError(
+            f"an Envoy already answers on {socket}, perhaps another shellexec started from "
+            "this folder: stop it, start this one from another folder, or choose another "
+            "SHELLEXEC_ADMIN_SOCKET")
+
+
 def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
            timeout: float = 20.0) -> subprocess.Popen[bytes]:
     """Starts Envoy on `config` with its admin interface on `socket` (its folder made private
     first), its output going to `log` (None: ours), and waits until it is live; stops it
     again if it never is."""
     admin_socket.prepare(socket)
-    if _serving_node(socket) is not None:
-        raise admin_socket.AdminSocketError(
-            f"an Envoy already answers on {socket}, perhaps another shellexec started from "
-            "this folder: stop it, start this one from another folder, or choose another "
-            "SHELLEXEC_ADMIN_SOCKET")
+    ensure_admin_socket_free(socket)
     node_id = new_node_id()
     process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)
     try:
