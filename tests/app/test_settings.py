@@ -26,6 +26,8 @@ BAD = [
     ("SHELLEXEC_STATE_CACHE_MIB", "x"), ("SHELLEXEC_KNOWN_SESSIONS", "-1"),
     ("SHELLEXEC_HEARTBEAT_SECONDS", "0"), ("SHELLEXEC_HEARTBEAT_SECONDS", "nan"),
     ("SHELLEXEC_HEARTBEAT_SECONDS", "inf"), ("SHELLEXEC_HEARTBEAT_SECONDS", "1e300"),
+    ("SHELLEXEC_HEARTBEAT_SECONDS", "1e-300"), ("SHELLEXEC_HOUSEKEEPING_SECONDS", "5e-324"),
+    ("SHELLEXEC_READINESS_CHECK_SECONDS", "0.001"),
     ("SHELLEXEC_STREAM_LIFETIME_SECONDS", "-5"), ("SHELLEXEC_STALLED_WATCHER_SECONDS", "0"),
     ("SHELLEXEC_READINESS_CHECK_SECONDS", "0"), ("SHELLEXEC_SHUTDOWN_GRACE_SECONDS", "abc"),
     ("SHELLEXEC_HOUSEKEEPING_SECONDS", "0"), ("SHELLEXEC_RETENTION_DAYS", "inf"),
@@ -109,4 +111,50 @@ def test_a_database_that_cannot_be_used_is_named_before_anything_starts(
     assert done.returncode == 1
     assert done.stderr.startswith(
         f"shellexec: SHELLEXEC_DATABASE_URL: cannot use the SQLite database '{target}': ")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"SHELLEXEC_DATABASE_URL": "sqlite:///{tmp}/a-file/x.db"},
+     "shellexec: SHELLEXEC_DATABASE_URL: cannot use the SQLite database '{tmp}/a-file/x.db': "
+     "its folder cannot be made"),
+    ({"SHELLEXEC_DATABASE_URL": "sqlite:///:memory:"},
+     "shellexec: SHELLEXEC_DATABASE_URL: cannot use the SQLite database ':memory:'"),
+    ({"SHELLEXEC_ADMIN_SOCKET": "{tmp}/a-file/envoy/admin.sock"},
+     "shellexec: the admin socket's folder {tmp}/a-file/envoy cannot be made"),
+])
+def test_a_path_that_cannot_be_used_is_named_before_the_server_starts(
+        tmp_path: Path, env: dict[str, str], message: str) -> None:
+    (tmp_path / "a-file").write_text("a file where a folder would go\n")
+    settings = {name: value.format(tmp=tmp_path) for name, value in env.items()}
+    done = subprocess.run(
+        [sys.executable, "-m", "shellexec.app.cli", "up"], cwd=tmp_path, timeout=60,
+        env={**os.environ, "SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:0",
+             "SHELLEXEC_REST_PORT": str(free_port()),
+             "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'ok.db'}", **settings},
+        capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.startswith(message.format(tmp=tmp_path)), done.stderr
+    assert "Traceback" not in done.stderr
+    assert "shellexec stopped" not in done.stdout  # nothing had started
+
+
+@pytest.mark.parametrize(("replicas", "env", "message"), [
+    (100_000, {}, "--replicas must be from 1 to 64"),
+    (2, {"SHELLEXEC_METRICS_PORT": "19464", "SHELLEXEC_ENVOY_METRICS_PORT": "19465"},
+     "replica 2 would serve its metrics on SHELLEXEC_METRICS_PORT + 1 = 19465, which is "
+     "SHELLEXEC_ENVOY_METRICS_PORT"),
+    (3, {"SHELLEXEC_METRICS_PORT": "65534"}, "= 65536, which is past 65535"),
+])
+def test_a_cluster_that_cannot_start_says_why_before_anything_starts(
+        tmp_path: Path, replicas: int, env: dict[str, str], message: str) -> None:
+    """100,000 replicas looked for ports for ever; replica 2's metrics port on Envoy's
+    statistics port failed in its own log only."""
+    done = subprocess.run(
+        [sys.executable, "-m", "shellexec.app.cli", "up", "--replicas", str(replicas)],
+        cwd=tmp_path, timeout=60, capture_output=True, text=True,
+        env={**os.environ, "SHELLEXEC_DATABASE_URL": "postgresql://u@127.0.0.1:1/x",
+             "SHELLEXEC_REST_PORT": str(free_port()), **env})
+    assert done.returncode == 1
+    assert message in done.stderr
     assert "Traceback" not in done.stderr

@@ -52,10 +52,15 @@ def prepare(path: Path) -> Path:
             f"admin socket path {str(path)[:80]}... is longer than {MAX_SOCKET_PATH_BYTES} "
             "bytes: choose a shorter SHELLEXEC_ADMIN_SOCKET")
     folder = path.parent
-    if not folder.exists():
-        folder.mkdir(mode=FOLDER_MODE, parents=True)
-        folder.chmod(FOLDER_MODE)  # mkdir's mode is reduced by the umask, never widened
-    info = folder.stat()
+    try:
+        if not folder.exists():
+            folder.mkdir(mode=FOLDER_MODE, parents=True)
+            folder.chmod(FOLDER_MODE)  # mkdir's mode is reduced by the umask, never widened
+        info = folder.stat()
+    except OSError as error:
+        raise AdminSocketError(f"the admin socket's folder {folder} cannot be made: "
+                               f"{error.strerror or error}; choose another "
+                               "SHELLEXEC_ADMIN_SOCKET") from None
     if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
         raise AdminSocketError(
             f"the admin socket's folder {folder} must belong to this user and be private "

@@ -31,6 +31,10 @@ REPLICA_START_SECONDS = 60.0
 SUPERVISE_SECONDS = 0.5
 
 
+# More would only share the machine's cores; the ports they take are drawn from a range.
+MAX_REPLICAS = 64
+
+
 class ClusterError(RuntimeError):
     """The replicas cannot be started as asked."""
 
@@ -39,9 +43,10 @@ def replica_env(settings: Settings, database_url: str, port: int,
                 metrics_port: int) -> dict[str, str]:
     """The environment of one replica: ours, with its own port and the shared database."""
     host = ports.split_address(settings.grpc_address)[0]
+    # A replica runs no Envoy: the front door's statistics port is not its to check.
     return {**os.environ, "SHELLEXEC_DATABASE_URL": database_url,
             "SHELLEXEC_GRPC_ADDRESS": f"{host}:{port}",
-            "SHELLEXEC_METRICS_PORT": str(metrics_port)}
+            "SHELLEXEC_METRICS_PORT": str(metrics_port), "SHELLEXEC_ENVOY_METRICS_PORT": "0"}
 
 
 def _wait_serving(replica: Replica, timeout: float) -> None:
@@ -87,12 +92,30 @@ def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
     ))
 
 
+def _check_metrics_ports(settings: Settings, replicas: int) -> None:
+    """Replica k serves its metrics on SHELLEXEC_METRICS_PORT + k - 1: none of those may be
+    another listener's port, or past the last port."""
+    if not settings.metrics_port:
+        return
+    others = {settings.rest_port: "SHELLEXEC_REST_PORT",
+              settings.envoy_metrics_port: "SHELLEXEC_ENVOY_METRICS_PORT"}
+    for index in range(replicas):
+        port = settings.metrics_port + index
+        if port > ports.MAX_PORT or port in others:
+            clash = "is past 65535" if port > ports.MAX_PORT else f"is {others[port]}"
+            raise ClusterError(
+                f"replica {index + 1} would serve its metrics on SHELLEXEC_METRICS_PORT + "
+                f"{index} = {port}, which {clash}: choose a SHELLEXEC_METRICS_PORT with "
+                f"{replicas} free ports from it")
+
+
 def run_cluster(settings: Settings, replicas: int, database: str | None,
                 stopped: threading.Event) -> int:
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
     everything it started; returns the exit status."""
-    if replicas < 1:
-        raise ClusterError("--replicas must be at least 1")
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise ClusterError(f"--replicas must be from 1 to {MAX_REPLICAS}")
+    _check_metrics_ports(settings, replicas)
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
         url = started.enter_context(_database(settings, database))

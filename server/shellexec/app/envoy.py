@@ -389,8 +389,11 @@ def wait_ready(socket: Path, process: subprocess.Popen[bytes], node_id: str,
 
 
 def ensure_admin_socket_free(socket: Path) -> None:
-    """Raises AdminSocketError when a live Envoy answers on `socket`: another `up` started
-    from the same folder, whose admin interface and statistics a second Envoy would take."""
+    """Makes the socket's private folder (`admin_socket.prepare`), and raises
+    AdminSocketError when that fails, or when a live Envoy answers on `socket`: another `up`
+    started from the same folder, whose admin interface and statistics a second Envoy would
+    take."""
+    admin_socket.prepare(socket)
     if _serving_node(socket) is not None:
         raise admin_socket.AdminSocketError(
             f"an Envoy already answers on {socket}, perhaps another shellexec started from "
@@ -403,7 +406,6 @@ def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
     """Starts Envoy on `config` with its admin interface on `socket` (its folder made private
     first), its output going to `log` (None: ours), and waits until it is live; stops it
     again if it never is."""
-    admin_socket.prepare(socket)
     ensure_admin_socket_free(socket)
     node_id = new_node_id()
     process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)

@@ -61,9 +61,13 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, most: int,
     return int(digits)
 
 
+# The shortest interval a timer setting takes: zero, or 1e-300, made a timer spin (a heartbeat
+# sent as fast as the loop runs), and the tests' shortest is 0.2 s.
+MIN_SECONDS = 0.05
+
+
 def _seconds(env: Mapping[str, str], name: str, default: float, most: float) -> float:
-    """A number of seconds more than 0 and at most `most`; unset means `default`. Zero would
-    make a timer spin (a heartbeat sent as fast as the loop runs)."""
+    """A number of seconds from MIN_SECONDS to `most`; unset means `default`."""
     value = env.get(name, "").strip()
     if not value:
         return default
@@ -71,18 +75,18 @@ def _seconds(env: Mapping[str, str], name: str, default: float, most: float) -> 
         number = float(value)
     except ValueError:
         number = math.nan
-    if not 0 < number <= most:  # also NaN
-        raise ValueError(f"{name} must be a number of seconds more than 0 and at most "
+    if not MIN_SECONDS <= number <= most:  # also NaN
+        raise ValueError(f"{name} must be a number of seconds from {MIN_SECONDS:g} to "
                          f"{most:g}, not {value[:16]!r}")
     return number
 
 
-def _address(name: str, value: str, least_port: int, ipv6: bool) -> None:
-    """An IP address and a port (`127.0.0.1:50051`; `[::1]:50051` where `ipv6`): Envoy
-    listens on and connects to addresses, not names."""
+def _address(name: str, value: str, least_port: int) -> None:
+    """An IP address and a port (`127.0.0.1:50051`, `[::1]:50051`): Envoy connects to
+    addresses, not names."""
     host, colon, port = value.rpartition(":")
     try:
-        if ipv6 and host.startswith("[") and host.endswith("]"):
+        if host.startswith("[") and host.endswith("]"):
             ipaddress.IPv6Address(host[1:-1])
         else:
             ipaddress.IPv4Address(host)
@@ -91,15 +95,14 @@ def _address(name: str, value: str, least_port: int, ipv6: bool) -> None:
     except ValueError:
         valid = False
     if not valid:
-        form = "an IP address and a port" if ipv6 else "an IPv4 address and a port"
-        raise ValueError(f"{name} must be {form} from {least_port} to {MAX_PORT}, such as "
-                         f"127.0.0.1:50051 (a name such as localhost is not taken), "
-                         f"not {value[:64]!r}")
+        raise ValueError(f"{name} must be an IP address and a port from {least_port} to "
+                         f"{MAX_PORT}, such as 127.0.0.1:50051 or [::1]:50051 (a name such "
+                         f"as localhost is not taken), not {value[:64]!r}")
 
 
 # An hour: SQLite keeps the timeout in a C int, and no lock is worth a call waiting longer.
 MAX_BUSY_TIMEOUT_MS = 3_600_000
-MAX_PORT = 65_535
+MAX_PORT = ports.MAX_PORT
 HOUR, DAY = 3600.0, 86_400.0
 # Bounds of the other settings: far past any sensible value, short of what breaks a timer,
 # Envoy's durations or memory.
@@ -183,8 +186,13 @@ class Settings:
     feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
 
     def __post_init__(self) -> None:
-        _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0, ipv6=True)
-        _address("SHELLEXEC_REST_HOST", f"{self.rest_host}:{self.rest_port}", 1, ipv6=False)
+        _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0)
+        try:
+            ipaddress.IPv4Address(self.rest_host)
+        except ValueError:
+            raise ValueError("SHELLEXEC_REST_HOST must be an IPv4 address such as 127.0.0.1 "
+                             "(0.0.0.0 for every interface; a name such as localhost is not "
+                             f"taken), not {self.rest_host[:64]!r}") from None
         named = [("SHELLEXEC_GRPC_ADDRESS", ports.split_address(self.grpc_address)[1]),
                  ("SHELLEXEC_REST_PORT", self.rest_port),
                  ("SHELLEXEC_METRICS_PORT", self.metrics_port),

@@ -15,6 +15,7 @@ from shellexec.service import InvalidArgumentError, ServiceError, system_clock
 from shellexec.service.tokens import TokenInfo, Tokens
 from shellexec.store import (
     DatabaseOpenError,
+    DatabaseUnavailableError,
     NewerSchemaError,
     UnsupportedDatabaseError,
     open_database,
@@ -79,7 +80,7 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
     except NewerSchemaError as error:
         print(f"shellexec token: {error}", file=sys.stderr)
         return 1
-    except (UnsupportedDatabaseError, DatabaseOpenError) as error:
+    except (UnsupportedDatabaseError, DatabaseOpenError, DatabaseUnavailableError) as error:
         print(f"shellexec token: SHELLEXEC_DATABASE_URL: {error}", file=sys.stderr)
         return 1
     try:

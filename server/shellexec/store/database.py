@@ -256,7 +256,14 @@ def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
     its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB and waits up to
     `busy_timeout_ms` for a lock another program holds."""
     path = _sqlite_path(url)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if str(path) == ":memory:":  # each connection would have a database of its own
+        raise DatabaseOpenError(str(path), "a file path is needed: the writer and the readers "
+                                           "share one file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DatabaseOpenError(str(path), f"its folder cannot be made: "
+                                           f"{error.strerror or error}") from None
     db = SqliteDatabase(str(path), pragmas=_pragmas(cache_kib, busy_timeout_ms), autoconnect=False,
                         check_same_thread=False)
     db.bind(ALL_MODELS)
