@@ -31,8 +31,9 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     return _SWITCH_WORDS[value]
 
 
-def _not_negative(env: Mapping[str, str], name: str, default: float, most: float) -> float:
-    """A number from 0 to `most`; unset means `default`."""
+def _number(env: Mapping[str, str], name: str, default: float, least: float, most: float,
+            what: str = "a number") -> float:
+    """A number from `least` to `most`; unset means `default`."""
     value = env.get(name, "").strip()
     if not value:
         return default
@@ -40,9 +41,15 @@ def _not_negative(env: Mapping[str, str], name: str, default: float, most: float
         number = float(value)
     except ValueError:
         number = math.nan
-    if not 0 <= number <= most:  # also NaN and infinity
-        raise ValueError(f"{name} must be a number from 0 to {most:g}, not {value[:16]!r}")
+    if not least <= number <= most:  # also NaN and infinity
+        raise ValueError(f"{name} must be {what} from {least:g} to {most:g}, "
+                         f"not {value[:16]!r}")
     return number
+
+
+def _not_negative(env: Mapping[str, str], name: str, default: float, most: float) -> float:
+    """A number from 0 to `most`; unset means `default`."""
+    return _number(env, name, default, 0, most)
 
 
 def _whole_number(env: Mapping[str, str], name: str, default: int, most: int,
@@ -68,17 +75,7 @@ MIN_SECONDS = 0.05
 
 def _seconds(env: Mapping[str, str], name: str, default: float, most: float) -> float:
     """A number of seconds from MIN_SECONDS to `most`; unset means `default`."""
-    value = env.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not MIN_SECONDS <= number <= most:  # also NaN
-        raise ValueError(f"{name} must be a number of seconds from {MIN_SECONDS:g} to "
-                         f"{most:g}, not {value[:16]!r}")
-    return number
+    return _number(env, name, default, MIN_SECONDS, most, "a number of seconds")
 
 
 def _address(name: str, value: str, least_port: int) -> None:
