@@ -73,21 +73,26 @@ class Deletion:
         def work() -> list[Doomed]:
             rows.clear()  # a unit of work may run twice (database.py): count the last run
             picked = queries.sessions_idle_since(cutoff, limit)
+            ids = [session_id for session_id, _ in picked]
             # Another replica may have published to one since it was picked: only those still
             # idle once locked go (a publish acknowledged a moment before must not be lost).
-            self._database.statements.lock_sessions([session_id for session_id, _ in picked])
-            idle = queries.idle_among([session_id for session_id, _ in picked], cutoff)
-            return self._delete([doomed for doomed in picked if doomed[0] in idle], rows)
+            self._database.statements.lock_sessions(ids)
+            idle = queries.idle_among(ids, cutoff)
+            return self._delete_locked([doomed for doomed in picked if doomed[0] in idle], rows)
 
         deleted = await units.write(self._database, work)
         self._announce(deleted)
         return IdleDeleted(len(deleted), rows)
 
-    def _delete(self, doomed: list[Doomed], rows: Counter[str] | None = None) -> list[Doomed]:
-        now = self._clock()
+    def _delete(self, doomed: list[Doomed]) -> list[Doomed]:
         # Where other replicas write, their rows are locked first (in id order); the unit of
         # a single session was locked before it ran.
         self._database.statements.lock_sessions([session_id for session_id, _ in doomed])
+        return self._delete_locked(doomed)
+
+    def _delete_locked(self, doomed: list[Doomed],
+                       rows: Counter[str] | None = None) -> list[Doomed]:
+        now = self._clock()
         for session_id, task_id in doomed:
             deleted = self._database.statements.delete_session(session_id, task_id, now)
             if rows is not None:

@@ -321,12 +321,13 @@ class Statements:
             state=param("state"), updated_at=param("now"), active_at=param("now")).where(
             Session.id == param("session")),
             state=state, now=now, session=session.id)
+        self.lock_task(str(session.task_id))
         self._refresh_task_state(str(session.task_id), now)
         session.state = state
         session.updated_at = now
 
     def _refresh_task_state(self, task_id: str, now: int) -> None:
-        self.lock_task(task_id)
+        """The task's state from its sessions' (its row locked by the caller)."""
         running = self._run("task_running", lambda: Session.select(Session.id).where(
             (Session.task == param("task")) & (Session.state == SESSION_RUNNING)).limit(1),
             task=_db_value(Task, "id", task_id)).fetchone() is not None
