@@ -260,10 +260,9 @@ def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up
     assert "CancelledError" not in running_up.stderr
 
 
-def test_ctrl_c_in_a_terminal_after_a_large_request_prints_no_traceback(
-        running_up: Up) -> None:
-    """A terminal's Ctrl-C signals every process of the group, the conversion worker that a
-    large request started too (api/offload.py): the worker leaves stopping to the server."""
+def _signal_the_group_after_a_large_request(running_up: Up, sig: signal.Signals) -> None:
+    """Starts a conversion worker with a large request, sends `sig` to the whole process group
+    as a terminal does, and checks that `up` and every process it started end cleanly."""
     env = running_up.env
     with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
         record = client.normalize([codex_start("big", "echo " + "x" * 40_000)])
@@ -271,28 +270,25 @@ def test_ctrl_c_in_a_terminal_after_a_large_request_prints_no_traceback(
     assert running_up.process is not None
     started = descendants(running_up.process.pid)  # the server, its worker, Envoy
     assert len(started) >= 3, started
-    os.killpg(running_up.process.pid, signal.SIGINT)
+    os.killpg(running_up.process.pid, sig)
     assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
     assert wait_until(lambda: all(gone(pid) for pid in started), STOP_TIMEOUT)
     assert "shellexec stopped" in running_up.rest_of_stdout()
-    assert "Traceback" not in running_up.stderr
+    assert "Traceback" not in running_up.stderr, running_up.stderr[-3000:]
+
+
+def test_ctrl_c_in_a_terminal_after_a_large_request_prints_no_traceback(
+        running_up: Up) -> None:
+    """A terminal's Ctrl-C signals every process of the group, the conversion worker that a
+    large request started too (api/offload.py): the worker leaves stopping to the server."""
+    _signal_the_group_after_a_large_request(running_up, signal.SIGINT)
     assert "KeyboardInterrupt" not in running_up.stderr
 
 
 def test_a_closed_terminal_stops_everything_up_started(running_up: Up) -> None:
     """A closed terminal (or a dropped SSH session) sends SIGHUP to the whole group: `up` died
     at once, and Envoy and the server ran on, holding their ports, so the next `up` failed."""
-    env = running_up.env
-    with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
-        client.normalize([codex_start("big", "echo " + "x" * 40_000)])  # starts a worker
-    assert running_up.process is not None
-    started = descendants(running_up.process.pid)  # the server, its worker, Envoy
-    assert len(started) >= 3, started
-    os.killpg(running_up.process.pid, signal.SIGHUP)
-    assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
-    assert wait_until(lambda: all(gone(pid) for pid in started), STOP_TIMEOUT)
-    assert "shellexec stopped" in running_up.rest_of_stdout()
-    assert "Traceback" not in running_up.stderr, running_up.stderr[-3000:]
+    _signal_the_group_after_a_large_request(running_up, signal.SIGHUP)
 
 
 def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:
