@@ -36,6 +36,14 @@ BAD = [
     ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:70000"),
     ("SHELLEXEC_GRPC_ADDRESS", "localhost:50051"), ("SHELLEXEC_GRPC_ADDRESS", "::1:50051"),
     ("SHELLEXEC_REST_HOST", "localhost"), ("SHELLEXEC_REST_HOST", ""),
+    # float() takes these: 10 seconds, and Arabic-Indic digits.
+    ("SHELLEXEC_HEARTBEAT_SECONDS", "1_0"), ("SHELLEXEC_RETENTION_DAYS", "\u0661\u0660"),
+    # An origin is matched exactly: each of these would match nothing, or (`null`) every
+    # sandboxed frame and file: page.
+    *(("SHELLEXEC_CORS_ORIGINS", origin) for origin in (
+        "*", "null", "https://dash.example/", "https://dash.example/app", "dash.example",
+        "https://*.dash.example", "https://user@dash.example", "http://dash.example:99999",
+        "https://dash.example, ftp:/x")),
 ]
 # An empty value means the default, except where the variable is a host.
 EMPTY_IS_DEFAULT = {"SHELLEXEC_DATABASE_POOL_SIZE"}
@@ -59,6 +67,19 @@ def test_a_bad_value_is_refused_naming_its_variable(name: str, value: str) -> No
 ])
 def test_a_value_at_a_bound_is_taken(name: str, value: str) -> None:
     Settings.from_env({name: value})
+
+
+@pytest.mark.parametrize(("value", "origins"), [
+    ("https://Dash.Example:443, http://10.0.0.5:3000", ("https://dash.example",
+                                                       "http://10.0.0.5:3000")),
+    ("http://[::1]:8080,http://[::1]:8080", ("http://[::1]:8080",)),
+    ("http://dash.example:80", ("http://dash.example",)),
+    ("chrome-extension://abcdefghij", ("chrome-extension://abcdefghij",)),
+])
+def test_a_cors_origin_is_kept_as_a_browser_sends_it(value: str,
+                                                     origins: tuple[str, ...]) -> None:
+    """Browsers send the scheme and host in lower case and leave a default port out."""
+    assert Settings.from_env({"SHELLEXEC_CORS_ORIGINS": value}).cors_origins == origins
 
 
 @pytest.mark.parametrize("names", [

@@ -85,6 +85,29 @@ def allowed_hosts(rest_host: str, rest_port: int, configured: Iterable[str]) -> 
     return list(dict.fromkeys(hosts))
 
 
+# A browser's serialized origin: a scheme, a host, and a port only when not the scheme's default.
+_ORIGIN = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>[^/?#@:\[\]]+|\[[^/?#@\]]+\])"
+                     r"(:(?P<port>\d{1,5}))?")
+_DEFAULT_PORT_OF = {"http": "80", "https": "443"}
+
+
+def cors_origin(value: str) -> str:
+    """A CORS origin as the browser sends it in `Origin` (lower case, a default port left
+    out), or ValueError: the match is exact, so `*`, `null`, a path or a trailing slash would
+    silently match nothing, or (`null`) every sandboxed frame."""
+    match = _ORIGIN.fullmatch(value.lower())
+    if match is None or _HOST.fullmatch(match["host"]) is None or (
+            match["port"] and not 0 < int(match["port"]) <= 65535):
+        raise ValueError(
+            "SHELLEXEC_CORS_ORIGINS must list origins, each a scheme, a host and an optional "
+            "port such as https://dash.example or http://10.0.0.5:3000 (no path, no trailing "
+            f"slash, no wildcard), not {value[:64]!r}")
+    port = match["port"]
+    if port is None or _DEFAULT_PORT_OF.get(match["scheme"]) == port:
+        return f"{match['scheme']}://{match['host']}"
+    return f"{match['scheme']}://{match['host']}:{int(port)}"
+
+
 def allowed_origins(hosts: Iterable[str], cors_origins: Iterable[str]) -> list[str]:
     """The page's own origins (over http or https) on every allowed host, then the CORS
     origins."""

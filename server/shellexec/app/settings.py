@@ -5,11 +5,13 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
 from shellexec.app import ports
+from shellexec.app.browser_boundary import cors_origin
 from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS
 
@@ -31,16 +33,17 @@ def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
     return _SWITCH_WORDS[value]
 
 
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,4})?", re.ASCII)
+
+
 def _number(env: Mapping[str, str], name: str, default: float, least: float, most: float,
             what: str = "a number") -> float:
     """A number from `least` to `most`; unset means `default`."""
     value = env.get(name, "").strip()
     if not value:
         return default
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
+    # float() alone would also take `1_0` (as 10), `inf` and `nan`.
+    number = float(value) if _DECIMAL.fullmatch(value) else math.nan
     if not least <= number <= most:  # also NaN and infinity
         raise ValueError(f"{name} must be {what} from {least:g} to {most:g}, "
                          f"not {value[:16]!r}")
@@ -231,7 +234,9 @@ class Settings:
             database_pool_size=_whole_number(env, "SHELLEXEC_DATABASE_POOL_SIZE",
                                              default.database_pool_size, MAX_POOL_SIZE,
                                              least=2),
-            cors_origins=_split(env.get("SHELLEXEC_CORS_ORIGINS", "")),
+            cors_origins=tuple(dict.fromkeys(
+                cors_origin(value)
+                for value in _split(env.get("SHELLEXEC_CORS_ORIGINS", "")))),
             heartbeat_seconds=_seconds(env, "SHELLEXEC_HEARTBEAT_SECONDS",
                                        default.heartbeat_seconds, HOUR),
             stream_lifetime_seconds=_seconds(env, "SHELLEXEC_STREAM_LIFETIME_SECONDS",
