@@ -92,5 +92,7 @@ def test_an_unknown_auth_setting_is_refused_by_name(tmp_path: Path) -> None:
 
 
 def test_loopback_names_are_loopback() -> None:
-    assert all(map(is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"]))
-    assert not any(map(is_loopback, ["0.0.0.0", "::", "10.0.0.5", "example.com", ""]))
+    assert all(map(is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost",
+                                    "[::ffff:127.0.0.1]"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "::", "10.0.0.5", "example.com", "",
+                                        "::ffff:10.0.0.5", "[::ffff:0.0.0.0]"]))

@@ -22,9 +22,12 @@ def is_loopback(host: str) -> bool:
     if name in _LOOPBACK_NAMES:
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:  # another host name: it may resolve anywhere
         return False
+    # Python 3.11 does not call an IPv4-mapped IPv6 address (::ffff:127.0.0.1) loopback.
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 def check_exposure(settings: Settings, hosts: dict[str, str]) -> None:
