@@ -94,3 +94,29 @@ def test_an_incomplete_tls_setting_is_refused_by_name(
     assert done.returncode == 2
     assert "SHELLEXEC_TLS_CERT_FILE" in done.stderr
     assert complaint in done.stderr
+
+
+@pytest.mark.parametrize(("pair", "complaint"), [
+    (("cert", "other_key"), "SHELLEXEC_TLS_KEY_FILE: no unencrypted PEM private key"),
+    (("cert", "encrypted_key"), "SHELLEXEC_TLS_KEY_FILE: no unencrypted PEM private key"),
+    (("key", "key"), "SHELLEXEC_TLS_CERT_FILE: no PEM certificate could be read"),
+])
+def test_a_certificate_and_key_that_envoy_cannot_load_are_refused_by_name(
+        tmp_path: Path, pair: tuple[str, str], complaint: str) -> None:
+    """Envoy's own refusal named no setting, and came after the server had started."""
+    cert, key = certificate(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    encrypted = tmp_path / "encrypted.pem"
+    subprocess.run(["openssl", "rsa", "-in", str(key), "-aes256", "-passout", "pass:secret",
+                    "-out", str(encrypted)], check=True, capture_output=True, timeout=60)
+    files = {"cert": cert, "key": key, "other_key": certificate(other)[1],
+             "encrypted_key": encrypted}
+    env = {"PATH": "/usr/bin:/bin", "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}",
+           "SHELLEXEC_TLS_CERT_FILE": str(files[pair[0]]),
+           "SHELLEXEC_TLS_KEY_FILE": str(files[pair[1]])}
+    done = subprocess.run([BIN / "shellexec", "up"], cwd=tmp_path, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"shellexec: {complaint}")
+    assert not (tmp_path / "x.db").exists()

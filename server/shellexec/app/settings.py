@@ -6,6 +6,7 @@ import ipaddress
 import math
 import os
 import re
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -98,6 +99,24 @@ def _address(name: str, value: str, least_port: int) -> None:
         raise ValueError(f"{name} must be an IP address and a port from {least_port} to "
                          f"{MAX_PORT}, such as 127.0.0.1:50051 or [::1]:50051 (a name such "
                          f"as localhost is not taken), not {value[:64]!r}")
+
+
+def _check_certificate(cert_file: str, key_file: str) -> None:
+    """The certificate and key load as a pair, as Envoy will load them: else Envoy's start
+    fails with lines naming no setting."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        # An encrypted key gets an empty passphrase, not a prompt: Envoy is given none.
+        context.load_cert_chain(cert_file, key_file, password=lambda: b"")
+    except OSError as error:  # ssl.SSLError is one too
+        try:
+            context.load_verify_locations(cafile=cert_file)
+        except OSError:
+            raise ValueError(f"SHELLEXEC_TLS_CERT_FILE: no PEM certificate could be read "
+                             f"from {cert_file[:200]}") from None
+        reason = (error.strerror or "not readable") if type(error) is not ssl.SSLError else (
+            "no unencrypted PEM private key for that certificate")
+        raise ValueError(f"SHELLEXEC_TLS_KEY_FILE: {reason}: {key_file[:200]}") from None
 
 
 # An hour: SQLite keeps the timeout in a C int, and no lock is worth a call waiting longer.
@@ -218,6 +237,8 @@ class Settings:
                            ("SHELLEXEC_TLS_KEY_FILE", self.tls_key_file)):
             if path and not os.path.isfile(path):
                 raise ValueError(f"{name}: no such file: {path[:200]}")
+        if self.tls_cert_file:
+            _check_certificate(self.tls_cert_file, self.tls_key_file)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
