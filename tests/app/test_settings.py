@@ -179,3 +179,26 @@ def test_a_cluster_that_cannot_start_says_why_before_anything_starts(
     assert done.returncode == 1
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("args", "env", "source"), [
+    (["up"], {"SHELLEXEC_DATABASE_URL": "postgresql://u:secret@127.0.0.1:1/x"},
+     "SHELLEXEC_DATABASE_URL"),
+    (["up", "--database", "postgresql://u:secret@127.0.0.1:1/x"], {}, "--database"),
+    (["serve"], {"SHELLEXEC_DATABASE_URL": "postgresql://u:secret@127.0.0.1:1/x"},
+     "SHELLEXEC_DATABASE_URL"),
+])
+def test_a_postgresql_server_that_does_not_answer_is_named_with_the_driver_s_reason(
+        tmp_path: Path, args: list[str], env: dict[str, str], source: str) -> None:
+    """It said only "the database is unavailable; retry shortly", naming neither the setting
+    nor why."""
+    done = subprocess.run(
+        [sys.executable, "-m", "shellexec.app.cli", *args], cwd=tmp_path, timeout=60,
+        capture_output=True, text=True,
+        env={**os.environ, "SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:0",
+             "SHELLEXEC_REST_PORT": str(free_port()), **env})
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"shellexec: {source}: the database is unavailable ("), (
+        done.stderr)
+    assert 'port 1 failed: Connection refused' in done.stderr
+    assert "secret" not in done.stderr and "Traceback" not in done.stderr

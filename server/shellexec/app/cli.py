@@ -195,16 +195,16 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_up(settings))
         return 0
     except (ports.PortInUseError, AdminSocketError, AllowedHostError, UnsafeExposureError,
-            ClusterError, PostgresMissingError, DatabaseUnavailableError,
-            NewerSchemaError) as error:
+            ClusterError, PostgresMissingError, NewerSchemaError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
     except envoy.EnvoyStartError as error:
         print(f"shellexec: the front door did not start ({error}); Envoy's own lines above "
               "say why", file=sys.stderr, flush=True)
         return 1
-    except (UnsupportedDatabaseError, DatabaseOpenError) as error:
-        print(f"shellexec: SHELLEXEC_DATABASE_URL: {error}", file=sys.stderr, flush=True)
+    except (UnsupportedDatabaseError, DatabaseOpenError, DatabaseUnavailableError) as error:
+        source = "--database" if getattr(args, "database", None) else "SHELLEXEC_DATABASE_URL"
+        print(f"shellexec: {source}: {error}", file=sys.stderr, flush=True)
         return 1
 
 

@@ -253,7 +253,7 @@ def open_postgres(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresDatab
     try:
         db.connect()
     except _CONNECTION_ERRORS as error:
-        raise DatabaseUnavailableError() from error
+        raise DatabaseUnavailableError(str(error)) from error
     try:
         with db.atomic():
             Select(columns=[fn.pg_advisory_xact_lock(MIGRATION_LOCK)]).bind(db).scalar()
