@@ -201,4 +201,5 @@ def test_a_postgresql_server_that_does_not_answer_is_named_with_the_driver_s_rea
     assert done.stderr.startswith(f"shellexec: {source}: the database is unavailable ("), (
         done.stderr)
     assert 'port 1 failed: Connection refused' in done.stderr
-    assert "secret" not in done.stderr and "Traceback" not in done.stderr
+    assert "secret" not in done.stderr
+    assert "Traceback" not in done.stderr
