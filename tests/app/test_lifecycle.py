@@ -5,6 +5,7 @@ shutdown that ends open feed streams."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
 import signal
@@ -289,6 +290,27 @@ def test_a_closed_terminal_stops_everything_up_started(running_up: Up) -> None:
     """A closed terminal (or a dropped SSH session) sends SIGHUP to the whole group: `up` died
     at once, and Envoy and the server ran on, holding their ports, so the next `up` failed."""
     _signal_the_group_after_a_large_request(running_up, signal.SIGHUP)
+
+
+def test_a_killed_up_takes_envoy_and_its_workers_with_it(running_up: Up) -> None:
+    """SIGKILL runs no handler: Envoy ran on, holding the REST port, so the next `up` failed.
+    The kernel now stops it when `up` dies (processes.tied_to_us)."""
+    env = running_up.env
+    with ShellExecClient(env["SHELLEXEC_GRPC_ADDRESS"]) as client:
+        client.normalize([codex_start("big", "echo " + "x" * 40_000)])  # starts a worker
+    assert running_up.process is not None
+    started = descendants(running_up.process.pid)  # Envoy and the conversion worker
+    assert len(started) >= 2, started
+    running_up.process.kill()
+    running_up.process.wait(timeout=STOP_TIMEOUT)
+    try:
+        assert wait_until(lambda: all(gone(pid) for pid in started), STOP_TIMEOUT)
+    finally:  # what was left running, had the test failed
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    with socket.socket() as probe:  # the REST port is free again
+        probe.bind(("127.0.0.1", int(env["SHELLEXEC_REST_PORT"])))
 
 
 def test_serve_ends_open_streams_on_sigterm(tmp_path: Path) -> None:

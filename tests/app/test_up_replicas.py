@@ -3,17 +3,23 @@ balances across them, on a local PostgreSQL when no URL is given, all stopped by
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shellexec.app import processes
+from shellexec.demo.rest import RestApi, RestError
 
+from support.processes import descendants, gone, wait_until
 from support.rest import Api
 from support.stack import BIN, free_port
 
@@ -59,11 +65,41 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
         logs = [(tmp_path / ".run" / f"replica-{index}.log").read_text() for index in (1, 2)]
         assert all("CreateSession" in log for log in logs)  # round robin: both served
         _killed_replica_comes_back(tmp_path, printed, api, up)
+        feed = _open_feed(env, sessions[0])
     finally:
         processes.stop(up, 30, first=signal.SIGINT)
     assert up.returncode == 0, (tmp_path / "up.err").read_text()
+    # The replicas stop before Envoy, which still relays their last event: Envoy stopped
+    # first, and the feed was cut without it.
+    feed.join(timeout=30)
+    assert feed.events[-1]["type"] == "end_of_stream", feed.events
     assert "shellexec stopped" in (tmp_path / "up.out").read_text()
     assert not Path(folder[1]).exists()  # the local PostgreSQL went with it
+
+
+class _Feed(threading.Thread):
+    """A session's live feed through the front door, read until it ends."""
+
+    def __init__(self, api: RestApi, session_id: str) -> None:
+        super().__init__(daemon=True)
+        self.api, self.session_id = api, session_id
+        self.events: list[dict[str, Any]] = []
+        self.opened = threading.Event()
+
+    def run(self) -> None:
+        # A cut feed: its events, without end_of_stream, say so.
+        with contextlib.suppress(OSError, http.client.HTTPException, RestError):
+            for event in self.api.watch(self.session_id):
+                self.events.append(event)
+                self.opened.set()
+
+
+def _open_feed(env: dict[str, str], session_id: str) -> _Feed:
+    feed = _Feed(RestApi(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}", timeout=60),
+                 session_id)
+    feed.start()
+    assert feed.opened.wait(30)
+    return feed
 
 
 def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
@@ -83,6 +119,30 @@ def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
     while "ShellExecService/" not in log.read_text()[logged:]:
         assert time.monotonic() < deadline, "the restarted replica was given no call"
         api.publish(api.new_session()["id"], HELLO, sequence=1)
+
+
+@pytest.mark.slow
+def test_a_killed_cluster_takes_its_replicas_envoy_and_postgresql_with_it(
+        tmp_path: Path) -> None:
+    """SIGKILL runs no handler: the replicas, Envoy and PostgreSQL ran on, holding their
+    ports. The kernel now stops each when `up` dies (processes.tied_to_us)."""
+    env = _env(tmp_path)
+    with open(tmp_path / "up.out", "wb") as out, open(tmp_path / "up.err", "wb") as err:
+        up = subprocess.Popen([BIN / "shellexec", "up", "--replicas", "2"], cwd=tmp_path,
+                              env=env, stdout=out, stderr=err)
+    started: set[int] = set()
+    try:
+        _wait_for(tmp_path / "up.out", BANNER, up)
+        started = descendants(up.pid)  # two replicas, Envoy, PostgreSQL and its workers
+        assert len(started) >= 4, started
+        up.kill()
+        up.wait(timeout=30)
+        assert wait_until(lambda: all(gone(pid) for pid in started), 30)
+    finally:  # what was left running, had the test failed
+        processes.stop(up, 30, first=signal.SIGINT)
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_several_replicas_refuse_a_sqlite_database(tmp_path: Path) -> None:

@@ -11,12 +11,10 @@ work (ADR 0045).
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -24,16 +22,13 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
 from typing import TypeVar
 
+from shellexec import child_lifetime
 from shellexec.api.request_work import Missing, Refused
 from shellexec.service import InvalidArgumentError, NotFoundError, UnavailableError
 
 T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
-
-# prctl(2)'s option: the signal the kernel sends this process when its parent dies.
-_PR_SET_PDEATHSIG = 1
-
 
 def _follow_server(server_pid: int) -> None:
     """A worker's initializer: the worker ends when the server does, and only then.
@@ -46,10 +41,7 @@ def _follow_server(server_pid: int) -> None:
     SIGHUP, too, is for the server to act on."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != server_pid:  # the server died before the line above took effect
-        os._exit(1)
+    child_lifetime.follow_parent(server_pid, signal.SIGKILL)
 
 
 def _start_resource_tracker() -> None:

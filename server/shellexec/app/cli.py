@@ -107,8 +107,11 @@ async def _up(settings: Settings) -> int:
     process: subprocess.Popen[bytes] | None = None
     try:
         config.write_text(envoy.render(settings, running.port))
-        process = await asyncio.to_thread(envoy.launch, config,
-                                          Path(settings.admin_socket))
+        # Started from this thread, which ends with the process (processes.tied_to_us); only
+        # the wait runs off the loop.
+        process, node_id = envoy.spawn(config, Path(settings.admin_socket))
+        await asyncio.to_thread(envoy.wait_ready, Path(settings.admin_socket), process,
+                                node_id)
         print(_banner(settings, running.port), flush=True)
         exited = asyncio.create_task(asyncio.to_thread(process.wait))
         stopped = asyncio.create_task(stop.wait())

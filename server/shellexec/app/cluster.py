@@ -109,6 +109,11 @@ def _check_metrics_ports(settings: Settings, replicas: int) -> None:
                 f"{replicas} free ports from it")
 
 
+def _stop_replicas(replicas: list[Replica]) -> None:
+    processes.stop_together([replica.process for replica in replicas
+                             if replica.process is not None])
+
+
 def run_cluster(settings: Settings, replicas: int, database: str | None,
                 stopped: threading.Event) -> int:
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
@@ -136,6 +141,9 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
         config.write_text(envoy.render(replace(settings, database_url=url), *grpc_ports))
         front = envoy.launch(config, Path(settings.admin_socket))
         started.callback(processes.stop, front, 5)
+        # The replicas stop first, together, while Envoy still relays: open feeds get their
+        # end_of_stream and calls in flight their answers (as `up` does with one server).
+        started.callback(_stop_replicas, started_replicas)
         print(_banner(settings, url, started_replicas), flush=True)
         while front.poll() is None:
             for replica in started_replicas:

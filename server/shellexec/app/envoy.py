@@ -406,12 +406,21 @@ def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
     """Starts Envoy on `config` with its admin interface on `socket` (its folder made private
     first), its output going to `log` (None: ours), and waits until it is live; stops it
     again if it never is."""
-    ensure_admin_socket_free(socket)
-    node_id = new_node_id()
-    process = subprocess.Popen(envoy_command(config, node_id), stdout=log, stderr=log)
+    process, node_id = spawn(config, socket, log)
     try:
         wait_ready(socket, process, node_id, timeout)
     except BaseException:
         processes.stop(process, timeout=5)
         raise
     return process
+
+
+def spawn(config: Path, socket: Path,
+          log: IO[bytes] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Starts Envoy as `launch` does, without waiting: returns the process and its node id
+    for `wait_ready`. Call it from the thread that outlives Envoy (`processes.tied_to_us`)."""
+    ensure_admin_socket_free(socket)
+    node_id = new_node_id()
+    process = subprocess.Popen(processes.tied_to_us(envoy_command(config, node_id)),
+                               stdout=log, stderr=log)
+    return process, node_id

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psycopg
 
+from shellexec import child_lifetime
 from shellexec.app import ports, processes
 
 SYSTEM_USER = "postgres"
@@ -98,10 +99,12 @@ class LocalPostgres:
             settings += ["fsync=off", "full_page_writes=off"]
         user, group = _owner()
         with open(self.folder / "postgres.log", "ab") as log:  # the child keeps its own copy
+            # Fast shutdown (SIGINT) when `up` dies.
             self.process = subprocess.Popen(
-                [postgres_bin() / "postgres", "-D", str(self.folder / "data"), "-p",
-                 str(self.port), "-k", str(self.folder),
-                 *(part for setting in settings for part in ("-c", setting))],
+                child_lifetime.ending_with_this_process_as_another_user(
+                    [str(postgres_bin() / "postgres"), "-D", str(self.folder / "data"), "-p",
+                     str(self.port), "-k", str(self.folder),
+                     *(part for setting in settings for part in ("-c", setting))], signal.SIGINT),
                 stdout=log, stderr=log, user=user, group=group,
                 extra_groups=None if user is None else [])
         self._wait_ready()

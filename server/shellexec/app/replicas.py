@@ -54,7 +54,8 @@ class Replica:
     def start(self, now: float) -> None:
         with open(self.log, "ab") as sink:  # the child keeps its own copy
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "shellexec.app.cli", "serve"], env=self.env,
+                processes.tied_to_us([sys.executable, "-m", "shellexec.app.cli", "serve"]),
+                env=self.env,
                 stdout=subprocess.DEVNULL, stderr=sink)
         self.started_at, self.restart_at = now, None
 
