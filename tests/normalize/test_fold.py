@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from shellexec.normalize import ShellState, cancel, fold, fold_all, new_state, shell_record
+from shellexec.normalize.serialize import dump_state, load_state
 
 Update = dict[str, Any]
 
@@ -123,6 +125,34 @@ def test_codex_terminal_output_is_chunks_even_when_a_chunk_repeats_the_text_so_f
 def test_codex_agent_hint_reads_terminal_output_as_chunks_without_a_codex_shape() -> None:
     state = fold_all([PLAIN, chunk("y\n"), chunk("y\n")], agent="codex")
     assert stdout(state) == "y\ny\n"
+
+
+CLAUDE_TERMINAL = start(rawInput={}, status="pending", title="Terminal",
+                        _meta={"claudeCode": {"toolName": "Bash"},
+                               "terminal_info": {"terminal_id": "c"}})
+
+
+def test_claude_terminal_output_replaces_the_output_shown() -> None:
+    """The spec's Claude rule: replace the displayed output with `terminal_output.data`."""
+    state = fold_all([CLAUDE_TERMINAL, chunk("first snapshot\n"), chunk("replacement\n")])
+    assert stdout(state) == "replacement\n"
+
+
+@pytest.mark.parametrize("hint", ["claude", "claude-agent-acp", "Claude Code"])
+def test_a_claude_agent_hint_reads_terminal_output_as_snapshots_without_a_claude_shape(
+        hint: str) -> None:
+    state = fold_all([PLAIN, chunk("y\n"), chunk("n\n")], agent=hint)
+    assert stdout(state) == "n\n"
+
+
+def test_codex_chunks_win_over_a_claude_hint() -> None:
+    assert stdout(fold_all([CODEX, chunk("y\n"), chunk("y\n")], agent="claude")) == "y\ny\n"
+
+
+def test_a_claude_snapshot_loses_its_echo_and_survives_a_saved_state() -> None:
+    state = fold_all([CLAUDE_TERMINAL, update(rawInput={"command": "ls"}, title="ls")])
+    saved = load_state(json.loads(json.dumps(dump_state(state))), None, None)
+    assert stdout(fold_all([chunk("$ ls\na.txt\n"), chunk("b.txt\n")], saved)) == "b.txt\n"
 
 
 def test_terminal_output_repeating_the_whole_text_is_a_snapshot_and_not_duplicated() -> None:

@@ -42,10 +42,28 @@ def test_scenario_claude_terminal_output_then_terminal_exit(stack: Stack) -> Non
     session = stack.api.new_session(agent="claude")
     message_id = _publish_all(stack, session["id"], load_fixture("claude-terminal-failure"))
     final = stack.api.shell_output(session["id"], message_id)
-    assert "No such file or directory" in final["output"]["stdout"]
+    assert final["output"]["stdout"] == (
+        "Exit code 2\nls: cannot access '/nonexistent': No such file or directory")
     assert final["output"]["exit_code"] == 2
     summary = _summary(stack, session["id"], message_id)
     assert summary["metadata"]["normalized"]["shell_exec"]["output"]["exit_code"] == 2
+
+
+def test_claude_terminal_output_replaces_the_output_shown(stack: Stack) -> None:
+    """The spec's Claude rule, with two snapshots where the second does not extend the first:
+    it was appended to the first."""
+    session = stack.api.new_session(agent="claude")
+    call = load_fixture("claude-terminal-failure")[:3]
+    snapshot = {"sessionUpdate": "tool_call_update", "toolCallId": call[0]["toolCallId"]}
+    message_id = _publish_all(stack, session["id"], [
+        *call,
+        {**snapshot, "_meta": {"terminal_output": {"data": "first snapshot\n"}}},
+        {**snapshot, "_meta": {"terminal_output": {"data": "replacement\n"}}},
+        {**snapshot, "status": "completed", "_meta": {"terminal_exit": {"exit_code": 0}}},
+    ])
+    final = stack.api.shell_output(session["id"], message_id)
+    assert final["output"]["stdout"] == "replacement\n"
+    assert final["status"] == "complete"
 
 
 def test_scenario_opencode_cumulative_content_then_exit_7_while_completed(

@@ -79,6 +79,12 @@ def codex_signal(update: object) -> bool:
     )
 
 
+def claude_signal(update: object) -> bool:
+    """Whether this update has Claude's shape (`_meta.claudeCode`), whose
+    `_meta.terminal_output` carries the whole output so far."""
+    return is_obj(obj(obj(update).get("_meta")).get("claudeCode"))
+
+
 def _word_in(value: object, words: frozenset[str]) -> bool:
     return isinstance(value, str) and value.strip().lower() in words
 

@@ -33,6 +33,7 @@ from dataclasses import replace
 
 from shellexec.normalize.access import JsonObject, nonblank_at, obj, payload_text
 from shellexec.normalize.commands import (
+    claude_signal,
     codex_signal,
     command_of,
     description_of,
@@ -142,6 +143,7 @@ def _identified(state: ShellState, update: JsonObject) -> ShellState:
         title=nonblank_at(update, "title") or state.title,
         description=state.description or description_of(raw_input),
         terminal_chunks=state.terminal_chunks or codex_signal(update),
+        terminal_snapshots=state.terminal_snapshots or claude_signal(update),
     )
 
 

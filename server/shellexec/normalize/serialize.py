@@ -61,6 +61,7 @@ def _full_record(state: ShellState) -> dict[str, object]:
         "live_source": state.live_source,
         "echo": state.echo,
         "terminal_chunks": state.terminal_chunks,
+        "terminal_snapshots": state.terminal_snapshots,
         "host": _dump_host(state),
     }
     if state.exit_code is not None or state.host_signal is not None:
@@ -120,6 +121,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         live_source=_word(record, "live_source", LIVE_SOURCES),
         echo=_word(record, "echo", ECHO_PHASES),
         terminal_chunks=_flag(record, "terminal_chunks"),
+        terminal_snapshots=_flag(record, "terminal_snapshots"),
         host_output=_flag(host, "output"),
         host_pending=_pending(host),
         host_signal=signal,

@@ -12,7 +12,9 @@ bounded output streams, and the few facts the rules below need to stay exact:
   cumulative `content` text, a presentation copy of it, and plain `rawOutput` text are ignored
   afterwards), else `content` once cumulative content fed stdout;
 - `echo`: whether the `$ <command>` line may still lead a stream fed chunk by chunk;
-- `terminal_chunks`: `_meta.terminal_output` is known to carry chunks (Codex), not snapshots.
+- `terminal_chunks`: `_meta.terminal_output` is known to carry chunks (Codex), not snapshots;
+- `terminal_snapshots`: it is known to carry the whole output so far (Claude), which replaces
+  the stream; chunks win when both are signalled.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from shellexec.normalize.agents import agent_of
 from shellexec.normalize.exit_codes import ExitRank
 from shellexec.normalize.output import OutputSummary, summary_of
 from shellexec.normalize.status import shell_result, shell_status
 from shellexec.normalize.text import OutputText, valid_text
 from shellexec.normalize.vocabulary import Result, ShellStatus
-from shellexec.vocabulary import AGENT_CODEX, STATUS_PENDING
+from shellexec.vocabulary import AGENT_CLAUDE, AGENT_CODEX, STATUS_PENDING
 
 LiveSource = Literal["none", "content", "terminal"]
 EchoPhase = Literal["pending", "separator", "done"]
@@ -72,6 +75,7 @@ class ShellState:
     live_source: LiveSource = "none"
     echo: EchoPhase = "pending"
     terminal_chunks: bool = False
+    terminal_snapshots: bool = False
     host_output: bool = False
     """An ACP terminal (v2 terminal updates, or one the bridge hosts) owns the output: its
     exact transcript, not the agent's report of it, is stdout (see `terminal_fold`)."""
@@ -114,8 +118,10 @@ def new_state(agent: str | None = None) -> ShellState:
     """The state of a tool call nothing is known about yet.
 
     `agent` is an optional hint (`"codex"`, `"claude"`...). Every rule works from the payload
-    shapes alone; the hint only settles what a shape cannot: with `"codex"`,
-    `_meta.terminal_output` is read as chunks even before a Codex-shaped update arrives.
+    shapes alone; the hint only settles what a shape cannot: with Codex, `_meta.terminal_output`
+    is read as chunks even before a Codex-shaped update arrives, and with Claude as snapshots.
     """
     hint = valid_text(agent).strip() if isinstance(agent, str) else ""
-    return ShellState(agent=hint or None, terminal_chunks=AGENT_CODEX in hint.lower())
+    known = agent_of(hint)
+    return ShellState(agent=hint or None, terminal_chunks=AGENT_CODEX in hint.lower(),
+                      terminal_snapshots=known == AGENT_CLAUDE)

@@ -3,6 +3,8 @@
 - `_meta.terminal_output_delta`: appended. From then on `content` text is ignored: it is a
   presentation copy of the exact terminal stream.
 - `_meta.terminal_output` of a Codex-shaped call: appended (Codex sends chunks).
+- `_meta.terminal_output` of a Claude-shaped call: replaces stdout (Claude sends the whole
+  output so far; its own v2 conversion reads it as a replacement snapshot).
 - `_meta.terminal_output` of any other call: what extends the stream is appended. Equal to
   the stream: nothing (a repeated snapshot). Starting with the stream: the new tail (a
   growing snapshot). Anything else: all of it (a chunk). See ADR 0011.
@@ -43,10 +45,20 @@ def apply_terminal_output(state: ShellState, data: str) -> ShellState:
     """`state` after a `_meta.terminal_output` payload (see the module rules)."""
     state = _terminal_heard(state)
     stream = state.stdout
+    if state.terminal_snapshots and not state.terminal_chunks:
+        return _with_terminal_snapshot(state, data)
     if state.terminal_chunks or stream is None or stream.total_bytes == 0:
         return append_chunk(state, data)
     extension = stream.extension_of(data)
     return append_chunk(state, data if extension is None else extension)
+
+
+def _with_terminal_snapshot(state: ShellState, data: str) -> ShellState:
+    """`state` with stdout replaced by a whole-output `_meta.terminal_output` (its echo off)."""
+    if state.stdout_final:
+        return state
+    text = strip_presentation(data, presentation_line(state.command, state.title))[0]
+    return replace(state, stdout=_replaced(state.stdout, text), echo="done")
 
 
 def apply_snapshot(state: ShellState, text: str) -> ShellState:
