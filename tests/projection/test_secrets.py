@@ -145,6 +145,25 @@ def test_text_cut_at_its_head_is_masked_up_to_the_first_break() -> None:
     assert set(masked[:masked.index("-----END")]) <= {"*", "\n"}
 
 
+@pytest.mark.parametrize(("stream", "cut"), [
+    ("token " + "a" * 262_138, True),               # 262,144 bytes
+    ("token " + "\U0001F600" * 65_534, True),       # 262,142: a 4-byte character did not fit
+    ("token " + "\U0001F600" * 65_000, False),      # 260,006: below the bound
+    ("token " + "a" * 262_100, False),
+])
+def test_only_a_stream_at_the_bound_counts_as_cut(stream: str, cut: bool) -> None:
+    """`truncated` says one stream was cut, not which."""
+    output = ShellOutput(stdout=stream, stderr="", truncated=True)
+    masked = Masking().output(output).stdout
+    assert masked is not None
+    assert masked.startswith("***** ") is cut
+    assert Masking().output(ShellOutput(stdout=stream, stderr="")).stdout == stream
+
+
+def test_a_cut_stream_s_leading_run_is_masked_up_to_the_longest_token() -> None:
+    assert mask_secrets("y" * 20_000, head_cut=True) == "*" * 8192 + "y" * (20_000 - 8192)
+
+
 def test_a_private_key_block_still_streaming_is_masked_to_the_end() -> None:
     text = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}"
     assert mask_secrets(text) == "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(

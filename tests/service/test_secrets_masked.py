@@ -134,6 +134,23 @@ def test_a_token_split_across_two_output_deltas_is_masked_before_and_after_it_jo
     assert _leaks(_sse_events(stack, session["id"], 3)) == []
 
 
+def test_only_a_stream_cut_at_the_bound_has_its_head_masked_and_only_a_token_s_length(
+        stack: Stack) -> None:
+    """A cut stream may begin inside a token whose start was cut off. But stdout lost its
+    first word because stderr was cut, and a cut run of 300,000 `y` was served as 262,144
+    `*`, where the spec promises the newest text."""
+    session = stack.api.new_session()
+    stack.api.publish(session["id"], codex_start("cut", "yes"))
+    final = codex_end("cut", "Build finished OK\n", 0)
+    final["rawOutput"] = {"stdout": "Build finished OK\n", "stderr": "y" * 300_000,
+                          "exit_code": 0}
+    message_id = stack.api.publish(session["id"], final)["message"]["id"]
+    output = stack.api.shell_output(session["id"], message_id)["output"]
+    assert output["truncated"] is True
+    assert output["stdout"] == "Build finished OK\n"
+    assert output["stderr"] == "*" * 8192 + "y" * (262_144 - 8192)
+
+
 def test_a_key_split_across_two_chat_chunks_is_masked_in_the_list_and_the_feed(
         stack: Stack) -> None:
     session = stack.api.new_session()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from shellexec.normalize import ShellOutput, ShellRecord
 from shellexec.projection.secrets import mask_secrets
+from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,16 +19,15 @@ class Masking:
         return mask_secrets(value) if self.enabled else value
 
     def output(self, output: ShellOutput) -> ShellOutput:
-        """`output` masked; a truncated output lost its head, so it may begin inside a
-        secret whose start was cut off."""
+        """`output` masked; a stream cut at the bound lost its head, so it may begin inside
+        a secret whose start was cut off."""
         if not self.enabled:
             return output
-        cut = output.truncated
         return replace(output,
-                       stdout=None if output.stdout is None
-                       else mask_secrets(output.stdout, head_cut=cut),
-                       stderr=None if output.stderr is None
-                       else mask_secrets(output.stderr, head_cut=cut))
+                       stdout=None if output.stdout is None else mask_secrets(
+                           output.stdout, head_cut=_may_be_cut(output.stdout, output)),
+                       stderr=None if output.stderr is None else mask_secrets(
+                           output.stderr, head_cut=_may_be_cut(output.stderr, output)))
 
     def record(self, record: ShellRecord) -> ShellRecord:
         """A normalized record with its command, directory, title, description and output
@@ -42,6 +42,17 @@ class Masking:
 
     def _optional(self, value: str | None) -> str | None:
         return None if value is None else self.text(value)
+
+
+def _may_be_cut(text: str, output: ShellOutput) -> bool:
+    """Whether `text`, one stream of `output`, may have lost its head: `truncated` says only
+    that one of the two streams did, and a cut stream holds the bound's bytes, less at most
+    the 3 of a character that did not fit. (A stream of exactly that many bytes that was
+    never cut counts too: it cannot be told apart.)"""
+    least = MAX_OUTPUT_STREAM_BYTES - 3
+    if not output.truncated or len(text) * 4 < least:
+        return False
+    return len(text) >= least or len(text.encode("utf-8", "surrogatepass")) >= least
 
 
 NO_MASKING = Masking(enabled=False)

@@ -134,6 +134,10 @@ _PARTIAL_TAIL = re.compile(
     rf"(?P<secret>[{_TOKEN_CHARS}.*]*)\Z")
 _TAIL_WINDOW = 512
 _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
+# The most of a leading run masked: what is left of a token whose start was cut off is shorter
+# than the token (GitHub's are at most 255 characters, JWTs rarely reach a few KiB), and a
+# 256 KiB run of `y` was served as 256 KiB of `*`.
+_LONGEST_CUT_TOKEN = 8192
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -209,7 +213,7 @@ def _head_spans(text: str) -> list[Span]:
         spans.append((0, end.start()))
     run = _LEADING_RUN.match(text)
     if run is not None:
-        spans.append(run.span())
+        spans.append((0, min(run.end(), _LONGEST_CUT_TOKEN)))
     return spans
 
 
