@@ -35,7 +35,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
     "`sequence`": [("MIN_SEQUENCE",)],
     "`request_id`": [("MIN_REQUEST_ID_CHARS",), ("MAX_REQUEST_ID_CHARS",),
                      ("REQUEST_ID_WINDOW_SECONDS",)],
-    "stored command, title, work dir, chat text": [("MAX_STORED_TEXT_BYTES",)],
+    "command, title, work dir, chat text (stored, and in Normalize's answer)": [
+        ("MAX_STORED_TEXT_BYTES",)],
     "a list or boot-state page": [("MAX_PAGE_BYTES",)],
     "`since_revision`": [("MIN_SINCE_REVISION",)],
     "`session_id`, `turn_id`, `message_id`, cursors `before` and `after`": [

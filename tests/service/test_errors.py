@@ -141,6 +141,21 @@ def test_huge_commands_are_bounded_and_pages_stay_within_their_size_cap(
     assert stack.api.request("GET", "/api/v1/tasks/huge-commands/boot-state").status == 200
 
 
+
+def test_normalize_bounds_a_huge_command_as_a_publish_stores_it(stack: Stack) -> None:
+    """Normalize answered all 300,009 bytes of a command the stored message holds the first
+    262,144 of: two answers for one update."""
+    update = {"sessionUpdate": "tool_call", "toolCallId": "h", "kind": "execute",
+              "rawInput": {"command": "echo " + "a" * 300_000 + " END"}}
+    normalized = stack.api.request("POST", "/api/v1/shell-exec:normalize",
+                                   {"updates": [update]}).json()
+    session = stack.api.new_session()
+    stored = stack.api.publish(session["id"], update)["message"]
+    command = normalized["shell_exec"]["command"]
+    assert command == stored["metadata"]["normalized"]["shell_exec"]["command"]
+    assert command == "echo " + "a" * (262_144 - 5)
+
+
 def test_request_body_over_8_mib_is_refused_by_envoy_with_413(stack: Stack) -> None:
     session = stack.api.new_session()
     body = b'{"update": {"sessionUpdate": "plan", "blob": "' + b"x" * (9 * 1024 * 1024) + b'"}}'

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from shellexec.normalize.output import ShellOutput
 from shellexec.normalize.state import ShellState
+from shellexec.normalize.text import bounded_head
 from shellexec.normalize.vocabulary import Result, ShellStatus
 
 
@@ -28,13 +29,16 @@ class ShellRecord:
 
 
 def shell_record(state: ShellState) -> ShellRecord:
-    """The record of `state`, output bodies included (joining them costs O(output) once)."""
+    """The record of `state`, output bodies included (joining them costs O(output) once).
+
+    Its texts are bounded as a stored message's are (`bounded_head`), so that Normalize
+    answers what a publish stores and serves."""
     return ShellRecord(
         is_shell=state.is_shell,
-        command=state.command,
-        work_dir=state.work_dir,
-        title=state.title,
-        description=state.description,
+        command=_bounded(state.command),
+        work_dir=_bounded(state.work_dir),
+        title=_bounded(state.title),
+        description=_bounded(state.description),
         status=state.status,
         result=state.result,
         output=ShellOutput(
@@ -44,3 +48,7 @@ def shell_record(state: ShellState) -> ShellRecord:
             truncated=state.truncated,
         ),
     )
+
+
+def _bounded(text: str | None) -> str | None:
+    return None if text is None else bounded_head(text)
