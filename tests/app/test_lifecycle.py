@@ -261,6 +261,30 @@ def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up
     assert "CancelledError" not in running_up.stderr
 
 
+def test_ctrl_c_in_a_terminal_ends_every_open_feed_with_end_of_stream(running_up: Up) -> None:
+    """A terminal's Ctrl-C reaches Envoy too: it stopped at once, before the server had sent
+    its feeds their `end_of_stream`, so each browser's feed was cut, and the server logged
+    the writes it could no longer make as INTERNAL."""
+    env = running_up.env
+    front_door = RestApi(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}",
+                         timeout=STOP_TIMEOUT * 3)
+    session_id = front_door.create_session("group-stop")["id"]
+    feeds: list[list[dict[str, Any]]] = [[], [], []]
+    opened = [threading.Event() for _ in feeds]
+    readers = [threading.Thread(target=read_sse, args=(front_door, session_id, events, event))
+               for events, event in zip(feeds, opened, strict=True)]
+    for reader in readers:
+        reader.start()
+    assert all(event.wait(STOP_TIMEOUT) for event in opened)
+    assert running_up.process is not None
+    os.killpg(running_up.process.pid, signal.SIGINT)
+    assert running_up.process.wait(timeout=STOP_TIMEOUT) == 0
+    for reader in readers:
+        reader.join(timeout=STOP_TIMEOUT)
+    assert [events[-1]["type"] for events in feeds] == ["end_of_stream"] * 3
+    assert '"INTERNAL"' not in running_up.stderr
+
+
 def _signal_the_group_after_a_large_request(running_up: Up, sig: signal.Signals) -> None:
     """Starts a conversion worker with a large request, sends `sig` to the whole process group
     as a terminal does, and checks that `up` and every process it started end cleanly."""

@@ -50,8 +50,9 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes],
 def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -> None:
     env = _env(tmp_path)
     with open(tmp_path / "up.out", "wb") as out, open(tmp_path / "up.err", "wb") as err:
+        # A process group of its own, as in a terminal, where Ctrl-C signals them all.
         up = subprocess.Popen([BIN / "shellexec", "up", "--replicas", "2"], cwd=tmp_path,
-                              env=env, stdout=out, stderr=err)
+                              env=env, stdout=out, stderr=err, start_new_session=True)
     try:
         printed = _wait_for(tmp_path / "up.out", BANNER, up)
         folder = re.search(r"local PostgreSQL in (\S+)", printed)
@@ -66,11 +67,14 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
         assert all("CreateSession" in log for log in logs)  # round robin: both served
         _killed_replica_comes_back(tmp_path, printed, api, up)
         feed = _open_feed(env, sessions[0])
+        os.killpg(up.pid, signal.SIGINT)  # Ctrl-C
+        up.wait(timeout=30)
     finally:
         processes.stop(up, 30, first=signal.SIGINT)
     assert up.returncode == 0, (tmp_path / "up.err").read_text()
     # The replicas stop before Envoy, which still relays their last event: Envoy stopped
-    # first, and the feed was cut without it.
+    # first, and the feed was cut without it. Neither hears the terminal's Ctrl-C itself:
+    # each stopped at once on it.
     feed.join(timeout=30)
     assert feed.events[-1]["type"] == "end_of_stream", feed.events
     assert "shellexec stopped" in (tmp_path / "up.out").read_text()

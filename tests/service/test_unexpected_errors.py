@@ -101,6 +101,50 @@ def test_unexpected_failures_are_internal_with_a_request_id_and_logged_without_t
     assert all(SECRET not in details for _, details, _ in (first, second, stream))
 
 
+class WritingAfterItsCallerLeft(pb_grpc.ShellExecServiceServicer):  # type: ignore[misc]
+    """A feed that writes once more after its caller went away, as a stopping server's
+    `end_of_stream` did when the front door had gone first: grpc raises ExecuteBatchError."""
+
+    def __init__(self) -> None:
+        self.wrote = asyncio.Event()
+
+    async def WatchMessages(self, request: pb.WatchMessagesRequest,  # noqa: N802
+                            context: grpc.aio.ServicerContext) -> None:
+        await context.write(pb.WatchMessagesResponse(type="heartbeat"))
+        try:
+            await asyncio.Event().wait()  # until the caller cancels
+        except asyncio.CancelledError:
+            self.wrote.set()
+            await context.write(pb.WatchMessagesResponse(type="end_of_stream"))
+
+
+async def a_feed_cancelled_by_its_caller(log: io.StringIO) -> None:
+    servicer = WritingAfterItsCallerLeft()
+    server = grpc.aio.server(interceptors=[ErrorInterceptor(CallLog(log))])
+    pb_grpc.add_ShellExecServiceServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stream = pb_grpc.ShellExecServiceStub(channel).WatchMessages(
+                pb.WatchMessagesRequest())
+            await stream.read()
+            stream.cancel()
+            await asyncio.wait_for(servicer.wrote.wait(), 10)
+    finally:
+        await server.stop(1)
+
+
+def test_a_failure_after_the_caller_went_away_is_logged_cancelled_not_internal() -> None:
+    """A stopping front door closed its feeds before the server's last writes: each was logged
+    INTERNAL (ExecuteBatchError), which the alert on server errors counts."""
+    log = io.StringIO()
+    asyncio.run(a_feed_cancelled_by_its_caller(log))
+    lines = [json.loads(line) for line in log.getvalue().splitlines()]
+    assert [(line["method"], line["status"], line.get("error")) for line in lines] == [
+        ("/shellexec.v1.ShellExecService/WatchMessages", "CANCELLED", None)]
+
+
 @pytest.mark.slow  # waits out the database's busy timeout
 @pytest.mark.sqlite_only  # locks the file
 def test_a_locked_database_is_internal_through_envoy_with_envoys_request_id_logged(

@@ -31,6 +31,9 @@ from typing import Any
 import grpc
 from google.protobuf import message, message_factory
 
+# What `context.write` raises once the caller is gone; grpc exports it from no public module.
+from grpc._cython.cygrpc import ExecuteBatchError
+
 from shellexec.api import wire
 from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
@@ -248,6 +251,12 @@ class _Call:
             self._status = code
             self._finish()
             await _abort(context, code, text, ((STATUS_DETAILS_KEY, details),))
+        if isinstance(error, ExecuteBatchError):
+            # A write to a caller (or a front door) that went away before grpc had told this
+            # call: the call was cancelled, nothing of ours broke.
+            self._status = grpc.StatusCode.CANCELLED
+            self._finish()
+            raise asyncio.CancelledError from error
         self._status = grpc.StatusCode.INTERNAL
         self._unexpected = error
         self._finish()

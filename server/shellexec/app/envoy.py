@@ -422,5 +422,6 @@ def spawn(config: Path, socket: Path,
     ensure_admin_socket_free(socket)
     node_id = new_node_id()
     process = subprocess.Popen(processes.tied_to_us(envoy_command(config, node_id)),
-                               stdout=log, stderr=log)
+                               stdout=log, stderr=log,
+                               process_group=processes.OWN_PROCESS_GROUP)
     return process, node_id

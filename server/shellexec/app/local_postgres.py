@@ -106,7 +106,8 @@ class LocalPostgres:
                      str(self.port), "-k", str(self.folder),
                      *(part for setting in settings for part in ("-c", setting))], signal.SIGINT),
                 stdout=log, stderr=log, user=user, group=group,
-                extra_groups=None if user is None else [])
+                extra_groups=None if user is None else [],
+                process_group=processes.OWN_PROCESS_GROUP)
         self._wait_ready()
 
     def stop(self) -> None:

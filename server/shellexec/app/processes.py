@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from typing import Any
+from typing import Any, Final
 
 from shellexec import child_lifetime
 
@@ -14,6 +14,13 @@ TERMINATE_SECONDS = 5.0
 # terminal or a dropped SSH session sends (which otherwise killed `up` at once and left Envoy
 # and the replicas running, holding their ports).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+# Popen's `process_group` for a child that `up` stops itself, in order: a group of its own
+# (0: the child's pid names it), so that a terminal's Ctrl-C, sent to the whole foreground
+# group, does not reach it. Envoy stopped at once on it, cutting every feed before the
+# server could end it.
+OWN_PROCESS_GROUP: Final = 0
 
 
 def tied_to_us(command: list[str], sig: signal.Signals = signal.SIGTERM) -> list[str]:

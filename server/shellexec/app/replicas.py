@@ -55,7 +55,7 @@ class Replica:
         with open(self.log, "ab") as sink:  # the child keeps its own copy
             self.process = subprocess.Popen(
                 processes.tied_to_us([sys.executable, "-m", "shellexec.app.cli", "serve"]),
-                env=self.env,
+                env=self.env, process_group=processes.OWN_PROCESS_GROUP,
                 stdout=subprocess.DEVNULL, stderr=sink)
         self.started_at, self.restart_at = now, None
 
