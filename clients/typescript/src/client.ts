@@ -166,9 +166,24 @@ export class ShellExecClient {
 
   /** The session's feed; iterate it, and end it with `signal` (or by leaving the loop). */
   watch(sessionId: string, options: WatchOptions = {}): AsyncIterable<WatchMessagesResponse> {
-    return this.stub.watchMessages(
-      { sessionId, sinceRevision: options.sinceRevision },
-      { signal: options.signal });
+    const request = { sessionId, sinceRevision: options.sinceRevision };
+    const stub = this.stub;
+    return {
+      async *[Symbol.asyncIterator]() {
+        // Connect's stream does not end its call when the loop is left (`break`, `return`,
+        // a throw): the feed stayed open, and kept Node running. Abort it then.
+        const leaving = new AbortController();
+        const stop = () => leaving.abort(options.signal?.reason);
+        if (options.signal?.aborted) stop();
+        options.signal?.addEventListener("abort", stop, { once: true });
+        try {
+          yield* stub.watchMessages(request, { signal: leaving.signal });
+        } finally {
+          options.signal?.removeEventListener("abort", stop);
+          leaving.abort();
+        }
+      },
+    };
   }
 
   private unary(options: CallOptions): { timeoutMs: number; signal?: AbortSignal } {

@@ -4,7 +4,8 @@
  *   node build/wrapper-node.mjs SCENARIO BASE_URL PROTOCOL ADMIN_TOKEN READ_TOKEN
  * normalize and summarize (the scenario's first shell call), every page at once, boot state,
  * delete session and task, and the bearer token: none is UNAUTHENTICATED, a read token may
- * not create. Prints "wrapper: passed" or the failed assertion.
+ * not create; and leaving a watch loop ends the feed, so this process exits by itself.
+ * Prints "wrapper: passed" or the failed assertion.
  */
 
 import assert from "node:assert/strict";
@@ -59,6 +60,19 @@ async function checkReadsAndDeletes(client: ShellExecClient, scenario: Scenario)
   assert.deepEqual(await client.deleteTask(taskId), [second.id]);
 }
 
+/** Leaving the loop ends the feed: the call stayed open, and this process never exited. */
+async function checkLeavingTheWatchLoopEndsTheFeed(client: ShellExecClient) {
+  const session = await client.createSession(`wrapper-${Math.random().toString(16).slice(2)}`);
+  await client.publish(session.id, { sessionUpdate: "agent_message_chunk",
+                                     content: { type: "text", text: "hello" } });
+  let seen = 0;
+  for await (const event of client.watch(session.id, { sinceRevision: 0 })) {
+    seen += 1;
+    if (event.message) break;
+  }
+  assert.ok(seen > 0);
+}
+
 async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) {
   assert.ok(scenarioPath && baseUrl && protocol && admin && reader, "usage: see the header");
   const scenario = JSON.parse(readFileSync(scenarioPath, "utf8")) as Scenario;
@@ -67,6 +81,7 @@ async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) 
   await checkReadsAndDeletes(as(admin), scenario);
   assert.equal(await codeOf(as().createSession("wrapper-anonymous")), "UNAUTHENTICATED");
   assert.equal(await codeOf(as(reader).createSession("wrapper-reader")), "PERMISSION_DENIED");
+  await checkLeavingTheWatchLoopEndsTheFeed(as(admin));
   console.log("wrapper: passed");
 }
 
