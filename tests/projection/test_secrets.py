@@ -135,6 +135,22 @@ def test_the_rest_of_a_split_token_is_masked_in_the_context_of_the_first_part() 
     assert mask_secrets(joined) == f"token ghp_{'*' * 36} pushed"
 
 
+@pytest.mark.parametrize(("text", "masked"), [
+    ("Connect with postgres://admin:Sup3rS3cret", "Connect with postgres://admin:" + "*" * 11),
+    ("redis://default:hunter2", "redis://default:*******"),
+    ("served on http://localhost:8080", "served on http://localhost:8080"),  # a port
+    ("a scheme ends a://b:", "a scheme ends a://b:"),
+])
+def test_a_url_password_whose_at_sign_has_not_arrived_is_masked_at_the_end(
+        text: str, masked: str) -> None:
+    assert mask_secrets(text) == masked
+
+
+def test_the_rest_of_a_split_url_password_is_masked_with_it() -> None:
+    first = mask_secrets("postgres://admin:Sup3r")
+    assert mask_continuation(first, "S3cret@db.internal/app") == "******@db.internal/app"
+
+
 def test_text_cut_at_its_head_is_masked_up_to_the_first_break() -> None:
     cut_key = AWS_KEY_ID[3:] + " listed\nnext"
     assert mask_secrets(cut_key) == cut_key

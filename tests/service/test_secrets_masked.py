@@ -168,6 +168,25 @@ def test_a_key_split_across_two_chat_chunks_is_masked_in_the_list_and_the_feed(
     assert _leaks(events, (ANTHROPIC[13:cut], ANTHROPIC[cut:])) == []
 
 
+def test_a_url_password_streamed_before_its_at_sign_is_masked_in_the_feed_and_output(
+        stack: Stack) -> None:
+    """The `@` that makes a URL's password one arrived in the next chunk: until then the
+    password was served in clear, in the chat reply and in a running command's output."""
+    session = stack.api.new_session()
+    stack.api.start_turn(session["id"])
+    first = stack.api.publish(session["id"], agent_text("Connect with postgres://admin:Sup3rS3"))
+    assert first["message"]["content"] == "Connect with postgres://admin:*******"
+    stack.api.publish(session["id"], agent_text("cretPw@db.internal:5432/app"))
+    assert stack.api.messages(session["id"])[0]["content"] == (
+        "Connect with postgres://admin:" + "*" * 13 + "@db.internal:5432/app")
+    stack.api.publish(session["id"], codex_start("url", "psql"))
+    message_id = stack.api.publish(
+        session["id"], codex_delta("url", "dsn=postgres://admin:Sup3rS3"))["message"]["id"]
+    output = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
+    assert output == "dsn=postgres://admin:*******"
+    assert "Sup3r" not in json.dumps(_sse_events(stack, session["id"], 4))
+
+
 def test_a_value_before_a_long_run_of_blanks_is_masked_in_the_answer_and_the_list(
         stack: Stack) -> None:
     # Its value used to be ended lazily: every read of this 60 KB message held the server

@@ -132,6 +132,11 @@ _PARTIAL_TAIL = re.compile(
     r"(?<![A-Za-z0-9_])(?:AKIA|ASIA|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|soat)-"
     r"|sk-(?:ant-|proj-|svcacct-|admin-)?|xox[abprs]-|eyJ|[Bb]earer[ \t]+)"
     rf"(?P<secret>[{_TOKEN_CHARS}.*]*)\Z")
+# A URL's password whose `@` has not arrived yet (`postgres://admin:Sup3r` of a streamed
+# reply): masked until it does. One of digits only is a port (`http://localhost:8080`), which a
+# text may well end with.
+_PARTIAL_URL_PASSWORD = re.compile(
+    r"(?<=[A-Za-z0-9+.\-])://[^\s/:@]+:(?P<secret>(?=[^\s/@]*[^\s/@0-9])[^\s/@]+)\Z")
 _TAIL_WINDOW = 512
 _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 # The most of a leading run masked: what is left of a token whose start was cut off is shorter
@@ -200,8 +205,8 @@ def _pattern_spans(text: str) -> list[Span]:
 
 def _tail_spans(text: str) -> list[Span]:
     start = max(0, len(text) - _TAIL_WINDOW)
-    match = _PARTIAL_TAIL.search(text, start)
-    return [] if match is None else [match.span("secret")]
+    found = (_PARTIAL_TAIL.search(text, start), _PARTIAL_URL_PASSWORD.search(text, start))
+    return [match.span("secret") for match in found if match is not None]
 
 
 def _head_spans(text: str) -> list[Span]:
