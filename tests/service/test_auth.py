@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -374,6 +375,24 @@ def test_create_refuses_bad_arguments_naming_them(secured: Stack, args: list[str
     assert done.returncode == 2
     assert done.stdout == ""
     assert f"shellexec token: {complaint}:" in done.stderr
+
+
+def test_token_commands_in_a_folder_with_no_database_say_so(tmp_path: Path) -> None:
+    """From another folder, `token list` printed nothing and `token create` silently made a
+    database there, whose token the running service never accepted."""
+    env = {key: value for key, value in os.environ.items()
+           if key != "SHELLEXEC_DATABASE_URL"}
+    listed = subprocess.run([BIN / "shellexec", "token", "list"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 1
+    assert listed.stderr.startswith(
+        f"shellexec token: SHELLEXEC_DATABASE_URL: no database at {tmp_path}/data/shellexec.db")
+    assert not (tmp_path / "data").exists()
+    created = subprocess.run([BIN / "shellexec", "token", "create", "--name", "first",
+                              "--scope", "admin"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert created.returncode == 0
+    assert f"made a new database at {tmp_path}/data/shellexec.db" in created.stderr
 
 
 def test_a_token_name_is_used_once(secured: Stack) -> None:

@@ -19,6 +19,7 @@ from shellexec.store import (
     NewerSchemaError,
     UnsupportedDatabaseError,
     open_database,
+    sqlite_file,
 )
 from shellexec.vocabulary import SCOPES
 
@@ -75,6 +76,13 @@ def _run(tokens: Tokens, args: argparse.Namespace) -> None:
 
 
 def main(settings: Settings, args: argparse.Namespace) -> int:
+    file = sqlite_file(settings.database_url)
+    new = file is not None and not file.exists()
+    if new and args.token_command != "create":
+        print(f"shellexec token: SHELLEXEC_DATABASE_URL: no database at {file}; run this "
+              "from the folder the service runs in (its data/shellexec.db), or set "
+              "SHELLEXEC_DATABASE_URL to the service's database", file=sys.stderr)
+        return 1
     try:
         database = open_database(settings.database_url, readers=1)
     except NewerSchemaError as error:
@@ -83,6 +91,11 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
     except (UnsupportedDatabaseError, DatabaseOpenError, DatabaseUnavailableError) as error:
         print(f"shellexec token: SHELLEXEC_DATABASE_URL: {error}", file=sys.stderr)
         return 1
+    if new:
+        # A token made in a folder the service does not run in is one it never sees.
+        print(f"shellexec token: made a new database at {file}: the service must run on "
+              "it (started from this folder, or with SHELLEXEC_DATABASE_URL naming it) to "
+              "accept this token", file=sys.stderr)
     try:
         _run(Tokens(database, system_clock), args)
         return 0

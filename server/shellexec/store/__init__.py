@@ -15,7 +15,7 @@ from shellexec.store.errors import (
     UnsupportedDatabaseError,
 )
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
-from shellexec.store.opening import open_database
+from shellexec.store.opening import open_database, sqlite_file
 from shellexec.store.statements import Statements
 
 __all__ = [
@@ -29,4 +29,5 @@ __all__ = [
     "UnsupportedDatabaseError",
     "migrate",
     "open_database",
+    "sqlite_file",
 ]

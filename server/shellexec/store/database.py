@@ -97,7 +97,7 @@ def _size(file: Path) -> int:
         return 0
 
 
-def _sqlite_path(url: str) -> Path:
+def sqlite_path(url: str) -> Path:
     parsed = urlparse(url)
     if parsed.scheme != "sqlite":
         raise UnsupportedDatabaseError(parsed.scheme)
@@ -255,7 +255,7 @@ def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
     """Opens (creating if needed) and migrates the SQLite database named by `url`; each of
     its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB and waits up to
     `busy_timeout_ms` for a lock another program holds."""
-    path = _sqlite_path(url)
+    path = sqlite_path(url)
     if str(path) == ":memory:":  # each connection would have a database of its own
         raise DatabaseOpenError(str(path), "a file path is needed: the writer and the readers "
                                            "share one file")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shellexec.store.database import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_CACHE_KIB,
     Database,
     open_sqlite,
+    sqlite_path,
 )
 from shellexec.store.postgres import DEFAULT_POOL_SIZE, is_postgres_url, open_postgres
 
@@ -24,3 +27,8 @@ def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB
     if is_postgres_url(url):
         return open_postgres(url, pool_size)
     return open_sqlite(url, readers, cache_kib, busy_timeout_ms)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The SQLite file `url` names, made absolute; None for a PostgreSQL URL."""
+    return None if is_postgres_url(url) else sqlite_path(url).absolute()
