@@ -36,6 +36,8 @@ BAD = [
     ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:70000"),
     ("SHELLEXEC_GRPC_ADDRESS", "localhost:50051"), ("SHELLEXEC_GRPC_ADDRESS", "::1:50051"),
     ("SHELLEXEC_REST_HOST", "localhost"), ("SHELLEXEC_REST_HOST", ""),
+    # Checked when Envoy's configuration was made: after the server had started.
+    ("SHELLEXEC_ALLOWED_HOSTS", "*.example"), ("SHELLEXEC_ALLOWED_HOSTS", "a b"),
     # float() takes these: 10 seconds, and Arabic-Indic digits.
     ("SHELLEXEC_HEARTBEAT_SECONDS", "1_0"), ("SHELLEXEC_RETENTION_DAYS", "\u0661\u0660"),
     # An origin is matched exactly: each of these would match nothing, or (`null`) every
@@ -179,6 +181,7 @@ def test_a_cluster_that_cannot_start_says_why_before_anything_starts(
     assert done.returncode == 1
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+    assert "shellexec stopped" not in done.stdout  # nothing had started
 
 
 @pytest.mark.parametrize(("args", "env", "source"), [

@@ -59,8 +59,8 @@ def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS")
     match = _HOST.fullmatch(value.lower())
     if match is None:
         raise AllowedHostError(
-            f"{setting}: {value[:64]!r} is not a host or host:port "
-            "(e.g. shellexec.internal or 10.0.0.5:8080)")
+            f"{setting} must name a host or host:port (e.g. shellexec.internal or "
+            f"10.0.0.5:8080; no wildcard), not {value[:64]!r}")
     return [match[0]] if match["port"] else _with_port(match["name"], port)
 
 

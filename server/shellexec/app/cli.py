@@ -23,7 +23,7 @@ from pathlib import Path
 from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.browser_boundary import AllowedHostError
-from shellexec.app.cluster import ClusterError, run_cluster
+from shellexec.app.cluster import ClusterError, check_cluster, run_cluster
 from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
 from shellexec.app.local_postgres import PostgresMissingError
@@ -132,6 +132,7 @@ async def _up(settings: Settings) -> int:
 
 
 def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int:
+    check_cluster(settings, replicas)  # "shellexec stopped" would come before its message
     stopped = threading.Event()
     for sig in processes.STOP_SIGNALS:
         signal.signal(sig, lambda *_: stopped.set())

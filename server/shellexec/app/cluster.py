@@ -109,6 +109,14 @@ def _check_metrics_ports(settings: Settings, replicas: int) -> None:
                 f"{replicas} free ports from it")
 
 
+def check_cluster(settings: Settings, replicas: int) -> None:
+    """Raises ClusterError when `replicas` servers cannot run with `settings`, before
+    anything starts."""
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise ClusterError(f"--replicas must be from 1 to {MAX_REPLICAS}")
+    _check_metrics_ports(settings, replicas)
+
+
 def _stop_replicas(replicas: list[Replica]) -> None:
     processes.stop_together([replica.process for replica in replicas
                              if replica.process is not None])
@@ -118,9 +126,7 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
                 stopped: threading.Event) -> int:
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
     everything it started; returns the exit status."""
-    if not 1 <= replicas <= MAX_REPLICAS:
-        raise ClusterError(f"--replicas must be from 1 to {MAX_REPLICAS}")
-    _check_metrics_ports(settings, replicas)
+    check_cluster(settings, replicas)
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
         url = started.enter_context(_database(settings, database))

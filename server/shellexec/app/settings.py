@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
 from shellexec.app import ports
-from shellexec.app.browser_boundary import cors_origin
+from shellexec.app.browser_boundary import allowed_hosts, cors_origin
 from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS
 
@@ -216,6 +216,7 @@ class Settings:
                  ("SHELLEXEC_REST_PORT", self.rest_port),
                  ("SHELLEXEC_METRICS_PORT", self.metrics_port),
                  ("SHELLEXEC_ENVOY_METRICS_PORT", self.envoy_metrics_port)]
+        allowed_hosts(self.rest_host, self.rest_port, self.allowed_hosts)  # each is a host
         taken: dict[int, str] = {}
         for name, port in named:
             if port and port in taken:
