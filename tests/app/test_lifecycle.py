@@ -126,7 +126,7 @@ def test_a_second_make_run_says_shellexec_is_running_and_prints_no_banner(
     second = run_shellexec(["up"], running_up.env, second_dir)
     assert second.returncode != 0
     port = grpc_port(running_up.env)
-    assert f"shellexec is already running on port {port}" in second.stderr
+    assert f"shellexec: another shellexec is already running on port {port}" in second.stderr
     assert BANNER not in second.stdout
     assert "cannot bind" not in second.stderr  # no raw Envoy error
     # The first service is untouched and still answers through its own front door.
@@ -138,7 +138,8 @@ def test_serve_refuses_a_port_another_shellexec_serves(stack: Stack, tmp_path: P
     env = {**stack.env, "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'other.db'}"}
     second = run_shellexec(["serve"], env, tmp_path)
     assert second.returncode == 1
-    assert f"shellexec is already running on port {stack.grpc_port}" in second.stderr
+    running = f"shellexec: another shellexec is already running on port {stack.grpc_port}"
+    assert running in second.stderr
     assert "Traceback" not in second.stderr
 
 

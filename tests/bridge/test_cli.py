@@ -12,7 +12,7 @@ import pytest
 from bridge.harness import SHELLEXEC, agent_command, run_bridge
 
 from shellexec.bridge import BridgeOptions, BridgeRun
-from shellexec.bridge.cli import main
+from shellexec.bridge.cli import main, parse
 from shellexec.bridge.errors import UsageError
 from shellexec.bridge.retry import RetryPolicy
 from shellexec.bridge.signals import Signals
@@ -53,6 +53,24 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert "-- AGENT_COMMAND" in text
     assert "exit status" in text
+
+
+@pytest.mark.parametrize(("env", "url"), [
+    ({}, "http://127.0.0.1:8080"),
+    # The service's REST port moved: its page is there, and the result line said 8080.
+    ({"SHELLEXEC_REST_PORT": "18780"}, "http://127.0.0.1:18780"),
+    ({"SHELLEXEC_REST_PORT": "18780", "SHELLEXEC_WEB_URL": "https://chat.example"},
+     "https://chat.example"),
+    ({"SHELLEXEC_REST_PORT": "x"}, "http://127.0.0.1:8080"),
+])
+def test_the_page_url_follows_the_rest_port_unless_given(
+        monkeypatch: pytest.MonkeyPatch, env: dict[str, str], url: str) -> None:
+    for name in ("SHELLEXEC_REST_PORT", "SHELLEXEC_WEB_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    options, _ = parse(["--prompt", "hi", "--", "agent"])
+    assert options.web_url == url
 
 
 @pytest.mark.slow

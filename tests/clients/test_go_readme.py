@@ -25,11 +25,10 @@ def _blocks(language: str) -> list[str]:
 
 
 def test_a_new_module_follows_the_readme(stack: Stack, tmp_path: Path) -> None:
-    """Each block in the page's order, and nothing else: the page once left out the second
-    `go mod tidy`, which this test ran by itself."""
+    """Each block in the page's order, in an empty folder, and nothing else: the page once
+    left out the second `go mod tidy`, and then `go mod init`, which this test ran by
+    itself."""
     env = {**os.environ, "SHELLEXEC": str(ROOT), "SHELLEXEC_GRPC_ADDRESS": stack.grpc_target}
-    subprocess.run(["go", "mod", "init", "example.com/caller"], cwd=tmp_path, env=env,
-                   check=True, capture_output=True)
     install, run = _blocks("sh")[:2]  # Install's, then the Example's
     program = _blocks("go")[0]  # the Example (later blocks are fragments)
     subprocess.run(["bash", "-euc", install], cwd=tmp_path, env=env, check=True)

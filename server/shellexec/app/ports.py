@@ -107,8 +107,9 @@ def ensure_free(grpc_listener: Listener, *others: Listener) -> None:
     if grpc_listener.port and _in_use(grpc_listener):
         if shellexec_answers(grpc_listener.host, grpc_listener.port):
             raise PortInUseError(
-                f"shellexec is already running on port {grpc_listener.port}: stop it first "
-                f"(Ctrl-C where it runs), or choose other ports with {grpc_listener.setting}"
+                f"another shellexec is already running on port {grpc_listener.port}: stop it "
+                f"first (Ctrl-C where it runs), or choose other ports with "
+                f"{grpc_listener.setting}"
                 + "".join(f", {other.setting}" for other in others))
         raise _taken(grpc_listener)
     for listener in others:

@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from shellexec.bridge.environment import validate_names
@@ -77,12 +77,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", metavar="NAME",
                         help="the agent name shown in the chat (default: derived from the "
                              "command, e.g. claude, codex)")
-    parser.add_argument("--web-url", metavar="URL",
-                        default=os.environ.get("SHELLEXEC_WEB_URL", DEFAULT_WEB_URL),
-                        help=f"the web page's base URL (default: $SHELLEXEC_WEB_URL or "
+    parser.add_argument("--web-url", metavar="URL", default=_default_web_url(os.environ),
+                        help="the web page's base URL (default: $SHELLEXEC_WEB_URL, else "
+                             "http://127.0.0.1:$SHELLEXEC_REST_PORT, else "
                              f"{DEFAULT_WEB_URL})")
     _add_policy_arguments(parser)
     return parser
+
+
+def _default_web_url(env: Mapping[str, str]) -> str:
+    """The page's base URL when --web-url is not given: a service whose REST port was moved
+    serves its page there, not on 8080."""
+    if url := env.get("SHELLEXEC_WEB_URL", "").strip():
+        return url
+    port = env.get("SHELLEXEC_REST_PORT", "").strip()
+    if port.isascii() and port.isdigit() and 0 < int(port) <= 65535:
+        return f"http://127.0.0.1:{int(port)}"
+    return DEFAULT_WEB_URL
 
 
 def _add_policy_arguments(parser: argparse.ArgumentParser) -> None:
