@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 
 from shellexec.app import cli, cluster
+from shellexec.app.server import metrics_lines
 from shellexec.app.settings import Settings
 
 
@@ -34,3 +35,16 @@ def test_the_examples_send_no_header_when_authentication_is_off() -> None:
     off = Settings()
     for banner in (cli._banner(off, 50051), cluster._banner(off, "postgresql://x", [])):
         assert _sent_headers(banner, "shx_abc") == []
+
+
+def test_the_banners_name_each_replica_s_metrics_and_envoy_s_statistics() -> None:
+    """A cluster's banner named no metrics URL, though each replica served one."""
+    settings = Settings(metrics_port=19564, envoy_metrics_port=19570)
+    assert [line.split() for line in metrics_lines(settings, 2)] == [
+        ["replica", "1", "metrics", "http://127.0.0.1:19564/metrics"],
+        ["replica", "2", "metrics", "http://127.0.0.1:19565/metrics"],
+        ["Envoy", "statistics", "http://127.0.0.1:19570/stats/prometheus"]]
+    assert [line.split() for line in metrics_lines(settings)][0] == [
+        "metrics", "http://127.0.0.1:19564/metrics"]
+    assert "http://127.0.0.1:19570/stats/prometheus" in cluster._banner(
+        settings, "postgresql://x", [])

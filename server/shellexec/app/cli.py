@@ -24,11 +24,17 @@ from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.browser_boundary import AllowedHostError
 from shellexec.app.cluster import ClusterError, check_cluster, run_cluster
-from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
+from shellexec.app.envoy_stats import STATS_HOST
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
 from shellexec.app.local_postgres import PostgresMissingError
-from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH
-from shellexec.app.server import auth_banner, auth_header_flag, serve, start_server
+from shellexec.app.metrics_endpoint import METRICS_HOST
+from shellexec.app.server import (
+    auth_banner,
+    auth_header_flag,
+    metrics_lines,
+    serve,
+    start_server,
+)
 from shellexec.app.settings import Settings
 from shellexec.store import (
     DatabaseOpenError,
@@ -38,17 +44,6 @@ from shellexec.store import (
 )
 
 RUN_DIR = Path(".run")
-
-
-def _metrics_lines(settings: Settings) -> tuple[str, ...]:
-    lines = []
-    if settings.metrics_port:
-        lines.append(f"  metrics           http://{METRICS_HOST}:{settings.metrics_port}"
-                     f"{METRICS_PATH}")
-    if settings.envoy_metrics_port:
-        lines.append(f"  Envoy statistics  http://{STATS_HOST}:{settings.envoy_metrics_port}"
-                     f"{STATS_PATH}")
-    return tuple(lines)
 
 
 def _banner(settings: Settings, grpc_port: int) -> str:
@@ -62,7 +57,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  gRPC              {grpc_host}:{grpc_port}",
         f"  database          {settings.database_url}",
         f"  {auth_banner(settings)}",
-        *_metrics_lines(settings),
+        *metrics_lines(settings),
         f"  log               stderr, one JSON line per call (SHELLEXEC_LOG={settings.log})",
         "Try:",
         f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",

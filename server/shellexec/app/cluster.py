@@ -19,7 +19,7 @@ from pathlib import Path
 from shellexec.app import envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
-from shellexec.app.server import auth_header_flag
+from shellexec.app.server import auth_header_flag, metrics_lines
 from shellexec.app.settings import Settings
 from shellexec.store import open_database
 from shellexec.store.postgres import is_postgres_url
@@ -87,6 +87,7 @@ def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
         *(f"  replica {replica.number}         {replica.target}  (pid {replica.pid}, log "
           f".run/{replica.log.name})" for replica in replicas),
         f"  database          {url.split('@')[-1]}",
+        *metrics_lines(settings, len(replicas)),
         "Try:",
         f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
     ))

@@ -26,10 +26,11 @@ from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
 from shellexec.app import ports, processes
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.composition import Composition, compose
+from shellexec.app.envoy_stats import STATS_HOST, STATS_PATH
 from shellexec.app.exposure import check_exposure
 from shellexec.app.health import Health
 from shellexec.app.metrics import Metrics
-from shellexec.app.metrics_endpoint import MetricsEndpoint
+from shellexec.app.metrics_endpoint import METRICS_HOST, METRICS_PATH, MetricsEndpoint
 from shellexec.app.ports import PortInUseError
 from shellexec.app.rest_bindings import bindings_of, path_patterns
 from shellexec.app.settings import Settings
@@ -220,6 +221,20 @@ def auth_header_flag(settings: Settings) -> str:
     """The curl flag the banners' examples send a token with (the caller's $TOKEN, in
     double quotes so the shell fills it in), or nothing when authentication is off."""
     return ' -H "authorization: Bearer $TOKEN"' if settings.auth else ""
+
+
+def metrics_lines(settings: Settings, replicas: int = 1) -> tuple[str, ...]:
+    """The banners' lines naming the metrics URLs: each replica's (on consecutive ports from
+    SHELLEXEC_METRICS_PORT) and Envoy's statistics."""
+    lines = []
+    for index in range(replicas if settings.metrics_port else 0):
+        label = f"replica {index + 1} metrics" if replicas > 1 else "metrics"
+        lines.append(f"  {label:<18}http://{METRICS_HOST}:{settings.metrics_port + index}"
+                     f"{METRICS_PATH}")
+    if settings.envoy_metrics_port:
+        lines.append(f"  {'Envoy statistics':<18}http://{STATS_HOST}:"
+                     f"{settings.envoy_metrics_port}{STATS_PATH}")
+    return tuple(lines)
 
 
 def auth_banner(settings: Settings) -> str:
