@@ -44,7 +44,7 @@ def test_the_banners_name_each_replica_s_metrics_and_envoy_s_statistics() -> Non
         ["replica", "1", "metrics", "http://127.0.0.1:19564/metrics"],
         ["replica", "2", "metrics", "http://127.0.0.1:19565/metrics"],
         ["Envoy", "statistics", "http://127.0.0.1:19570/stats/prometheus"]]
-    assert [line.split() for line in metrics_lines(settings)][0] == [
+    assert metrics_lines(settings)[0].split() == [
         "metrics", "http://127.0.0.1:19564/metrics"]
     assert "http://127.0.0.1:19570/stats/prometheus" in cluster._banner(
         settings, "postgresql://x", [])
