@@ -38,8 +38,8 @@ bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 	  case $$script in */results.py|*/_*) continue;; esac; \
 	  echo "== $$script"; PYTHONPATH=bench:tests $(BIN)/python $$script || exit 1; done
 
-demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL
-	$(BIN)/python -m shellexec.demo
+demo: $(STAMP)  ## play a scripted multi-agent session and print the page's URL (ARGS="--pace 0")
+	$(BIN)/python -m shellexec.demo $(ARGS)
 
 generate: $(STAMP) $(BUF) $(TS_STAMP) java-codegen  ## regenerate every client and Envoy's descriptor from proto/
 	$(BIN)/python proto/generate.py
