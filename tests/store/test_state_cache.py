@@ -51,6 +51,20 @@ def test_cache_holds_at_most_its_budget_of_output_bytes() -> None:
     assert cache.get(2, 1) is not None
 
 
+def test_cache_counts_a_call_s_long_command_title_and_directory_too() -> None:
+    """Only bodies were counted: calls with three 256 KiB texts and no output held 900 MB in
+    a cache of 32 MiB."""
+    cache = StateCache(capacity=100, max_bytes=2 * 1024 * 1024)
+    text = "t" * (256 * 1024)
+    long = normalize.fold(normalize.new_state(), {
+        "sessionUpdate": "tool_call", "toolCallId": "long", "kind": "execute",
+        "title": text + "1", "rawInput": {"command": text + "2", "cwd": text + "3"}})
+    for position in range(1, 5):
+        cache.put(position, 1, (object(), long))  # type: ignore[arg-type]
+    assert cache.get(1, 1) is None, "four calls of 768 KiB of texts exceed 2 MiB"
+    assert cache.get(4, 1) is not None
+
+
 def test_unexpected_failure_of_a_unit_of_work_clears_every_cache(tmp_path: Path) -> None:
     app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
     database, caches = app.database, app.caches

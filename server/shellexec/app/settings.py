@@ -165,9 +165,9 @@ class Settings:
     # (0: every conversion runs on it).
     conversion_workers: int = 1
     # Memory (bench/memory_bound.py holds the server under 150 MB with these): the SQLite
-    # page cache of each of the four database connections, in KiB; how many MiB of output
-    # bodies the fold states kept in memory between updates may hold; and how many sessions'
-    # facts are remembered.
+    # page cache of each of the four database connections, in KiB; how many MiB the fold
+    # states kept in memory between updates may hold (their output bodies and every other
+    # text); and how many sessions' facts are remembered.
     db_cache_kib: int = 8 * 1024
     # SQLite: milliseconds a statement waits for a lock another program holds on the file
     # (a backup, the sqlite3 shell) before its call fails INTERNAL.
