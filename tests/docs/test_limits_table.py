@@ -60,6 +60,7 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
                                         ("REQUEST_BUDGET_BYTES_PER_CALLER",),
                                         ("MAX_GRPC_MESSAGE_BYTES",)],
     "request streams a server serves at once": [("MAX_REQUEST_STREAMS",)],
+    "a call's request message, once the call is admitted": [("MESSAGE_ARRIVAL_SECONDS",)],
     "a request that opens a stream (a feed, a health watch)": [("MAX_STREAM_REQUEST_BYTES",)],
     "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
     "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),

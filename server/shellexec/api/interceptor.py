@@ -112,11 +112,6 @@ def _decoded(request: Any) -> Any:
     return request
 
 
-async def _decoded_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    async for request in requests:
-        yield _decoded(request)
-
-
 def _origin(error: BaseException) -> str:
     """Where `error` was raised: file, line and function of the innermost frame."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -218,12 +213,20 @@ class _Call:
 
     def wrap(self, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         def check(streamed_requests: bool) -> Callable[[Any], Any]:
-            return _decoded_stream if streamed_requests else _decoded
+            return self._decoded_stream if streamed_requests else _decoded
 
         return rewrapped(
             handler, lambda behavior, streamed: self._unary(behavior, check(streamed)),
             lambda behavior, streamed: self._streaming(behavior, check(streamed)),
             _tolerant(handler.request_deserializer, self._shape.request_class))
+
+    async def _decoded_stream(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The requests of a stream, each checked and noted as it arrives: the request
+        budget takes every method's single request as a stream (`request_budget`)."""
+        async for request in requests:
+            request = _decoded(request)
+            self._note_request(request)
+            yield request
 
     def _note_request(self, request: Any) -> None:
         if not self._shape.request_names_session:

@@ -38,7 +38,7 @@ import grpc
 
 from shellexec.api.auth import current_caller
 from shellexec.api.handlers import rewrapped, when_call_ends
-from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES
+from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES, MESSAGE_ARRIVAL_SECONDS
 from shellexec.service import InvalidArgumentError, ResourceExhaustedError
 
 
@@ -160,9 +160,11 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
     (`auth.current_caller`: this acts after the authenticator, so it comes before it in the
     server's interceptors), and serves at most `max_request_streams` request streams."""
 
-    def __init__(self, budget: RequestBudget, max_request_streams: int) -> None:
+    def __init__(self, budget: RequestBudget, max_request_streams: int,
+                 arrival_seconds: float = MESSAGE_ARRIVAL_SECONDS) -> None:
         self._budget = budget
         self._max_request_streams = max_request_streams
+        self._arrival_seconds = arrival_seconds
         self.request_streams = 0
 
     async def intercept_service(
@@ -178,10 +180,11 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         admission = await self._budget.admit(current_caller().name)
         when_call_ends(admission.release)
         if handler.response_streaming:
-            return rewrapped(handler, _same, _refusing_oversized,
-                             _reading_stream_request(handler.request_deserializer, admission))
-        return rewrapped(handler, _same, _same,
-                         _settling(handler.request_deserializer, admission))
+            return _arriving_in_time(
+                handler, _reading_stream_request(handler.request_deserializer, admission),
+                self._arrival_seconds, _unless_oversized)
+        return _arriving_in_time(handler, _settling(handler.request_deserializer, admission),
+                                 self._arrival_seconds)
 
     def _counting(self, behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
         """A request stream's behaviour, counted among the request streams once it asks for
@@ -202,10 +205,6 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         self.request_streams -= 1
 
 
-def _same(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
-    return behavior
-
-
 def _given(behavior: Callable[..., Any],
            transform: Callable[[Any], Any]) -> Callable[..., Any]:
     """`behavior`, given its request (or requests) through `transform`; of the same kind (an
@@ -222,6 +221,49 @@ def _given(behavior: Callable[..., Any],
         return await behavior(transform(request), context)
 
     return response
+
+
+def _arriving_in_time(handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any],
+                     seconds: float, transform: Callable[[Any], Any] = lambda request: request,
+                     ) -> grpc.RpcMethodHandler:
+    """The handler of a method taking one request, made to take it as a stream so that its
+    message is waited for here, at most `seconds`.
+
+    gRPC waits for a single request's message before any code of ours runs, and for as long
+    as the client likes: four calls that sent their headers and never a message held their
+    caller's whole share of the budget, every other call of that caller waiting behind them
+    (on the gRPC port, which has no deadline of its own, for ever; and gRPC never ends a call
+    whose stream closes without a message). A request stream is read only when asked, so
+    here the call ends DEADLINE_EXCEEDED once `seconds` have passed, and INVALID_ARGUMENT
+    when the stream closes empty, giving its reservation back either way. On the wire the
+    two kinds of handler are the same."""
+    async def first(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+        try:
+            async with asyncio.timeout(seconds):
+                async for request in requests:
+                    return transform(request)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"request: its message did not arrive within {seconds:g} s")
+        raise InvalidArgumentError("request", "the call ended without its message")
+
+    behavior = handler.unary_stream or handler.unary_unary
+    serializer = handler.response_serializer
+    if inspect.isasyncgenfunction(behavior):
+        async def responses(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+                            ) -> AsyncIterator[Any]:
+            async for response in behavior(await first(requests, context), context):
+                yield response
+
+        return grpc.stream_stream_rpc_method_handler(responses, deserializer, serializer)
+
+    # A single response, or responses written with `context.write`.
+    async def response(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+        return await behavior(await first(requests, context), context)
+
+    kind = (grpc.stream_stream_rpc_method_handler if handler.response_streaming
+            else grpc.stream_unary_rpc_method_handler)
+    return kind(response, deserializer, serializer)
 
 
 def _settling(deserializer: Callable[[bytes], Any] | None,
@@ -245,15 +287,11 @@ def _reading_stream_request(deserializer: Callable[[bytes], Any] | None,
     as long as its client likes, and its request with it, so it is bounded by size instead
     (MAX_STREAM_REQUEST_BYTES; its number by the bounds on feeds and the front door's)."""
     def deserialize(data: bytes) -> Any:
-        admission.release()
+        admission.settle(0)
         if len(data) > MAX_STREAM_REQUEST_BYTES:
             return _Oversized(len(data))
         return data if deserializer is None else deserializer(data)
     return deserialize
-
-
-def _refusing_oversized(behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
-    return _given(behavior, _unless_oversized)
 
 
 def _unless_oversized(request: Any) -> Any:

@@ -59,6 +59,7 @@ from shellexec.rules.limits import (
     MAX_HEALTH_REQUEST_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REST_BODY_BYTES,
+    MESSAGE_ARRIVAL_SECONDS,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,7 +99,8 @@ IDLE_CONNECTION_TIMEOUT_SECONDS = 10.0
 # finishes (or an HTTP/2 stream never half-closed) is a request in flight, which neither timer
 # above covers. A feed's request is complete at once (its long life is the answer), so this
 # never ends one; 20 s lets the largest REST body (8 MiB) through a link of about 3.4 Mbit/s.
-REQUEST_TIMEOUT_SECONDS = 20.0
+# A server waits as long for a message on its own port (MESSAGE_ARRIVAL_SECONDS).
+REQUEST_TIMEOUT_SECONDS = float(MESSAGE_ARRIVAL_SECONDS)
 
 
 def _web_files(web_root: Path) -> list[Path]:

@@ -121,6 +121,10 @@ FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
 # reservation does not fit (ADR 0140).
 REQUEST_BUDGET_BYTES: Final = 8 * MAX_GRPC_MESSAGE_BYTES
 REQUEST_BUDGET_BYTES_PER_CALLER: Final = 4 * MAX_GRPC_MESSAGE_BYTES
+# How long after its admission a call's message may take to arrive; a call still without it
+# is cancelled, and its reservation given back: as long as the front door waits for a whole
+# request (`app.envoy.REQUEST_TIMEOUT_SECONDS`; ADR 0140).
+MESSAGE_ARRIVAL_SECONDS: Final = 20
 # A request that opens a response stream (a feed, a health watch): the stream keeps it for as
 # long as it lives, so it is not held in the budget above but bounded by size (ADR 0140).
 MAX_STREAM_REQUEST_BYTES: Final = 16 * 1024
