@@ -40,6 +40,7 @@ from shellexec.rules.limits import (
     MAX_GRPC_MESSAGE_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REQUEST_STREAMS,
+    MAX_SERVER_CALLS,
     REQUEST_BUDGET_BYTES,
     REQUEST_BUDGET_BYTES_PER_CALLER,
 )
@@ -47,6 +48,22 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 
 # The metadata of one call: the front door's headers in all, and what Envoy adds to them.
 MAX_SERVER_METADATA_BYTES = MAX_REQUEST_HEADERS_BYTES + 8 * 1024
+_SERVER_OPTIONS = (
+    ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
+    # Whatever headers the front door passes on (a long query string comes along as
+    # `x-envoy-original-path`): gRPC's own 16 KiB would refuse them as RESOURCE_EXHAUSTED,
+    # and now and then below it (its soft limit).
+    ("grpc.max_metadata_size", MAX_SERVER_METADATA_BYTES),
+    ("grpc.absolute_max_metadata_size", MAX_SERVER_METADATA_BYTES),
+    # A second server on the same port must fail, not silently share its connections.
+    ("grpc.so_reuseport", 0),
+    # Without this probing, a stream's window stays at HTTP/2's 64 KiB until its message is
+    # read, so a call the request budget keeps waiting holds no more (with it, gRPC grew each
+    # window to megabytes: 100 waiting 15 MB calls held 835 MB). On loopback and local
+    # networks it costs large messages nothing measurable.
+    ("grpc.http2.bdp_probe", 0),
+)
 # How long a stopping server must see no call of its own before it takes what gRPC still
 # holds for lost (ADR 0144): far longer than a handed-over call takes to reach the
 # interceptors, far shorter than the grace.
@@ -152,22 +169,8 @@ async def start_server(settings: Settings) -> RunningServer:
                     ErrorInterceptor(CallLog(sys.stderr, settings.log)),
                     _request_budget(app.metrics), authenticator,
                     PathBindingInterceptor(_path_patterns())]
-    server = grpc.aio.server(interceptors=interceptors, options=[
-        ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE_BYTES),
-        ("grpc.max_send_message_length", MAX_GRPC_MESSAGE_BYTES),
-        # Whatever headers the front door passes on (a long query string comes along as
-        # `x-envoy-original-path`): gRPC's own 16 KiB would refuse them as RESOURCE_EXHAUSTED,
-        # and now and then below it (its soft limit).
-        ("grpc.max_metadata_size", MAX_SERVER_METADATA_BYTES),
-        ("grpc.absolute_max_metadata_size", MAX_SERVER_METADATA_BYTES),
-        # A second server on the same port must fail, not silently share its connections.
-        ("grpc.so_reuseport", 0),
-        # Without this probing, a stream's window stays at HTTP/2's 64 KiB until its message
-        # is read, so a call the request budget keeps waiting holds no more (with it, gRPC
-        # grew each window to megabytes: 100 waiting 15 MB calls held 835 MB). On loopback
-        # and local networks it costs large messages nothing measurable.
-        ("grpc.http2.bdp_probe", 0),
-    ])
+    server = grpc.aio.server(interceptors=interceptors, options=_SERVER_OPTIONS,
+                             maximum_concurrent_rpcs=MAX_SERVER_CALLS)
     handlers = method_handlers(app.servicer)
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))

@@ -115,6 +115,11 @@ FRONT_DOOR_STREAMS_PER_CONNECTION: Final = 256
 # past which it answers 503. Each pool has its own, so streams held in one never refuse a
 # call of another (ADR 0139).
 FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
+# The calls one server runs at once, of every kind: what the front door's four pools may
+# carry to it, and as many again for clients of its own gRPC port. One more is refused with
+# RESOURCE_EXHAUSTED at once. The port bounded neither: each waiting call holds its headers
+# and a stream's window, and 20,000 of them grew a server by 380 MB (ADR 0140).
+MAX_SERVER_CALLS: Final = 5 * FRONT_DOOR_POOL_STREAMS_PER_REPLICA
 # The bytes of requests the server holds at once, in all and of one caller (a token's name;
 # with authentication off, everyone). A call reserves MAX_GRPC_MESSAGE_BYTES before its
 # message is read, holds the message's size once it has arrived, and waits while its
