@@ -12,7 +12,8 @@ back when the call ends. While a call waits, its stream holds only what HTTP/2 f
 lets it buffer (the server turns off gRPC's window probing, which would let it grow to
 megabytes). Waiting is fair between callers: a caller at its share waits alone, and the
 others' calls go past it. A call that waits too long ends by its deadline, or by the front
-door's timeout.
+door's timeout. Once admitted, a call's message must arrive within MESSAGE_ARRIVAL_SECONDS,
+or the call ends and gives its reservation back (`_arriving_in_time`).
 
 A response stream (a feed, a health watch) keeps its request for as long as it lives, so its
 request gives its reservation back once read and is bounded by size instead
