@@ -37,7 +37,7 @@ from grpc._cython.cygrpc import ExecuteBatchError
 from shellexec.api import wire
 from shellexec.api.call_log import CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
-from shellexec.api.handlers import method_descriptor, rewrapped, when_call_ends
+from shellexec.api.handlers import close_stream, method_descriptor, rewrapped, when_call_ends
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
 from shellexec.service import InvalidArgumentError, ServiceError, UnavailableError
 from shellexec.store import DatabaseUnavailableError
@@ -223,10 +223,14 @@ class _Call:
     async def _decoded_stream(self, requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """The requests of a stream, each checked and noted as it arrives: the request
         budget takes every method's single request as a stream (`request_budget`)."""
-        async for request in requests:
-            request = _decoded(request)
-            self._note_request(request)
-            yield request
+        iterator = aiter(requests)
+        try:
+            async for request in iterator:
+                request = _decoded(request)
+                self._note_request(request)
+                yield request
+        finally:
+            await close_stream(iterator)
 
     def _note_request(self, request: Any) -> None:
         if not self._shape.request_names_session:

@@ -31,14 +31,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
 from shellexec.api.auth import current_caller
-from shellexec.api.handlers import rewrapped, when_call_ends
+from shellexec.api.handlers import close_stream, rewrapped, when_call_ends
 from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES, MESSAGE_ARRIVAL_SECONDS
 from shellexec.service import InvalidArgumentError, ResourceExhaustedError
 
@@ -238,14 +238,17 @@ def _arriving_in_time(handler: grpc.RpcMethodHandler, deserializer: Callable[[by
     here the call ends DEADLINE_EXCEEDED once `seconds` have passed, and INVALID_ARGUMENT
     when the stream closes empty, giving its reservation back either way. On the wire the
     two kinds of handler are the same."""
-    async def first(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+    async def first(requests: AsyncIterable[Any], context: grpc.aio.ServicerContext) -> Any:
+        iterator = aiter(requests)
         try:
             async with asyncio.timeout(seconds):
-                async for request in requests:
+                async for request in iterator:
                     return transform(request)
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"request: its message did not arrive within {seconds:g} s")
+        finally:
+            await close_stream(iterator)
         raise InvalidArgumentError("request", "the call ended without its message")
 
     behavior = handler.unary_stream or handler.unary_unary
