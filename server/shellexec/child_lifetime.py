@@ -5,8 +5,10 @@ The bridge runs its agent this way (SIGKILL, ADR 0122); `shellexec up` runs Envo
 replicas and a local PostgreSQL this way (their own graceful stop signal), so a killed `up`
 leaves nothing holding its ports. Elsewhere commands run as they are.
 
-The signal fires when the *thread* that started the child ends: start children from a thread
-that lives as long as they should (the main thread, which ends with the process).
+The signal fires when the *thread* that started the child ends, so only a child started
+from the main thread, which ends with the process, is tied: one started from another thread
+(a test restarting PostgreSQL from a pool's thread) would be stopped when that thread ends,
+and runs untied instead.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -56,7 +59,7 @@ def ending_with_this_process(program: str, argv: Sequence[str],
     link is busy crashed with SIGSEGV. The launcher runs after `subprocess` changed the user
     (`user=`), which would have cleared the signal.
     """
-    if prctl() is None:
+    if prctl() is None or not _on_main_thread():
         return [program, *argv[1:]]
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), str(int(sig)),
             program, *argv]
@@ -77,9 +80,13 @@ def ending_with_this_process_as_another_user(command: Sequence[str],
     clears it). It cannot check that this process is still alive, as the launcher does.
     Without `setpriv`, the command as it is."""
     setpriv = shutil.which("setpriv")
-    if setpriv is None or prctl() is None:
+    if setpriv is None or prctl() is None or not _on_main_thread():
         return list(command)
     return [setpriv, f"--pdeathsig={sig.name.removeprefix('SIG')}", "--", *command]
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 # argv: the parent's pid, the signal, the program, its argv. The parent check closes the race
