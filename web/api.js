@@ -19,6 +19,11 @@ export class ApiError extends Error {
   }
 }
 
+/** True for an answer saying that what was asked for does not exist (a deleted session). */
+export function isNotFound(error) {
+  return error instanceof ApiError && error.status === 404;
+}
+
 const seg = encodeURIComponent;
 
 export function sessionPath(sessionId) {

@@ -1,7 +1,7 @@
 // The page: pick the session from the URL, load its messages, follow its feed.
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
-import { ApiError, createApi, revisionOf } from './api.js';
+import { ApiError, createApi, isNotFound, revisionOf } from './api.js';
 import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
@@ -72,7 +72,9 @@ async function start() {
     listEl: list,
     hasOlder,
     loadOlder: () => api.listOlderMessages(session.id, { before: rows.oldest?.id }),
-    onError: showError,
+    // A page of its messages answered 404: the session was deleted, maybe while the feed was
+    // not connected to say so. It ends as a `session_deleted` event ends it.
+    onError: (error) => (isNotFound(error) ? feed.sessionDeleted() : showError(error)),
   });
 
   const feed = createFeed({

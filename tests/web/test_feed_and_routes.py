@@ -230,6 +230,26 @@ def test_page_shows_a_deleted_session_instead_of_reconnecting(
     assert len(chat.feed_urls()) == watches, "the page did not reconnect to a deleted session"
 
 
+def test_a_session_deleted_while_the_page_was_away_is_shown_as_deleted(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("deleted while the page was away"))
+    # The page cannot reach the feed (a laptop asleep, a server restarting), so it never
+    # receives the `session_deleted` event; when it comes back, the feed answers 404.
+    chat.page.route("**/messages:watch*", lambda route: route.abort())
+    chat.open(f"{stack.rest_url}/sessions/{sid}", live=False)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "reconnecting")
+    api.call("DELETE", f"/api/v1/task-sessions/{sid}")
+    chat.page.unroute("**/messages:watch*")
+
+    expect(chat.page.get_by_test_id("session-deleted")).to_contain_text(
+        f"Session {sid} was deleted", timeout=15_000)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
+    watches = len(chat.feed_urls())
+    chat.pump(6000)  # longer than the longest reconnect delay (5 s)
+    assert len(chat.feed_urls()) == watches, "the page kept asking for a deleted session"
+
+
 def test_page_reloads_when_the_feed_it_resumes_was_compacted(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack

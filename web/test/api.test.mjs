@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ApiError, createApi, olderMessagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
+import { ApiError, createApi, isNotFound, olderMessagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
 
 function jsonResponse(status, body) {
   return { ok: status >= 200 && status < 300, status, json: async () => body };
@@ -51,6 +51,14 @@ describe('api', () => {
   test('a 401 is an ApiError with its status', async () => {
     const { fn } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(401, { code: 16, message: 'token' }) });
     await assert.rejects(createApi({ fetch: fn }).getSession('s'), (error) => error instanceof ApiError && error.status === 401);
+  });
+
+  test('a 404 is what isNotFound says, and nothing else is', async () => {
+    const { fn } = fakeFetch({});
+    const error = await createApi({ fetch: fn }).getSession('s').catch((e) => e);
+    assert.equal(isNotFound(error), true);
+    assert.equal(isNotFound(new ApiError(503, 14, 'down')), false);
+    assert.equal(isNotFound(new TypeError('network')), false);
   });
 
   test('reads the session and the boot state', async () => {

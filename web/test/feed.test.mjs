@@ -184,6 +184,35 @@ describe('feed', () => {
     assert.deepEqual(clock.pendingDelays(), []);
   });
 
+  test('a feed answered 404 ends as session_deleted does: the session went while away', async () => {
+    const { clock, instances, statuses, endings, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    instances[0].fail(); // the connection broke (the laptop slept); the session is deleted meanwhile
+    await clock.advance(500);
+    instances[1].fail(404);
+    assert.equal(instances[1].closed, true);
+    assert.deepEqual(endings, ['deleted']);
+    assert.equal(feed.status, 'deleted');
+    assert.equal(statuses.at(-1), 'deleted');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 2, 'a session that is gone is not asked for again');
+    assert.deepEqual(clock.pendingDelays(), []);
+  });
+
+  test('a session found gone elsewhere ends the feed as session_deleted does, once', async () => {
+    const { clock, instances, statuses, endings, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    feed.sessionDeleted(); // the page's list of messages answered 404
+    feed.sessionDeleted();
+    assert.equal(instances[0].closed, true);
+    assert.deepEqual(endings, ['deleted']);
+    assert.equal(statuses.at(-1), 'deleted');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 1);
+  });
+
   test('reset stops the feed and asks for the state to be loaded again', async () => {
     const { clock, instances, events, endings, feed } = setup(2);
     feed.start();
