@@ -1,7 +1,7 @@
 // The page: pick the session from the URL, load its messages, follow its feed.
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
-import { ApiError, createApi, isNotFound, revisionOf } from './api.js';
+import { ApiError, UnaddressableIdError, createApi, isNotFound, revisionOf } from './api.js';
 import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
@@ -184,7 +184,9 @@ function showError(error) {
   const text =
     error instanceof ApiError && error.status === 404
       ? 'Not found: check the session or task id in the address.'
-      : `Could not load the session: ${error?.message ?? error}`;
+      : error instanceof UnaddressableIdError
+        ? `This page cannot open it. ${error.message}`
+        : `Could not load the session: ${error?.message ?? error}`;
   // The server's message may quote what was asked for (an id from the address, say).
   const line = h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' });
   setVisibleText(line, text);

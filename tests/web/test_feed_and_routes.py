@@ -188,6 +188,18 @@ def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
     expect(chat.page.get_by_test_id("page-error")).to_contain_text("Not found")
 
 
+def test_a_dot_id_is_refused_without_asking_another_route(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # `.` and `..` are valid task ids, but a browser reads them in a path as steps (even as
+    # `%2E`): `/?session=.` once fetched `/api/v1/task-sessions/messages`.
+    api.new_session("codex", task_id="..")
+    for address in ("/?task=..", "/?task=.", "/?session=.", "/?session=.."):
+        chat.page.goto(f"{stack.rest_url}{address}")
+        expect(chat.page.get_by_test_id("page-error")).to_contain_text(
+            "cannot be put in an address")
+    assert [r.url for r in chat.requests if "/api/" in r.url] == []
+
+
 def test_page_shows_live_at_once_on_a_quiet_session(quiet_stack: Stack, chat: ChatPage) -> None:
     api = quiet_stack.api
     sid = api.new_session("codex")["id"]
