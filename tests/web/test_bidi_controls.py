@@ -136,3 +136,42 @@ def test_right_to_left_letters_do_not_reorder_a_command_or_its_work_dir(
     row = chat.shell_row(message_id)
     assert_reads_in_order(row.get_by_test_id("shell-command"), command)
     assert_reads_in_order(row.get_by_test_id("shell-workdir"), work_dir)
+
+
+MAX_MARKERS = 200  # web/bidi.js
+
+
+def test_a_run_of_controls_is_one_marker_and_a_text_draws_a_bounded_number_of_them(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # One marker element per control cost a layout each: a title of 20,000 overrides froze the
+    # page for 5 to 8 s, 80,000 for 99 s.
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    tool_id = api.play(session["id"], [{
+        "sessionUpdate": "tool_call", "toolCallId": unique("read"), "kind": "read",
+        "title": f"Read {RLO * 80_000}x", "status": "completed"}])
+    alternating = "a" + f"{RLO}a" * 40_000  # 40,000 runs of one control each
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, alternating), codex_end(call, "", 0)])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    title = chat.page.locator(f'[data-testid=tool-call-row][data-message-id="{tool_id}"]'
+                              ).get_by_test_id("tool-call-title")
+    expect(title).to_have_text("Read ⟨U+202E ×80000⟩x")
+    expect(title.locator(".bidi-control")).to_have_attribute(
+        "title", re.compile("^80000 characters.*RIGHT-TO-LEFT OVERRIDE ×80000"))
+
+    command = chat.shell_row(message_id).get_by_test_id("shell-command")
+    expect(command.locator(".bidi-control")).to_have_count(MAX_MARKERS + 1)  # and one note
+    expect(command.locator(".bidi-control--limit")).to_have_count(1)
+    shown = command.evaluate("el => el.textContent")
+    assert RLO not in shown
+    # Past the bound, as ASCII text: 40,000 `⟨` in one text node took 3.5 s to lay out.
+    assert shown.count(MARKER) == MAX_MARKERS
+    assert shown.count("<U+202E>") == 40_000 - MAX_MARKERS and shown.endswith("<U+202E>a")
+
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    row = chat.shell_row(message_id)
+    row.get_by_test_id("shell-command-copy").click()
+    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == alternating
