@@ -12,35 +12,56 @@
 // costs. Those are ASCII on purpose: a text node holding 40,000 `⟨` took Chromium 3.5 s to lay
 // out (each asks for a fallback font; the monospace fonts lack it), 40,000 `<` 0.2 s.
 
-/** The explicit bidi formatting characters of Unicode (UAX #9), and the three marks. */
-const BIDI_CONTROL_NAMES = new Map([
-  ['\u061c', 'ARABIC LETTER MARK'],
-  ['\u200e', 'LEFT-TO-RIGHT MARK'],
-  ['\u200f', 'RIGHT-TO-LEFT MARK'],
-  ['\u202a', 'LEFT-TO-RIGHT EMBEDDING'],
-  ['\u202b', 'RIGHT-TO-LEFT EMBEDDING'],
-  ['\u202c', 'POP DIRECTIONAL FORMATTING'],
-  ['\u202d', 'LEFT-TO-RIGHT OVERRIDE'],
-  ['\u202e', 'RIGHT-TO-LEFT OVERRIDE'],
-  ['\u2066', 'LEFT-TO-RIGHT ISOLATE'],
-  ['\u2067', 'RIGHT-TO-LEFT ISOLATE'],
-  ['\u2068', 'FIRST STRONG ISOLATE'],
-  ['\u2069', 'POP DIRECTIONAL ISOLATE'],
-]);
-// One class of exactly the characters named above, to test for one and to find each run.
-const CONTROL_CLASS = `[${[...BIDI_CONTROL_NAMES.keys()].join('')}]`;
-const BIDI_CONTROL = new RegExp(CONTROL_CLASS);
+/**
+ * Characters drawn as markers, as ranges of code points: `name` names one (a string, or a
+ * function of the code point for a range), `what` says what it is (in the tooltip), and
+ * `pattern`, when given, is what is marked instead of the character wherever it is (a bare
+ * carriage return: `\\r(?!\\n)`).
+ * @typedef {{from: number, to?: number, name: string | ((codePoint: number) => string),
+ *   what: string, pattern?: string}} MarkedRange
+ */
 
 /**
- * The characters a text shows as markers: bidi controls. `any` finds one, `runs` (global)
- * each run of them, `nameOf` names one (a code point), `what` says what they are (a tooltip).
+ * A set of characters a text shows as markers: `any` finds one, `runs` (global) each run of
+ * them, `describe` names one (a code point) and says what it is.
+ * @param {MarkedRange[]} ranges
  */
-export const BIDI_CONTROLS = Object.freeze({
-  any: BIDI_CONTROL,
-  runs: new RegExp(`${CONTROL_CLASS}+`, 'g'),
-  nameOf: (codePoint) => BIDI_CONTROL_NAMES.get(String.fromCodePoint(codePoint)) ?? 'BIDI CONTROL',
-  what: 'a bidi control',
-});
+export function markedSet(ranges) {
+  const code = (codePoint) => `\\u{${codePoint.toString(16)}}`;
+  const classed = ranges.filter((range) => !range.pattern)
+    .map(({ from, to = from }) => (to === from ? code(from) : `${code(from)}-${code(to)}`)).join('');
+  const alone = ranges.filter((range) => range.pattern).map((range) => range.pattern);
+  const one = alone.length ? `(?:[${classed}]|${alone.join('|')})` : `[${classed}]`;
+  return Object.freeze({
+    any: new RegExp(one, 'u'),
+    runs: new RegExp(`${one}+`, 'gu'),
+    describe(codePoint) {
+      const range = ranges.find(({ from, to = from }) => codePoint >= from && codePoint <= to);
+      const name = typeof range?.name === 'function' ? range.name(codePoint) : range?.name;
+      return { name: name ?? 'UNNAMED CHARACTER', what: range?.what ?? 'a hidden character' };
+    },
+  });
+}
+
+const BIDI = 'a bidi control';
+/** The explicit bidi formatting characters of Unicode (UAX #9), and the three marks. */
+export const BIDI_CONTROL_RANGES = Object.freeze([
+  { from: 0x061c, name: 'ARABIC LETTER MARK', what: BIDI },
+  { from: 0x200e, name: 'LEFT-TO-RIGHT MARK', what: BIDI },
+  { from: 0x200f, name: 'RIGHT-TO-LEFT MARK', what: BIDI },
+  { from: 0x202a, name: 'LEFT-TO-RIGHT EMBEDDING', what: BIDI },
+  { from: 0x202b, name: 'RIGHT-TO-LEFT EMBEDDING', what: BIDI },
+  { from: 0x202c, name: 'POP DIRECTIONAL FORMATTING', what: BIDI },
+  { from: 0x202d, name: 'LEFT-TO-RIGHT OVERRIDE', what: BIDI },
+  { from: 0x202e, name: 'RIGHT-TO-LEFT OVERRIDE', what: BIDI },
+  { from: 0x2066, name: 'LEFT-TO-RIGHT ISOLATE', what: BIDI },
+  { from: 0x2067, name: 'RIGHT-TO-LEFT ISOLATE', what: BIDI },
+  { from: 0x2068, name: 'FIRST STRONG ISOLATE', what: BIDI },
+  { from: 0x2069, name: 'POP DIRECTIONAL ISOLATE', what: BIDI },
+]);
+
+/** The bidi controls: what every text the page draws from the server shows as markers. */
+export const BIDI_CONTROLS = markedSet(BIDI_CONTROL_RANGES);
 
 /** Marker elements one text draws at most; the rest of its markers are written as text. */
 export const MAX_MARKERS = 200;
@@ -49,7 +70,7 @@ const LISTED_GROUPS = 4;
 
 /** True when `text` holds a bidi control. */
 export function hasBidiControl(text) {
-  return BIDI_CONTROL.test(text);
+  return BIDI_CONTROLS.any.test(text);
 }
 
 /** The name of one character in markers: `U+202E`. */
@@ -82,9 +103,9 @@ export function runMarker(run, set = BIDI_CONTROLS) {
   }
   const listed = groups.map(({ codePoint, count }) => (count > 1 ? `${codeOf(codePoint)} ×${count}` : codeOf(codePoint)));
   if (more) listed.push(`… ${total} in all`);
-  const named = groups.map(({ codePoint, count }) => (count > 1 ? `${set.nameOf(codePoint)} ×${count}` : set.nameOf(codePoint)));
+  const named = groups.map(({ codePoint, count }) => `${set.describe(codePoint).name}${count > 1 ? ` ×${count}` : ''}`);
   const title = total === 1
-    ? `${named[0]} (${set.what}, shown instead of applied)`
+    ? `${named[0]} (${set.describe(groups[0].codePoint).what}, shown instead of applied)`
     : `${total} characters, shown instead of applied: ${named.join(', ')}${more ? ', …' : ''}`;
   const inner = listed.join(' ');
   return { marker: `⟨${inner}⟩`, asText: `<${inner}>`, title };

@@ -5,6 +5,7 @@
 import { renderTerminalText } from './ansi-dom.js';
 import { setVisibleText } from './bidi.js';
 import { copyText, downloadText } from './clipboard.js';
+import { COMMAND_MARKED } from './invisibles.js';
 import { h, mountSlots, setData } from './dom.js';
 import { outputView } from './output-view.js';
 import { createShellOutputPoller } from './shell-output-poller.js';
@@ -83,13 +84,15 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     setData(el, 'hasOutput', hasRetainedOutput(current));
     setData(el, 'expanded', Boolean(disclosure));
 
-    setVisibleText(command, commandOf(current)); // bidi controls as markers; Copy takes the real text
+    // Bidi controls and invisible characters as markers, so what shows is what ran; Copy takes
+    // the real text.
+    setVisibleText(command, commandOf(current), COMMAND_MARKED);
     badge.className = `badge badge--${result}`;
     badge.textContent = shellStatusLabel(result, status, exitCode);
     setData(badge, 'result', result);
 
     const dir = workDirOf(current);
-    if (dir) setVisibleText(workDir, dir);
+    if (dir) setVisibleText(workDir, dir, COMMAND_MARKED);
     mountSlots(meta, [workDir, badge], new Set(dir ? [workDir, badge] : [badge]));
 
     const offered = hasRetainedOutput(current) || Boolean(disclosure);

