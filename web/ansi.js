@@ -152,13 +152,23 @@ function csi(text, at, screen, sgr) {
   return i + 1;
 }
 
-/** Skips an OSC/DCS-like string up to ST (`ESC \`), or BEL for OSC; unterminated runs to the end. */
-function skipString(text, at, belEnds) {
+/**
+ * Skips an OSC string (`osc`) or a DCS, SOS, PM or APC string. Each ends at ST (`ESC \\` or
+ * 0x9C), an OSC at BEL too. Any other ESC ends the string as well, and begins the next
+ * sequence, as in a terminal's parser. An OSC that is never terminated ends at the end of its
+ * line, whose line feed is kept: it would otherwise hide all the output after it, lines
+ * printed later included, where a terminal shows them (terminals bound such strings). A title,
+ * a link (OSC 8) or a clipboard copy (OSC 52) never holds a line feed. Masking reads OSC strings
+ * the same way (server/shellexec/projection/shown.py). The other strings still run to their
+ * end: their data (sixel images) may hold line feeds.
+ */
+function skipString(text, at, osc) {
   for (let i = at; i < text.length; i += 1) {
     const ch = text[i];
-    if (belEnds && ch === BEL) return i + 1;
+    if (osc && ch === BEL) return i + 1;
+    if (osc && ch === '\n') return i;
     if (ch === '\x9c') return i + 1;
-    if (ch === ESC && text[i + 1] === '\\') return i + 2;
+    if (ch === ESC) return text[i + 1] === '\\' ? i + 2 : i;
   }
   return text.length;
 }

@@ -218,6 +218,16 @@ def test_an_osc_string_inside_a_masked_value_is_masked_with_it() -> None:
     assert mask_secrets(stored) == f"TOKEN={_masked(f'ab{LINK_ON}cd{LINK_OFF}')}\n"
 
 
+def test_a_secret_on_a_line_after_an_unterminated_osc_string_is_masked() -> None:
+    # The page ends an OSC string that is never terminated at the end of its line and shows
+    # the lines after it (web/ansi.js), so masking must read them too.
+    stored = f"\x1b]0;no terminator\nkey {AWS_KEY_ID[:4]}\x1b[m{AWS_KEY_ID[4:]}\n"
+    assert mask_secrets(stored) == (f"\x1b]0;no terminator\nkey AKIA\x1b[m"
+                                    f"{_masked(AWS_KEY_ID[4:])}\n")
+    assert mask_secrets(f"\x9d0;8-bit\n{GITHUB[:4]}\x1b[1m{GITHUB[4:]}") == (
+        f"\x9d0;8-bit\nghp_\x1b[1m{_masked(GITHUB[4:])}")
+
+
 def test_a_token_in_backspace_overstrike_is_masked_in_both_characters_of_each_cell() -> None:
     # What `man` and `groff -Tascii` print for bold (c\bc) and for underlined text (_\bc).
     bold = "".join(f"{character}\b{character}" for character in GITHUB)

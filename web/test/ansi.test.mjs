@@ -252,6 +252,19 @@ describe('dropped sequences', () => {
     assert.equal(shown(`${E}]0;my title\x07text${E}]2;other${E}\\ more`), 'text more');
   });
 
+  test('an OSC never terminated ends at the end of its line: the lines after it show', () => {
+    assert.equal(shown(`a${E}]0;no terminator\nnext line\nand more\n`), 'a\nnext line\nand more\n');
+    assert.equal(shown(`a\x9d0;8-bit too\nnext`), 'a\nnext');
+    // A title that ends as it should still hides only itself, on one line or several.
+    assert.equal(shown(`${E}]0;t\x07x\ny`), 'x\ny');
+  });
+
+  test('an ESC ends a string and begins the next sequence, as in a terminal', () => {
+    assert.equal(shown(`${E}]0;title${E}[31mred`), 'red');
+    assert.deepEqual(looks(`${E}]0;title${E}[31mred`), [['red', 'ansi-fg-1', null, null]]);
+    assert.equal(shown(`a${E}Pdata${E}[mb`), 'ab');
+  });
+
   test('a hyperlink keeps its text', () => {
     assert.equal(shown(`see ${E}]8;;https://example.com/x\x07the docs${E}]8;;\x07.`), 'see the docs.');
     assert.equal(shown(`${E}]8;id=1;https://e.x${E}\\link${E}]8;;${E}\\`), 'link');

@@ -19,7 +19,8 @@ Span = tuple[int, int]
 
 # What the page does not show (web/ansi.js), as far as masking needs: CSI sequences (7- and
 # 8-bit; the page acts on erases and column moves, which only hide or move text), OSC strings
-# to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character escapes and every
+# to BEL or ST, or to the end of their line when never terminated (the page shows the lines
+# after it), DCS/SOS/PM/APC strings to ST, the other two-character escapes and every
 # control character but tab, line feed and carriage return. A backspace overstrikes (see
 # `shown_text`). Every alternative begins with the control character that introduces it and
 # a lookbehind says which one that was: a pattern that begins with one character class is
@@ -28,11 +29,11 @@ _CONTROLS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 _INVISIBLE = re.compile(
     rf"[{_CONTROLS}]"
     r"(?:(?<=\x1b)(?:\[[0-?]*[ -/]*[@-~]"
-    r"|\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|[PX^_][^\x1b\x9c]*(?:\x1b\\|\x9c)?"
     r"|[ -/]*[0-~]?)"
     r"|(?<=\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?<=\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|(?<=\x9d)[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|(?<=[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?)?")
 
 
