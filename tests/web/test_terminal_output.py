@@ -24,6 +24,8 @@ COLOURED = (
     f"{E}[38;2;10;120;200mtruecolor{E}[0m {E}[2mdim{E}[22m\n"
     f"see {E}]8;;https://example.com/report{E}\\the report{E}]8;;{E}\\\n"
     f"{E}[?25l<b>not bold</b><script>window.__ansiInjected = 1</script>{E}[?25h\n"
+    # A malformed CSI is dropped whole; an ESC that starts no sequence is dropped alone.
+    f"bad {E}[38;2;999;-1;0mcolour,{E}\ttab kept\n"
     "Downloading  10% [#         ]\rDownloading  50% [#####     ]\r"
     f"Downloading 100% [##########]\n{E}[1;31m1 failed{E}[0m, {E}[32m2 passed{E}[0m in 0.12s\n"
 )
@@ -33,6 +35,7 @@ SHOWN = (
     "warning: slow fixture truecolor dim\n"
     "see the report\n"
     "<b>not bold</b><script>window.__ansiInjected = 1</script>\n"
+    "bad colour,\ttab kept\n"
     "Downloading 100% [##########]\n"
     "1 failed, 2 passed in 0.12s\n"
 )
