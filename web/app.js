@@ -8,6 +8,7 @@ import { h } from './dom.js';
 import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
 import { createMessageList } from './message-list.js';
+import { createBottomKeeper } from './page-bottom.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createPlainRow, guardRows } from './row-guard.js';
 import { createRow } from './rows.js';
@@ -47,13 +48,17 @@ async function start() {
 
   const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
   main.replaceChildren(list);
+  // Live changes keep a reader at the bottom there, reading no layout per change.
+  const bottom = createBottomKeeper();
+  const keepingBottom = (change) => bottom.around(change);
+  const keepingBottomInFrame = (change) => bottom.aroundInFrame(change);
   const rows = createMessageList(list, {
     // A message that cannot be drawn shows as plain text; it never stops the rest (ADR 0124).
     createRow: guardRows({
       createRow: (message) =>
         createRow(message, {
           loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal),
-          redrawing: keepingBottom,
+          redrawing: keepingBottomInFrame, // a paced draw runs in an animation frame
         }),
       createFallbackRow: createPlainRow,
       kindOf: rowKind,
@@ -71,6 +76,7 @@ async function start() {
     rows,
     listEl: list,
     hasOlder,
+    readerAtBottom: () => bottom.atBottom,
     loadOlder: () => api.listOlderMessages(session.id, { before: rows.oldest?.id }),
     // A page of its messages answered 404: the session was deleted, maybe while the feed was
     // not connected to say so. It ends as a `session_deleted` event ends it.
@@ -111,6 +117,7 @@ async function start() {
 
   // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
   window.addEventListener('pagehide', () => {
+    bottom.stop();
     scrolling.stop();
     feed.stop();
     rows.destroy();
@@ -136,14 +143,6 @@ async function load(api, route) {
   const session = await api.getSession(route.sessionId);
   const page = await api.listOlderMessages(route.sessionId);
   return { session, messages: page.messages, turns: page.turns, hasOlder: page.hasMore };
-}
-
-/** Run `change`, then stay at the bottom of the page if the reader was there. */
-function keepingBottom(change) {
-  const doc = document.documentElement;
-  const atBottom = window.innerHeight + window.scrollY >= doc.scrollHeight - 80;
-  const result = change();
-  if (atBottom && result !== 'ignored') window.scrollTo(0, doc.scrollHeight);
 }
 
 // The agent is free text (up to 64 characters): its bidi controls are shown as markers, never

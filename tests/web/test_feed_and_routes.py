@@ -101,6 +101,42 @@ def test_a_reply_streamed_in_many_chunks_ends_drawn_whole_and_in_view(
         "window.innerHeight")  # the reply grew far past the first screen
 
 
+# Counts what makes the browser lay the page out when read after a change (a forced layout),
+# and the frames drawn meanwhile.
+COUNT_LAYOUT_READS = """() => {
+    const counts = window.__layoutReads = {reads: 0, frames: 0};
+    const rect = Element.prototype.getBoundingClientRect;
+    Element.prototype.getBoundingClientRect = function () { counts.reads += 1; return rect.call(this); };
+    const height = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight');
+    Object.defineProperty(Element.prototype, 'scrollHeight', {
+        get() { counts.reads += 1; return height.get.call(this); }, configurable: true});
+    const frame = () => { counts.frames += 1; requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+}"""
+
+
+def test_a_long_reply_streamed_to_a_reader_at_the_bottom_reads_no_layout_per_chunk(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # 50 KB in 1,000 chunks: each chunk measured the page before and after it, and looked for
+    # its first visible row: 22 s of forced layout, frames of up to 4.7 s.
+    sid = api.new_session("claude")["id"]
+    api.start_turn(sid)
+    api.publish(sid, user_text("Explain the build."))
+    chat.open(f"{stack.rest_url}/?session={sid}")
+    chat.page.evaluate(COUNT_LAYOUT_READS)
+    for n in range(1000):
+        api.publish(sid, agent_text(f"Step **{n:03}** of the build, in a few words.\n\n"))
+    paragraphs = chat.page.get_by_test_id("chat-text").last.locator("p")
+    expect(paragraphs).to_have_count(1000, timeout=30_000)
+    chat.page.wait_for_function("() => window.innerHeight + window.scrollY"
+                                " >= document.documentElement.scrollHeight - 2")
+    counts = chat.page.evaluate("window.__layoutReads")
+    # At most one measure a frame (going back to the bottom, and the scroll that follows),
+    # none per chunk.
+    assert counts["reads"] <= 2 * counts["frames"] + 20, counts
+    assert counts["reads"] < 500, counts
+
+
 def test_page_resumes_after_the_stream_ends(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack
