@@ -7,6 +7,7 @@ import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
 import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
+import { suspendWhileHidden } from './hidden-tab.js';
 import { createMessageList } from './message-list.js';
 import { createBottomKeeper } from './page-bottom.js';
 import { parseRoute, sessionUrl } from './route.js';
@@ -23,6 +24,7 @@ const FEED_LABELS = {
   live: 'Live',
   reconnecting: 'Reconnecting…',
   busy: 'Too many feeds open',
+  paused: 'Paused (tab hidden)',
   stopped: 'Stopped',
   deleted: 'Deleted',
 };
@@ -114,9 +116,12 @@ async function start() {
     }),
   });
   feed.start();
+  // A hidden tab lets go of its connection: a browser opens only six to one host over HTTP/1.1.
+  const hidden = suspendWhileHidden({ feed });
 
   // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
   window.addEventListener('pagehide', () => {
+    hidden.stop();
     bottom.stop();
     scrolling.stop();
     feed.stop();

@@ -11,6 +11,9 @@
 // as `session_deleted` does: the session was deleted while the page was not connected (a
 // laptop asleep, a server restarting), so its `session_deleted` event was never received, and
 // every later try would only be answered 404 again.
+// A feed can be suspended and resumed (`suspend`, `resume`): a hidden tab lets go of its
+// connection (hidden-tab.js) and, once shown again, asks for everything after its revision,
+// as after any reconnect.
 // A feed refused with 429 (the caller already holds as many open feeds as the server allows,
 // `TOO_MANY_WATCHERS`) says so with its own status and waits the longest backoff before trying
 // again: another attempt succeeds only once one of the caller's other feeds has ended.
@@ -55,8 +58,9 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  * @param {(error: unknown, event: object, retried: boolean) => void} [options.onHandlerError]
  *   `onEvent` or `onTurn` threw on `event`; `retried` is true when the event was a replay, so
  *   it is not asked for again (console.error by default).
- * @param {(status: 'connecting'|'live'|'reconnecting'|'busy'|'stopped'|'deleted') => void} [options.onStatus]
+ * @param {(status: 'connecting'|'live'|'reconnecting'|'busy'|'paused'|'stopped'|'deleted') => void} [options.onStatus]
  *   `busy`: refused because too many feeds are open; it retries after the longest delay.
+ *   `paused`: suspended (a hidden tab) until `resume`.
  * @param {() => void} [options.onDeleted] the session was deleted (a `session_deleted` event,
  *   or a feed answered 404); the feed has stopped.
  * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
@@ -91,6 +95,7 @@ export function createFeed(options) {
   let errors = 0;
   let status = 'stopped';
   let running = false;
+  let suspended = false; // stopped by `suspend`, to go on at `resume`
 
   function setStatus(next) {
     if (status === next) return;
@@ -169,6 +174,7 @@ export function createFeed(options) {
 
   function halt(finalStatus) {
     running = false;
+    suspended = false;
     closeSource();
     clearTimers();
     setStatus(finalStatus);
@@ -237,6 +243,20 @@ export function createFeed(options) {
     },
     stop() {
       halt('stopped');
+    },
+    /** Lets go of the connection until `resume` (a hidden tab); a feed that ended stays so. */
+    suspend() {
+      if (!running) return;
+      halt('paused');
+      suspended = true;
+    },
+    /** Goes on after `suspend`, from the last revision (the events missed meanwhile come first). */
+    resume() {
+      if (!suspended) return;
+      suspended = false;
+      running = true;
+      errors = 0;
+      connect();
     },
     /** The page learnt otherwise that the session is gone (its messages answered 404): end
      * the feed as a `session_deleted` event does, calling `onDeleted` once. */

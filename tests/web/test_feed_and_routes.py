@@ -351,3 +351,52 @@ def test_a_feed_refused_as_one_too_many_says_so_then_follows_once_one_ends(
     finally:
         for feed in held:
             feed.close()
+
+
+# Headless Chromium never hides a page: this makes `document.visibilityState` the test's to set.
+VISIBILITY = """(() => {
+    let state = 'visible';
+    Object.defineProperty(Document.prototype, 'visibilityState', {get: () => state, configurable: true});
+    Object.defineProperty(Document.prototype, 'hidden', {get: () => state === 'hidden', configurable: true});
+    window.__show = (next) => { state = next; document.dispatchEvent(new Event('visibilitychange')); };
+})()"""
+TABS_PER_HOST = 6  # what Chromium opens to one host over HTTP/1.1
+
+
+def test_hidden_tabs_let_go_of_their_feeds_so_a_seventh_tab_opens(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Each tab held its feed's connection: with six open, a seventh tab waited for a free one.
+    context = chat.page.context
+    context.add_init_script(script=VISIBILITY)
+    sessions = [api.new_session("codex")["id"] for _ in range(TABS_PER_HOST + 1)]
+    for sid in sessions:
+        api.publish(sid, agent_text("first"))
+    tabs = []
+    for sid in sessions[:TABS_PER_HOST]:
+        tab = ChatPage(context.new_page(), f"{chat.name}-{len(tabs)}")
+        tab.open(f"{stack.rest_url}/sessions/{sid}")
+        tabs.append(tab)
+    for tab in tabs:
+        tab.page.evaluate("window.__show('hidden')")
+    for tab in tabs:  # after the grace period (5 s)
+        expect(tab.page.get_by_test_id("feed-status")).to_have_attribute(
+            "data-state", "paused", timeout=15_000)
+
+    seventh = ChatPage(context.new_page(), f"{chat.name}-seventh")
+    seventh.open(f"{stack.rest_url}/sessions/{sessions[-1]}")  # live: it got a connection
+
+    # Shown again, a tab follows from its revision: what it missed, once, then live events.
+    api.publish(sessions[0], user_text("missed while hidden"))
+    first = tabs[0]
+    watches = len(first.feed_urls())
+    first.page.evaluate("window.__show('visible')")
+    expect(first.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    messages = first.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(2)
+    expect(messages.nth(1)).to_contain_text("missed while hidden")
+    resumed = first.feed_urls()[watches:]
+    assert len(resumed) == 1 and since_revision(resumed[0]) > 0, resumed
+    api.publish(sessions[0], agent_text("live again"))
+    expect(messages).to_have_count(3)
+    for tab in [*tabs, seventh]:
+        assert tab.errors == [], tab.errors

@@ -224,6 +224,43 @@ describe('feed', () => {
     assert.equal(instances.length, 1);
   });
 
+  test('suspend lets go of the connection; resume asks for everything after the last revision', async () => {
+    const { clock, instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    instances[0].emit(added(4));
+    feed.suspend();
+    assert.equal(instances[0].closed, true);
+    assert.equal(statuses.at(-1), 'paused');
+    await clock.advance(120_000);
+    assert.equal(instances.length, 1, 'no reconnect, no stale check while suspended');
+    assert.deepEqual(clock.pendingDelays(), []);
+
+    feed.resume();
+    assert.equal(instances.length, 2);
+    assert.ok(instances[1].url.endsWith('since_revision=4'), instances[1].url);
+    instances[1].onopen();
+    assert.equal(statuses.at(-1), 'live');
+    feed.resume(); // not suspended: nothing
+    assert.equal(instances.length, 2);
+  });
+
+  test('a feed that ended is neither suspended nor resumed', async () => {
+    const { instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].emit({ type: 'session_deleted', revision: 3 });
+    feed.suspend();
+    feed.resume();
+    assert.equal(instances.length, 1);
+    assert.equal(statuses.at(-1), 'deleted');
+
+    const stopped = setup(0);
+    stopped.feed.start();
+    stopped.feed.stop();
+    stopped.feed.resume();
+    assert.equal(stopped.instances.length, 1, 'a stopped feed does not come back');
+  });
+
   describe('a handler that throws', () => {
     /** A feed whose message handler throws while `failing(revision, attempt)` says so. */
     function failingSetup(sinceRevision, failing) {
