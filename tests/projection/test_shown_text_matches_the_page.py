@@ -42,7 +42,8 @@ SPLIT_SECRETS = [
     "AKIA" + "\x1b[38;2;9;-1;0m" + "IOSFODNN7EXAMPLE",
     "\x1b]0;title\n" + "ghp_" + "\x1b[1m" + "R2d2C3p0L1ghtS4b3rXw1ngY0d4H4nS0L0Ch",
 ]
-PROBES = SPLIT_SECRETS + [
+PROBES = [
+    *SPLIT_SECRETS,
     "\x1b[38;2;999;-1;0mx",
     "\x1b]0;no terminator\nnext",
     "\x1b]0;title\x1b[31mred",

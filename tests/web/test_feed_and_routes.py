@@ -106,7 +106,10 @@ def test_a_reply_streamed_in_many_chunks_ends_drawn_whole_and_in_view(
 COUNT_LAYOUT_READS = """() => {
     const counts = window.__layoutReads = {reads: 0, frames: 0};
     const rect = Element.prototype.getBoundingClientRect;
-    Element.prototype.getBoundingClientRect = function () { counts.reads += 1; return rect.call(this); };
+    Element.prototype.getBoundingClientRect = function () {
+        counts.reads += 1;
+        return rect.call(this);
+    };
     const height = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight');
     Object.defineProperty(Element.prototype, 'scrollHeight', {
         get() { counts.reads += 1; return height.get.call(this); }, configurable: true});
@@ -356,9 +359,14 @@ def test_a_feed_refused_as_one_too_many_says_so_then_follows_once_one_ends(
 # Headless Chromium never hides a page: this makes `document.visibilityState` the test's to set.
 VISIBILITY = """(() => {
     let state = 'visible';
-    Object.defineProperty(Document.prototype, 'visibilityState', {get: () => state, configurable: true});
-    Object.defineProperty(Document.prototype, 'hidden', {get: () => state === 'hidden', configurable: true});
-    window.__show = (next) => { state = next; document.dispatchEvent(new Event('visibilitychange')); };
+    const define = (name, get) => Object.defineProperty(Document.prototype, name,
+                                                        {get, configurable: true});
+    define('visibilityState', () => state);
+    define('hidden', () => state === 'hidden');
+    window.__show = (next) => {
+        state = next;
+        document.dispatchEvent(new Event('visibilitychange'));
+    };
 })()"""
 TABS_PER_HOST = 6  # what Chromium opens to one host over HTTP/1.1
 
@@ -371,7 +379,7 @@ def test_hidden_tabs_let_go_of_their_feeds_so_a_seventh_tab_opens(
     sessions = [api.new_session("codex")["id"] for _ in range(TABS_PER_HOST + 1)]
     for sid in sessions:
         api.publish(sid, agent_text("first"))
-    tabs = []
+    tabs: list[ChatPage] = []
     for sid in sessions[:TABS_PER_HOST]:
         tab = ChatPage(context.new_page(), f"{chat.name}-{len(tabs)}")
         tab.open(f"{stack.rest_url}/sessions/{sid}")
@@ -395,7 +403,8 @@ def test_hidden_tabs_let_go_of_their_feeds_so_a_seventh_tab_opens(
     expect(messages).to_have_count(2)
     expect(messages.nth(1)).to_contain_text("missed while hidden")
     resumed = first.feed_urls()[watches:]
-    assert len(resumed) == 1 and since_revision(resumed[0]) > 0, resumed
+    assert len(resumed) == 1, resumed
+    assert since_revision(resumed[0]) > 0, resumed
     api.publish(sessions[0], agent_text("live again"))
     expect(messages).to_have_count(3)
     for tab in [*tabs, seventh]:

@@ -55,7 +55,8 @@ def test_an_osc_string_never_terminated_hides_only_the_rest_of_its_line(
     api.start_turn(session["id"])
     call = unique("call")
     message_id = api.play(session["id"], [
-        codex_start(call, "make"), codex_delta(call, f"step 1\n{E}]0;a title never ended\nstep 2\n")])
+        codex_start(call, "make"),
+        codex_delta(call, f"step 1\n{E}]0;a title never ended\nstep 2\n")])
     chat.open(f"{stack.rest_url}/?session={session['id']}")
     body = chat.expand(message_id)
     stdout = body.get_by_test_id("shell-output-stdout")

@@ -190,7 +190,9 @@ def test_output_that_never_resets_keeps_its_colour_in_every_chunk_scrolled_to(
 TAIL_GAP = """el => {
     const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     let last = null;
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) if (node.data.trim()) last = node;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.data.trim()) last = node;
+    }
     const range = document.createRange();
     const end = last.data.trimEnd().length;
     range.setStart(last, end - 1);
