@@ -84,7 +84,8 @@ export function terminalRuns(text, { sgr = createSgrState(), onError = () => {},
   }
 }
 
-const CSI_SEQUENCES = /(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]/g;
+// Every CSI as the parser consumes it, malformed ones and ones cut off at the end included.
+const CSI_SEQUENCES = /(?:\x1b\[|\x9b)[\x20-\x3f]*[\x40-\x7e]?/g;
 const STRIPPED_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
 /** `text` without CSI sequences and without control characters but tab and newline. */
@@ -123,42 +124,68 @@ function control(text, at, screen, sgr) {
   }
 }
 
+const between = (text, i, low, high) => i < text.length && text.charCodeAt(i) >= low && text.charCodeAt(i) <= high;
+
+/**
+ * After ESC, as ECMA-48 reads it: `[` a CSI, `]` an OSC string, `P X ^ _` the other strings,
+ * and otherwise intermediates (0x20-0x2F) and one final byte (0x30-0x7E): charset switches,
+ * keypad modes... Anything else is no sequence: the ESC alone is dropped and the character
+ * after it is itself (a tab, another ESC, a letter of any script), as a terminal does. It
+ * used to be swallowed with the ESC, so `ghp_ESCé` and 36 letters showed as a token that
+ * masking, which keeps the `é`, never saw.
+ */
 function escape(text, at, screen, sgr) {
   const next = text[at];
   if (next === undefined) return at;
   if (next === '[') return csi(text, at + 1, screen, sgr);
   if (next === ']') return skipString(text, at + 1, true);
   if (STRING_STARTS.has(next)) return skipString(text, at + 1, false);
-  // ESC, any intermediates (space to /), one final byte: charset switches, keypad modes...
   let i = at;
-  while (i < text.length && text.charCodeAt(i) >= 0x20 && text.charCodeAt(i) <= 0x2f) i += 1;
-  return i < text.length ? i + 1 : i;
+  while (between(text, i, 0x20, 0x2f)) i += 1;
+  if (i >= text.length) return i; // cut off by truncation: nothing to show
+  return between(text, i, 0x30, 0x7e) ? i + 1 : at;
 }
 
-/** `CSI params intermediates final`: SGR, erase-in-line and column are kept, the rest dropped. */
+/**
+ * `CSI params intermediates final`: SGR, erase-in-line and column are kept, the rest dropped.
+ * A malformed one (a parameter byte after an intermediate: `ESC[38;2;999;-1;0m`) is consumed
+ * whole, to its final byte, and ignored, as a terminal ignores it; it used to end at the odd
+ * byte and show the rest (`1;0m`). Any other character ends the sequence and is itself.
+ */
 function csi(text, at, screen, sgr) {
   let i = at;
-  while (i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x3f) i += 1;
+  while (between(text, i, 0x30, 0x3f)) i += 1;
   const params = text.slice(at, i);
-  while (i < text.length && text.charCodeAt(i) >= 0x20 && text.charCodeAt(i) <= 0x2f) i += 1;
+  while (between(text, i, 0x20, 0x2f)) i += 1;
+  const wellFormed = !between(text, i, 0x30, 0x3f);
+  while (between(text, i, 0x20, 0x3f)) i += 1;
   if (i >= text.length) return i; // cut off by truncation: nothing to show
+  if (!between(text, i, 0x40, 0x7e)) return i; // no final byte: dropped so far, the character is itself
   const final = text[i];
-  const code = text.charCodeAt(i);
-  if (code < 0x40 || code > 0x7e) return i; // malformed: resume at the odd character
-  const plain = /^[\d;:]*$/.test(params); // private modes (`?25l`) are never SGR
+  const plain = wellFormed && /^[\d;:]*$/.test(params); // private modes (`?25l`) are never SGR
   if (final === 'm' && plain) sgr.apply(params);
   else if (final === 'K' && plain) screen.erase(firstNumber(params, 0));
   else if (final === 'G' && plain) screen.column(Math.max(1, firstNumber(params, 1)) - 1);
   return i + 1;
 }
 
-/** Skips an OSC/DCS-like string up to ST (`ESC \`), or BEL for OSC; unterminated runs to the end. */
-function skipString(text, at, belEnds) {
+/**
+ * Skips an OSC string (`osc`) or a DCS, SOS, PM or APC string. Each ends at ST (`ESC \\` or
+ * 0x9C), an OSC at BEL too. Any other ESC ends the string as well, and begins the next
+ * sequence, as in a terminal's parser. An OSC that is never terminated ends at the end of its
+ * line, whose line feed is kept: it would otherwise hide all the output after it, lines
+ * printed later included, where a terminal shows them (terminals bound such strings). A title,
+ * a link (OSC 8) or a clipboard copy (OSC 52) never holds a line feed. Masking reads OSC strings
+ * the same way (server/shellexec/projection/shown.py). The other strings still run to their
+ * end: their data (sixel images) may hold line feeds.
+ */
+function skipString(text, at, osc) {
   for (let i = at; i < text.length; i += 1) {
     const ch = text[i];
-    if (belEnds && ch === BEL) return i + 1;
+    if (osc && ch === BEL) return i + 1;
+    if (osc && ch === '\n') return i;
     if (ch === '\x9c') return i + 1;
-    if (ch === ESC && text[i + 1] === '\\') return i + 2;
+    if (ch === ESC) return text[i + 1] === '\\' ? i + 2 : i;
   }
   return text.length;
 }

@@ -19,7 +19,36 @@ export class ApiError extends Error {
   }
 }
 
-const seg = encodeURIComponent;
+/** True for an answer saying that what was asked for does not exist (a deleted session). */
+export function isNotFound(error) {
+  return error instanceof ApiError && error.status === 404;
+}
+
+/**
+ * An id no address can carry as a path segment. Every browser reads a segment `.` or `..` as
+ * a step within the path, written `%2E` or `%2e` too (the WHATWG URL standard), so a request
+ * for it goes to another route: `/?session=.` asked for `/api/v1/task-sessions/messages`, and
+ * `/api/v1/tasks/%2E%2E/boot-state` is sent as `/api/v1/boot-state`. Such an id (a task may be
+ * named `..`) is refused before any request is made.
+ */
+export class UnaddressableIdError extends Error {
+  constructor(id) {
+    super(`The id "${id}" cannot be put in an address: a browser reads "." and ".." there as steps in the path.`);
+    this.name = 'UnaddressableIdError';
+    this.id = id;
+  }
+}
+
+// What a browser reads as a step within the path rather than as a segment (WHATWG URL), and
+// the empty segment, which would join the segments around it.
+const NOT_A_SEGMENT = /^(?:|\.|\.\.)$/;
+
+/** `id` as one path segment of a request, or UnaddressableIdError when no segment can be it. */
+function seg(id) {
+  const text = String(id);
+  if (NOT_A_SEGMENT.test(text)) throw new UnaddressableIdError(text);
+  return encodeURIComponent(text);
+}
 
 export function sessionPath(sessionId) {
   return `/api/v1/task-sessions/${seg(sessionId)}`;
@@ -122,7 +151,7 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis),
     },
 
     /** The shell output `{message_id, status, updated_at, output}` of one shell message. */
-    getShellOutput(sessionId, messageId, signal) {
+    async getShellOutput(sessionId, messageId, signal) {
       return getJson(shellOutputPath(sessionId, messageId), signal);
     },
   };

@@ -1,13 +1,15 @@
 // The page: pick the session from the URL, load its messages, follow its feed.
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
-import { ApiError, createApi, revisionOf } from './api.js';
+import { ApiError, UnaddressableIdError, createApi, isNotFound, revisionOf } from './api.js';
 import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
 import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
+import { suspendWhileHidden } from './hidden-tab.js';
 import { createMessageList } from './message-list.js';
+import { createBottomKeeper } from './page-bottom.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createPlainRow, guardRows } from './row-guard.js';
 import { createRow } from './rows.js';
@@ -22,6 +24,7 @@ const FEED_LABELS = {
   live: 'Live',
   reconnecting: 'Reconnecting…',
   busy: 'Too many feeds open',
+  paused: 'Paused (tab hidden)',
   stopped: 'Stopped',
   deleted: 'Deleted',
 };
@@ -47,13 +50,17 @@ async function start() {
 
   const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
   main.replaceChildren(list);
+  // Live changes keep a reader at the bottom there, reading no layout per change.
+  const bottom = createBottomKeeper();
+  const keepingBottom = (change) => bottom.around(change);
+  const keepingBottomInFrame = (change) => bottom.aroundInFrame(change);
   const rows = createMessageList(list, {
     // A message that cannot be drawn shows as plain text; it never stops the rest (ADR 0124).
     createRow: guardRows({
       createRow: (message) =>
         createRow(message, {
           loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal),
-          redrawing: keepingBottom,
+          redrawing: keepingBottomInFrame, // a paced draw runs in an animation frame
         }),
       createFallbackRow: createPlainRow,
       kindOf: rowKind,
@@ -71,8 +78,11 @@ async function start() {
     rows,
     listEl: list,
     hasOlder,
+    readerAtBottom: () => bottom.atBottom,
     loadOlder: () => api.listOlderMessages(session.id, { before: rows.oldest?.id }),
-    onError: showError,
+    // A page of its messages answered 404: the session was deleted, maybe while the feed was
+    // not connected to say so. It ends as a `session_deleted` event ends it.
+    onError: (error) => (isNotFound(error) ? feed.sessionDeleted() : showError(error)),
   });
 
   const feed = createFeed({
@@ -106,9 +116,13 @@ async function start() {
     }),
   });
   feed.start();
+  // A hidden tab lets go of its connection: a browser opens only six to one host over HTTP/1.1.
+  const hidden = suspendWhileHidden({ feed });
 
   // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
   window.addEventListener('pagehide', () => {
+    hidden.stop();
+    bottom.stop();
     scrolling.stop();
     feed.stop();
     rows.destroy();
@@ -134,14 +148,6 @@ async function load(api, route) {
   const session = await api.getSession(route.sessionId);
   const page = await api.listOlderMessages(route.sessionId);
   return { session, messages: page.messages, turns: page.turns, hasOlder: page.hasMore };
-}
-
-/** Run `change`, then stay at the bottom of the page if the reader was there. */
-function keepingBottom(change) {
-  const doc = document.documentElement;
-  const atBottom = window.innerHeight + window.scrollY >= doc.scrollHeight - 80;
-  const result = change();
-  if (atBottom && result !== 'ignored') window.scrollTo(0, doc.scrollHeight);
 }
 
 // The agent is free text (up to 64 characters): its bidi controls are shown as markers, never
@@ -182,7 +188,9 @@ function showError(error) {
   const text =
     error instanceof ApiError && error.status === 404
       ? 'Not found: check the session or task id in the address.'
-      : `Could not load the session: ${error?.message ?? error}`;
+      : error instanceof UnaddressableIdError
+        ? `This page cannot open it. ${error.message}`
+        : `Could not load the session: ${error?.message ?? error}`;
   // The server's message may quote what was asked for (an id from the address, say).
   const line = h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' });
   setVisibleText(line, text);

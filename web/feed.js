@@ -7,7 +7,13 @@
 // capped backoff after an error, and when nothing (not even a heartbeat) arrived for `staleMs`.
 // Two events end the feed for good: `session_deleted` (the session is gone; reconnecting would
 // only answer 404) and `reset` (the events after our revision were compacted away: the state
-// must be loaded again, and the feed started anew from its revision).
+// must be loaded again, and the feed started anew from its revision). A feed answered 404 ends
+// as `session_deleted` does: the session was deleted while the page was not connected (a
+// laptop asleep, a server restarting), so its `session_deleted` event was never received, and
+// every later try would only be answered 404 again.
+// A feed can be suspended and resumed (`suspend`, `resume`): a hidden tab lets go of its
+// connection (hidden-tab.js) and, once shown again, asks for everything after its revision,
+// as after any reconnect.
 // A feed refused with 429 (the caller already holds as many open feeds as the server allows,
 // `TOO_MANY_WATCHERS`) says so with its own status and waits the longest backoff before trying
 // again: another attempt succeeds only once one of the caller's other feeds has ended.
@@ -30,6 +36,8 @@ export const RECONNECT_DELAYS_MS = Object.freeze([500, 1000, 2000, 4000, 5000]);
 export const STALE_AFTER_MS = 60_000;
 // The HTTP status of a feed refused because its caller holds too many open ones.
 const TOO_MANY_FEEDS = 429;
+// The HTTP status of a feed whose session does not exist (any more).
+const SESSION_GONE = 404;
 
 const MESSAGE_EVENTS = new Set(['session.message.added', 'session.message.updated']);
 const TURN_EVENTS = new Set(['session.turn.started', 'session.turn.completed']);
@@ -50,9 +58,11 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  * @param {(error: unknown, event: object, retried: boolean) => void} [options.onHandlerError]
  *   `onEvent` or `onTurn` threw on `event`; `retried` is true when the event was a replay, so
  *   it is not asked for again (console.error by default).
- * @param {(status: 'connecting'|'live'|'reconnecting'|'busy'|'stopped'|'deleted') => void} [options.onStatus]
+ * @param {(status: 'connecting'|'live'|'reconnecting'|'busy'|'paused'|'stopped'|'deleted') => void} [options.onStatus]
  *   `busy`: refused because too many feeds are open; it retries after the longest delay.
- * @param {() => void} [options.onDeleted] the session was deleted; the feed has stopped.
+ *   `paused`: suspended (a hidden tab) until `resume`.
+ * @param {() => void} [options.onDeleted] the session was deleted (a `session_deleted` event,
+ *   or a feed answered 404); the feed has stopped.
  * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
  * @param {typeof EventSource} [options.EventSource]
  * @param {(sessionId: string, sinceRevision: number) => string} [options.urlFor]
@@ -85,6 +95,7 @@ export function createFeed(options) {
   let errors = 0;
   let status = 'stopped';
   let running = false;
+  let suspended = false; // stopped by `suspend`, to go on at `resume`
 
   function setStatus(next) {
     if (status === next) return;
@@ -131,6 +142,10 @@ export function createFeed(options) {
     };
     es.onerror = (event) => {
       if (source !== es) return;
+      if (event?.status === SESSION_GONE) {
+        deleted();
+        return;
+      }
       errors += 1;
       if (event?.status === TOO_MANY_FEEDS) {
         reconnect(delays.at(-1), 'busy');
@@ -159,9 +174,16 @@ export function createFeed(options) {
 
   function halt(finalStatus) {
     running = false;
+    suspended = false;
     closeSource();
     clearTimers();
     setStatus(finalStatus);
+  }
+
+  function deleted() {
+    if (status === 'deleted') return; // said once
+    halt('deleted');
+    onDeleted();
   }
 
   function handle(data) {
@@ -183,8 +205,7 @@ export function createFeed(options) {
       return;
     }
     if (event.type === 'session_deleted') {
-      halt('deleted');
-      onDeleted();
+      deleted();
       return;
     }
     if (event.type === 'reset') {
@@ -222,6 +243,25 @@ export function createFeed(options) {
     },
     stop() {
       halt('stopped');
+    },
+    /** Lets go of the connection until `resume` (a hidden tab); a feed that ended stays so. */
+    suspend() {
+      if (!running) return;
+      halt('paused');
+      suspended = true;
+    },
+    /** Goes on after `suspend`, from the last revision (the events missed meanwhile come first). */
+    resume() {
+      if (!suspended) return;
+      suspended = false;
+      running = true;
+      errors = 0;
+      connect();
+    },
+    /** The page learnt otherwise that the session is gone (its messages answered 404): end
+     * the feed as a `session_deleted` event does, calling `onDeleted` once. */
+    sessionDeleted() {
+      deleted();
     },
     /** The last revision seen. */
     get revision() {

@@ -237,6 +237,10 @@ export function createMessageList(list, { createRow, createTurnMarker = null, ma
     get mounted() {
       return hi - lo;
     },
+    /** Whether more rows are mounted than the window holds (`trimOlder` or `trimNewer` is due). */
+    get overfull() {
+      return hi - lo > maxMounted;
+    },
 
     /** Unmount: stops every open disclosure's polling. */
     destroy() {

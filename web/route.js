@@ -18,8 +18,10 @@ export function parseRoute(url) {
   return null;
 }
 
-/** The canonical address of a session's page. */
+/** The canonical address of a session's page. A browser would read `/sessions/..` as `/`
+ * (a dot segment, even written `%2E`), so such an id goes in the query, where it stays itself. */
 export function sessionUrl(sessionId) {
+  if (sessionId === '.' || sessionId === '..') return `/?session=${encodeURIComponent(sessionId)}`;
   return `/sessions/${encodeURIComponent(sessionId)}`;
 }
 

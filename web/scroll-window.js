@@ -15,9 +15,13 @@ const NEAR = '800px'; // how close to an edge the reader gets before more rows a
  * @param {() => Promise<{messages: object[], turns: object[], hasMore: boolean}>} deps.loadOlder
  *   the page before the oldest message held
  * @param {boolean} deps.hasOlder whether the server may hold older messages
+ * @param {() => boolean} [deps.readerAtBottom] whether the reader is at the page's bottom (and
+ *   will be taken back there, page-bottom.js): then nothing on screen needs keeping in place.
  * @param {(error: unknown) => void} [deps.onError]
  */
-export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError = () => {} }) {
+export function createScrollWindow({
+  rows, listEl, loadOlder, hasOlder, readerAtBottom = () => false, onError = () => {},
+}) {
   const top = h('div', { class: 'scroll-sentinel', 'aria-hidden': 'true' });
   const bottom = h('div', { class: 'scroll-sentinel', 'aria-hidden': 'true' });
   listEl.before(top);
@@ -25,6 +29,7 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
   let olderOnServer = hasOlder;
   let busy = false;
   let stopped = false;
+  let trimPending = false;
   const near = new Set();
 
   const observer = new IntersectionObserver((entries) => {
@@ -99,12 +104,32 @@ export function createScrollWindow({ rows, listEl, loadOlder, hasOlder, onError 
     listEl.dataset.mounted = String(rows.mounted);
   }
 
+  /**
+   * Unmounts the far top once the window grew too long, at the next frame: live changes come
+   * many to a frame (a streamed reply, a replay), and keeping the reader's place reads the
+   * layout, which after a change makes the browser lay the page out there and then. So it is
+   * done at most once a frame, only when rows go, and not at all for a reader at the bottom.
+   */
+  function trimSoon() {
+    if (trimPending) return;
+    trimPending = true;
+    requestAnimationFrame(() => {
+      trimPending = false;
+      if (stopped) return;
+      if (rows.overfull) {
+        if (readerAtBottom()) rows.trimOlder();
+        else keepingPlace(listEl, () => rows.trimOlder());
+      }
+      showState();
+    });
+  }
+
   return {
-    /** Run a change (a live message) and unmount the far top if the window grew too long. */
+    /** Run a change (a live message); the far top is unmounted at the next frame if the window
+     * grew too long. */
     append(change) {
       const result = change();
-      keepingPlace(listEl, () => rows.trimOlder());
-      showState();
+      trimSoon();
       return result;
     },
     stop() {

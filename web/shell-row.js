@@ -5,7 +5,9 @@
 import { renderTerminalText } from './ansi-dom.js';
 import { setVisibleText } from './bidi.js';
 import { copyText, downloadText } from './clipboard.js';
+import { COMMAND_MARKED } from './invisibles.js';
 import { h, mountSlots, setData } from './dom.js';
+import { followTail } from './follow-tail.js';
 import { outputView } from './output-view.js';
 import { createShellOutputPoller } from './shell-output-poller.js';
 import {
@@ -83,13 +85,15 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     setData(el, 'hasOutput', hasRetainedOutput(current));
     setData(el, 'expanded', Boolean(disclosure));
 
-    setVisibleText(command, commandOf(current)); // bidi controls as markers; Copy takes the real text
+    // Bidi controls and invisible characters as markers, so what shows is what ran; Copy takes
+    // the real text.
+    setVisibleText(command, commandOf(current), COMMAND_MARKED);
     badge.className = `badge badge--${result}`;
     badge.textContent = shellStatusLabel(result, status, exitCode);
     setData(badge, 'result', result);
 
     const dir = workDirOf(current);
-    if (dir) setVisibleText(workDir, dir);
+    if (dir) setVisibleText(workDir, dir, COMMAND_MARKED);
     mountSlots(meta, [workDir, badge], new Set(dir ? [workDir, badge] : [badge]));
 
     const offered = hasRetainedOutput(current) || Boolean(disclosure);
@@ -144,6 +148,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     disclosure = null;
     poller.close();
     for (const { view } of parts.held.values()) view.dispose();
+    for (const follower of parts.followers.values()) follower.dispose();
     body.remove();
     renderHead();
   }
@@ -176,8 +181,8 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     }
     mountSlots(body, parts.order, wanted);
     // Text after mounting, so the scroll position can follow the tail.
-    const stdoutView = view.stdout !== null ? setOutputText(parts.stdout, view.stdout, parts.held) : null;
-    const stderrView = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts.held) : null;
+    const stdoutView = view.stdout !== null ? setOutputText(parts.stdout, view.stdout, parts) : null;
+    const stderrView = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts) : null;
     parts.shown = () => joinStreams(stdoutView?.shown() ?? '', stderrView?.shown() ?? '');
     parts.stored = joinStreams(view.stdout ?? '', view.stderr ?? '');
   }
@@ -262,6 +267,7 @@ function createBodyParts({ copy, download }) {
     shown: () => '', // the output as the page shows it (what "Copy output" copies)
     stored: '', // the output as stored, escape sequences included (what "Download" saves)
     held: new Map(), // output region -> {stored, view}: what it holds now
+    followers: new Map(), // output region -> its followTail, which keeps it at its end
     stdout,
     stderr,
     stderrText,
@@ -273,16 +279,17 @@ function createBodyParts({ copy, download }) {
 }
 
 /**
- * Show `text` in an output region as a terminal would (colours, carriage returns), following the
- * tail when the reader was at the end. Returns its view (`shown()`, `dispose()`).
+ * Show `text` in an output region as a terminal would (colours, carriage returns). The region
+ * opens at its end and stays there while the reader follows it (follow-tail.js). Returns its
+ * view (`shown()`, `dispose()`).
  */
-function setOutputText(pre, text, held) {
+function setOutputText(pre, text, { held, followers }) {
   const current = held.get(pre);
   if (current?.stored === text) return current.view;
-  const atEnd = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 8;
   current?.view.dispose();
   const view = renderTerminalText(pre, text);
   held.set(pre, { stored: text, view });
-  if (!current || atEnd) pre.scrollTop = pre.scrollHeight;
+  if (!followers.has(pre)) followers.set(pre, followTail(pre));
+  followers.get(pre).contentChanged();
   return view;
 }

@@ -234,6 +234,16 @@ def test_an_osc_string_inside_a_masked_value_is_masked_with_it() -> None:
     assert mask_secrets(stored) == f"TOKEN={_masked(f'ab{LINK_ON}cd{LINK_OFF}')}\n"
 
 
+def test_a_secret_on_a_line_after_an_unterminated_osc_string_is_masked() -> None:
+    # The page ends an OSC string that is never terminated at the end of its line and shows
+    # the lines after it (web/ansi.js), so masking must read them too.
+    stored = f"\x1b]0;no terminator\nkey {AWS_KEY_ID[:4]}\x1b[m{AWS_KEY_ID[4:]}\n"
+    assert mask_secrets(stored) == (f"\x1b]0;no terminator\nkey AKIA\x1b[m"
+                                    f"{_masked(AWS_KEY_ID[4:])}\n")
+    assert mask_secrets(f"\x9d0;8-bit\n{GITHUB[:4]}\x1b[1m{GITHUB[4:]}") == (
+        f"\x9d0;8-bit\nghp_\x1b[1m{_masked(GITHUB[4:])}")
+
+
 def test_a_token_in_backspace_overstrike_is_masked_in_both_characters_of_each_cell() -> None:
     # What `man` and `groff -Tascii` print for bold (c\bc) and for underlined text (_\bc).
     bold = "".join(f"{character}\b{character}" for character in GITHUB)
@@ -283,14 +293,14 @@ def test_a_backspace_at_a_line_end_or_before_a_control_overstrikes_nothing() -> 
 
 
 def test_the_shown_text_maps_back_to_the_stored_characters() -> None:
-    stored = f"a{MATCH_ON}bc{MATCH_OFF}d\x1b[1"  # the last sequence was cut short
+    # The last sequence was cut short: the page shows nothing of it, parameters included.
+    stored = f"a{MATCH_ON}bc{MATCH_OFF}d\x1b[1"
     shown = shown_text(stored)
     assert shown is not None
-    assert shown.text == "abcd1"
-    whole = shown.stored_span((0, 5))
-    assert whole == (0, len(stored))
-    assert [stored[start:end] for start, end in shown.unhidden([whole])] == [
-        "a", "bc", "d", "1"]
+    assert shown.text == "abcd"
+    whole = shown.stored_span((0, 4))
+    assert whole == (0, len(stored) - 3)
+    assert [stored[start:end] for start, end in shown.unhidden([whole])] == ["a", "bc", "d"]
     assert [stored[start:end] for start, end in shown.unhidden([shown.stored_span((2, 3))])] \
         == ["c"]
     assert shown_text("plain\ttext\r\nwith a tab and a carriage return") is None

@@ -136,3 +136,83 @@ def test_right_to_left_letters_do_not_reorder_a_command_or_its_work_dir(
     row = chat.shell_row(message_id)
     assert_reads_in_order(row.get_by_test_id("shell-command"), command)
     assert_reads_in_order(row.get_by_test_id("shell-workdir"), work_dir)
+
+
+MAX_MARKERS = 200  # web/bidi.js
+TIMES = "\u00d7"  # the sign a run's marker counts its controls with
+
+
+def test_a_run_of_controls_is_one_marker_and_a_text_draws_a_bounded_number_of_them(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # One marker element per control cost a layout each: a title of 20,000 overrides froze the
+    # page for 5 to 8 s, 80,000 for 99 s.
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    tool_id = api.play(session["id"], [{
+        "sessionUpdate": "tool_call", "toolCallId": unique("read"), "kind": "read",
+        "title": f"Read {RLO * 80_000}x", "status": "completed"}])
+    alternating = "a" + f"{RLO}a" * 40_000  # 40,000 runs of one control each
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, alternating), codex_end(call, "", 0)])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    title = chat.page.locator(f'[data-testid=tool-call-row][data-message-id="{tool_id}"]'
+                              ).get_by_test_id("tool-call-title")
+    expect(title).to_have_text(f"Read ⟨U+202E {TIMES}80000⟩x")
+    expect(title.locator(".bidi-control")).to_have_attribute(
+        "title", re.compile(f"^80000 characters.*RIGHT-TO-LEFT OVERRIDE {TIMES}80000"))
+
+    command = chat.shell_row(message_id).get_by_test_id("shell-command")
+    expect(command.locator(".bidi-control")).to_have_count(MAX_MARKERS + 1)  # and one note
+    expect(command.locator(".bidi-control--limit")).to_have_count(1)
+    shown = command.evaluate("el => el.textContent")
+    assert RLO not in shown
+    # Past the bound, as ASCII text: 40,000 `⟨` in one text node took 3.5 s to lay out.
+    assert shown.count(MARKER) == MAX_MARKERS
+    assert shown.count("<U+202E>") == 40_000 - MAX_MARKERS
+    assert shown.endswith("<U+202E>a")
+
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    row = chat.shell_row(message_id)
+    row.get_by_test_id("shell-command-copy").click()
+    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == alternating
+
+
+def tags(text: str) -> str:
+    """`text` spelled in tag characters (U+E0000 + ASCII), which draw nothing."""
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
+
+
+def test_invisible_characters_in_a_command_and_its_work_dir_are_shown_and_copied_as_they_are(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Each of these drew nothing (or a space) where it was: the row showed another command
+    # than the one that ran.
+    command = f"rm -rf /tmp/build\u200b /\u2060home curl x{tags('|sh')} && ls\rpwd\u00ad"
+    work_dir = "/srv/\ufeffapp\u2028x"
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, command, work_dir=work_dir),
+                                          codex_end(call, "", 0)])
+    tool_id = api.play(session["id"], [{
+        "sessionUpdate": "tool_call", "toolCallId": unique("read"), "kind": "read",
+        "title": "Read 👩\u200d💻 notes", "status": "completed"}])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+
+    row = chat.shell_row(message_id)
+    expect(row.get_by_test_id("shell-command")).to_have_text(
+        "rm -rf /tmp/build⟨U+200B⟩ /⟨U+2060⟩home curl x⟨U+E007C U+E0073 U+E0068⟩ && ls⟨U+000D⟩"
+        "pwd⟨U+00AD⟩")
+    expect(row.get_by_test_id("shell-command").locator(".bidi-control").nth(2)).to_have_attribute(
+        "title", re.compile("TAG '\\|', TAG 's', TAG 'h'"))
+    expect(row.get_by_test_id("shell-workdir")).to_have_text("/srv/⟨U+FEFF⟩app⟨U+2028⟩x")
+    # A title keeps its joiners: an emoji sequence (and scripts that need them) join with them.
+    title = chat.page.locator(f'[data-testid=tool-call-row][data-message-id="{tool_id}"]'
+                              ).get_by_test_id("tool-call-title")
+    expect(title).to_have_text("Read 👩\u200d💻 notes")
+
+    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    row.get_by_test_id("shell-command-copy").click()
+    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
+    assert chat.page.evaluate("navigator.clipboard.readText()") == command

@@ -101,6 +101,45 @@ def test_a_reply_streamed_in_many_chunks_ends_drawn_whole_and_in_view(
         "window.innerHeight")  # the reply grew far past the first screen
 
 
+# Counts what makes the browser lay the page out when read after a change (a forced layout),
+# and the frames drawn meanwhile.
+COUNT_LAYOUT_READS = """() => {
+    const counts = window.__layoutReads = {reads: 0, frames: 0};
+    const rect = Element.prototype.getBoundingClientRect;
+    Element.prototype.getBoundingClientRect = function () {
+        counts.reads += 1;
+        return rect.call(this);
+    };
+    const height = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight');
+    Object.defineProperty(Element.prototype, 'scrollHeight', {
+        get() { counts.reads += 1; return height.get.call(this); }, configurable: true});
+    const frame = () => { counts.frames += 1; requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+}"""
+
+
+def test_a_long_reply_streamed_to_a_reader_at_the_bottom_reads_no_layout_per_chunk(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # 50 KB in 1,000 chunks: each chunk measured the page before and after it, and looked for
+    # its first visible row: 22 s of forced layout, frames of up to 4.7 s.
+    sid = api.new_session("claude")["id"]
+    api.start_turn(sid)
+    api.publish(sid, user_text("Explain the build."))
+    chat.open(f"{stack.rest_url}/?session={sid}")
+    chat.page.evaluate(COUNT_LAYOUT_READS)
+    for n in range(1000):
+        api.publish(sid, agent_text(f"Step **{n:03}** of the build, in a few words.\n\n"))
+    paragraphs = chat.page.get_by_test_id("chat-text").last.locator("p")
+    expect(paragraphs).to_have_count(1000, timeout=30_000)
+    chat.page.wait_for_function("() => window.innerHeight + window.scrollY"
+                                " >= document.documentElement.scrollHeight - 2")
+    counts = chat.page.evaluate("window.__layoutReads")
+    # At most one measure a frame (going back to the bottom, and the scroll that follows),
+    # none per chunk.
+    assert counts["reads"] <= 2 * counts["frames"] + 20, counts
+    assert counts["reads"] < 500, counts
+
+
 def test_page_resumes_after_the_stream_ends(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack
@@ -188,6 +227,18 @@ def test_session_and_task_addresses_open_the_chat(stack: Stack, api: Api,
     expect(chat.page.get_by_test_id("page-error")).to_contain_text("Not found")
 
 
+def test_a_dot_id_is_refused_without_asking_another_route(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # `.` and `..` are valid task ids, but a browser reads them in a path as steps (even as
+    # `%2E`): `/?session=.` once fetched `/api/v1/task-sessions/messages`.
+    api.new_session("codex", task_id="..")
+    for address in ("/?task=..", "/?task=.", "/?session=.", "/?session=.."):
+        chat.page.goto(f"{stack.rest_url}{address}")
+        expect(chat.page.get_by_test_id("page-error")).to_contain_text(
+            "cannot be put in an address")
+    assert [r.url for r in chat.requests if "/api/" in r.url] == []
+
+
 def test_page_shows_live_at_once_on_a_quiet_session(quiet_stack: Stack, chat: ChatPage) -> None:
     api = quiet_stack.api
     sid = api.new_session("codex")["id"]
@@ -228,6 +279,26 @@ def test_page_shows_a_deleted_session_instead_of_reconnecting(
     expect(chat.page.get_by_test_id("message-list")).to_have_count(0)
     chat.pump(1500)  # longer than the first reconnect delay (500 ms)
     assert len(chat.feed_urls()) == watches, "the page did not reconnect to a deleted session"
+
+
+def test_a_session_deleted_while_the_page_was_away_is_shown_as_deleted(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    sid = api.new_session("codex")["id"]
+    api.publish(sid, agent_text("deleted while the page was away"))
+    # The page cannot reach the feed (a laptop asleep, a server restarting), so it never
+    # receives the `session_deleted` event; when it comes back, the feed answers 404.
+    chat.page.route("**/messages:watch*", lambda route: route.abort())
+    chat.open(f"{stack.rest_url}/sessions/{sid}", live=False)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "reconnecting")
+    api.call("DELETE", f"/api/v1/task-sessions/{sid}")
+    chat.page.unroute("**/messages:watch*")
+
+    expect(chat.page.get_by_test_id("session-deleted")).to_contain_text(
+        f"Session {sid} was deleted", timeout=15_000)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
+    watches = len(chat.feed_urls())
+    chat.pump(6000)  # longer than the longest reconnect delay (5 s)
+    assert len(chat.feed_urls()) == watches, "the page kept asking for a deleted session"
 
 
 def test_page_reloads_when_the_feed_it_resumes_was_compacted(
@@ -283,3 +354,58 @@ def test_a_feed_refused_as_one_too_many_says_so_then_follows_once_one_ends(
     finally:
         for feed in held:
             feed.close()
+
+
+# Headless Chromium never hides a page: this makes `document.visibilityState` the test's to set.
+VISIBILITY = """(() => {
+    let state = 'visible';
+    const define = (name, get) => Object.defineProperty(Document.prototype, name,
+                                                        {get, configurable: true});
+    define('visibilityState', () => state);
+    define('hidden', () => state === 'hidden');
+    window.__show = (next) => {
+        state = next;
+        document.dispatchEvent(new Event('visibilitychange'));
+    };
+})()"""
+TABS_PER_HOST = 6  # what Chromium opens to one host over HTTP/1.1
+
+
+def test_hidden_tabs_let_go_of_their_feeds_so_a_seventh_tab_opens(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Each tab held its feed's connection: with six open, a seventh tab waited for a free one.
+    context = chat.page.context
+    context.add_init_script(script=VISIBILITY)
+    sessions = [api.new_session("codex")["id"] for _ in range(TABS_PER_HOST + 1)]
+    for sid in sessions:
+        api.publish(sid, agent_text("first"))
+    tabs: list[ChatPage] = []
+    for sid in sessions[:TABS_PER_HOST]:
+        tab = ChatPage(context.new_page(), f"{chat.name}-{len(tabs)}")
+        tab.open(f"{stack.rest_url}/sessions/{sid}")
+        tabs.append(tab)
+    for tab in tabs:
+        tab.page.evaluate("window.__show('hidden')")
+    for tab in tabs:  # after the grace period (5 s)
+        expect(tab.page.get_by_test_id("feed-status")).to_have_attribute(
+            "data-state", "paused", timeout=15_000)
+
+    seventh = ChatPage(context.new_page(), f"{chat.name}-seventh")
+    seventh.open(f"{stack.rest_url}/sessions/{sessions[-1]}")  # live: it got a connection
+
+    # Shown again, a tab follows from its revision: what it missed, once, then live events.
+    api.publish(sessions[0], user_text("missed while hidden"))
+    first = tabs[0]
+    watches = len(first.feed_urls())
+    first.page.evaluate("window.__show('visible')")
+    expect(first.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    messages = first.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(2)
+    expect(messages.nth(1)).to_contain_text("missed while hidden")
+    resumed = first.feed_urls()[watches:]
+    assert len(resumed) == 1, resumed
+    assert since_revision(resumed[0]) > 0, resumed
+    api.publish(sessions[0], agent_text("live again"))
+    expect(messages).to_have_count(3)
+    for tab in [*tabs, seventh]:
+        assert tab.errors == [], tab.errors

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
-from web.chat import ChatPage
+from web.chat import ChatPage, codex_delta
 
 from support.acp import codex_end, codex_start
 from support.rest import Api, unique
@@ -46,3 +46,22 @@ def test_a_far_column_neither_hides_the_output_nor_breaks_copying_it(
     body.get_by_test_id("shell-output-copy").click()
     expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
     assert chat.page.evaluate("navigator.clipboard.readText()") == shown
+
+
+def test_an_osc_string_never_terminated_hides_only_the_rest_of_its_line(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # It hid all the output after it, lines printed later included.
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [
+        codex_start(call, "make"),
+        codex_delta(call, f"step 1\n{E}]0;a title never ended\nstep 2\n")])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+    body = chat.expand(message_id)
+    stdout = body.get_by_test_id("shell-output-stdout")
+    expect(stdout).to_have_text("step 1\n\nstep 2\n")
+
+    api.publish(session["id"], codex_delta(call, "step 3, printed later\n"))
+    expect(stdout).to_have_text("step 1\n\nstep 2\nstep 3, printed later\n")
+    assert stdout.text_content() == "step 1\n\nstep 2\nstep 3, printed later\n"

@@ -6,8 +6,8 @@ downloading the stored output."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
-from web.chat import ChatPage
+from playwright.sync_api import Locator, expect
+from web.chat import ChatPage, codex_delta
 
 from support.acp import codex_end, codex_start
 from support.rest import Api, unique
@@ -24,6 +24,8 @@ COLOURED = (
     f"{E}[38;2;10;120;200mtruecolor{E}[0m {E}[2mdim{E}[22m\n"
     f"see {E}]8;;https://example.com/report{E}\\the report{E}]8;;{E}\\\n"
     f"{E}[?25l<b>not bold</b><script>window.__ansiInjected = 1</script>{E}[?25h\n"
+    # A malformed CSI is dropped whole; an ESC that starts no sequence is dropped alone.
+    f"bad {E}[38;2;999;-1;0mcolour,{E}\ttab kept\n"
     "Downloading  10% [#         ]\rDownloading  50% [#####     ]\r"
     f"Downloading 100% [##########]\n{E}[1;31m1 failed{E}[0m, {E}[32m2 passed{E}[0m in 0.12s\n"
 )
@@ -33,6 +35,7 @@ SHOWN = (
     "warning: slow fixture truecolor dim\n"
     "see the report\n"
     "<b>not bold</b><script>window.__ansiInjected = 1</script>\n"
+    "bad colour,\ttab kept\n"
     "Downloading 100% [##########]\n"
     "1 failed, 2 passed in 0.12s\n"
 )
@@ -180,3 +183,92 @@ def test_output_that_never_resets_keeps_its_colour_in_every_chunk_scrolled_to(
         expect(module).to_have_count(1)
         plain_green = chunk.locator("span.ansi-fg-2:not(.ansi-bold)", has_text="compiling")
         expect(plain_green.first).to_be_visible()
+
+
+# How far the output's last character is below the bottom of the region's viewport (px; 0 or
+# less when it is in view), and whether the region is scrolled to its end.
+TAIL_GAP = """el => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let last = null;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.data.trim()) last = node;
+    }
+    const range = document.createRange();
+    const end = last.data.trimEnd().length;
+    range.setStart(last, end - 1);
+    range.setEnd(last, end);
+    const box = el.getBoundingClientRect();
+    return range.getBoundingClientRect().bottom - (box.bottom - el.clientTop);
+}"""
+
+
+def tail_gap(region: Locator) -> float:
+    return float(region.evaluate(TAIL_GAP))
+
+
+def expect_tail_in_view(chat: ChatPage, region: Locator, timeout_ms: float = 5_000) -> None:
+    """The output's last character comes into view within `timeout_ms` (a loaded machine may
+    take a few frames to lay the last chunks out), and stays there."""
+    for _ in range(int(timeout_ms / 100)):
+        if tail_gap(region) <= 1:
+            break
+        chat.pump(100)
+    chat.pump(200)
+    assert tail_gap(region) <= 1
+
+
+def varied_lines(count: int, start: int = 0) -> str:
+    """Lines of every length, long ones wrapping several times: chunks far from the 20-line
+    height the region estimates for a chunk it has not laid out."""
+    return "".join(f"line {index:05} " + "word " * ((index * 37) % 90) + "\n"
+                   for index in range(start, start + count))
+
+
+def test_an_output_opens_at_its_end_however_its_chunks_are_estimated(
+        stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
+    output = varied_lines(2000)
+    output = output[-256 * 1024:]
+    session_id, message_id = coloured_command(api, output)
+    chat.open(f"{stack.rest_url}/?session={session_id}")
+    body = chat.expand(message_id)
+    expect(body).to_have_attribute("data-poll-state", "done")
+    stdout = body.get_by_test_id("shell-output-stdout")
+    expect(stdout).to_contain_text("line 01999")
+    expect_tail_in_view(chat, stdout)
+
+
+def test_an_open_running_output_follows_its_end_until_the_reader_scrolls_up(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    call = unique("call")
+    message_id = api.play(session["id"], [codex_start(call, "make"),
+                                          codex_delta(call, varied_lines(40))])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+    body = chat.expand(message_id)
+    stdout = body.get_by_test_id("shell-output-stdout")
+    expect(stdout).to_contain_text("line 00039")
+
+    # Some 60 KiB more, a piece at a time: the region keeps its end in view.
+    for start in range(40, 440, 40):
+        api.publish(session["id"], codex_delta(call, varied_lines(40, start)))
+        expect(stdout).to_contain_text(f"line {start + 39:05}")
+        expect_tail_in_view(chat, stdout)
+
+    # The reader scrolls up: new output no longer moves the region.
+    stdout.hover()
+    chat.page.mouse.wheel(0, -2000)
+    chat.pump(300)
+    top = stdout.evaluate("el => el.scrollTop")
+    api.publish(session["id"], codex_delta(call, varied_lines(40, 440)))
+    expect(stdout).to_contain_text("line 00479")
+    chat.pump(300)
+    assert stdout.evaluate("el => el.scrollTop") == top
+    assert tail_gap(stdout) > 100
+
+    # Back at the end, it follows again.
+    stdout.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    chat.pump(300)
+    api.publish(session["id"], codex_delta(call, varied_lines(40, 480)))
+    expect(stdout).to_contain_text("line 00519")
+    expect_tail_in_view(chat, stdout)

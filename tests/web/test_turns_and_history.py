@@ -128,3 +128,26 @@ def test_a_long_session_opens_on_its_newest_page_and_scrolls_back_keeping_its_pl
             break
     expect(chat.page.get_by_test_id("chat-text").last).to_have_text("a live reply far below")
     assert dom_nodes(chat) < MAX_DOM_NODES
+
+
+def test_a_session_whose_older_messages_answer_404_is_shown_as_deleted(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    session_id, _ = long_session(api, 110)  # more than the first page
+    # Away from the feed, so no `session_deleted` event tells the page.
+    chat.page.route("**/messages:watch*", lambda route: route.abort())
+    chat.open(f"{stack.rest_url}/sessions/{session_id}", live=False)
+    expect(chat.page.get_by_test_id("message-list")).to_have_attribute("data-has-older", "true")
+    api.call("DELETE", f"/api/v1/task-sessions/{session_id}")
+
+    for _ in range(50):  # scroll up until the page asks for the page before its oldest
+        if chat.page.get_by_test_id("session-deleted").count():
+            break
+        chat.page.evaluate("window.scrollTo(0, 0)")
+        chat.pump(100)
+    expect(chat.page.get_by_test_id("session-deleted")).to_contain_text(
+        f"Session {session_id} was deleted")
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "deleted")
+    expect(chat.page.get_by_test_id("page-error")).to_have_count(0)
+    watches = len(chat.feed_urls())
+    chat.pump(6000)  # longer than the longest reconnect delay (5 s)
+    assert len(chat.feed_urls()) == watches, "the feed went on after the session was gone"

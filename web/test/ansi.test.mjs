@@ -252,6 +252,42 @@ describe('dropped sequences', () => {
     assert.equal(shown(`${E}]0;my title\x07text${E}]2;other${E}\\ more`), 'text more');
   });
 
+  test('an OSC never terminated ends at the end of its line: the lines after it show', () => {
+    assert.equal(shown(`a${E}]0;no terminator\nnext line\nand more\n`), 'a\nnext line\nand more\n');
+    assert.equal(shown(`a\x9d0;8-bit too\nnext`), 'a\nnext');
+    // A title that ends as it should still hides only itself, on one line or several.
+    assert.equal(shown(`${E}]0;t\x07x\ny`), 'x\ny');
+  });
+
+  test('an ESC ends a string and begins the next sequence, as in a terminal', () => {
+    assert.equal(shown(`${E}]0;title${E}[31mred`), 'red');
+    assert.deepEqual(looks(`${E}]0;title${E}[31mred`), [['red', 'ansi-fg-1', null, null]]);
+    assert.equal(shown(`a${E}Pdata${E}[mb`), 'ab');
+  });
+
+  test('a malformed CSI is consumed whole, to its final byte, and ignored', () => {
+    assert.equal(shown(`a${E}[38;2;999;-1;0mb`), 'ab');
+    assert.deepEqual(looks(`${E}[1 ;31mx`), [['x']], 'a parameter after an intermediate: no SGR');
+    assert.equal(shown(`AKIA${E}[-1234567890ABCDEF`), 'AKIABCDEF');
+    assert.equal(shown('a\x9b-1mb'), 'ab');
+    // A character that is no part of a CSI ends it and is itself.
+    assert.equal(shown(`a${E}[12\tb`), 'a\tb');
+    assert.equal(shown(`a${E}[1;é`), 'aé');
+    assert.equal(strippedText(`a${E}[38;2;999;-1;0mb${E}[1`), 'ab');
+  });
+
+  test('ESC followed by no sequence drops the ESC only, and the character after it is itself', () => {
+    assert.equal(shown(`AKIA${E}\tIOSF`), 'AKIA\tIOSF');
+    assert.equal(shown(`ghp_${E}é${'A'.repeat(3)}`), 'ghp_éAAA');
+    assert.equal(shown(`a${E}${E}[31mb`), 'ab');
+    assert.deepEqual(looks(`${E}${E}[31mb`), [['b', 'ansi-fg-1', null, null]]);
+    assert.equal(shown(`a${E}\x7fb`), 'ab', 'DEL is dropped as a control of its own');
+    assert.equal(shown(`a${E}(\nb`), 'a(\nb', 'intermediates without a final byte are text');
+    // ESC, intermediates and a final byte (0x30-0x7E) still make a sequence.
+    assert.equal(shown(`a${E}(Bb${E}7c${E} Fd${E}\\e`), 'abcde');
+    assert.equal(shown(`cut${E}(`), 'cut');
+  });
+
   test('a hyperlink keeps its text', () => {
     assert.equal(shown(`see ${E}]8;;https://example.com/x\x07the docs${E}]8;;\x07.`), 'see the docs.');
     assert.equal(shown(`${E}]8;id=1;https://e.x${E}\\link${E}]8;;${E}\\`), 'link');

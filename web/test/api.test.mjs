@@ -2,7 +2,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ApiError, createApi, olderMessagesPath, revisionOf, shellOutputPath, watchPath } from '../api.js';
+import {
+  ApiError, UnaddressableIdError, bootStatePath, createApi, isNotFound, olderMessagesPath, revisionOf, sessionPath,
+  shellOutputPath, watchPath,
+} from '../api.js';
 
 function jsonResponse(status, body) {
   return { ok: status >= 200 && status < 300, status, json: async () => body };
@@ -28,6 +31,20 @@ describe('paths', () => {
     assert.equal(watchPath('s', undefined), '/api/v1/task-sessions/s/messages:watch?since_revision=0');
   });
 
+  test('an id a browser would read as a step in the path is refused, never sent elsewhere', () => {
+    for (const id of ['.', '..', '']) {
+      for (const path of [() => sessionPath(id), () => bootStatePath(id), () => watchPath(id, 1),
+        () => shellOutputPath('ses_1', id)]) {
+        assert.throws(path, (error) => error instanceof UnaddressableIdError && error.id === id);
+      }
+    }
+    // Dots inside a segment are the segment's own: only `.` and `..` alone are path steps.
+    for (const id of ['...', 'a.b', '.a', '..a']) {
+      const path = bootStatePath(id);
+      assert.equal(new URL(path, 'http://h/').pathname, path, id);
+    }
+  });
+
   test('revisions are numbers, also when printed as strings', () => {
     assert.equal(revisionOf(7), 7);
     assert.equal(revisionOf('12'), 12);
@@ -51,6 +68,24 @@ describe('api', () => {
   test('a 401 is an ApiError with its status', async () => {
     const { fn } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(401, { code: 16, message: 'token' }) });
     await assert.rejects(createApi({ fetch: fn }).getSession('s'), (error) => error instanceof ApiError && error.status === 401);
+  });
+
+  test('a 404 is what isNotFound says, and nothing else is', async () => {
+    const { fn } = fakeFetch({});
+    const error = await createApi({ fetch: fn }).getSession('s').catch((e) => e);
+    assert.equal(isNotFound(error), true);
+    assert.equal(isNotFound(new ApiError(503, 14, 'down')), false);
+    assert.equal(isNotFound(new TypeError('network')), false);
+  });
+
+  test('a task named .. is refused without a request', async () => {
+    const { fn, calls } = fakeFetch({});
+    const api = createApi({ fetch: fn });
+    await assert.rejects(api.getBootState('..'), UnaddressableIdError);
+    await assert.rejects(api.getSession('.'), UnaddressableIdError);
+    await assert.rejects(api.listOlderMessages('.'), UnaddressableIdError);
+    await assert.rejects(api.getShellOutput('ses_1', '..'), UnaddressableIdError);
+    assert.deepEqual(calls, []);
   });
 
   test('reads the session and the boot state', async () => {

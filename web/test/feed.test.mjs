@@ -184,6 +184,35 @@ describe('feed', () => {
     assert.deepEqual(clock.pendingDelays(), []);
   });
 
+  test('a feed answered 404 ends as session_deleted does: the session went while away', async () => {
+    const { clock, instances, statuses, endings, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    instances[0].fail(); // the connection broke (the laptop slept); the session is deleted meanwhile
+    await clock.advance(500);
+    instances[1].fail(404);
+    assert.equal(instances[1].closed, true);
+    assert.deepEqual(endings, ['deleted']);
+    assert.equal(feed.status, 'deleted');
+    assert.equal(statuses.at(-1), 'deleted');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 2, 'a session that is gone is not asked for again');
+    assert.deepEqual(clock.pendingDelays(), []);
+  });
+
+  test('a session found gone elsewhere ends the feed as session_deleted does, once', async () => {
+    const { clock, instances, statuses, endings, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    feed.sessionDeleted(); // the page's list of messages answered 404
+    feed.sessionDeleted();
+    assert.equal(instances[0].closed, true);
+    assert.deepEqual(endings, ['deleted']);
+    assert.equal(statuses.at(-1), 'deleted');
+    await clock.advance(60_000);
+    assert.equal(instances.length, 1);
+  });
+
   test('reset stops the feed and asks for the state to be loaded again', async () => {
     const { clock, instances, events, endings, feed } = setup(2);
     feed.start();
@@ -193,6 +222,43 @@ describe('feed', () => {
     assert.deepEqual(events, [], 'nothing after reset is applied to the stale state');
     await clock.advance(60_000);
     assert.equal(instances.length, 1);
+  });
+
+  test('suspend lets go of the connection; resume asks for everything after the last revision', async () => {
+    const { clock, instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    instances[0].emit(added(4));
+    feed.suspend();
+    assert.equal(instances[0].closed, true);
+    assert.equal(statuses.at(-1), 'paused');
+    await clock.advance(120_000);
+    assert.equal(instances.length, 1, 'no reconnect, no stale check while suspended');
+    assert.deepEqual(clock.pendingDelays(), []);
+
+    feed.resume();
+    assert.equal(instances.length, 2);
+    assert.ok(instances[1].url.endsWith('since_revision=4'), instances[1].url);
+    instances[1].onopen();
+    assert.equal(statuses.at(-1), 'live');
+    feed.resume(); // not suspended: nothing
+    assert.equal(instances.length, 2);
+  });
+
+  test('a feed that ended is neither suspended nor resumed', async () => {
+    const { instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].emit({ type: 'session_deleted', revision: 3 });
+    feed.suspend();
+    feed.resume();
+    assert.equal(instances.length, 1);
+    assert.equal(statuses.at(-1), 'deleted');
+
+    const stopped = setup(0);
+    stopped.feed.start();
+    stopped.feed.stop();
+    stopped.feed.resume();
+    assert.equal(stopped.instances.length, 1, 'a stopped feed does not come back');
   });
 
   describe('a handler that throws', () => {

@@ -26,3 +26,11 @@ test('nothing selected', () => {
 test('sessionUrl round-trips', () => {
   assert.deepEqual(parseRoute(`http://h${sessionUrl('a b/c')}`), { sessionId: 'a b/c' });
 });
+
+test('sessionUrl keeps a dot id itself: in the query, not a path step', () => {
+  for (const id of ['.', '..']) {
+    const url = new URL(sessionUrl(id), 'http://h/').href; // as the browser resolves it
+    assert.deepEqual(parseRoute(url), { sessionId: id });
+  }
+  assert.equal(sessionUrl('a.b'), '/sessions/a.b');
+});

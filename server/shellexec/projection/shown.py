@@ -18,21 +18,24 @@ from dataclasses import dataclass
 Span = tuple[int, int]
 
 # What the page does not show (web/ansi.js), as far as masking needs: CSI sequences (7- and
-# 8-bit; the page acts on erases and column moves, which only hide or move text), OSC strings
-# to BEL or ST, DCS/SOS/PM/APC strings to ST, the other two-character escapes and every
-# control character but tab, line feed and carriage return. A backspace overstrikes (see
+# 8-bit; the page acts on erases and column moves, which only hide or move text; a malformed
+# one runs to its final byte, and any other character ends one and is shown), OSC strings
+# to BEL or ST, or to the end of their line when never terminated (the page shows the lines
+# after it), DCS/SOS/PM/APC strings to ST, the other escapes (intermediates and one final
+# byte; an ESC followed by anything else is hidden alone, and what follows it is shown) and
+# every control character but tab, line feed and carriage return. A backspace overstrikes (see
 # `shown_text`). Every alternative begins with the control character that introduces it and
 # a lookbehind says which one that was: a pattern that begins with one character class is
 # searched for that class first, so a long text with few controls is scanned quickly.
 _CONTROLS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 _INVISIBLE = re.compile(
     rf"[{_CONTROLS}]"
-    r"(?:(?<=\x1b)(?:\[[0-?]*[ -/]*[@-~]"
-    r"|\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"(?:(?<=\x1b)(?:\[[ -?]*[@-~]?"
+    r"|\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|[PX^_][^\x1b\x9c]*(?:\x1b\\|\x9c)?"
-    r"|[ -/]*[0-~]?)"
-    r"|(?<=\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?<=\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|[ -/]*[0-~]|[ -/]+\Z)"
+    r"|(?<=\x9b)[ -?]*[@-~]?"
+    r"|(?<=\x9d)[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
     r"|(?<=[\x90\x98\x9e\x9f])[^\x1b\x9c]*(?:\x1b\\|\x9c)?)?")
 
 
