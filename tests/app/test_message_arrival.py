@@ -81,6 +81,7 @@ def test_calls_whose_message_never_comes_are_cancelled_and_others_then_get_in() 
         release.set()
         loop.call_soon_threadsafe(done.set)
         serving.join(timeout=30)
+        loop.close()
 
 
 def test_a_call_whose_stream_closes_without_its_message_is_invalid(stack: Stack) -> None:
