@@ -3,23 +3,8 @@ coverage table in docs/spec-summary.md), through Envoy's REST front door."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from support.acp import codex_start
 from support.stack import Stack
-
-
-def _publish_all(stack: Stack, session_id: str, updates: list[dict[str, Any]]) -> str:
-    message_id = ""
-    for update in updates:
-        message_id = stack.api.publish(session_id, update)["message"]["id"]
-    return message_id
-
-
-def _summary(stack: Stack, session_id: str, message_id: str) -> dict[str, Any]:
-    messages = {m["id"]: m for m in stack.api.list_messages(session_id)["messages"]}
-    summary: dict[str, Any] = messages[message_id]["metadata"]["normalized"]["shell_exec"]
-    return summary
 
 
 def test_codex_classic_shell_result_shows_stderr_once(stack: Stack) -> None:
@@ -31,11 +16,11 @@ def test_codex_classic_shell_result_shows_stderr_once(stack: Stack) -> None:
                          "aggregated_output": combined, "formatted_output": combined,
                          "exit_code": 2},
            "_meta": {"terminal_exit": {"terminal_id": "cls", "exit_code": 2, "signal": None}}}
-    message_id = _publish_all(stack, session["id"], [codex_start("cls", "make"), end])
+    message_id = stack.api.play(session["id"], [codex_start("cls", "make"), end])
     shown = stack.api.shell_output(session["id"], message_id)
     assert shown["output"] == {"exit_code": 2, "stdout": combined, "stderr": "",
                                "truncated": False}
-    assert _summary(stack, session["id"], message_id)["output"] == {
+    assert stack.api.shell_exec(session["id"], message_id)["output"] == {
         "exit_code": 2, "truncated": False, "has_output": True,
         "stdout_bytes": len(combined), "stderr_bytes": 0}
 
@@ -45,14 +30,14 @@ def test_projection_leaves_the_stored_output_as_it_was(stack: Stack) -> None:
     # payload was built from it, the shell output is still the whole body.
     session = stack.api.new_session(agent="opencode")
     body = "checking\n2 problems found\n"
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         {"sessionUpdate": "tool_call", "toolCallId": "prj", "title": "bash", "kind": "execute",
          "status": "pending", "rawInput": {"cwd": "/proj"}},
         {"sessionUpdate": "tool_call_update", "toolCallId": "prj", "status": "completed",
          "title": "./lint.sh", "rawInput": {"command": "./lint.sh", "cwd": "/proj"},
          "rawOutput": {"output": body, "metadata": {"output": body, "exit": 1}}},
     ])
-    first = _summary(stack, session["id"], message_id)
+    first = stack.api.shell_exec(session["id"], message_id)
     stack.api.request("GET", f"/api/v1/tasks/{session['task_id']}/boot-state")
     feed = stack.api.watch(session["id"], "?since_revision=0")
     events = [next(feed) for _ in range(3)]
@@ -61,7 +46,7 @@ def test_projection_leaves_the_stored_output_as_it_was(stack: Stack) -> None:
         "session.message.added", "session.message.updated"]
     assert stack.api.shell_output(session["id"], message_id)["output"] == {
         "exit_code": 1, "stdout": body, "truncated": False}
-    assert _summary(stack, session["id"], message_id) == first
+    assert stack.api.shell_exec(session["id"], message_id) == first
     assert first["output"]["stdout_bytes"] == len(body)
 
 
@@ -70,7 +55,7 @@ def test_failed_call_without_exit_code_is_ended_and_not_cancelled_by_the_turn(
     # Spec: ACP failed terminates active-call tracking even when no exit code is available.
     session = stack.api.new_session(agent="claude")
     turn = stack.api.start_turn(session["id"])
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         {"sessionUpdate": "tool_call", "toolCallId": "fnx", "title": "Terminal",
          "kind": "execute", "status": "pending", "rawInput": {}},
         {"sessionUpdate": "tool_call_update", "toolCallId": "fnx", "title": "./deploy.sh",
@@ -83,4 +68,4 @@ def test_failed_call_without_exit_code_is_ended_and_not_cancelled_by_the_turn(
     shown = stack.api.shell_output(session["id"], message_id)
     assert shown["status"] == "failed"
     assert shown["output"] == {"stdout": "deploy: permission denied", "truncated": False}
-    assert "exit_code" not in _summary(stack, session["id"], message_id)["output"]
+    assert "exit_code" not in stack.api.shell_exec(session["id"], message_id)["output"]

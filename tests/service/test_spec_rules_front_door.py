@@ -20,18 +20,6 @@ BOUND = 262_144
 """Each output stream keeps at most this many bytes of UTF-8 (docs/api.md, Limits)."""
 
 
-def _publish_all(stack: Stack, session_id: str, updates: list[Update]) -> str:
-    message_id = ""
-    for update in updates:
-        message_id = stack.api.publish(session_id, update)["message"]["id"]
-    return message_id
-
-
-def _shell_exec(stack: Stack, session_id: str, message_id: str) -> dict[str, Any]:
-    """The message's `shell_exec` summary, as the message list carries it."""
-    messages = {m["id"]: m for m in stack.api.list_messages(session_id)["messages"]}
-    summary: dict[str, Any] = messages[message_id]["metadata"]["normalized"]["shell_exec"]
-    return summary
 
 
 def _call(call_id: str, command: str, status: str = "pending") -> Update:
@@ -55,7 +43,7 @@ def test_a_final_stating_only_stdout_keeps_the_live_stderr(stack: Stack) -> None
     """A `rawOutput` on an update that still says `in_progress` is live text; the final
     result replaces the field it states (stdout) and leaves the one it omits (stderr)."""
     session = stack.api.new_session(agent=None)
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         _call("om1", "make check"),
         _update("om1", status="in_progress",
                 rawOutput={"stdout": "out1\n", "stderr": "err1\n"}),
@@ -69,7 +57,7 @@ def test_a_final_stating_only_stdout_keeps_the_live_stderr(stack: Stack) -> None
 
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"] == {"stdout": "out-final\n", "stderr": "err1\n", "truncated": False}
-    assert _shell_exec(stack, session["id"], message_id)["output"] == {
+    assert stack.api.shell_exec(session["id"], message_id)["output"] == {
         "truncated": False, "has_output": True, "stdout_bytes": len("out-final\n"),
         "stderr_bytes": len("err1\n")}
 
@@ -86,14 +74,14 @@ def test_a_final_stating_only_the_exit_code_keeps_the_live_output(
     """TypeScript Codex's read commands end with `rawOutput: {exit_code}` alone: the text
     streamed before is the output, not replaced by nothing."""
     session = stack.api.new_session(agent=None)
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         _call("om2", "ls -1"), live,
         _update("om2", status="completed", rawOutput={"exit_code": 0}),
     ])
     final = stack.api.shell_output(session["id"], message_id)
     assert (final["status"], final["output"]) == (
         "complete", {"exit_code": 0, **kept, "truncated": False})
-    assert _shell_exec(stack, session["id"], message_id)["result"] == "success"
+    assert stack.api.shell_exec(session["id"], message_id)["result"] == "success"
 
 
 # --- Exit-code precedence, and exit codes that are not ones ---------------------------------
@@ -103,14 +91,14 @@ def test_terminal_exit_beats_a_later_native_exit_code(stack: Stack) -> None:
     """`_meta.terminal_exit` (rank 3) is never overridden by `rawOutput.exit_code` (rank 2),
     whichever arrives last."""
     session = stack.api.new_session(agent="codex")
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("ex1", "make lint"), codex_delta("ex1", "lint: 1 problem\n"),
         _update("ex1", status="completed", _meta=_terminal_exit("ex1", 3)),
         _update("ex1", rawOutput={"stdout": "lint: 1 problem\n", "exit_code": 5}),
     ])
     final = stack.api.shell_output(session["id"], message_id)
     assert (final["status"], final["output"]["exit_code"]) == ("failed", 3)
-    summary = _shell_exec(stack, session["id"], message_id)
+    summary = stack.api.shell_exec(session["id"], message_id)
     assert (summary["output"]["exit_code"], summary["result"]) == (3, "failure")
 
 
@@ -118,17 +106,17 @@ def test_a_later_terminal_exit_beats_an_earlier_native_exit_code(stack: Stack) -
     """A native exit 5 showed the command failed; the terminal's own exit 0, arriving later
     and ranking higher, replaces it: the command succeeded."""
     session = stack.api.new_session(agent="codex")
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("ex2", "make test"),
         _update("ex2", status="completed", rawOutput={"stdout": "ok\n", "exit_code": 5}),
     ])
-    assert _shell_exec(stack, session["id"], message_id)["output"]["exit_code"] == 5
+    assert stack.api.shell_exec(session["id"], message_id)["output"]["exit_code"] == 5
 
     stack.api.publish(session["id"], _update("ex2", _meta=_terminal_exit("ex2", 0)))
 
     final = stack.api.shell_output(session["id"], message_id)
     assert (final["status"], final["output"]["exit_code"]) == ("complete", 0)
-    summary = _shell_exec(stack, session["id"], message_id)
+    summary = stack.api.shell_exec(session["id"], message_id)
     assert (summary["output"]["exit_code"], summary["result"]) == (0, "success")
 
 
@@ -148,12 +136,12 @@ def _exit_in_raw_output(call_id: str, value: Any) -> Update:
 def test_an_unparseable_exit_code_stays_unknown_and_never_becomes_zero(
         stack: Stack, final: Callable[[str, Any], Update], value: Any) -> None:
     session = stack.api.new_session(agent="codex")
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("ex3", "make"), codex_delta("ex3", "built\n"), final("ex3", value)])
     shown = stack.api.shell_output(session["id"], message_id)
     assert (shown["status"], shown["output"]) == (
         "complete", {"stdout": "built\n", "truncated": False})
-    assert _shell_exec(stack, session["id"], message_id) == {
+    assert stack.api.shell_exec(session["id"], message_id) == {
         "command": "make", "work_dir": "/home/dev/proj", "result": "unknown",
         "output": {"truncated": False, "has_output": True, "stdout_bytes": len("built\n"),
                    "stderr_bytes": 0}}
@@ -171,7 +159,7 @@ def test_output_of_exactly_the_bound_is_whole_and_not_truncated(
     possible tail of a secret, docs/security.md.)"""
     session = stack.api.new_session(agent="codex")
     chunks = ["!" * extra + "\n" + "." * 65_534 + "\n"] + ["\n" + ":" * 65_534 + "\n"] * 3
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("bd1", "cat big.log"),
         *(codex_delta("bd1", chunk) for chunk in chunks),
         _update("bd1", status="completed", _meta=_terminal_exit("bd1", 0)),
@@ -179,7 +167,7 @@ def test_output_of_exactly_the_bound_is_whole_and_not_truncated(
     shown = stack.api.shell_output(session["id"], message_id)
     assert shown["output"] == {"exit_code": 0, "stdout": "".join(chunks)[extra:],
                                "truncated": truncated}
-    assert _shell_exec(stack, session["id"], message_id)["output"] == {
+    assert stack.api.shell_exec(session["id"], message_id)["output"] == {
         "exit_code": 0, "truncated": truncated, "has_output": True, "stdout_bytes": BOUND,
         "stderr_bytes": 0}
 
@@ -188,7 +176,7 @@ def test_a_small_final_after_truncated_live_output_is_not_truncated(stack: Stack
     """`truncated` says our bound cut the text shown; a final result that replaced the cut
     live text was not cut."""
     session = stack.api.new_session(agent="codex")
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("bd2", "pytest -q"),
         *(codex_delta("bd2", "." * 65_535 + "\n") for _ in range(5)),
     ])
@@ -200,7 +188,7 @@ def test_a_small_final_after_truncated_live_output_is_not_truncated(stack: Stack
 
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"] == {"exit_code": 0, "stdout": "3 passed\n", "truncated": False}
-    assert _shell_exec(stack, session["id"], message_id)["output"] == {
+    assert stack.api.shell_exec(session["id"], message_id)["output"] == {
         "exit_code": 0, "truncated": False, "has_output": True,
         "stdout_bytes": len("3 passed\n"), "stderr_bytes": 0}
 
@@ -212,7 +200,7 @@ def test_stderr_alone_over_the_bound_keeps_its_newest_whole_characters(stack: St
     session = stack.api.new_session(agent=None)
     stderr = "€" * 87_382 + "ok\n"
     assert len(stderr.encode()) == BOUND + 5
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         _call("bd3", "./noisy.sh", status="in_progress"),
         _update("bd3", status="failed",
                 rawOutput={"stdout": "building\n", "stderr": stderr, "exit_code": 1}),
@@ -222,7 +210,7 @@ def test_stderr_alone_over_the_bound_keeps_its_newest_whole_characters(stack: St
     shown = stack.api.shell_output(session["id"], message_id)
     assert shown["output"] == {"exit_code": 1, "stdout": "building\n", "stderr": kept,
                                "truncated": True}
-    assert _shell_exec(stack, session["id"], message_id)["output"] == {
+    assert stack.api.shell_exec(session["id"], message_id)["output"] == {
         "exit_code": 1, "truncated": True, "has_output": True,
         "stdout_bytes": len("building\n"), "stderr_bytes": BOUND - 1}
 
@@ -238,10 +226,10 @@ def _turn_with_pending_running_and_finished_calls(
     session = stack.api.new_session(agent="codex")
     turn = stack.api.start_turn(session["id"])
     ids = {
-        "pending": _publish_all(stack, session["id"], [_call("tp1", "npm ci")]),
-        "running": _publish_all(stack, session["id"], [
+        "pending": stack.api.play(session["id"], [_call("tp1", "npm ci")]),
+        "running": stack.api.play(session["id"], [
             codex_start("tr1", "npm test"), codex_delta("tr1", "test 1 ok\n")]),
-        "finished": _publish_all(stack, session["id"], [
+        "finished": stack.api.play(session["id"], [
             codex_start("tf1", "ls"), codex_end("tf1", "a\n", 0)]),
     }
     assert stack.api.shell_output(session["id"], ids["pending"])["status"] == "pending"
@@ -261,7 +249,7 @@ def test_completing_a_turn_cancels_its_pending_calls_as_well_as_running_ones(
     running = stack.api.shell_output(session_id, ids["running"])
     assert (running["status"], running["output"]) == (
         "cancelled", {"stdout": "test 1 ok\n", "truncated": False})
-    assert _shell_exec(stack, session_id, ids["pending"])["result"] == "unknown"
+    assert stack.api.shell_exec(session_id, ids["pending"])["result"] == "unknown"
 
 
 def test_completing_a_turn_leaves_a_call_finished_before_as_it_was(stack: Stack) -> None:
@@ -281,11 +269,11 @@ def test_a_late_update_of_an_earlier_turns_call_keeps_its_turn_while_a_newer_one
     next prompt's turn runs, neither moves it to that turn nor opens a third."""
     session = stack.api.new_session(agent="codex")
     first = stack.api.start_turn(session["id"])
-    late_id = _publish_all(stack, session["id"], [
+    late_id = stack.api.play(session["id"], [
         codex_start("lt1", "cargo build"), codex_delta("lt1", "Compiling\n")])
     assert stack.api.complete_turn(session["id"], first)["cancelled_message_ids"] == [late_id]
     second = stack.api.start_turn(session["id"])
-    now_id = _publish_all(stack, session["id"], [codex_start("lt2", "cargo test")])
+    now_id = stack.api.play(session["id"], [codex_start("lt2", "cargo test")])
     before = stack.api.session(session["id"])
 
     late = stack.api.publish(session["id"],

@@ -5,29 +5,15 @@ and late updates, each through Envoy's REST front door as a browser or agent wou
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from support.acp import codex_delta, codex_end, codex_start, load_fixture
 from support.stack import Stack
 
 
-def _publish_all(stack: Stack, session_id: str, updates: list[dict[str, Any]]) -> str:
-    message_id = ""
-    for sequence, update in enumerate(updates, start=1):
-        message_id = stack.api.publish(session_id, update, sequence=sequence)["message"]["id"]
-    return message_id
-
-
-def _summary(stack: Stack, session_id: str, message_id: str) -> dict[str, Any]:
-    messages = {m["id"]: m for m in stack.api.list_messages(session_id)["messages"]}
-    message: dict[str, Any] = messages[message_id]
-    return message
-
-
 def test_scenario_codex_deltas_then_formatted_output_and_exit_4(stack: Stack) -> None:
     session = stack.api.new_session(agent="codex")
     stack.api.start_turn(session["id"])
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("sc1", "make test"), codex_delta("sc1", "line one\n")])
     assert stack.api.shell_output(session["id"], message_id)["output"]["stdout"] == "line one\n"
     stack.api.publish(session["id"], codex_delta("sc1", "line two\n"))
@@ -40,13 +26,13 @@ def test_scenario_codex_deltas_then_formatted_output_and_exit_4(stack: Stack) ->
 
 def test_scenario_claude_terminal_output_then_terminal_exit(stack: Stack) -> None:
     session = stack.api.new_session(agent="claude")
-    message_id = _publish_all(stack, session["id"], load_fixture("claude-terminal-failure"))
+    message_id = stack.api.play(session["id"], load_fixture("claude-terminal-failure"))
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"] == (
         "Exit code 2\nls: cannot access '/nonexistent': No such file or directory")
     assert final["output"]["exit_code"] == 2
-    summary = _summary(stack, session["id"], message_id)
-    assert summary["metadata"]["normalized"]["shell_exec"]["output"]["exit_code"] == 2
+    summary = stack.api.shell_exec(session["id"], message_id)
+    assert summary["output"]["exit_code"] == 2
 
 
 def test_claude_terminal_output_replaces_the_output_shown(stack: Stack) -> None:
@@ -55,7 +41,7 @@ def test_claude_terminal_output_replaces_the_output_shown(stack: Stack) -> None:
     session = stack.api.new_session(agent="claude")
     call = load_fixture("claude-terminal-failure")[:3]
     snapshot = {"sessionUpdate": "tool_call_update", "toolCallId": call[0]["toolCallId"]}
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         *call,
         {**snapshot, "_meta": {"terminal_output": {"data": "first snapshot\n"}}},
         {**snapshot, "_meta": {"terminal_output": {"data": "replacement\n"}}},
@@ -72,7 +58,7 @@ def test_scenario_opencode_cumulative_content_then_exit_7_while_completed(
     running = {"sessionUpdate": "tool_call_update", "toolCallId": "oc7",
                "status": "in_progress", "kind": "execute", "title": "npm test",
                "rawInput": {"command": "npm test", "cwd": "/proj"}}
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         {"sessionUpdate": "tool_call", "toolCallId": "oc7", "title": "bash",
          "kind": "execute", "status": "pending", "rawInput": {"cwd": "/proj"}},
         {**running, "content": [{"type": "content",
@@ -91,7 +77,7 @@ def test_scenario_opencode_cumulative_content_then_exit_7_while_completed(
 
 def test_scenario_auggie_return_code_0_is_success(stack: Stack) -> None:
     session = stack.api.new_session(agent="auggie")
-    message_id = _publish_all(stack, session["id"], load_fixture("auggie-success"))
+    message_id = stack.api.play(session["id"], load_fixture("auggie-success"))
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["exit_code"] == 0
     assert final["output"]["stdout"].startswith("total 8\n")
@@ -106,20 +92,20 @@ def test_auggie_still_running_is_unknown_whatever_its_output_printed(stack: Stac
     output = updates[-1]["rawOutput"]["output"]
     printed = "step 1\n<return-code>\n0\n</return-code>\n"
     updates[-1]["rawOutput"]["output"] = output.replace("<output>\n", f"<output>\n{printed}", 1)
-    message_id = _publish_all(stack, session["id"], updates)
+    message_id = stack.api.play(session["id"], updates)
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"].startswith(printed)
     assert "exit_code" not in final["output"]
-    shell_exec = _summary(stack, session["id"], message_id)["metadata"]["normalized"]["shell_exec"]
+    shell_exec = stack.api.shell_exec(session["id"], message_id)
     assert shell_exec["result"] == "unknown"
 
 
 def test_scenario_omp_glued_echo_keeps_command_once_and_real_output_first(
         stack: Stack) -> None:
     session = stack.api.new_session(agent="omp")
-    message_id = _publish_all(stack, session["id"], load_fixture("omp-glued-echo"))
-    summary = _summary(stack, session["id"], message_id)
-    assert summary["metadata"]["normalized"]["shell_exec"]["command"] == "git log --oneline -3"
+    message_id = stack.api.play(session["id"], load_fixture("omp-glued-echo"))
+    summary = stack.api.shell_exec(session["id"], message_id)
+    assert summary["command"] == "git log --oneline -3"
     stdout = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
     assert stdout.startswith("4f2a9c1 fix: bound output")
     assert "$ git log" not in stdout
@@ -127,29 +113,28 @@ def test_scenario_omp_glued_echo_keeps_command_once_and_real_output_first(
 
 def test_scenario_plain_output_without_exit_status_is_unknown(stack: Stack) -> None:
     session = stack.api.new_session(agent="claude")
-    message_id = _publish_all(stack, session["id"], load_fixture("claude-plain-success"))
+    message_id = stack.api.play(session["id"], load_fixture("claude-plain-success"))
     final = stack.api.shell_output(session["id"], message_id)
     assert final["output"]["stdout"].startswith("total 8")
     assert "exit_code" not in final["output"]
-    summary = _summary(stack, session["id"], message_id)
-    assert "exit_code" not in summary["metadata"]["normalized"]["shell_exec"]["output"]
+    summary = stack.api.shell_exec(session["id"], message_id)
+    assert "exit_code" not in summary["output"]
 
 
 def test_scenario_cancelled_without_exit_code_keeps_the_transcript(stack: Stack) -> None:
     session = stack.api.new_session(agent="claude")
-    message_id = _publish_all(stack, session["id"], load_fixture("claude-terminal-cancelled"))
+    message_id = stack.api.play(session["id"], load_fixture("claude-terminal-cancelled"))
     final = stack.api.shell_output(session["id"], message_id)
     assert final["status"] == "cancelled"
     assert final["output"]["stdout"] == "tick 1\ntick 2\n"
     assert "exit_code" not in final["output"]
-    assert _summary(stack, session["id"], message_id)["metadata"]["normalized"]["shell_exec"][
-        "output"]["has_output"] is True
+    assert stack.api.shell_exec(session["id"], message_id)["output"]["has_output"] is True
 
 
 def test_scenario_late_terminal_update_after_turn_settled(stack: Stack) -> None:
     session = stack.api.new_session(agent="codex")
     turn = stack.api.start_turn(session["id"])
-    message_id = _publish_all(stack, session["id"], [
+    message_id = stack.api.play(session["id"], [
         codex_start("late", "cargo build"), codex_delta("late", "Compiling\n")])
     stack.api.complete_turn(session["id"], turn)
     idle = stack.api.session(session["id"])
@@ -164,14 +149,14 @@ def test_scenario_late_terminal_update_after_turn_settled(stack: Stack) -> None:
 def test_scenario_output_over_256_kib_is_bounded_newest_and_truncated(stack: Stack) -> None:
     session = stack.api.new_session(agent="codex")
     updates = load_fixture("codex-ts-terminal-large-output")
-    message_id = _publish_all(stack, session["id"], updates)
+    message_id = stack.api.play(session["id"], updates)
     final = stack.api.shell_output(session["id"], message_id)
     stored = final["output"]["stdout"].encode("utf-8")
     assert len(stored) <= 262_144
     assert final["output"]["truncated"] is True
     sent = "".join(u["_meta"]["terminal_output_delta"]["data"] for u in updates[1:-1])
     assert sent.endswith(final["output"]["stdout"])
-    summary = _summary(stack, session["id"], message_id)["metadata"]["normalized"]["shell_exec"]
+    summary = stack.api.shell_exec(session["id"], message_id)
     assert summary["output"]["truncated"] is True
     assert summary["output"]["stdout_bytes"] == len(stored)
 
@@ -179,7 +164,7 @@ def test_scenario_output_over_256_kib_is_bounded_newest_and_truncated(stack: Sta
 def test_scenario_browser_payloads_carry_counts_but_no_bodies(stack: Stack) -> None:
     session = stack.api.new_session(agent="codex")
     body = "BODY-MUST-NOT-LEAK\n"
-    _publish_all(stack, session["id"], [codex_start("nb", "cat notes"),
+    stack.api.play(session["id"], [codex_start("nb", "cat notes"),
                                         codex_end("nb", body, 0)])
     listed = stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}/messages").body
     boot = stack.api.request("GET", f"/api/v1/tasks/{session['task_id']}/boot-state").body

@@ -28,6 +28,12 @@ class Api(RestApi):
         assert message_id, "no message for these updates"
         return message_id
 
+    def shell_exec(self, session_id: str, message_id: str) -> JsonObject:
+        """The `shell_exec` summary of a message, as the message list carries it."""
+        listed = {message["id"]: message for message in self.messages(session_id)}
+        summary: JsonObject = listed[message_id]["metadata"]["normalized"]["shell_exec"]
+        return summary
+
     def messages(self, session_id: str) -> list[JsonObject]:
         found: list[JsonObject] = self.list_messages(session_id, "?limit=500")["messages"]
         return found
