@@ -6,6 +6,7 @@ client liked. On a real grpc.aio server with the budget's interceptor, with a sh
 from __future__ import annotations
 
 import asyncio
+import http.client
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -139,3 +140,19 @@ async def _withheld_async(release: threading.Event) -> AsyncIterator[bytes]:
         await asyncio.sleep(0.05)
     return
     yield b""  # pragma: no cover - makes this an async generator
+
+
+def test_an_empty_grpc_web_call_through_the_front_door_is_answered_at_once(
+        stack: Stack) -> None:
+    """It waited for Envoy's route timeout, 60 s, and got a 504."""
+    connection = http.client.HTTPConnection("127.0.0.1", stack.rest_port, timeout=30)
+    try:
+        connection.request("POST", METHOD, body=b"",
+                           headers={"content-type": "application/grpc-web+proto"})
+        answer = connection.getresponse()
+        answer.read()
+    finally:
+        connection.close()
+    assert answer.status == 200
+    assert answer.getheader("grpc-status") == "3"  # INVALID_ARGUMENT
+    assert answer.getheader("grpc-message") == "request: the call ended without its message"
