@@ -266,8 +266,8 @@ def test_an_open_running_output_follows_its_end_until_the_reader_scrolls_up(
     assert stdout.evaluate("el => el.scrollTop") == top
     assert tail_gap(stdout) > 100
 
-    # Back at the end, it follows again.
-    stdout.evaluate("el => { el.scrollTop = el.scrollHeight; }")
+    # Back at the end (with the wheel: only the reader's scrolls decide), it follows again.
+    chat.page.mouse.wheel(0, 100_000)
     chat.pump(300)
     api.publish(session["id"], codex_delta(call, varied_lines(40, 480)))
     expect(stdout).to_contain_text("line 00519")
