@@ -11,9 +11,10 @@
 //
 // Whether the reader follows is decided by the reader's own scrolls only: a scroll counts as
 // theirs while they use the region (a wheel, a touch, a key, a press on it or its scroll bar),
-// never one that layout or the page caused. A region moved in the page (its row mounted again)
-// is put back at the top by the browser, and that scroll, read as the reader's, once stopped
-// the following in about four runs of ten on a loaded machine.
+// never one that layout, a script or the page caused. A region moved in the page (its row
+// mounted again) is put back at the top by the browser, and that scroll, read as the
+// reader's, once stopped the following in about four runs of ten on a loaded machine; the
+// chunks' sizes, seen again once it is back, take it to its end.
 
 // How close to the end a scroll must stop for the reader to follow (px).
 const NEAR_END = 8;
@@ -55,10 +56,9 @@ export function followTail(el, {
   }
 
   function onScroll() {
-    if (!pressed && now() - lastInput > READER_SCROLL_MS) {
-      keepAtEnd(); // not the reader: where a following region belongs is its end
-      return;
-    }
+    // Not the reader's: it decides nothing. (Snapping back here would fight a script that
+    // scrolls the region; the next size change takes a following region to its end.)
+    if (!pressed && now() - lastInput > READER_SCROLL_MS) return;
     following = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_END;
   }
 

@@ -108,11 +108,12 @@ describe('followTail', () => {
     // browser: that scroll stopped the following in four runs of ten on a loaded machine.
     const region = fakeRegion();
     const clock = { now: 0 };
-    const { follow } = following(region, clock);
+    const { follow, resize } = following(region, clock);
     follow.contentChanged();
     region.scrollTop = 0;
     region.scrolled();
     assert.equal(follow.following, true);
+    resize(); // its chunks' sizes, seen again once it is back in the page
     assert.equal(region.atEnd(), 0, 'back at its end');
 
     region.wheel(300); // the reader, long ago
