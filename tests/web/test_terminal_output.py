@@ -147,6 +147,7 @@ def test_a_long_coloured_output_draws_its_tail_first_and_the_rest_on_scrolling(
     # waits until it is scrolled to.
     assert drawn.count() < 25
 
+    scroll_up_as_the_reader(chat, stdout)
     stdout.evaluate("el => { el.scrollTop = 0; }")
     first = chunks.first
     expect(first).to_have_attribute("data-drawn", "true")
@@ -175,6 +176,7 @@ def test_output_that_never_resets_keeps_its_colour_in_every_chunk_scrolled_to(
     chunks = stdout.locator(".output__chunk")
     expect(chunks.last.locator("span.ansi-fg-2.ansi-bold", has_text="module_1999")).to_have_count(1)
 
+    scroll_up_as_the_reader(chat, stdout)
     for index in (50, 0, 49):  # the middle, the top, then the chunk just above the middle
         chunk = chunks.nth(index)
         chunk.scroll_into_view_if_needed()
@@ -200,6 +202,19 @@ TAIL_GAP = """el => {
     const box = el.getBoundingClientRect();
     return range.getBoundingClientRect().bottom - (box.bottom - el.clientTop);
 }"""
+
+
+def scroll_up_as_the_reader(chat: ChatPage, region: Locator) -> None:
+    """Scrolls the region up a little with the wheel, as a reader leaving its end does: the
+    region then stops following its end (web/follow-tail.js), and a script may scroll it to
+    any chunk without being taken back there."""
+    region.hover()
+    chat.page.mouse.wheel(0, -200)
+    for _ in range(50):  # until the wheel's scroll has landed
+        if tail_gap(region) > 1:
+            return
+        chat.pump(100)
+    raise AssertionError("the wheel did not scroll the region up")
 
 
 def tail_gap(region: Locator) -> float:
