@@ -22,7 +22,6 @@ from pathlib import Path
 
 from shellexec.app import envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
-from shellexec.app.browser_boundary import AllowedHostError
 from shellexec.app.cluster import ClusterError, check_cluster, run_cluster
 from shellexec.app.envoy_stats import STATS_HOST
 from shellexec.app.exposure import UnsafeExposureError, check_exposure
@@ -193,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             return asyncio.run(_up(settings))
         return 0
-    except (ports.PortInUseError, AdminSocketError, AllowedHostError, UnsafeExposureError,
-            ClusterError, PostgresMissingError, NewerSchemaError) as error:
+    except (ports.PortInUseError, AdminSocketError, UnsafeExposureError, ClusterError,
+            PostgresMissingError, NewerSchemaError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
     except envoy.EnvoyStartError as error:
