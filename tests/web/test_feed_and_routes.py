@@ -104,16 +104,27 @@ def test_a_reply_streamed_in_many_chunks_ends_drawn_whole_and_in_view(
 # Counts what makes the browser lay the page out when read after a change (a forced layout),
 # and the frames drawn meanwhile.
 COUNT_LAYOUT_READS = """() => {
-    const counts = window.__layoutReads = {reads: 0, frames: 0};
+    // Layout reads, counted per animation frame: a page that measures around each chunk reads
+    // more in a frame the more chunks that frame brings.
+    const counts = window.__layoutReads = {reads: 0, frames: 0, inFrame: 0, mostInAFrame: 0};
+    const read = () => {
+        counts.reads += 1;
+        counts.inFrame += 1;
+        counts.mostInAFrame = Math.max(counts.mostInAFrame, counts.inFrame);
+    };
     const rect = Element.prototype.getBoundingClientRect;
     Element.prototype.getBoundingClientRect = function () {
-        counts.reads += 1;
+        read();
         return rect.call(this);
     };
     const height = Object.getOwnPropertyDescriptor(Element.prototype, 'scrollHeight');
     Object.defineProperty(Element.prototype, 'scrollHeight', {
-        get() { counts.reads += 1; return height.get.call(this); }, configurable: true});
-    const frame = () => { counts.frames += 1; requestAnimationFrame(frame); };
+        get() { read(); return height.get.call(this); }, configurable: true});
+    const frame = () => {
+        counts.frames += 1;
+        counts.inFrame = 0;
+        requestAnimationFrame(frame);
+    };
     requestAnimationFrame(frame);
 }"""
 
@@ -134,10 +145,11 @@ def test_a_long_reply_streamed_to_a_reader_at_the_bottom_reads_no_layout_per_chu
     chat.page.wait_for_function("() => window.innerHeight + window.scrollY"
                                 " >= document.documentElement.scrollHeight - 2")
     counts = chat.page.evaluate("window.__layoutReads")
-    # At most one measure a frame (going back to the bottom, and the scroll that follows),
-    # none per chunk.
-    assert counts["reads"] <= 2 * counts["frames"] + 20, counts
-    assert counts["reads"] < 500, counts
+    # A handful of measures a frame (going back to the bottom, the rows near the list's ends),
+    # however many chunks the frame brings; measuring around each chunk read 213 in one frame.
+    # How many frames the stream spans depends on the machine's speed (a total of reads once
+    # failed on a slow CI run), so the bound is per frame.
+    assert counts["mostInAFrame"] <= 6, counts
 
 
 def test_page_resumes_after_the_stream_ends(
