@@ -94,6 +94,20 @@ def test_database_size_and_pruned_rows(metered: Stack) -> None:
         assert value(samples, "shellexec_pruned_rows_total", table=table) == 0
 
 
+def test_texts_costly_to_mask_are_kept_and_counted(metered: Stack) -> None:
+    # A control character after every character of a secret's value: the costliest text to
+    # mask, about 0.2 s per 256 KiB here, far above the 10 ms that makes a text worth keeping.
+    command = "echo TOKEN=" + "a\x01" * 100_000
+    session_id = metered.api.new_session()["id"]
+    before = value(scrape(metered), "shellexec_masked_text_bytes")
+    metered.api.publish(session_id, codex_start(unique("call"), command))
+    listed = metered.api.messages(session_id)
+    after = value(scrape(metered), "shellexec_masked_text_bytes")
+    assert listed[-1]["metadata"]["normalized"]["shell_exec"]["command"].startswith(
+        "echo TOKEN=**")
+    assert after >= before + len(command)
+
+
 def wait_for(stack: Stack, name: str, at_least: float, timeout: float = 10.0,
              **labels: str) -> Samples:
     """Scrapes until `name` (with `labels`) reaches `at_least` (what the server does after

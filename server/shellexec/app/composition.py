@@ -11,7 +11,7 @@ from shellexec.api.offload import Offload
 from shellexec.app.metrics import Metrics, create_metrics
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
-from shellexec.projection import Masking
+from shellexec.projection import Masking, MaskedTexts
 from shellexec.service import (
     Clock,
     Deletion,
@@ -76,7 +76,9 @@ def compose(settings: Settings, clock: Clock = system_clock,
     metrics.watchers.set_function(lambda: feed.watchers)
     caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
                         settings.known_sessions)  # rollback
-    masking = Masking(enabled=settings.mask_secrets)
+    masked_texts = MaskedTexts()
+    metrics.masked_text_bytes.set_function(lambda: masked_texts.held_bytes)
+    masking = Masking(enabled=settings.mask_secrets, kept=masked_texts)
     sessions = Sessions(database, feed, caches, clock, ids, masking=masking)
     publisher = Publisher(database, feed, caches, clock, ids, masking=masking,
                           mask_at_rest=settings.mask_at_rest,

@@ -40,6 +40,7 @@ class Metrics:
     refused_watchers: Counter
     delivery_lag: Histogram
     database_bytes: Gauge
+    masked_text_bytes: Gauge
     pruned_rows: Counter
     request_bytes: Gauge
     waiting_requests: Gauge
@@ -92,6 +93,9 @@ def create_metrics(registry: CollectorRegistry) -> Metrics:
         database_bytes=Gauge("shellexec_database_bytes",
                              "Size of the database file plus its write-ahead log.",
                              registry=registry),
+        masked_text_bytes=Gauge("shellexec_masked_text_bytes",
+                                "Memory held by texts kept masked because masking them was "
+                                "costly (ADR 0147).", registry=registry),
         pruned_rows=pruned,
         request_bytes=Gauge("shellexec_request_bytes",
                             "Bytes the request budget counts as held now: a message's worth "

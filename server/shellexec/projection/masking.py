@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from shellexec.normalize import ShellOutput, ShellRecord
+from shellexec.projection.masked_texts import MaskedTexts
 from shellexec.projection.secrets import mask_secrets
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 
 
 @dataclass(frozen=True, slots=True)
 class Masking:
-    """Masks credential forms in served text when `enabled` (a setting, on by default)."""
+    """Masks credential forms in served text when `enabled` (a setting, on by default);
+    the texts that were costly to mask are kept in `kept`, when given (the server's reads)."""
 
     enabled: bool = True
+    kept: MaskedTexts | None = field(default=None, compare=False)
 
     def text(self, value: str) -> str:
-        return mask_secrets(value) if self.enabled else value
+        return self._masked(value, head_cut=False) if self.enabled else value
 
     def output(self, output: ShellOutput) -> ShellOutput:
         """`output` masked; a stream cut at the bound lost its head, so it may begin inside
@@ -24,9 +27,9 @@ class Masking:
         if not self.enabled:
             return output
         return replace(output,
-                       stdout=None if output.stdout is None else mask_secrets(
+                       stdout=None if output.stdout is None else self._masked(
                            output.stdout, head_cut=_may_be_cut(output.stdout, output)),
-                       stderr=None if output.stderr is None else mask_secrets(
+                       stderr=None if output.stderr is None else self._masked(
                            output.stderr, head_cut=_may_be_cut(output.stderr, output)))
 
     def record(self, record: ShellRecord) -> ShellRecord:
@@ -42,6 +45,11 @@ class Masking:
 
     def _optional(self, value: str | None) -> str | None:
         return None if value is None else self.text(value)
+
+    def _masked(self, value: str, *, head_cut: bool) -> str:
+        if self.kept is None:
+            return mask_secrets(value, head_cut=head_cut)
+        return self.kept.masked(value, head_cut=head_cut)
 
 
 def _may_be_cut(text: str, output: ShellOutput) -> bool:
