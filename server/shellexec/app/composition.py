@@ -11,7 +11,7 @@ from shellexec.api.offload import Offload
 from shellexec.app.metrics import Metrics, create_metrics
 from shellexec.app.settings import Settings
 from shellexec.feed import FeedHub
-from shellexec.projection import Masking, MaskedTexts
+from shellexec.projection import MaskedTexts, Masking
 from shellexec.service import (
     Clock,
     Deletion,
