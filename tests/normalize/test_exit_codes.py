@@ -25,6 +25,11 @@ from shellexec.normalize.exit_codes import native_exit, parse_exit_code, termina
         ("007", 7),
         (2**31 - 1, 2**31 - 1),
         (-(2**31), -(2**31)),
+        # Unsigned values above the signed range: the signed value with the same bits.
+        (3221225477, -1073741819),  # 0xC0000005, a Windows access violation
+        ("3221225477", -1073741819),
+        (2**31, -(2**31)),
+        (2**32 - 1, -1),
     ],
 )
 def test_parse_exit_code_accepts_integers_integral_floats_and_decimal_strings(
@@ -36,7 +41,7 @@ def test_parse_exit_code_accepts_integers_integral_floats_and_decimal_strings(
 @pytest.mark.parametrize(
     "value",
     [
-        None, True, False, 2.5, float("nan"), float("inf"), float("-inf"), 2**31, -(2**31) - 1,
+        None, True, False, 2.5, float("nan"), float("inf"), float("-inf"), 2**32, -(2**31) - 1,
         "", "two", "2.0", "0x10", "1e3", "٣", "1_000", "9" * 5000, [], {}, [0], {"code": 0},
     ],
 )

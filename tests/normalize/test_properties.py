@@ -58,7 +58,7 @@ JSON: st.SearchStrategy[Any] = st.recursive(
 
 VALID_EXITS = st.one_of(st.integers(-(2**31), 2**31 - 1), st.sampled_from([0, 0.0, "0", "2"]))
 INVALID_EXITS: st.SearchStrategy[Any] = st.sampled_from(
-    [None, True, False, 1.5, float("nan"), float("inf"), 2**31, "x", "", "2.0", [], {}]
+    [None, True, False, 1.5, float("nan"), float("inf"), 2**32, "x", "", "2.0", [], {}]
 )
 
 

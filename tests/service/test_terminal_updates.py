@@ -68,6 +68,19 @@ def test_terminal_output_folds_into_the_call_that_names_it(stack: Stack) -> None
     assert body["output"] == {"exit_code": 2, "stdout": "1 €\n", "truncated": False}
 
 
+def test_an_unsigned_exit_code_above_the_signed_range_is_a_failure(stack: Stack) -> None:
+    # ACP's exitCode is unsigned: a Windows access violation ends with 0xC0000005.
+    session = stack.api.new_session(agent="goose")["id"]
+    message = stack.api.publish(session, call("c1", "t1"))["message"]
+    stack.api.publish(session, chunk("t1", b"crash\r\n"))
+    stack.api.publish(session, terminal("t1", exitStatus={"exitCode": 3221225477,
+                                                           "signal": None}))
+    ended = stack.api.publish(session, finish("c1"))["message"]
+    shell = ended["metadata"]["normalized"]["shell_exec"]
+    assert (shell["result"], shell["output"]["exit_code"]) == ("failure", -1073741819)
+    assert output_of(stack, session, message["id"])["output"]["stdout"] == "crash\r\n"
+
+
 def test_updates_before_the_tool_call_are_held_then_folded_in_order(stack: Stack) -> None:
     session = stack.api.new_session(agent="")["id"]
     early = [terminal("t2", command="ls -la", cwd="/w"), chunk("t2", "a\n"), chunk("t2", "b\n")]
@@ -122,7 +135,8 @@ def test_the_first_call_that_names_a_terminal_keeps_it(stack: Stack) -> None:
     (terminal("t", command=3), "update.command"),
     (terminal("t", cwd=["/"]), "update.cwd"),
     (terminal("t", exitStatus={"exitCode": 1.5}), "update.exitStatus.exitCode"),
-    (terminal("t", exitStatus={"exitCode": 2**31}), "update.exitStatus.exitCode"),
+    (terminal("t", exitStatus={"exitCode": 2**32}), "update.exitStatus.exitCode"),
+    (terminal("t", exitStatus={"exitCode": -(2**31) - 1}), "update.exitStatus.exitCode"),
     (terminal("t", exitStatus={"exitCode": True}), "update.exitStatus.exitCode"),
     (terminal("t", exitStatus={"signal": "S" * 33}), "update.exitStatus.signal"),
     (terminal("t", exitStatus=2), "update.exitStatus"),

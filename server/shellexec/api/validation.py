@@ -228,7 +228,9 @@ def _terminal_blocks(update: Mapping[str, Any]) -> None:
 
 # Base64 of MAX_TERMINAL_DATA_BYTES bytes is at most this long: longer is refused undecoded.
 _MAX_TERMINAL_DATA_CHARS = 4 * -(-MAX_TERMINAL_DATA_BYTES // 3)
-_INT32 = (-(2**31), 2**31 - 1)
+# A signed or an unsigned 32-bit value: ACP's `exitCode` is unsigned (Windows crash codes
+# such as 0xC0000005 are above the signed range); the fold keeps it as the signed value.
+_EXIT_CODE_RANGE = (-(2**31), 2**32 - 1)
 
 
 def _optional_text(update: Mapping[str, Any], key: str, field: str) -> None:
@@ -262,9 +264,11 @@ def _exit_status(value: object) -> None:
     code = value.get("exitCode")
     integral = isinstance(code, int | float) and not isinstance(code, bool) and float(
         code).is_integer()
-    if code is not None and not (integral and _INT32[0] <= code <= _INT32[1]):
-        raise InvalidArgumentError("update.exitStatus.exitCode",
-                                   "must be a 32-bit integer or null")
+    if code is not None and not (
+            integral and _EXIT_CODE_RANGE[0] <= code <= _EXIT_CODE_RANGE[1]):
+        raise InvalidArgumentError(
+            "update.exitStatus.exitCode",
+            "must be a 32-bit integer (-2147483648 to 4294967295) or null")
     signal = value.get("signal")
     if signal is not None and not (isinstance(signal, str)
                                    and 0 < len(signal) <= MAX_TERMINAL_SIGNAL_CHARS):

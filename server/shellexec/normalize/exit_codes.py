@@ -13,11 +13,13 @@
 Goose's `rawOutput.exit_code`, Vibe's JSON `returncode` and Cursor's `exitCode` reach rank 2
 as `exit_code` once `dialects` has read them.
 
-A value counts only when it is an integer in the signed 32-bit range, given as a JSON integer,
-an integral JSON number (`2.0`) or a decimal string (`"2"`). Booleans, `null`, NaN, infinities,
-fractions and anything else are *unknown*: they leave the exit code as it was, and an unknown
-exit code is never reported as 0. Negative values (killed processes report -1) are known and
-nonzero.
+A value counts only when it is an integer in the signed or the unsigned 32-bit range, given as
+a JSON integer, an integral JSON number (`2.0`) or a decimal string (`"2"`). Booleans, `null`,
+NaN, infinities, fractions and anything else are *unknown*: they leave the exit code as it
+was, and an unknown exit code is never reported as 0. Negative values (killed processes
+report -1) are known and nonzero. ACP's `exitCode` is unsigned, and a Windows process that
+crashed ends with a code such as 0xC0000005 (3221225477): a value above the signed range is
+kept as the signed value with the same 32 bits (-1073741819), as Windows' own shells show it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from shellexec.normalize.access import obj, obj_at
 
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1
+UINT32_MAX: Final = 2**32 - 1
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 # Longer decimal strings cannot be in range; checking first keeps int() away from huge input.
@@ -71,7 +74,10 @@ def _parse_decimal(text: str) -> int | None:
 
 
 def _in_range(code: int) -> int | None:
-    return code if INT32_MIN <= code <= INT32_MAX else None
+    """`code` as a signed 32-bit value; None outside both 32-bit ranges."""
+    if INT32_MIN <= code <= INT32_MAX:
+        return code
+    return code - 2**32 if INT32_MAX < code <= UINT32_MAX else None
 
 
 def terminal_exit(meta: object) -> int | None:
