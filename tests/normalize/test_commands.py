@@ -113,6 +113,8 @@ def test_other_tools_are_not_shell(update: dict[str, Any]) -> None:
          "/b"),
         ({"rawInput": {"cwd": "/a"}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/a"),
         ({"rawInput": {"workdir": "/b"}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/b"),
+        ({"rawInput": {"cwd": "/a", "directory": "sub"}}, "sub"),
+        ({"rawInput": {"directory": " "}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/c"),
         ({"rawInput": {"cwd": ""}, "_meta": {"terminal_info": {"cwd": "/c"}}}, "/c"),
         ({"rawInput": {"cwd": 5}}, None),
         ({}, None),
@@ -170,6 +172,17 @@ def test_opencode_models_workdir_replaces_the_session_directory_it_was_given() -
     assert shell_record(fold_all([pending])).work_dir == "/proj"
     assert shell_record(fold_all([pending, running])).work_dir == "/proj/sub"
     assert shell_record(fold_all([pending, running, done])).work_dir == "/proj/sub"
+
+
+def test_qwen_shell_tools_directory_is_the_work_dir() -> None:
+    """Qwen Code's `run_shell_command` (Gemini CLI's shell tool) takes the directory to run in
+    as `directory`, relative to the project; its model text says `Directory: sub` too."""
+    start = {"sessionUpdate": "tool_call", "toolCallId": "q", "kind": "execute",
+             "status": "in_progress", "title": "Shell: make", "_meta": {"toolName":
+             "run_shell_command"}, "rawInput": {"command": "make", "is_background": False,
+                                                "directory": "sub"}}
+    shown = shell_record(fold_all([start]))
+    assert (shown.command, shown.work_dir) == ("make", "sub")
 
 
 def test_codex_replay_workdir_is_the_work_dir() -> None:

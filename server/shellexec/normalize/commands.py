@@ -170,12 +170,15 @@ def _script_after(args: list[str], is_command_flag: _FlagTest) -> str | None:
 
 
 def model_work_dir_of(update: object) -> str | None:
-    """`rawInput.workdir`: the model's own argument (OpenCode), never one an adapter filled in."""
-    return nonblank_at(obj(update).get("rawInput"), "workdir")
+    """`rawInput.workdir` (OpenCode) or `rawInput.directory` (Qwen Code's shell tool, from
+    Gemini CLI's): the model's own argument, never one an adapter filled in."""
+    raw_input = obj(update).get("rawInput")
+    return nonblank_at(raw_input, "workdir") or nonblank_at(raw_input, "directory")
 
 
 def work_dir_of(update: object) -> str | None:
-    """`rawInput.workdir`, else `rawInput.cwd`, else `_meta.terminal_info.cwd`."""
+    """`rawInput.workdir` or `directory`, else `rawInput.cwd`, else
+    `_meta.terminal_info.cwd`."""
     item = obj(update)
     return (
         model_work_dir_of(item)
