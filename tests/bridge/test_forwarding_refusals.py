@@ -11,7 +11,9 @@ import pytest
 from bridge.harness import Finished, Step, launch
 from bridge.provider_scripts import say
 
+from shellexec.projection import NO_MASKING
 from shellexec.rules.limits import MAX_HELD_TERMINAL_UPDATES
+from shellexec.service.stateless import normalize_updates
 
 from support.stack import Stack
 
@@ -69,6 +71,34 @@ def test_a_lone_surrogate_is_stored_as_a_replacement_character(stack: Stack,
     assert finished.code == 0, finished.stderr[-3000:]
     assert "cannot be published" not in finished.stderr
     assert _agent_text(stack, finished) == ["before cut \ufffd after"]
+
+
+def test_an_update_over_the_service_s_size_is_cut_and_keeps_the_call_s_ending(
+        stack: Stack, tmp_path: Path) -> None:
+    """Codex's final update repeats the whole output (`stdout`, `aggregated_output`): 2.2 MB
+    of output made it 4.4 MB. It was skipped, and the call never ended. Cut to what the
+    service keeps of its texts, it ends the call as the whole update would have."""
+    output = "".join(f"line {n:07d} of the long build\n" for n in range(75_000))
+    updates = [
+        {"sessionUpdate": "tool_call", "toolCallId": "big", "kind": "execute",
+         "status": "in_progress", "title": "make", "rawInput": {"command": ["make"]}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "big", "status": "completed",
+         "rawOutput": {"stdout": output, "stderr": "", "aggregated_output": output,
+                       "formatted_output": output[-10_000:], "exit_code": 0}}]
+    finished = launch(stack, tmp_path, [{"update": update} for update in updates],
+                      "--prompt", PROMPT).finish_unhung(HANG_SECONDS)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert "update #3 (tool_call_update) is " in finished.stderr
+    assert "its long texts are cut" in finished.stderr
+    session_id = finished.result()["session_id"]
+    [call] = [m for m in stack.api.messages(session_id) if m["type"] == "tool_execute"]
+    expected = normalize_updates(updates, "", NO_MASKING)
+    assert call["metadata"]["status"] == "complete"
+    assert call["metadata"]["normalized"]["shell_exec"]["output"]["exit_code"] == 0
+    served = stack.api.shell_output(session_id, call["id"])["output"]
+    assert served["stdout"] == expected.output.stdout
+    assert served["truncated"] == expected.output.truncated
 
 
 def test_updates_past_the_held_terminal_bound_are_skipped(stack: Stack,

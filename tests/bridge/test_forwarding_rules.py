@@ -21,7 +21,14 @@ from shellexec.bridge.errors import (
 )
 from shellexec.bridge.forwarder import BufferLimits, Forwarder, Update
 from shellexec.bridge.nesting import nests_deeper_than
-from shellexec.bridge.publishable import VALUE_OVERHEAD_BYTES, Encoded, Unpublishable, encoded
+from shellexec.bridge.publishable import (
+    CUT_HEAD_BYTES,
+    CUT_TAIL_BYTES,
+    VALUE_OVERHEAD_BYTES,
+    Encoded,
+    Unpublishable,
+    encoded,
+)
 from shellexec.client import ErrorDetails
 from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
 from shellexec.service import InvalidArgumentError
@@ -217,13 +224,47 @@ def test_an_update_kind_with_a_newline_is_logged_on_one_line(
     assert "(x\\nshellexec bridge: published 99 updates)" in line
 
 
-def test_an_update_over_the_service_s_encoded_size_is_unpublishable() -> None:
-    text = "x" * MAX_UPDATE_BYTES
+def _codex_end(output: str) -> dict[str, Any]:
+    """Codex's final update: the whole output twice, and its own cut of it."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed",
+            "rawOutput": {"stdout": output, "stderr": "", "aggregated_output": output,
+                          "formatted_output": output[-10_000:], "exit_code": 0}}
+
+
+def test_an_update_over_the_service_s_size_is_published_with_its_long_texts_cut() -> None:
+    # 2.2 MB of output, twice: 4.4 MB encoded, over the service's 4 MiB.
+    output = "".join(f"line {n:07d} of the build\n" for n in range(90_000))
+    published = encoded(_codex_end(output))
+    assert isinstance(published, Encoded)
+    assert published.cut_from > MAX_UPDATE_BYTES >= published.value.ByteSize()
+    raw = json_format.MessageToDict(published.value)["rawOutput"]
+    kept = output[:CUT_HEAD_BYTES] + output[-CUT_TAIL_BYTES:]
+    assert raw["stdout"] == raw["aggregated_output"] == kept
+    assert raw["formatted_output"] == output[-10_000:]  # short texts are as they were
+    assert (raw["exit_code"], raw["stderr"]) == (0, "")
+
+
+def test_a_cut_text_keeps_whole_characters_at_both_ends() -> None:
+    # Four-byte characters, offset by one byte and by two, so both cuts fall inside one.
+    output = "a" + "\U0001F600" * 1_200_000 + "bc"
+    published = encoded(_codex_end(output))
+    assert isinstance(published, Encoded)
+    stdout = json_format.MessageToDict(published.value)["rawOutput"]["stdout"]
+    head, tail = stdout[:CUT_HEAD_BYTES // 4], stdout[CUT_HEAD_BYTES // 4:]
+    assert head == "a" + "\U0001F600" * (CUT_HEAD_BYTES // 4 - 1)  # the split one is left out
+    assert tail == "\U0001F600" * ((CUT_TAIL_BYTES - 2) // 4) + "bc"
+    assert len(stdout.encode()) <= CUT_HEAD_BYTES + CUT_TAIL_BYTES
+
+
+def test_an_update_over_the_service_s_size_even_cut_is_unpublishable() -> None:
+    # Many texts, each short enough to keep whole: cutting cannot bring it under the limit.
+    text = "x" * (CUT_HEAD_BYTES + CUT_TAIL_BYTES)
     why = encoded({"sessionUpdate": "agent_message_chunk",
-                   "content": {"type": "text", "text": text}})
+                   "_meta": {f"part{n}": text for n in range(8)}})
     assert isinstance(why, Unpublishable)
     assert why.reason.startswith("it is ")
-    assert why.reason.endswith(f"bytes encoded, over the service's limit of {MAX_UPDATE_BYTES}")
+    assert why.reason.endswith(f"bytes encoded, over the service's limit of {MAX_UPDATE_BYTES}"
+                               ", even with its long texts cut")
 
 
 def test_each_update_is_published_as_the_value_it_was_converted_to_once() -> None:

@@ -45,7 +45,7 @@ from shellexec.bridge.errors import (
     ServiceRejectedError,
     refuses_only_the_update,
 )
-from shellexec.bridge.publishable import Unpublishable, encoded
+from shellexec.bridge.publishable import CUT_HEAD_BYTES, CUT_TAIL_BYTES, Unpublishable, encoded
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -133,6 +133,11 @@ class Forwarder:
             log.warning("update #%d (%s) cannot be published: %s; skipped", sequence,
                         _kind(update), value.reason)
             return
+        if value.cut_from:
+            log.warning("update #%d (%s) is %d bytes encoded, over the service's limit: its "
+                        "long texts are cut to their first %d and last %d bytes, more than "
+                        "the service keeps of them", sequence, _kind(update), value.cut_from,
+                        CUT_HEAD_BYTES, CUT_TAIL_BYTES)
         if chunk is None or not self._merge(chunk):
             self._append(_Pending(sequence, value.value, _kind(update), value.weight, chunk))
 

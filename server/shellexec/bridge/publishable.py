@@ -7,6 +7,12 @@ neither stop the forwarding nor fail the run (ADR 0123). A lone surrogate (`"\\u
 JSON but no UTF-8) is not a reason to lose an update: an agent that cuts a long text by UTF-16
 units can split a pair, so it becomes U+FFFD, as the service's fold draws one. The Value made
 for the check is the one queued and published, so no update is converted twice (ADR 0129).
+
+An update over the service's size limit because of long texts is published with each long
+text cut to what the service would keep of it anyway: Codex's final update repeats a
+command's whole output (`stdout` and `aggregated_output`), and 2 MB of output made it 4 MiB.
+Skipping it lost the call's status and exit code with the output (ADR 0123, since
+2026-12-05).
 """
 
 from __future__ import annotations
@@ -20,7 +26,12 @@ from google.protobuf import struct_pb2
 
 from shellexec.bridge.nesting import values_within
 from shellexec.client import to_protobuf_value
-from shellexec.rules.limits import MAX_UPDATE_BYTES, MAX_UPDATE_DEPTH
+from shellexec.rules.limits import (
+    MAX_OUTPUT_STREAM_BYTES,
+    MAX_STORED_TEXT_BYTES,
+    MAX_UPDATE_BYTES,
+    MAX_UPDATE_DEPTH,
+)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # How much of the encoder's complaint a warning quotes.
@@ -36,10 +47,21 @@ class Unpublishable:
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """An update as it is published, and about the memory it holds while it waits."""
+    """An update as it is published, and about the memory it holds while it waits;
+    `cut_from` is its encoded size before its long texts were cut (0: not cut)."""
 
     value: struct_pb2.Value
     weight: int
+    cut_from: int = 0
+
+
+# What a cut text keeps: the service keeps a command, title or directory's first 256 KiB and an
+# output's newest 256 KiB, so a text keeps its first 256 KiB and its last 512 KiB. The tail is
+# twice the bound: what the fold takes off an output (an echoed command, an exit trailer) must
+# not bring the head's bytes into the kept output, and the fold must still see an output over
+# its bound, so that it says the output was truncated.
+CUT_HEAD_BYTES = MAX_STORED_TEXT_BYTES
+CUT_TAIL_BYTES = 2 * MAX_OUTPUT_STREAM_BYTES
 
 
 # What a google.protobuf.Value holds in memory beyond its encoded bytes, per value: measured
@@ -58,6 +80,21 @@ def encoded(update: Mapping[str, Any], data: str | None = None) -> Encoded | Unp
     if values is None:
         return Unpublishable(f"it nests objects and arrays more than {MAX_UPDATE_DEPTH} "
                              "deep, the service's limit")
+    value = _value(update, data)
+    if isinstance(value, Unpublishable):
+        return value
+    # The client would send a Value over the gRPC message limit only to fail on its own side
+    # (RESOURCE_EXHAUSTED, retried as an outage); the service refuses one over this anyway.
+    if (size := value.ByteSize()) > MAX_UPDATE_BYTES:
+        cut = _value(_long_texts_cut(update), data)
+        if isinstance(cut, Unpublishable) or cut.ByteSize() > MAX_UPDATE_BYTES:
+            return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
+                                 f"{MAX_UPDATE_BYTES}, even with its long texts cut")
+        return Encoded(cut, cut.ByteSize() + VALUE_OVERHEAD_BYTES * values, cut_from=size)
+    return Encoded(value, size + VALUE_OVERHEAD_BYTES * values)
+
+
+def _value(update: Mapping[str, Any], data: str | None) -> struct_pb2.Value | Unpublishable:
     try:
         value = to_protobuf_value(update)
     except ValueError:
@@ -68,12 +105,41 @@ def encoded(update: Mapping[str, Any], data: str | None = None) -> Encoded | Unp
                                  [:_REASON_CHARS])
     if data is not None:
         value.struct_value.fields["data"].string_value = data
-    # The client would send a Value over the gRPC message limit only to fail on its own side
-    # (RESOURCE_EXHAUSTED, retried as an outage); the service refuses one over this anyway.
-    if (size := value.ByteSize()) > MAX_UPDATE_BYTES:
-        return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
-                             f"{MAX_UPDATE_BYTES}")
-    return Encoded(value, size + VALUE_OVERHEAD_BYTES * values)
+    return value
+
+
+def _long_texts_cut(value: Any) -> Any:
+    """`value` with each string longer than CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to
+    its first CUT_HEAD_BYTES and its last CUT_TAIL_BYTES, on character boundaries. The
+    nesting is bounded (checked before), so the recursion is too."""
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, Mapping):
+        return {key: _long_texts_cut(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_long_texts_cut(item) for item in value]
+    return value
+
+
+def _cut(text: str) -> str:
+    # A character is at most 4 bytes: a text of fewer characters than the kept bytes / 4 is
+    # kept without encoding it.
+    if 4 * len(text) <= CUT_HEAD_BYTES + CUT_TAIL_BYTES:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= CUT_HEAD_BYTES + CUT_TAIL_BYTES:
+        return text
+    end, start = CUT_HEAD_BYTES, len(raw) - CUT_TAIL_BYTES
+    while _continues(raw[end]):  # the character the head would split is left out
+        end -= 1
+    while _continues(raw[start]):  # and so is the one the tail would
+        start += 1
+    return (raw[:end] + raw[start:]).decode("utf-8", "surrogatepass")
+
+
+def _continues(byte: int) -> bool:
+    """Whether `byte` continues a UTF-8 character (0b10xxxxxx)."""
+    return byte & 0xC0 == 0x80
 
 
 def _without_lone_surrogates(value: Any) -> Any:
