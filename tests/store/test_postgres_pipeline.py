@@ -20,6 +20,7 @@ from store.test_weighed_reads import run
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.store import queries
+from shellexec.store.errors import DatabaseUnavailableError
 from shellexec.store.models import ALL_MODELS, Event, Message, OutputChunk, PublishReceipt
 
 from support.acp import codex_delta, codex_start
@@ -158,3 +159,46 @@ def test_row_counts_are_read_once_the_pipeline_has_them(app: Composition) -> Non
             PublishReceipt._meta.table_name: 0}
     assert deleted == {table: left[table] for table in deleted}
     assert {"session", "turn", "message", "output_chunk", "event"} <= set(deleted)
+
+
+def test_a_connection_that_fails_once_commit_is_sent_stores_each_unit_once_and_says_unavailable(
+        app: Composition, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver can fail as it leaves the pipeline after the server committed (a probe
+    terminating backends saw `cannot exit pipeline mode while busy` with the connection not
+    yet marked broken). The units must not run again alone: unsequenced chunks were stored
+    twice, and a turn completed twice refused the next start. Their callers hear UNAVAILABLE:
+    whether the write was stored is unknown."""
+    session_id = run(app.sessions.create("task-commit-unknown", "codex")).id
+    turn = run(app.sessions.start_turn(session_id, ""))
+    leave_pipeline = psycopg.Pipeline.__exit__
+    failures = [psycopg.OperationalError("cannot exit pipeline mode while busy")]
+
+    def commit_then_fail(self: psycopg.Pipeline, *exc_info: Any) -> None:
+        leave_pipeline(self, *exc_info)  # the transaction commits
+        if failures and exc_info[0] is None:
+            raise failures.pop()
+
+    def chunk(text: str) -> dict[str, Any]:
+        return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text",
+                                                                    "text": text}}
+
+    async def one_group() -> list[Any]:
+        return list(await asyncio.gather(
+            app.publisher.publish(session_id, chunk("one "), None),
+            app.publisher.publish(session_id, chunk("two "), None),
+            return_exceptions=True))
+
+    monkeypatch.setattr(psycopg.Pipeline, "__exit__", commit_then_fail)
+    answers = run(one_group())
+    monkeypatch.undo()
+
+    assert failures == [], "the failure was raised"
+    for answer in answers:
+        assert isinstance(answer, DatabaseUnavailableError)
+        assert "whether the write was stored is unknown" in str(answer)
+    # Stored once each, by the one commit; the next write works on a new connection.
+    run(app.publisher.publish(session_id, chunk("three"), None))
+    page = run(app.reader.list_messages(session_id, 10, "", "", False))
+    assert [message.content for message in page.messages] == ["one two three"]
+    assert _revisions(app, session_id) == [1, 2, 3, 4], "the turn, one, two, three"
+    run(app.sessions.complete_turn(session_id, turn.id, "end_turn"))

@@ -61,6 +61,9 @@ MIGRATION_LOCK = 0x6D696772617465
 
 _CONNECTION_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError,
                       psycopg.InterfaceError)
+# What a COMMIT can answer that says it did not commit: a serialization failure or a deadlock
+# (class 40), a deferred constraint (class 23).
+_ROLLED_BACK = (psycopg.errors.TransactionRollback, psycopg.errors.IntegrityError)
 
 
 def _drain(pipeline: psycopg.Pipeline) -> None:
@@ -151,6 +154,8 @@ class PostgresDatabase(Database):
         try:
             return self._transaction(lambda: [
                 (future, work(), None) for work, future, _ in group], sessions)
+        except DatabaseUnavailableError as error:  # the COMMIT's outcome is unknown
+            return [(future, None, error) for _, future, _ in group]
         except Exception as error:
             if self._lost(error):
                 return [(future, None, DatabaseUnavailableError()) for _, future, _ in group]
@@ -163,6 +168,8 @@ class PostgresDatabase(Database):
         work, future, session = job
         try:
             return future, self._transaction(work, set() if session is None else {session}), None
+        except DatabaseUnavailableError as error:
+            return future, None, error
         except Exception as error:
             self._lost(error)
             if self._broken():
@@ -178,6 +185,7 @@ class PostgresDatabase(Database):
             self._discard_connection()
         self._ensure_connected()
         connection = self.db.connection()  # type: ignore[no-untyped-call]
+        committing = False
         try:
             # Pipelined (ADR 0138): the statements go out without waiting for each result;
             # the driver waits only where a result is read, `verify` waits for the rest and
@@ -190,6 +198,7 @@ class PostgresDatabase(Database):
                     value = work()
                     self._notify_feed()
                     self.statements.verify()
+                    committing = True
                     connection.execute("COMMIT")
                 except BaseException:
                     # A refused statement may be reported only now, or not yet: after any
@@ -199,9 +208,25 @@ class PostgresDatabase(Database):
                     raise
             self.statements.committed()
             return value
-        except BaseException:
+        except BaseException as error:
+            if committing and not isinstance(error, _ROLLED_BACK):
+                self._forget_transaction()  # no ROLLBACK: the connection is done with
+                raise self._commit_outcome_unknown(error) from error
             self._roll_back_writer(connection)
             raise
+
+    def _commit_outcome_unknown(self, error: BaseException) -> DatabaseUnavailableError:
+        """What a failure after COMMIT was sent becomes. Every statement before it had
+        answered (`verify`), so the failure is COMMIT's own or the connection's, and the
+        transaction may have committed: the driver can raise as it leaves the pipeline
+        (`cannot exit pipeline mode while busy`) after the server committed, before it marks
+        the connection broken. Running the units again would apply them twice; their callers
+        hear UNAVAILABLE instead, and retry with their sequence or request id. The connection
+        is not used again."""
+        self._renew_connection = True
+        return DatabaseUnavailableError(
+            f"the connection failed while committing, so whether the write was stored is "
+            f"unknown: {error}")
 
     def _notify_feed(self) -> None:
         """Tells the other replicas which sessions' feeds this transaction moved (delivered
@@ -222,6 +247,11 @@ class PostgresDatabase(Database):
         if not self._broken():
             with contextlib.suppress(*_CONNECTION_ERRORS):
                 connection.execute("ROLLBACK")
+        self._forget_transaction()
+
+    def _forget_transaction(self) -> None:
+        """Clears what was remembered of a transaction that did not commit, or may not have
+        (the caches registered as rollback listeners)."""
         for listener in self._rollback_listeners:
             listener()
 
