@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,7 +21,7 @@ from store.test_weighed_reads import run
 
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
-from shellexec.store import queries
+from shellexec.store import postgres, queries
 from shellexec.store.errors import DatabaseUnavailableError
 from shellexec.store.models import ALL_MODELS, Event, Message, OutputChunk, PublishReceipt
 
@@ -202,3 +204,65 @@ def test_a_connection_that_fails_once_commit_is_sent_stores_each_unit_once_and_s
     assert [message.content for message in page.messages] == ["one two three"]
     assert _revisions(app, session_id) == [1, 2, 3, 4], "the turn, one, two, three"
     run(app.sessions.complete_turn(session_id, turn.id, "end_turn"))
+
+
+@pytest.fixture
+def quick_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(postgres, "WRITE_LOCK_TIMEOUT_SECONDS", 0.3)
+    monkeypatch.setattr(postgres, "WRITE_IDLE_TIMEOUT_SECONDS", 1.0)
+
+
+def test_a_replica_stopped_inside_a_transaction_holds_no_other_session_and_not_for_long(
+        quick_timeouts: None, url: str) -> None:
+    """A replica frozen (SIGSTOP) while its transaction held a session's rows stopped every
+    write of the other replicas, for as long as it stayed frozen: each replica has one writer,
+    and a group waits for all of its sessions. Its rows are now waited for at most the lock
+    timeout, and the server ends its transaction once it was idle for the idle timeout (the
+    server counts a transaction idle only after its statements were synced, as here)."""
+    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    try:
+        held = run(healthy.sessions.create("task-held", "codex")).id
+        free = run(healthy.sessions.create("task-free", "codex")).id
+        stopped_inside = threading.Event()
+        resume = threading.Event()
+
+        def stop_inside_the_transaction() -> None:
+            frozen.database.statements.session_facts(held)
+            frozen.database.statements.verify()  # a sync: the server waits, idle
+            stopped_inside.set()
+            resume.wait(10)  # a replica that neither sends nor commits
+
+        frozen_write = threading.Thread(target=lambda: _try(lambda: run(
+            frozen.database.write(stop_inside_the_transaction, held))))
+        frozen_write.start()
+        assert stopped_inside.wait(10)
+
+        async def one_group() -> list[Any]:
+            return list(await asyncio.gather(
+                healthy.publisher.publish(held, codex_start("h", "ls"), None),
+                healthy.publisher.publish(free, codex_start("f", "ls"), None),
+                return_exceptions=True))
+
+        on_held, on_free = run(one_group())
+        assert isinstance(on_held, DatabaseUnavailableError), on_held
+        assert "did not end in 300ms" in str(on_held)
+        assert not isinstance(on_free, BaseException), on_free
+        # The server ends the frozen transaction once it has been idle for a second.
+        deadline = time.monotonic() + 10
+        while isinstance(answer := _try(lambda: run(healthy.publisher.publish(
+                held, codex_start("h", "ls"), None))), DatabaseUnavailableError):
+            assert time.monotonic() < deadline, "the held rows were never released"
+        assert not isinstance(answer, BaseException), answer
+        resume.set()
+        frozen_write.join(10)
+    finally:
+        resume.set()
+        frozen.close()
+        healthy.close()
+
+
+def _try(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as error:
+        return error

@@ -55,6 +55,15 @@ SCHEMES = ("postgresql", "postgres")
 DEFAULT_POOL_SIZE = 4
 # Seconds a connection attempt may take: a database that is down fails a call quickly.
 CONNECT_TIMEOUT_SECONDS = 3
+# How long a write transaction may wait for a row lock another transaction holds, and how long
+# it may sit idle (its replica neither sending nor committing) before the server ends it. A
+# replica that stops inside a transaction (frozen, paused, cut off with its connection open)
+# would otherwise hold its sessions' rows until TCP gave up on it (hours), and every other
+# replica's writer would wait behind them, all sessions with it (ADR 0070, since 2026-12-05).
+# A healthy group holds its locks for milliseconds, and a unit's longest pause between
+# statements (the fold of a 4 MiB update) is about a second.
+WRITE_LOCK_TIMEOUT_SECONDS = 5.0
+WRITE_IDLE_TIMEOUT_SECONDS = 10.0
 # The key of the advisory lock that replicas starting together take to migrate one at a time
 # ("migrate" in hexadecimal digits).
 MIGRATION_LOCK = 0x6D696772617465
@@ -96,6 +105,8 @@ class PostgresDatabase(Database):
         super().__init__(db, readers=max(1, pool_size - 1))
         self.url = url
         self._pg = db
+        self._write_timeouts = (f"{round(WRITE_LOCK_TIMEOUT_SECONDS * 1000)}ms",
+                                f"{round(WRITE_IDLE_TIMEOUT_SECONDS * 1000)}ms")
         # This process among the replicas: its own notices are not news to it.
         self.replica = os.urandom(6).hex()
         # Set when a pipelined transaction failed: the writer's next transaction starts on a
@@ -170,6 +181,10 @@ class PostgresDatabase(Database):
             return future, self._transaction(work, set() if session is None else {session}), None
         except DatabaseUnavailableError as error:
             return future, None, error
+        except psycopg.errors.LockNotAvailable:
+            return future, None, DatabaseUnavailableError(
+                "another replica's transaction holds the session's rows and did not end in "
+                f"{self._write_timeouts[0]}")
         except Exception as error:
             self._lost(error)
             if self._broken():
@@ -193,6 +208,11 @@ class PostgresDatabase(Database):
             with connection.pipeline() as pipeline, self.statements.pipelined(pipeline):
                 try:
                     connection.execute("BEGIN")
+                    # For this transaction only: a migration's wait for its lock is not bounded.
+                    connection.execute(
+                        "SELECT set_config('lock_timeout', %s, true), "
+                        "set_config('idle_in_transaction_session_timeout', %s, true)",
+                        self._write_timeouts)
                     self.statements.begin()
                     self.statements.lock_sessions(sessions)
                     value = work()
