@@ -165,4 +165,6 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
         config = render(Settings(), 50051, *range(50052, 50051 + replicas))
         assert re.findall(r"max_requests: (\d+)", config) == [
             str(limits.FRONT_DOOR_POOL_STREAMS_PER_REPLICA * replicas)]
+        assert re.findall(r"max_retries: (\d+)", config) == [
+            str(limits.FRONT_DOOR_POOL_STREAMS_PER_REPLICA * replicas)]
         assert config.count("circuit_breakers: *upstream_streams") == 3

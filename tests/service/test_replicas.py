@@ -203,6 +203,30 @@ def test_killing_a_replica_mid_burst_loses_no_acknowledged_update(
         assert 500 not in statuses
 
 
+def test_calls_a_killed_replica_refuses_all_go_to_the_other(
+        tmp_path: Path, postgres_server: PostgresServer) -> None:
+    """Calls sent to a replica that just died (before a health check took it out) are
+    refused at connect, and Envoy sends them to the other replica. Envoy allowed only three
+    such retries at once by default: the rest of a burst answered 503, as if the pool were
+    full (a probe: 93 of them when one of three replicas was killed under 32 clients)."""
+    with running_cluster(tmp_path, postgres_server.new_database(), QUIET) as cluster:
+        a, _ = cluster.replicas
+        session_id = cluster.api.new_session()["id"]
+
+        def get(_: int) -> int:
+            try:
+                cluster.api.session(session_id)
+                return 200
+            except RestError as error:
+                return error.response.status if error.response is not None else 0
+
+        with ThreadPoolExecutor(32) as threads:
+            list(threads.map(get, range(64)))  # connections to both replicas are open
+            a.kill_server()
+            statuses = list(threads.map(get, range(256)))
+        assert set(statuses) == {200}, sorted(statuses)
+
+
 @pytest.fixture
 def own_postgres() -> Iterator[LocalPostgres]:
     """A PostgreSQL server of the test's own: restarting the run's would disturb other
