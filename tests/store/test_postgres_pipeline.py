@@ -207,56 +207,106 @@ def test_a_connection_that_fails_once_commit_is_sent_stores_each_unit_once_and_s
 
 
 @pytest.fixture
-def quick_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+def quick_lock_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(postgres, "WRITE_LOCK_TIMEOUT_SECONDS", 0.3)
-    monkeypatch.setattr(postgres, "WRITE_IDLE_TIMEOUT_SECONDS", 1.0)
 
 
-def test_a_replica_stopped_inside_a_transaction_holds_no_other_session_and_not_for_long(
-        quick_timeouts: None, url: str) -> None:
+class FrozenReplica:
+    """A replica stopped inside its write transaction, holding `session`'s rows: it has
+    sent its statements and synced them (so the database counts it idle), and neither sends
+    more nor commits until `resume`."""
+
+    def __init__(self, app: Composition, session_id: str) -> None:
+        self._inside = threading.Event()
+        self._resume = threading.Event()
+
+        def stop_inside_the_transaction() -> None:
+            app.database.statements.session_facts(session_id)
+            app.database.statements.verify()  # a sync: the server waits, idle
+            self._inside.set()
+            self._resume.wait(30)
+
+        self._thread = threading.Thread(target=lambda: _try(lambda: run(
+            app.database.write(stop_inside_the_transaction, session_id))))
+        self._thread.start()
+        assert self._inside.wait(10)
+
+    def resume(self) -> None:
+        self._resume.set()
+        self._thread.join(30)
+
+
+def _lock_waits(app: Composition) -> list[int]:
+    """Counts the write transactions of `app` that waited out the lock timeout."""
+    waits = [0]
+    transaction = app.database._transaction  # type: ignore[attr-defined]
+
+    def counted(*args: Any) -> Any:
+        try:
+            return transaction(*args)
+        except psycopg.errors.LockNotAvailable:
+            waits[0] += 1
+            raise
+
+    app.database._transaction = counted  # type: ignore[attr-defined]
+    return waits
+
+
+def test_a_replica_stopped_inside_a_transaction_delays_other_sessions_once(
+        quick_lock_timeout: None, url: str) -> None:
     """A replica frozen (SIGSTOP) while its transaction held a session's rows stopped every
-    write of the other replicas, for as long as it stayed frozen: each replica has one writer,
-    and a group waits for all of its sessions. Its rows are now waited for at most the lock
-    timeout, and the server ends its transaction once it was idle for the idle timeout (the
-    server counts a transaction idle only after its statements were synced, as here)."""
+    write of the other replicas for as long as it stayed frozen: each replica has one
+    writer, and a group waits for all of its sessions. The rows are now waited for at most
+    the lock timeout, once: the session's other units fail at once, and later groups ask
+    whether it is still held without waiting (NOWAIT) until it is free."""
     frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
     try:
         held = run(healthy.sessions.create("task-held", "codex")).id
         free = run(healthy.sessions.create("task-free", "codex")).id
-        stopped_inside = threading.Event()
-        resume = threading.Event()
+        waits = _lock_waits(healthy)
+        replica = FrozenReplica(frozen, held)
 
-        def stop_inside_the_transaction() -> None:
-            frozen.database.statements.session_facts(held)
-            frozen.database.statements.verify()  # a sync: the server waits, idle
-            stopped_inside.set()
-            resume.wait(10)  # a replica that neither sends nor commits
+        async def publish_all(calls: list[tuple[str, str]]) -> list[Any]:
+            return list(await asyncio.gather(*(
+                healthy.publisher.publish(session, codex_start(call, "ls"), None)
+                for session, call in calls), return_exceptions=True))
 
-        frozen_write = threading.Thread(target=lambda: _try(lambda: run(
-            frozen.database.write(stop_inside_the_transaction, held))))
-        frozen_write.start()
-        assert stopped_inside.wait(10)
+        for round_ in ("first", "second"):
+            *on_held, on_free = run(publish_all(
+                [*((held, f"{round_}-{n}") for n in range(4)), (free, round_)]))
+            for answer in on_held:
+                assert isinstance(answer, DatabaseUnavailableError), answer
+                assert "did not end in 300ms" in str(answer)
+            assert not isinstance(on_free, BaseException), on_free
+        # The group waited, then the first unit of the held session alone; no more.
+        assert waits[0] == 2
 
-        async def one_group() -> list[Any]:
-            return list(await asyncio.gather(
-                healthy.publisher.publish(held, codex_start("h", "ls"), None),
-                healthy.publisher.publish(free, codex_start("f", "ls"), None),
-                return_exceptions=True))
+        replica.resume()
+        assert not isinstance(_try(lambda: run(healthy.publisher.publish(
+            held, codex_start("after", "ls"), None))), BaseException)
+        assert waits[0] == 2
+    finally:
+        replica.resume()
+        frozen.close()
+        healthy.close()
 
-        on_held, on_free = run(one_group())
-        assert isinstance(on_held, DatabaseUnavailableError), on_held
-        assert "did not end in 300ms" in str(on_held)
-        assert not isinstance(on_free, BaseException), on_free
-        # The server ends the frozen transaction once it has been idle for a second.
-        deadline = time.monotonic() + 10
+
+def test_the_database_ends_a_write_transaction_idle_past_the_idle_timeout(
+        quick_lock_timeout: None, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """A replica stopped for good (a paused machine, a network cut that leaves its
+    connection open) would hold its rows until TCP gave up, which takes hours."""
+    monkeypatch.setattr(postgres, "WRITE_IDLE_TIMEOUT_SECONDS", 1.0)
+    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    try:
+        held = run(healthy.sessions.create("task-held", "codex")).id
+        replica = FrozenReplica(frozen, held)
+        deadline = time.monotonic() + 20
         while isinstance(answer := _try(lambda: run(healthy.publisher.publish(
                 held, codex_start("h", "ls"), None))), DatabaseUnavailableError):
             assert time.monotonic() < deadline, "the held rows were never released"
         assert not isinstance(answer, BaseException), answer
-        resume.set()
-        frozen_write.join(10)
     finally:
-        resume.set()
+        replica.resume()
         frozen.close()
         healthy.close()
 

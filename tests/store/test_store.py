@@ -171,6 +171,32 @@ def test_unexpected_failure_in_a_commit_group_reruns_the_others_alone(
     assert harness.run(harness.sessions.get(session_id)).revision == 2
 
 
+def test_a_fault_of_the_group_s_own_code_fails_its_writes_and_the_next_group_runs(
+        harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the code that runs a group (not in a unit of work) must reach the group's
+    callers: the PostgreSQL writer's set of held sessions once changed size while it was
+    iterated, and its callers waited for ever."""
+    session_id = harness.run(harness.sessions.create("task-fault", "codex")).id
+    run_group = harness.database._run_group
+
+    async def faulty(group: list[Any]) -> Any:
+        raise RuntimeError("a fault of the group's code")
+
+    async def both() -> list[Any]:
+        return list(await asyncio.wait_for(asyncio.gather(
+            harness.publisher.publish(session_id, codex_start("a", "ls"), None),
+            harness.publisher.publish(session_id, codex_start("b", "pwd"), None),
+            return_exceptions=True), timeout=30))
+
+    monkeypatch.setattr(harness.database, "_run_group", faulty)
+    results = harness.run(both())
+    assert [str(result) for result in results] == ["a fault of the group's code"] * 2
+    monkeypatch.setattr(harness.database, "_run_group", run_group)
+    harness.run(harness.publisher.publish(session_id, codex_start("c", "id"), None))
+    page = harness.run(harness.reader.list_messages(session_id, 10, "", "", False))
+    assert [m.content for m in page.messages] == ["id"]
+
+
 def test_migrations_record_the_schema_version(harness: Harness) -> None:
     version = harness.run(harness.database.read(lambda: applied_version(harness.database.db)))
     assert version == SCHEMA_VERSION

@@ -178,7 +178,12 @@ class Database:
             del self._pending[:MAX_GROUP]
             for listener in self._group_listeners:
                 listener(len(group))
-            for future, value, error in await self._run_group(group):
+            outcomes: list[Outcome]
+            try:
+                outcomes = await self._run_group(group)
+            except Exception as fault:  # of the group's own code: no caller waits for ever
+                outcomes = [(future, None, fault) for _, future, _ in group]
+            for future, value, error in outcomes:
                 _settle(future, value, error)
 
     async def _run_group(self, group: list[Job]) -> list[Outcome]:

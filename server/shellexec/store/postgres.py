@@ -45,7 +45,7 @@ from shellexec.store.database import Database, Job, Outcome
 from shellexec.store.errors import DatabaseUnavailableError
 from shellexec.store.feed_notices import CHANNEL, FeedListener, FeedNotice
 from shellexec.store.migrations import migrate
-from shellexec.store.models import ALL_MODELS
+from shellexec.store.models import ALL_MODELS, Session
 from shellexec.store.readiness import postgres_readiness_problem
 
 T = TypeVar("T")
@@ -107,6 +107,9 @@ class PostgresDatabase(Database):
         self._pg = db
         self._write_timeouts = (f"{round(WRITE_LOCK_TIMEOUT_SECONDS * 1000)}ms",
                                 f"{round(WRITE_IDLE_TIMEOUT_SECONDS * 1000)}ms")
+        # Sessions whose rows another transaction held past the lock timeout, until a
+        # NOWAIT lock finds them free (writer thread only).
+        self._held: set[str] = set()
         # This process among the replicas: its own notices are not news to it.
         self.replica = os.urandom(6).hex()
         # Set when a pipelined transaction failed: the writer's next transaction starts on a
@@ -161,19 +164,51 @@ class PostgresDatabase(Database):
             self._committer, self._group_on_writer, group)
 
     def _group_on_writer(self, group: list[Job]) -> list[Outcome]:
+        in_group = {session for _, _, session in group}
+        held = {session for session in sorted(self._held.intersection(in_group))
+                if self._still_held(session)}
+        refused: list[Outcome] = [(future, None, self._held_error())
+                                  for _, future, session in group if session in held]
+        group = [job for job in group if job[2] not in held]
         sessions = {session for _, _, session in group if session is not None}
         try:
-            return self._transaction(lambda: [
+            return refused + self._transaction(lambda: [
                 (future, work(), None) for work, future, _ in group], sessions)
         except DatabaseUnavailableError as error:  # the COMMIT's outcome is unknown
-            return [(future, None, error) for _, future, _ in group]
+            return refused + [(future, None, error) for _, future, _ in group]
         except Exception as error:
             if self._lost(error):
-                return [(future, None, DatabaseUnavailableError()) for _, future, _ in group]
+                return refused + [(future, None, DatabaseUnavailableError())
+                                  for _, future, _ in group]
         # As on SQLite: rather than pay a savepoint per unit, run each unit again alone (a
         # deadlock with another replica's group lands here too, and is rare: groups lock
-        # their sessions in one order).
-        return [self._alone(job) for job in group]
+        # their sessions in one order). A session found held by another transaction fails
+        # the rest of its units at once: each would wait the whole lock timeout again.
+        return refused + [self._alone(job) if job[2] not in self._held
+                          else (job[1], None, self._held_error()) for job in group]
+
+    def _still_held(self, session_id: str) -> bool:
+        """Whether a session whose rows another transaction held past the lock timeout is
+        held still: asked without waiting (NOWAIT), so that the writer does not wait the lock
+        timeout again for every group while a stopped replica holds it."""
+        try:
+            self._connect_writer()
+            with self.db.atomic():
+                Session.select(Session.id).where(Session.id == session_id).for_update(
+                    nowait=True).execute()
+        except Exception as error:
+            # peewee raises its own OperationalError from the driver's LockNotAvailable.
+            if isinstance(error.__context__, psycopg.errors.LockNotAvailable):
+                return True
+            self._lost(error)  # the group that follows meets it too, and says so
+            return False
+        self._held.discard(session_id)
+        return False
+
+    def _held_error(self) -> DatabaseUnavailableError:
+        return DatabaseUnavailableError(
+            "another replica's transaction holds the session's rows and did not end in "
+            f"{self._write_timeouts[0]}")
 
     def _alone(self, job: Job) -> Outcome:
         work, future, session = job
@@ -182,16 +217,16 @@ class PostgresDatabase(Database):
         except DatabaseUnavailableError as error:
             return future, None, error
         except psycopg.errors.LockNotAvailable:
-            return future, None, DatabaseUnavailableError(
-                "another replica's transaction holds the session's rows and did not end in "
-                f"{self._write_timeouts[0]}")
+            if session is not None:
+                self._held.add(session)
+            return future, None, self._held_error()
         except Exception as error:
             self._lost(error)
             if self._broken():
                 return future, None, DatabaseUnavailableError()
             return future, None, error
 
-    def _transaction(self, work: Callable[[], T], sessions: set[str]) -> T:
+    def _connect_writer(self) -> None:
         if self._renew_connection:
             # The server skips what a pipeline sends after a refused statement, and the
             # driver still counts a statement it asked to prepare there as prepared; a new
@@ -199,6 +234,9 @@ class PostgresDatabase(Database):
             self._renew_connection = False
             self._discard_connection()
         self._ensure_connected()
+
+    def _transaction(self, work: Callable[[], T], sessions: set[str]) -> T:
+        self._connect_writer()
         connection = self.db.connection()  # type: ignore[no-untyped-call]
         committing = False
         try:
