@@ -90,7 +90,7 @@ def test_an_update_over_the_service_s_size_is_cut_and_keeps_the_call_s_ending(
 
     assert finished.code == 0, finished.stderr[-3000:]
     assert "update #3 (tool_call_update) is " in finished.stderr
-    assert "its long texts are cut" in finished.stderr
+    assert "its output fields are cut" in finished.stderr
     session_id = finished.result()["session_id"]
     [call] = [m for m in stack.api.messages(session_id) if m["type"] == "tool_execute"]
     expected = normalize_updates(updates, "", NO_MASKING)

@@ -256,15 +256,28 @@ def test_a_cut_text_keeps_whole_characters_at_both_ends() -> None:
     assert len(stdout.encode()) <= CUT_HEAD_BYTES + CUT_TAIL_BYTES
 
 
-def test_an_update_over_the_service_s_size_even_cut_is_unpublishable() -> None:
-    # Many texts, each short enough to keep whole: cutting cannot bring it under the limit.
-    text = "x" * (CUT_HEAD_BYTES + CUT_TAIL_BYTES)
-    why = encoded({"sessionUpdate": "agent_message_chunk",
-                   "_meta": {f"part{n}": text for n in range(8)}})
+@pytest.mark.parametrize("update", [
+    # Texts the service parses, which could read differently once cut: Auggie's sections
+    # (a cut could take `</output>` and the return code with it), Vibe's JSON string, a
+    # command wrapped in a shell.
+    {"sessionUpdate": "tool_call_update", "toolCallId": "a", "status": "completed",
+     "rawOutput": {"output": "<output>" + "x" * MAX_UPDATE_BYTES + "</output>\n"
+                             "<return-code>\n1\n</return-code>"}},
+    {"sessionUpdate": "tool_call_update", "toolCallId": "v", "status": "completed",
+     "rawOutput": '{"stdout": "' + "x" * MAX_UPDATE_BYTES + '", "returncode": 3}'},
+    {"sessionUpdate": "tool_call", "toolCallId": "w", "kind": "execute",
+     "rawInput": {"command": "/bin/bash -lc 'echo " + "x" * MAX_UPDATE_BYTES + "'"}},
+    # Output fields each short enough to keep whole, too many of them.
+    {"sessionUpdate": "tool_call_update", "toolCallId": "m", "_meta": {
+        f"part{n}": "x" * (CUT_HEAD_BYTES + CUT_TAIL_BYTES) for n in range(8)}},
+], ids=["auggie-sections", "vibe-json", "wrapped-command", "many-texts"])
+def test_an_update_over_the_service_s_size_with_no_plain_output_to_cut_is_unpublishable(
+        update: dict[str, Any]) -> None:
+    why = encoded(update)
     assert isinstance(why, Unpublishable)
     assert why.reason.startswith("it is ")
     assert why.reason.endswith(f"bytes encoded, over the service's limit of {MAX_UPDATE_BYTES}"
-                               ", even with its long texts cut")
+                               ", even with its output fields cut")
 
 
 def test_each_update_is_published_as_the_value_it_was_converted_to_once() -> None:

@@ -135,7 +135,7 @@ class Forwarder:
             return
         if value.cut_from:
             log.warning("update #%d (%s) is %d bytes encoded, over the service's limit: its "
-                        "long texts are cut to their first %d and last %d bytes, more than "
+                        "output fields are cut to their first %d and last %d bytes, more than "
                         "the service keeps of them", sequence, _kind(update), value.cut_from,
                         CUT_HEAD_BYTES, CUT_TAIL_BYTES)
         if chunk is None or not self._merge(chunk):

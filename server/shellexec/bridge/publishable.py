@@ -8,11 +8,12 @@ JSON but no UTF-8) is not a reason to lose an update: an agent that cuts a long 
 units can split a pair, so it becomes U+FFFD, as the service's fold draws one. The Value made
 for the check is the one queued and published, so no update is converted twice (ADR 0129).
 
-An update over the service's size limit because of long texts is published with each long
-text cut to what the service would keep of it anyway: Codex's final update repeats a
-command's whole output (`stdout` and `aggregated_output`), and 2 MB of output made it 4 MiB.
-Skipping it lost the call's status and exit code with the output (ADR 0123, since
-2026-12-05).
+An update over the service's size limit because of the output in its `rawOutput` object is
+published with each long output field cut to more than the service keeps of it: Codex's final
+update repeats a command's whole output (`stdout` and `aggregated_output`), and 2 MB of output
+made it 4 MiB. Skipping it lost the call's status and exit code with the output. Only fields
+the service reads as plain text are cut: one it parses (Auggie's tagged sections, Vibe's JSON,
+a `bash -c '...'` command) could read differently once cut (ADR 0123, since 2026-12-05).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ class Encoded:
     cut_from: int = 0
 
 
-# What a cut text keeps: the service keeps a command, title or directory's first 256 KiB and an
-# output's newest 256 KiB, so a text keeps its first 256 KiB and its last 512 KiB. The tail is
-# twice the bound: what the fold takes off an output (an echoed command, an exit trailer) must
-# not bring the head's bytes into the kept output, and the fold must still see an output over
-# its bound, so that it says the output was truncated.
+# The `rawOutput` fields the service reads as plain output text (normalize/raw_output.py):
+# the only ones cut.
+CUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output")
+# What a cut field keeps: its first 256 KiB and its last 512 KiB. The service keeps an output's
+# newest 256 KiB; the tail is twice that, so that the fold still sees an output over its bound
+# (and says it was truncated), and the head keeps where the text began.
 CUT_HEAD_BYTES = MAX_STORED_TEXT_BYTES
 CUT_TAIL_BYTES = 2 * MAX_OUTPUT_STREAM_BYTES
 
@@ -89,7 +91,7 @@ def encoded(update: Mapping[str, Any], data: str | None = None) -> Encoded | Unp
         cut = _value(_long_texts_cut(update), data)
         if isinstance(cut, Unpublishable) or cut.ByteSize() > MAX_UPDATE_BYTES:
             return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
-                                 f"{MAX_UPDATE_BYTES}, even with its long texts cut")
+                                 f"{MAX_UPDATE_BYTES}, even with its output fields cut")
         return Encoded(cut, cut.ByteSize() + VALUE_OVERHEAD_BYTES * values, cut_from=size)
     return Encoded(value, size + VALUE_OVERHEAD_BYTES * values)
 
@@ -108,17 +110,16 @@ def _value(update: Mapping[str, Any], data: str | None) -> struct_pb2.Value | Un
     return value
 
 
-def _long_texts_cut(value: Any) -> Any:
-    """`value` with each string longer than CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to
-    its first CUT_HEAD_BYTES and its last CUT_TAIL_BYTES, on character boundaries. The
-    nesting is bounded (checked before), so the recursion is too."""
-    if isinstance(value, str):
-        return _cut(value)
-    if isinstance(value, Mapping):
-        return {key: _long_texts_cut(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_long_texts_cut(item) for item in value]
-    return value
+def _long_texts_cut(update: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`update` with each string of CUT_FIELDS in its `rawOutput` object longer than
+    CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to its first CUT_HEAD_BYTES and its last
+    CUT_TAIL_BYTES, on character boundaries."""
+    raw = update.get("rawOutput")
+    if not isinstance(raw, Mapping):
+        return update
+    cut = {key: _cut(value) if key in CUT_FIELDS and isinstance(value, str) else value
+           for key, value in raw.items()}
+    return {**update, "rawOutput": cut}
 
 
 def _cut(text: str) -> str:
