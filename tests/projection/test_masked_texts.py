@@ -91,6 +91,16 @@ def test_a_text_masked_to_itself_is_held_once() -> None:
     assert kept.held_bytes == ENTRY_OVERHEAD_BYTES + sys.getsizeof(text)
 
 
+def test_a_text_that_is_not_ascii_is_weighed_with_its_utf8_copy() -> None:
+    # CPython keeps a UTF-8 copy on a text once it is encoded, as protobuf encodes what is sent.
+    mask = CostingMask()
+    kept = kept_texts(mask)
+    text = "TOKEN: 東京 ü\n" * 100
+    assert kept.masked(text) == text
+    assert kept.held_bytes == (ENTRY_OVERHEAD_BYTES + sys.getsizeof(text)
+                               + len(text.encode("utf-8")))
+
+
 def test_a_text_larger_than_the_bound_is_not_kept() -> None:
     mask = CostingMask()
     kept = kept_texts(mask, max_bytes=1000)

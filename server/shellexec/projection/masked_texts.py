@@ -72,8 +72,7 @@ class MaskedTexts:
 
     def _keep(self, key: Key, masked: str) -> None:
         text = key[1]
-        weight = ENTRY_OVERHEAD_BYTES + sys.getsizeof(text) + (
-            0 if masked is text else sys.getsizeof(masked))
+        weight = ENTRY_OVERHEAD_BYTES + _memory(text) + (0 if masked is text else _memory(masked))
         if weight > self._max_bytes:
             return
         with self._lock:
@@ -84,3 +83,12 @@ class MaskedTexts:
             while self._bytes > self._max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+
+
+def _memory(text: str) -> int:
+    """What `text` may come to hold: its own size, and for text that is not ASCII the UTF-8
+    copy CPython attaches to it once it is encoded (as protobuf does when the text is sent),
+    which tripled what a text of Latin-1 or CJK characters held."""
+    size = sys.getsizeof(text)
+    return size if text.isascii() else size + len(text.encode("utf-8", "surrogatepass"))
+
