@@ -190,6 +190,7 @@ def test_a_connection_that_fails_once_commit_is_sent_stores_each_unit_once_and_s
             app.publisher.publish(session_id, chunk("two "), None),
             return_exceptions=True))
 
+    watcher = app.feed.subscribe(session_id)
     monkeypatch.setattr(psycopg.Pipeline, "__exit__", commit_then_fail)
     answers = run(one_group())
     monkeypatch.undo()
@@ -198,6 +199,9 @@ def test_a_connection_that_fails_once_commit_is_sent_stores_each_unit_once_and_s
     for answer in answers:
         assert isinstance(answer, DatabaseUnavailableError)
         assert "whether the write was stored is unknown" in str(answer)
+    # What was committed was announced to no watcher: they are sent back to the log.
+    assert watcher.lagged
+    app.feed.unsubscribe(session_id, watcher)
     # Stored once each, by the one commit; the next write works on a new connection.
     run(app.publisher.publish(session_id, chunk("three"), None))
     page = run(app.reader.list_messages(session_id, 10, "", "", False))

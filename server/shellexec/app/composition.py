@@ -74,6 +74,7 @@ def compose(settings: Settings, clock: Clock = system_clock,
     feed = FeedHub(on_delivery=metrics.delivery_lag.observe,
                    on_refused=metrics.refused_watchers.inc)
     metrics.watchers.set_function(lambda: feed.watchers)
+    database.on_outcome_unknown(feed.wake)  # a write may be stored that no one announced
     caches = UnitCaches(database, settings.state_cache_mib * 1024 * 1024,  # cleared on a
                         settings.known_sessions)  # rollback
     masked_texts = MaskedTexts()

@@ -198,6 +198,11 @@ class FeedHub:
         """The latest revision broadcast to the session's watchers, None before any."""
         return self._broadcast.get(session_id)
 
+    def wake(self, session_id: str) -> None:
+        """Sends the session's watchers back to the durable log (see `Subscription.wake`)."""
+        for subscription in self._subscriptions.get(session_id, ()):
+            subscription.wake()
+
     def wake_all(self) -> None:
         """Sends every watcher back to the durable log (see `Subscription.wake`)."""
         for watchers in self._subscriptions.values():

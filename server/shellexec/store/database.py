@@ -36,7 +36,11 @@ from peewee import Database as PeeweeDatabase
 from peewee import DatabaseError as PeeweeDatabaseError
 from peewee import SqliteDatabase
 
-from shellexec.store.errors import DatabaseOpenError, UnsupportedDatabaseError
+from shellexec.store.errors import (
+    DatabaseOpenError,
+    DatabaseUnavailableError,
+    UnsupportedDatabaseError,
+)
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS, SchemaVersion
 from shellexec.store.readiness import readiness_problem
@@ -118,6 +122,7 @@ class Database:
         self.statements = Statements(db, single_writer=self.single_writer)
         self._rollback_listeners: list[Callable[[], None]] = []
         self._group_listeners: list[Callable[[int], None]] = []
+        self._unknown_listeners: list[Callable[[str], None]] = []
         self._pending: list[Job] = []
         self._leader: asyncio.Task[None] | None = None
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-commit")
@@ -129,6 +134,12 @@ class Database:
         wrote (`Statements`' revisions among them) can forget it: `service.UnitCaches`
         registers the one listener that clears them all."""
         self._rollback_listeners.append(listener)
+
+    def on_outcome_unknown(self, listener: Callable[[str], None]) -> None:
+        """Calls `listener` (on the event loop) with each session a write of which may have
+        been stored although its caller heard UNAVAILABLE (the connection failed once COMMIT
+        was sent): what it committed, if anything, was announced to no one here."""
+        self._unknown_listeners.append(listener)
 
     def on_commit_group(self, listener: Callable[[int], None]) -> None:
         """Calls `listener` with the number of units of work of each group as it is formed
@@ -185,6 +196,17 @@ class Database:
                 outcomes = [(future, None, fault) for _, future, _ in group]
             for future, value, error in outcomes:
                 _settle(future, value, error)
+            self._tell_unknown(group, outcomes)
+
+    def _tell_unknown(self, group: list[Job], outcomes: list[Outcome]) -> None:
+        unknown = {id(future) for future, _, error in outcomes
+                   if isinstance(error, DatabaseUnavailableError) and error.outcome_unknown}
+        if not unknown:
+            return
+        for session in sorted({session for _, future, session in group
+                               if session is not None and id(future) in unknown}):
+            for listener in self._unknown_listeners:
+                listener(session)
 
     async def _run_group(self, group: list[Job]) -> list[Outcome]:
         connection = self._connection()

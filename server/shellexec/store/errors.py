@@ -46,12 +46,14 @@ class DatabaseUnavailableError(StoreError):
     done, or, when the connection broke during COMMIT, its outcome is unknown. Either way a
     retry is safe: publishes are idempotent by sequence, creations by request id."""
 
-    def __init__(self, reason: str = "") -> None:
+    def __init__(self, reason: str = "", *, outcome_unknown: bool = False) -> None:
         # The driver's first line says why (refused, no such host, a password refused); it
         # names the host, port and user, never the password.
         why = " ".join(reason.split("\n", 1)[0].split())[:240]
         super().__init__("the database is unavailable" + (f" ({why})" if why else "")
                          + "; retry shortly")
+        # The work may have been stored (the connection failed once COMMIT was sent).
+        self.outcome_unknown = outcome_unknown
 
 
 class NewerSchemaError(StoreError):

@@ -284,7 +284,7 @@ class PostgresDatabase(Database):
         self._renew_connection = True
         return DatabaseUnavailableError(
             f"the connection failed while committing, so whether the write was stored is "
-            f"unknown: {error}")
+            f"unknown: {error}", outcome_unknown=True)
 
     def _notify_feed(self) -> None:
         """Tells the other replicas which sessions' feeds this transaction moved (delivered
