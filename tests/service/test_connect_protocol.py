@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
+from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
@@ -79,6 +80,30 @@ def test_binary_connect_creates_a_session_that_rest_reads(stack: Stack,
     session = pb.CreateSessionResponse.FromString(response.body).session
     assert session.task_id == task_id
     assert stack.api.session(session.id)["task_id"] == task_id
+
+
+@pytest.mark.parametrize("content_type", ["application/proto", "Application/Proto; v=1"])
+def test_binary_connect_carries_large_requests_and_answers(stack: Stack,
+                                                           content_type: str) -> None:
+    """A unary Connect call is one message each way, which the front door's bridge holds
+    whole: calls and answers over its 64 KiB stream buffer answered 413 and 500 (a probe of
+    the TypeScript client: a 100 KiB shell output, a 200 KiB publish)."""
+    session_id = stack.api.new_session()["id"]
+    output = "".join(f"line {n:06d} of a long build\n" for n in range(9_000))  # 252 KiB
+    update = struct_pb2.Value()
+    update.struct_value.update({
+        "sessionUpdate": "tool_call", "toolCallId": "big", "kind": "execute",
+        "status": "completed", "rawInput": {"command": "make"},
+        "rawOutput": {"stdout": output, "exit_code": 0}})
+    published = unary(stack, "PublishUpdate", pb.PublishUpdateRequest(
+        session_id=session_id, update=update), content_type)
+    assert published.status == 200, published.body[:300]
+    message_id = pb.PublishUpdateResponse.FromString(published.body).message.id
+
+    answer = unary(stack, "GetShellOutput", pb.GetShellOutputRequest(
+        session_id=session_id, message_id=message_id), content_type)
+    assert answer.status == 200, answer.body[:300]
+    assert pb.GetShellOutputResponse.FromString(answer.body).output.stdout == output
 
 
 def test_binary_connect_errors_keep_the_code_and_the_details(stack: Stack) -> None:
