@@ -77,6 +77,16 @@ def test_the_wrapper_s_other_calls_work_with_tokens(secured: Stack, runners: Pat
     assert result.stdout.strip() == "wrapper: passed"
 
 
+def test_a_unary_call_whose_stream_was_refused_is_sent_once_more(runners: Path) -> None:
+    """Envoy closes a connection idle for 10 s, and a call sent as it closes is refused
+    (REFUSED_STREAM): Node's transport said INTERNAL (a probe: up to 23 of 50 clients), where
+    Go's and Java's gRPC send it again. The runner's own HTTP/2 server refuses streams on cue."""
+    result = subprocess.run(["node", str(runners / "refused-stream-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "refused-stream: passed"
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 def test_the_scenario_plays_in_chromium_from_the_page_origin(

@@ -26,6 +26,30 @@ export function bearerToken(token: string): Interceptor {
   };
 }
 
+/** Sends a unary call once more when the server refused its HTTP/2 stream (REFUSED_STREAM):
+ * a refused stream was never processed, so sending it again cannot run it twice. Envoy ends a
+ * connection idle for 10 s, and a call sent on it as it closes is refused; gRPC's own
+ * libraries (Go, Java) send it again by themselves, while Node's transport reported INTERNAL. */
+export function retryRefusedStream(): Interceptor {
+  return (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      if (request.stream || request.signal.aborted || !wasRefusedStream(error)) throw error;
+      return next(request);
+    }
+  };
+}
+
+/** Whether `error`, or an error it was caused by, says the server refused the stream. */
+export function wasRefusedStream(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
+    if (cause.message.includes("REFUSED_STREAM")) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 export function interceptors(token: string | undefined): Interceptor[] {
-  return token ? [bearerToken(token)] : [];
+  return token ? [retryRefusedStream(), bearerToken(token)] : [retryRefusedStream()];
 }
