@@ -10,9 +10,11 @@ import (
 	pb "shellexec/clients/go/gen/shellexec/v1"
 )
 
-// Feed is an open WatchMessages stream. Cancel the context given to Watch to stop it.
+// Feed is an open WatchMessages stream. Close it (or cancel the context given to Watch) once
+// done with it: until then the server holds the watcher, and a caller may hold 64 at once.
 type Feed struct {
 	stream grpc.ServerStreamingClient[pb.WatchMessagesResponse]
+	cancel context.CancelFunc
 }
 
 // Watch opens the session's feed of live events only. ctx bounds the whole stream (the
@@ -28,11 +30,19 @@ func (c *Client) WatchFrom(ctx context.Context, sessionID string, revision int32
 }
 
 func (c *Client) watch(ctx context.Context, request *pb.WatchMessagesRequest) (*Feed, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	stream, err := c.stub.WatchMessages(ctx, request)
 	if err != nil {
+		cancel()
 		return nil, fromRPC(err)
 	}
-	return &Feed{stream: stream}, nil
+	return &Feed{stream: stream, cancel: cancel}, nil
+}
+
+// Close ends the feed: the server lets go of the watcher at once. Recv then returns an error.
+// Closing a feed more than once, or one the server ended, does nothing.
+func (f *Feed) Close() {
+	f.cancel()
 }
 
 // Recv returns the next event; io.EOF once the server ended the stream (after its

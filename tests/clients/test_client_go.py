@@ -31,4 +31,4 @@ def test_the_go_client_tests_pass(secured: Stack) -> None:
     tested = subprocess.run(["go", "test", "-count=1", "-v", "./clienttest/"], cwd=GO_MODULE,
                             env=env, capture_output=True, text=True, timeout=300, check=False)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert tested.stdout.count("--- PASS") == 5, tested.stdout
+    assert tested.stdout.count("--- PASS") == 6, tested.stdout

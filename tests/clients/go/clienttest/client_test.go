@@ -176,6 +176,48 @@ func TestTheContextBoundsEveryCall(t *testing.T) {
 	}
 }
 
+// A caller may hold 64 feeds at once; a closed feed is let go of at once. Feeds read and left
+// without Close stayed open until their lifetime ended (five minutes), and the 65th was
+// refused with TOO_MANY_WATCHERS.
+func TestAClosedFeedIsLetGoOf(t *testing.T) {
+	ctx := context.Background()
+	client := admin(t, targets(t)[0])
+	session, err := client.CreateSession(ctx, "go-client-close", shellexec.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for opened := 0; opened < 64; opened++ {
+		feed, err := client.Watch(ctx, session.GetId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if event, err := feed.Recv(); err != nil || event.GetType() != "heartbeat" {
+			t.Fatalf("feed %d: %v, %v", opened, event, err)
+		}
+		feed.Close()
+		feed.Close() // a second Close does nothing
+		if _, err := feed.Recv(); err == nil {
+			t.Fatalf("feed %d: Recv after Close", opened)
+		}
+	}
+	// The server hears of the last closes a moment later: asked again until then.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		feed, err := client.Watch(ctx, session.GetId())
+		if err == nil {
+			_, err = feed.Recv()
+			feed.Close()
+		}
+		if err == nil {
+			return
+		}
+		if shellexec.Reason(err) != "TOO_MANY_WATCHERS" || time.Now().After(deadline) {
+			t.Fatalf("a feed after 64 closed ones: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestMessagesFollowsThePagesAndDeleteTaskAnswersTheSessions(t *testing.T) {
 	ctx := context.Background()
 	client := admin(t, targets(t)[0])
