@@ -1,6 +1,7 @@
 """The conformance scenario (tests/clients/scenario.json, described in its README) played by
 the Java client (clients/java), straight to the server and through Envoy; and what the client
-reports of failed calls (gRPC code, ErrorInfo reason) and of its bearer token.
+reports of failed calls (gRPC code, ErrorInfo reason) and of its bearer token; TLS to a front
+door with a certificate, and closing the client with a feed open.
 
 Maven's wrapper builds the client and its runner once (fetching Maven and the dependencies on
 a fresh machine); each case then runs the runner on one address.
@@ -12,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from app.test_tls import certificate
 
 from support.stack import Stack, running_stack
 
@@ -22,6 +24,7 @@ JAVA_CLIENT = ROOT / "clients" / "java"
 SCENARIO = Path(__file__).parent / "scenario.json"
 RUNNER = "com.shellexec.conformance.ConformanceRunner"
 PROBE = "com.shellexec.conformance.ErrorProbe"
+CLIENT_PROBE = "com.shellexec.conformance.ClientProbe"
 # What ErrorProbe prints for each of its steps (docs/api.md, "Error reasons").
 PROBE_LINES = [
     "create_session OK",
@@ -72,3 +75,28 @@ def test_the_bearer_token_goes_with_every_call(classpath: str, tmp_path: Path) -
         token = secured.create_token("java", "admin")
         assert _probe(classpath, secured.grpc_target, token) == PROBE_LINES
         assert _probe(classpath, secured.grpc_target) == ["create_session UNAUTHENTICATED -"]
+
+
+def _client_probe(classpath: str, address: str, token: str, *certificate: str) -> list[str]:
+    result = subprocess.run(["java", "-cp", classpath, CLIENT_PROBE, address, token,
+                             *certificate],
+                            capture_output=True, text=True, timeout=120, check=True)
+    return result.stdout.splitlines()
+
+
+def test_closing_the_client_ends_its_open_feeds(classpath: str, stack: Stack) -> None:
+    """A feed left open held the channel's close for its whole 5 s wait, then ended as the
+    channel was forced down; closing the client now cancels its feeds first."""
+    address = f"127.0.0.1:{stack.rest_port}"
+    assert _client_probe(classpath, address, "") == ["feed_after_close CANCELLED"]
+
+
+def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(
+        classpath: str, tmp_path: Path) -> None:
+    cert, key = certificate(tmp_path)
+    with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_TLS_CERT_FILE=str(cert),
+                       SHELLEXEC_TLS_KEY_FILE=str(key)) as secured:
+        token = secured.create_token("java-tls", "admin")
+        address = f"127.0.0.1:{secured.rest_port}"
+        assert _client_probe(classpath, address, token, str(cert)) == [
+            "tls ses_", "feed_after_close CANCELLED"]

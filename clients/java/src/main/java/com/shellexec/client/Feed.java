@@ -5,6 +5,7 @@ import io.grpc.Context;
 import io.grpc.StatusRuntimeException;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.function.Consumer;
 
 /**
  * A session's feed: iterate its events; {@link #close()} cancels the stream. It ends by itself
@@ -14,17 +15,25 @@ import java.util.NoSuchElementException;
 public final class Feed implements Iterator<WatchMessagesResponse>, AutoCloseable {
   private final Context.CancellableContext context;
   private final Iterator<WatchMessagesResponse> events;
+  private final Consumer<Feed> onClose;
 
-  Feed(Context.CancellableContext context, Iterator<WatchMessagesResponse> events) {
+  Feed(Context.CancellableContext context, Iterator<WatchMessagesResponse> events,
+       Consumer<Feed> onClose) {
     this.context = context;
     this.events = events;
+    this.onClose = onClose;
   }
 
   @Override
   public boolean hasNext() {
     try {
-      return events.hasNext();
+      boolean more = events.hasNext();
+      if (!more) {
+        onClose.accept(this);  // ended by the server: nothing left for the client to close
+      }
+      return more;
     } catch (StatusRuntimeException error) {
+      onClose.accept(this);
       throw ShellExecException.from(error);
     }
   }
@@ -41,9 +50,10 @@ public final class Feed implements Iterator<WatchMessagesResponse>, AutoCloseabl
     }
   }
 
-  /** Cancels the stream; the server sees the watcher go. */
+  /** Cancels the stream; the server sees the watcher go. Closing the client closes it too. */
   @Override
   public void close() {
     context.cancel(null);
+    onClose.accept(this);
   }
 }

@@ -29,16 +29,23 @@ import com.shellexec.v1.Turn;
 import com.shellexec.v1.WatchMessagesRequest;
 import com.shellexec.v1.WatchMessagesResponse;
 import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptors;
 import io.grpc.Context;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -63,6 +70,7 @@ public final class ShellExecClient implements AutoCloseable {
   private final ManagedChannel channel;
   private final ShellExecServiceGrpc.ShellExecServiceBlockingStub stub;
   private final Duration timeout;
+  private final Set<Feed> openFeeds = ConcurrentHashMap.newKeySet();
 
   private ShellExecClient(ManagedChannel channel, String token, Duration timeout) {
     Channel calls = token.isEmpty() ? channel : ClientInterceptors.intercept(channel,
@@ -72,7 +80,8 @@ public final class ShellExecClient implements AutoCloseable {
     this.timeout = timeout;
   }
 
-  /** A client of the server at {@code target} ({@code host:port}, plaintext). */
+  /** A client of the server at {@code target} ({@code host:port}; plaintext unless
+   * {@link Builder#tls()}). */
   public static Builder builder(String target) {
     return new Builder(target);
   }
@@ -206,12 +215,18 @@ public final class ShellExecClient implements AutoCloseable {
     Context.CancellableContext context = Context.current().withCancellation();
     Iterator<WatchMessagesResponse> events =
         call(() -> context.wrap(() -> stub.watchMessages(request.build())).call());
-    return new Feed(context, events);
+    Feed feed = new Feed(context, events, openFeeds::remove);
+    openFeeds.add(feed);
+    return feed;
   }
 
-  /** Closes the channel, waiting a few seconds for calls in flight. */
+  /** Closes the feeds still open, then the channel, waiting a few seconds for unary calls in
+   * flight. (A feed left open held the channel for the whole wait.) */
   @Override
   public void close() {
+    for (Feed feed : List.copyOf(openFeeds)) {
+      feed.close();
+    }
     channel.shutdown();
     try {
       channel.awaitTermination(5, TimeUnit.SECONDS);
@@ -249,6 +264,7 @@ public final class ShellExecClient implements AutoCloseable {
     private final String target;
     private String token = "";
     private Duration timeout = Duration.ofSeconds(30);
+    private ChannelCredentials credentials = InsecureChannelCredentials.create();
 
     private Builder(String target) {
       this.target = target;
@@ -266,8 +282,27 @@ public final class ShellExecClient implements AutoCloseable {
       return this;
     }
 
+    /** TLS, checked against the system's trusted certificates (a front door with
+     * {@code SHELLEXEC_TLS_CERT_FILE}). */
+    public Builder tls() {
+      this.credentials = TlsChannelCredentials.create();
+      return this;
+    }
+
+    /** TLS, checked against the PEM certificates in {@code trustedCertificates} only (a
+     * self-signed front door: its certificate file). */
+    public Builder tls(Path trustedCertificates) {
+      try {
+        this.credentials = TlsChannelCredentials.newBuilder()
+            .trustManager(trustedCertificates.toFile()).build();
+      } catch (IOException error) {
+        throw new UncheckedIOException(error);
+      }
+      return this;
+    }
+
     public ShellExecClient build() {
-      ManagedChannel channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+      ManagedChannel channel = Grpc.newChannelBuilder(target, credentials)
           .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
       return new ShellExecClient(channel, token, timeout);
     }
