@@ -75,6 +75,13 @@ _CONNECTION_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError
 _ROLLED_BACK = (psycopg.errors.TransactionRollback, psycopg.errors.IntegrityError)
 
 
+def _lock_not_available(error: BaseException) -> bool:
+    """Whether `error` is a lock wait past `lock_timeout` (or a NOWAIT lock refused): the
+    driver's LockNotAvailable, or peewee's OperationalError raised from it."""
+    return isinstance(error, psycopg.errors.LockNotAvailable) or isinstance(
+        error.__context__, psycopg.errors.LockNotAvailable)
+
+
 def _drain(pipeline: psycopg.Pipeline) -> None:
     """Reads what a failed transaction left in `pipeline`, errors and all. After a refused
     statement the server skips every statement until the next sync, and leaving the pipeline
@@ -170,6 +177,8 @@ class PostgresDatabase(Database):
         refused: list[Outcome] = [(future, None, self._held_error())
                                   for _, future, session in group if session in held]
         group = [job for job in group if job[2] not in held]
+        if not group:
+            return refused
         sessions = {session for _, _, session in group if session is not None}
         try:
             return refused + self._transaction(lambda: [
@@ -197,8 +206,7 @@ class PostgresDatabase(Database):
                 Session.select(Session.id).where(Session.id == session_id).for_update(
                     nowait=True).execute()
         except Exception as error:
-            # peewee raises its own OperationalError from the driver's LockNotAvailable.
-            if isinstance(error.__context__, psycopg.errors.LockNotAvailable):
+            if _lock_not_available(error):
                 return True
             self._lost(error)  # the group that follows meets it too, and says so
             return False
@@ -216,11 +224,11 @@ class PostgresDatabase(Database):
             return future, self._transaction(work, set() if session is None else {session}), None
         except DatabaseUnavailableError as error:
             return future, None, error
-        except psycopg.errors.LockNotAvailable:
-            if session is not None:
-                self._held.add(session)
-            return future, None, self._held_error()
         except Exception as error:
+            if _lock_not_available(error):
+                if session is not None:
+                    self._held.add(session)
+                return future, None, self._held_error()
             self._lost(error)
             if self._broken():
                 return future, None, DatabaseUnavailableError()
