@@ -9,8 +9,12 @@ import (
 )
 
 // toValue encodes a plain Go value as google.protobuf.Value through its JSON form, so maps,
-// structs with json tags and json.RawMessage all work.
+// structs with json tags and json.RawMessage all work. A []byte is JSON text, as a
+// json.RawMessage is: encoding/json would send it as a base64 string, which is never an update.
 func toValue(update any) (*structpb.Value, error) {
+	if raw, ok := update.([]byte); ok {
+		update = json.RawMessage(raw)
+	}
 	text, err := json.Marshal(update)
 	if err != nil {
 		return nil, fmt.Errorf("shellexec: update is not JSON: %w", err)

@@ -148,6 +148,15 @@ func TestUpdatesArePlainGoValues(t *testing.T) {
 	if _, err := client.Publish(ctx, session.GetId(), make(chan int)); err == nil {
 		t.Fatal("a value JSON cannot encode was sent")
 	}
+	// JSON text as it was read, from a file or an agent's stdout.
+	text := []byte(`{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": " Bye."}}`)
+	answer, err = client.Publish(ctx, session.GetId(), text)
+	if err != nil || answer.GetMessage().GetContent() != "Hello. Bye." {
+		t.Fatalf("a []byte update: %v, %v", answer, err)
+	}
+	if _, err := client.Publish(ctx, session.GetId(), []byte("not json")); err == nil {
+		t.Fatal("[]byte that is not JSON was sent")
+	}
 	normalized, err := client.Normalize(ctx, []any{toolCall("c2", "pwd")}, shellexec.NormalizeOptions{Agent: "codex"})
 	if err != nil || normalized.GetShellExec().GetCommand() != "pwd" {
 		t.Fatalf("normalize: %v, %v", normalized, err)
