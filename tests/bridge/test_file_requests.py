@@ -89,3 +89,43 @@ def test_an_answer_over_the_cap_is_refused_and_a_line_past_it_is_read(
     assert f"more than {MAX_READ_BYTES} bytes" in refusals[0][1]["reason"]
     assert [answer["result"] for answer in read] == [{"content": "bottom\n"},
                                                      {"content": "top\n"}]
+
+
+def test_a_file_is_read_and_written_with_its_line_endings_as_they_are(
+        stack: Stack, tmp_path: Path) -> None:
+    """An agent edits by reading, changing a word and writing back: `\\r\\n` read as `\\n`
+    turned a CRLF file into an LF one. Lines are counted as `sed` counts them (a form feed
+    ended one)."""
+    source = tmp_path / "notes.txt"
+    source.write_bytes(b"line one old\r\nline two\r\n\fpage two\rsame line\n")
+    path = str(source)
+    script: list[Step] = [request("fs/read_text_file", path=path),
+                          request("fs/read_text_file", path=path, line=3, limit=1),
+                          request("fs/write_text_file", path=path,
+                                  content="line one new\r\nline two\r\n")]
+    finished, record = run_raw(stack, tmp_path, script, "--allow-fs-read", "--allow-fs-write")
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    whole, third, written = record["answers"]
+    assert whole["result"] == {"content": "line one old\r\nline two\r\n\fpage two\rsame line\n"}
+    assert third["result"] == {"content": "\fpage two\rsame line\n"}
+    assert "error" not in written
+    assert source.read_bytes() == b"line one new\r\nline two\r\n"
+
+
+def test_a_write_that_cannot_be_encoded_is_refused_and_leaves_the_file_as_it_was(
+        stack: Stack, tmp_path: Path) -> None:
+    """A lone surrogate (an emoji cut in half by a UTF-16 slice) is valid JSON but no UTF-8:
+    the write truncated the file, then failed, and the file was left empty."""
+    source = tmp_path / "keep.txt"
+    source.write_text("what was there\n")
+    script: list[Step] = [request("fs/write_text_file", path=str(source),
+                                  content="cut \ud83d emoji")]
+    finished, record = run_raw(stack, tmp_path, script, "--allow-fs-write")
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    code, data = error_of(record["answers"][0])
+    assert (code, sorted(data)) == (INVALID_PARAMS, ["content", "reason"])
+    assert "lone surrogate" in data["reason"]
+    assert source.read_text() == "what was there\n"
+    assert "Traceback" not in finished.stderr

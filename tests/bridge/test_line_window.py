@@ -9,14 +9,16 @@ import pytest
 
 from shellexec.bridge.line_window import LineWindow, WindowTooLargeError
 
-TEXT = "one\ntwo\n\nfour\x0bfive\u2028six"  # splitlines also ends lines at \v and U+2028
+# Only \n ends a line, as `sed -n Np` counts: not \r, a form feed, \v or U+2028, at which
+# `str.splitlines` also ended one.
+TEXT = "one\r\ntwo\n\nfour\x0bfive\u2028six\f\nseven\rstill seven\n\x85eight"
 
 
 def _whole(text: str, line: int | None, limit: int | None) -> str:
-    """What the bridge answered when it read the whole file."""
+    """The lines of the whole text, each ending with its \n."""
     if line is None and limit is None:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = text.replace("\n", "\n\0").split("\0")
     start = max((line or 1) - 1, 0)
     return "".join(lines[start:None if limit is None else start + limit])
 
@@ -34,6 +36,13 @@ def _windowed(text: str, line: int | None, limit: int | None, size: int) -> str:
 def test_the_lines_are_those_of_the_whole_text_whatever_the_chunks(size: int) -> None:
     for line, limit in itertools.product([None, 0, 1, 2, 4, 7, 9], [None, 0, 1, 2, 3, 10]):
         assert _windowed(TEXT, line, limit, size) == _whole(TEXT, line, limit), (line, limit)
+
+
+def test_a_line_is_what_sed_counts_as_one() -> None:
+    source = "int a;\f\n/* page 2 */\nint b;\r\nint c;\u2028int d;\n"
+    assert _windowed(source, 2, 1, 100) == "/* page 2 */\n"
+    assert _windowed(source, 3, 1, 100) == "int b;\r\n"  # its \r\n as the file holds it
+    assert _windowed(source, 4, 1, 3) == "int c;\u2028int d;\n"
 
 
 def test_reading_stops_once_the_lines_are_in() -> None:

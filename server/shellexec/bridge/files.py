@@ -88,7 +88,13 @@ class FileAccess:
             raise RequestError.method_not_found(WRITE_METHOD)
         target = self._confined(path)
         try:
-            await asyncio.to_thread(_write_text, target, self._root, content)
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: valid JSON, no UTF-8
+            raise RequestError.invalid_params({
+                "content": "...", "reason": "holds a lone surrogate (half of a UTF-16 pair), "
+                                            "which no UTF-8 file can hold"}) from None
+        try:
+            await asyncio.to_thread(_write_text, target, self._root, data)
         except RefusedPathError as error:
             raise RequestError.invalid_params({"path": path, "reason": error.reason}) from None
         except OSError as error:
@@ -105,18 +111,22 @@ class FileAccess:
 
 
 def _read_into(target: Path, root: Path, window: LineWindow) -> None:
-    """Feeds the file's text to `window` until it has its lines or the file ends."""
+    """Feeds the file's text to `window`, line endings as the file holds them (an agent that
+    edits a CRLF file and writes it back must keep its `\r\n`), until it has its lines or the
+    file ends."""
     descriptor = _open_regular(target, root, os.O_RDONLY)
-    with open(descriptor, encoding="utf-8") as text:
+    with open(descriptor, encoding="utf-8", newline="") as text:
         while not window.complete and (chunk := text.read(_READ_CHARS)):
             window.feed(chunk)
 
 
-def _write_text(target: Path, root: Path, content: str) -> None:
+def _write_text(target: Path, root: Path, data: bytes) -> None:
+    """Writes `data`, encoded before anything is opened: a write that could not be encoded
+    used to empty the file first."""
     descriptor = _open_regular(target, root, os.O_WRONLY | os.O_CREAT, make_directories=True)
-    with open(descriptor, "w", encoding="utf-8") as text:
+    with open(descriptor, "wb") as file:
         os.ftruncate(descriptor, 0)  # only once it is known to be a regular file
-        text.write(content)
+        file.write(data)
 
 
 def _open_regular(target: Path, root: Path, flags: int, *,

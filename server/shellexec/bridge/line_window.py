@@ -2,9 +2,10 @@
 
 A read asks for `limit` lines from the 1-based `line`; the bridge stops reading once it has
 them, keeps nothing of the lines before, and gives up once the answer would hold more than
-its cap (ADR 0122). Lines end as `str.splitlines` ends them, which is how the bridge has
-always counted them; the text comes with its newlines translated (as Python reads a text file
-by default), so no `\r\n` is ever split between two chunks.
+its cap (ADR 0122). A line ends with `\n`, as `sed -n 2p` and an editor's line numbers count
+them: `str.splitlines` also ended lines at a form feed, a vertical tab, U+2028 and others, and
+a C file with a form feed was read a line off. The text comes as the file holds it (`\r\n`
+kept), so a `\r` stays with its line.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import Final
 
 _MIB: Final = 1024 * 1024
-_LINE_ENDS: Final = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 # The most one `fs/read_text_file` answer may hold, in bytes of UTF-8: the frame cap of
 # `frames.MAX_FRAME_BYTES`, so the bridge never sends the agent more than it would take.
@@ -46,13 +46,14 @@ class LineWindow:
 
     def feed(self, text: str) -> None:
         """The next chunk of the text; raises WindowTooLargeError past the cap."""
-        for piece in text.splitlines(keepends=True):
-            if self.complete:
-                return
+        start = 0
+        while start < len(text) and not self.complete:
+            end = text.find("\n", start) + 1 or len(text)
             if self._line >= self._first:
-                self._keep(piece)
-            if piece[-1] in _LINE_ENDS:  # else the line goes on in the next chunk
+                self._keep(text[start:end])
+            if text[end - 1] == "\n":  # else the line goes on in the next chunk
                 self._line += 1
+            start = end
 
     def text(self) -> str:
         """The lines collected."""
