@@ -53,10 +53,10 @@ def test_a_write_through_a_swapped_directory_creates_nothing_outside(root: Path,
     (root / "dir").rmdir()
     (root / "dir").symlink_to(root.parent / "outside")
     with pytest.raises(EscapedRootError):
-        _write_text(root / "dir" / relative, root, "content")
+        _write_text(root / "dir" / relative, root, b"content")
     assert [path.name for path in (root.parent / "outside").iterdir()] == ["notes.txt"]
 
 
 def test_a_write_inside_makes_its_directories_and_the_file(root: Path) -> None:
-    _write_text(root / "dir" / "made" / "new.txt", root, "content")
+    _write_text(root / "dir" / "made" / "new.txt", root, b"content")
     assert (root / "dir" / "made" / "new.txt").read_text() == "content"

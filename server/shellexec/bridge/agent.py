@@ -42,6 +42,7 @@ from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
+from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.process_guard import ending_with_bridge
 
 T = TypeVar("T")
@@ -85,16 +86,26 @@ def _client_info() -> Implementation:
     return Implementation(name="shellexec-bridge", title="shellexec bridge", version=version)
 
 
-def _update_observer(record: Callable[[object], None], asked: Callable[[object], None]
+def _update_observer(record: Callable[[object], None], asked: Callable[[object], None],
+                     own: OwnSession, foreign: Callable[[str, object], None]
                      ) -> Callable[[StreamEvent], None]:
     def observe(event: StreamEvent) -> None:
         message = event.message
         if event.direction is not StreamDirection.INCOMING or not isinstance(message, dict):
             return
+        result = message.get("result")
+        if own.id is None and isinstance(result, dict) and isinstance(
+                result.get("sessionId"), str):
+            own.id = result["sessionId"]  # the answer to session/new, the run's one session
+            return
+        method = message.get("method")
         params = message.get("params")
-        if message.get("method") == "session/update" and "id" not in message:
+        session = params.get("sessionId") if isinstance(params, dict) else None
+        if method in ("session/update", "session/request_permission") and own.foreign(session):
+            foreign(str(method), session)
+        elif method == "session/update" and "id" not in message:
             record(params.get("update") if isinstance(params, dict) else None)
-        elif message.get("method") == "session/request_permission" and "id" in message:
+        elif method == "session/request_permission" and "id" in message:
             asked(params)
 
     return observe
@@ -162,18 +173,20 @@ async def _stop(process: asyncio.subprocess.Process, exited: asyncio.Event,
 @asynccontextmanager
 async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Path,
                         client: BridgeClient, record: Callable[[object], None],
-                        asked: Callable[[object], None], shutdown_grace: float
+                        asked: Callable[[object], None], shutdown_grace: float, *,
+                        own: OwnSession, foreign: Callable[[str, object], None]
                         ) -> AsyncIterator[AgentHandle]:
     """Starts the agent; on exit closes the connection and stops the process. `record` gets
     each `session/update`'s update and `asked` each permission request's params, both in
-    arrival order."""
+    arrival order; `own` learns the session `session/new` opens, and `foreign` gets each
+    update or permission request for another session instead."""
     process, exited, close_pipes = await _spawn(command, env, cwd)
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
     relay = asyncio.create_task(_relay_stderr(process.stderr, sys.stderr.buffer))
     connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
-                                  observers=[_update_observer(record, asked)])
+                                  observers=[_update_observer(record, asked, own, foreign)])
     try:
         yield AgentHandle(connection, process, exited)
     finally:

@@ -34,6 +34,7 @@ from acp.schema import (
 from shellexec.bridge import permissions
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
+from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.permissions import PermissionAnswer
 from shellexec.bridge.terminals import TerminalHost
 
@@ -67,47 +68,56 @@ class BridgeClient:
     terminals; nothing here blocks on a human."""
 
     def __init__(self, answer: PermissionAnswer, files: FileAccess,
-                 cancelling: Callable[[], bool], terminals: TerminalHost | None = None) -> None:
+                 cancelling: Callable[[], bool], terminals: TerminalHost | None = None,
+                 own: OwnSession | None = None) -> None:
         self._answer = answer
         self._files = files
         self._cancelling = cancelling
         self._terminals = terminals
+        self._own = own or OwnSession()
 
-    def _host(self, method: str) -> TerminalHost:
+    def _host(self, method: str, session_id: str) -> TerminalHost:
         """The terminal host; without `--host-terminals` (`clientCapabilities.terminal`
         false) a call anyway is "method not found" rather than the SDK's silent `null`."""
         if self._terminals is None:
             raise RequestError.method_not_found(method)
+        self._ours(session_id)
         return self._terminals
+
+    def _ours(self, session_id: str) -> None:
+        """Invalid params naming `sessionId` when the request is for another session."""
+        if self._own.foreign(session_id):
+            raise RequestError.invalid_params({
+                "sessionId": session_id, "reason": "not the session this bridge opened"})
 
     async def create_terminal(self, session_id: str, command: str,
                               args: list[str] | None = None,
                               env: list[EnvVariable] | None = None, cwd: str | None = None,
                               output_byte_limit: int | None = None, **kwargs: Any
                               ) -> CreateTerminalResponse:
-        host = self._host("terminal/create")
+        host = self._host("terminal/create", session_id)
         refuse_text_the_os_cannot_take(command, args, env, cwd)
         terminal_id = await host.create(command, args, env, cwd, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any
                               ) -> TerminalOutputResponse:
-        output, truncated, status = self._host("terminal/output").output(terminal_id)
+        output, truncated, status = self._host("terminal/output", session_id).output(terminal_id)
         return TerminalOutputResponse(output=output, truncated=truncated, exit_status=status)
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
                                ) -> ReleaseTerminalResponse | None:
-        await self._host("terminal/release").release(terminal_id)
+        await self._host("terminal/release", session_id).release(terminal_id)
         return ReleaseTerminalResponse()
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any
                                      ) -> WaitForTerminalExitResponse:
-        status = await self._host("terminal/wait_for_exit").wait_for_exit(terminal_id)
+        status = await self._host("terminal/wait_for_exit", session_id).wait_for_exit(terminal_id)
         return WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
                             ) -> KillTerminalResponse | None:
-        self._host("terminal/kill").kill(terminal_id)
+        self._host("terminal/kill", session_id).kill(terminal_id)
         return KillTerminalResponse()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -116,6 +126,7 @@ class BridgeClient:
     async def request_permission(self, session_id: str, tool_call: ToolCallUpdate,
                                  options: list[PermissionOption], **kwargs: Any
                                  ) -> RequestPermissionResponse:
+        self._ours(session_id)
         # ACP: once the client sent session/cancel it must answer pending requests `cancelled`.
         response = (permissions.cancelled() if self._cancelling()
                     else permissions.choose(self._answer, options))
@@ -126,11 +137,13 @@ class BridgeClient:
     async def read_text_file(self, session_id: str, path: str, line: int | None = None,
                              limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
         with _logged("read", path):
+            self._ours(session_id)
             return ReadTextFileResponse(content=await self._files.read(path, line, limit))
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any
                               ) -> WriteTextFileResponse | None:
         with _logged("write", path):
+            self._ours(session_id)
             await self._files.write(path, content)
         return WriteTextFileResponse()
 

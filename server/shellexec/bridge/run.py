@@ -40,6 +40,7 @@ from shellexec.bridge.forwarder import Forwarder
 from shellexec.bridge.handlers import BridgeClient
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.options import BridgeOptions
+from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.permission_calls import announced_call
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
@@ -86,6 +87,8 @@ class BridgeRun:
         self._cancel_sent = False
         self._calls = OpenCalls()
         self._terminals: TerminalHost | None = None
+        self._own = OwnSession()
+        self._foreign_sessions: set[str] = set()
 
     async def execute(self) -> RunResult:
         """Runs the agent and records its turn; raises what prevented recording it."""
@@ -114,9 +117,10 @@ class BridgeRun:
                                            options.terminal_timeout, self._forwarder.enqueue,
                                            self._calls)
         client = BridgeClient(options.permission, self._files, lambda: self._cancel_sent,
-                              self._terminals)
+                              self._terminals, self._own)
         async with running_agent(options.command, environment.values, options.cwd, client,
-                                 self._observed, self._asked, AGENT_EXIT_SECONDS) as agent:
+                                 self._observed, self._asked, AGENT_EXIT_SECONDS,
+                                 own=self._own, foreign=self._foreign) as agent:
             try:
                 acp_session = await self._signals.unless_signalled(
                     open_acp_session(agent, options.cwd, self._files, options.host_terminals),
@@ -137,6 +141,16 @@ class BridgeRun:
         self._forwarder.enqueue(update)
         if self._terminals is not None:
             self._terminals.observe(update)
+
+    def _foreign(self, method: str, session_id: object) -> None:
+        """An update or permission request for another session than the run's: not recorded
+        (the permission request is refused by its handler). Said once per session."""
+        self._forwarder.stats.rejected += 1
+        name = str(session_id)[:80]
+        if name not in self._foreign_sessions and len(self._foreign_sessions) < 100:
+            self._foreign_sessions.add(name)
+            log.warning("agent sent %s for session %r, not the session this bridge opened "
+                        "(%r): not recorded", method, name, self._own.id)
 
     def _asked(self, params: object) -> None:
         """A permission request, in arrival order: the call it names is recorded as a

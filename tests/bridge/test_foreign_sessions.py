@@ -1,0 +1,60 @@
+"""Updates and requests an agent sends for another session than the one the bridge opened
+(`session/new`'s answer): ACP clients keep sessions apart by id. They were recorded into the
+run's session (a chat chunk, and a completed `rm -rf build`), and the requests served."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from bridge.hostile import (
+    INVALID_PARAMS,
+    Step,
+    agent_text,
+    error_of,
+    raw,
+    request,
+    run_raw,
+    update,
+)
+from bridge.provider_scripts import say
+
+from support.stack import Stack
+
+pytestmark = pytest.mark.slow
+
+OTHER = "some-other-session"
+
+
+def _for(session_id: str, body: dict[str, object]) -> Step:
+    return raw({"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": session_id, "update": body}})
+
+
+def test_another_session_s_updates_are_not_recorded_and_its_requests_are_refused(
+        stack: Stack, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    removal = {"sessionUpdate": "tool_call", "toolCallId": "rm", "kind": "execute",
+               "status": "completed", "rawInput": {"command": "rm -rf build"}}
+    script: list[Step] = [
+        update(say("before ")),
+        _for(OTHER, say("not ours ")), _for(OTHER, removal), _for("a third", say("nor this ")),
+        {"request": {"method": "fs/read_text_file",
+                     "params": {"sessionId": OTHER, "path": str(tmp_path / "notes.txt")}}},
+        request("fs/read_text_file", path=str(tmp_path / "notes.txt")),
+        update(say("after"))]
+    finished, record = run_raw(stack, tmp_path, script, "--allow-fs-read")
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert agent_text(stack, finished) == ["before after"]
+    session_id = finished.result()["session_id"]
+    assert [m["type"] for m in stack.api.messages(session_id)
+            if m["author_type"] == "agent"] == ["message"]
+    foreign, own = record["answers"]
+    assert error_of(foreign) == (INVALID_PARAMS, {
+        "sessionId": OTHER, "reason": "not the session this bridge opened"})
+    assert own["result"] == {"content": "mine\n"}
+    warnings = [line for line in finished.stderr.splitlines() if "not recorded" in line]
+    assert len(warnings) == 2, warnings  # once per other session
+    assert f"for session '{OTHER}', not the session this bridge opened" in warnings[0]
+    assert "; 3 refused" in finished.stderr
