@@ -5,6 +5,7 @@ run's session (a chat chunk, and a completed `rm -rf build`), and the requests s
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bridge.hostile import (
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.slow
 OTHER = "some-other-session"
 
 
-def _for(session_id: str, body: dict[str, object]) -> Step:
+def _for(session_id: str, body: dict[str, Any]) -> Step:
     return raw({"jsonrpc": "2.0", "method": "session/update",
                 "params": {"sessionId": session_id, "update": body}})
 

@@ -5,6 +5,11 @@ stay within it, and the cut falls on a character boundary (the kept text starts 
 UTF-8 character, so it may hold up to 3 bytes fewer than the limit). `truncated` says a cut
 happened. Without a limit the bridge still keeps at most `MAX_WINDOW_BYTES`, so an agent
 cannot make it hold unbounded output.
+
+Output that is not UTF-8 is shown with U+FFFD for each byte that is not, three bytes for one:
+the text answered is held to the limit as UTF-8 too (1,000 bytes of 0xFF answered 3,000), and a
+run of stray continuation bytes is no character to skip past (a cut looking for a start in
+100 KB of 0x80 kept nothing).
 """
 
 from __future__ import annotations
@@ -14,8 +19,21 @@ import codecs
 MAX_WINDOW_BYTES = 16 * 1024 * 1024
 
 
+# A UTF-8 character continues for at most three bytes after its first.
+_MAX_CONTINUATION = 3
+
+
 def _continuation(byte: int) -> bool:
     return byte & 0xC0 == 0x80
+
+
+def _start_after(data: bytes | bytearray, cut: int) -> int:
+    """`cut`, moved past the continuation bytes of a character it would split (at most
+    three: more are no character, and are kept to be shown as U+FFFD)."""
+    start = cut
+    while start < len(data) and start - cut < _MAX_CONTINUATION and _continuation(data[start]):
+        start += 1
+    return start
 
 
 class OutputWindow:
@@ -30,17 +48,22 @@ class OutputWindow:
         self._data += data
         if len(self._data) <= self._limit:
             return
-        cut = len(self._data) - self._limit
-        while cut < len(self._data) and _continuation(self._data[cut]):
-            cut += 1
-        del self._data[:cut]
+        del self._data[:_start_after(self._data, len(self._data) - self._limit)]
         self.truncated = True
 
     def data(self) -> bytes:
         return bytes(self._data)
 
-    def text(self, *, complete: bool) -> str:
-        """The kept output as text. Until the output is `complete`, a character whose last
-        bytes have not arrived yet is left out rather than shown broken."""
+    def text(self, *, complete: bool) -> tuple[str, bool]:
+        """The kept output as text, within the limit as UTF-8, and whether anything was cut.
+        Until the output is `complete`, a character whose last bytes have not arrived yet is
+        left out rather than shown broken."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        return decoder.decode(bytes(self._data), final=complete)
+        text = decoder.decode(bytes(self._data), final=complete)
+        if len(text) <= self._limit // 4:  # fits whatever its characters
+            return text, self.truncated
+        encoded = text.encode("utf-8", "surrogatepass")
+        if len(encoded) <= self._limit:
+            return text, self.truncated
+        kept = encoded[_start_after(encoded, len(encoded) - self._limit):]
+        return kept.decode("utf-8", "surrogatepass"), True

@@ -159,8 +159,8 @@ class TerminalHost:
 
     def output(self, terminal_id: str) -> tuple[str, bool, TerminalExitStatus | None]:
         terminal = self._terminal(terminal_id)
-        text = terminal.window.text(complete=terminal.status is not None)
-        return text, terminal.window.truncated, terminal.status
+        text, truncated = terminal.window.text(complete=terminal.status is not None)
+        return text, truncated, terminal.status
 
     async def wait_for_exit(self, terminal_id: str) -> TerminalExitStatus:
         terminal = self._terminal(terminal_id)
