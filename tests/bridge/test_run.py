@@ -102,6 +102,17 @@ def test_agent_stop_reason_is_recorded(stack: Stack, client: ShellExecClient,
     assert finished.result()["stop_reason"] == "max_tokens"
 
 
+def test_an_agent_that_dies_before_initialize_is_named_with_its_status(
+        stack: Stack, tmp_path: Path) -> None:
+    # The failed prompt's message said with which status the agent exited; a failed
+    # initialize's said only "Connection closed" when the agent closed its output a moment
+    # before it exited, as a process ending its threads does.
+    finished = run_bridge(stack, tmp_path, [], "--prompt", PROMPT,
+                          command=["sh", "-c", "exec 1>&-; sleep 0.2; exit 4"])
+    assert finished.code == 1
+    assert "agent exited with status 4" in finished.stderr
+
+
 def test_agent_crash_mid_command_records_the_turn_and_exits_1(
         stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
     updates = unfinished("codex", "crash-1", lines=5)

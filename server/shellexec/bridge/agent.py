@@ -202,6 +202,9 @@ async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:
     try:
         return await call
     except Exception as error:  # RequestError, ConnectionError, a malformed answer ...
+        # A lost connection usually means the agent died: a moment lets the message say
+        # with which status, as a failed prompt's does.
+        await exited_within(handle.exited, 1.0)
         raise AgentError(stage, f"{_reason(error)}{handle.exit_note()}") from error
 
 
