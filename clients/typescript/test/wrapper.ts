@@ -73,6 +73,28 @@ async function checkLeavingTheWatchLoopEndsTheFeed(client: ShellExecClient) {
   assert.ok(seen > 0);
 }
 
+/** One signal may end many watches: Node warned of a listener leak past ten of them. */
+async function checkOneSignalEndsManyWatches(client: ShellExecClient) {
+  const warnings: string[] = [];
+  process.on("warning", (warning) => warnings.push(warning.name));
+  const session = await client.createSession(`wrapper-${Math.random().toString(16).slice(2)}`);
+  const stop = new AbortController();
+  const watches = Array.from({ length: 12 }, async () => {
+    let events = 0;
+    try {
+      for await (const _ of client.watch(session.id, { signal: stop.signal })) events += 1;
+    } catch (error) {
+      assert.equal(grpcCodeName(errorDetails(error).code), "CANCELED");
+    }
+    return events;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 500));  // the feeds open
+  stop.abort();
+  await Promise.all(watches);
+  await new Promise((resolve) => setImmediate(resolve));  // a warning is emitted on a tick
+  assert.deepEqual(warnings, []);
+}
+
 async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) {
   assert.ok(scenarioPath && baseUrl && protocol && admin && reader, "usage: see the header");
   const scenario = JSON.parse(readFileSync(scenarioPath, "utf8")) as Scenario;
@@ -82,6 +104,7 @@ async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) 
   assert.equal(await codeOf(as().createSession("wrapper-anonymous")), "UNAUTHENTICATED");
   assert.equal(await codeOf(as(reader).createSession("wrapper-reader")), "PERMISSION_DENIED");
   await checkLeavingTheWatchLoopEndsTheFeed(as(admin));
+  await checkOneSignalEndsManyWatches(as(admin));
   console.log("wrapper: passed");
 }
 
