@@ -38,6 +38,7 @@ from shellexec.app.settings import Settings
 from shellexec.store import (
     DatabaseOpenError,
     DatabaseUnavailableError,
+    MigrationFailedError,
     NewerSchemaError,
     UnsupportedDatabaseError,
 )
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_up(settings))
         return 0
     except (ports.PortInUseError, AdminSocketError, UnsafeExposureError, ClusterError,
-            PostgresMissingError, NewerSchemaError) as error:
+            PostgresMissingError, NewerSchemaError, MigrationFailedError) as error:
         print(f"shellexec: {error}", file=sys.stderr, flush=True)
         return 1
     except envoy.EnvoyStartError as error:

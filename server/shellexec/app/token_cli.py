@@ -16,6 +16,7 @@ from shellexec.service.tokens import TokenInfo, Tokens
 from shellexec.store import (
     DatabaseOpenError,
     DatabaseUnavailableError,
+    MigrationFailedError,
     NewerSchemaError,
     UnsupportedDatabaseError,
     open_database,
@@ -85,7 +86,7 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
         return 1
     try:
         database = open_database(settings.database_url, readers=1)
-    except NewerSchemaError as error:
+    except (NewerSchemaError, MigrationFailedError) as error:
         print(f"shellexec token: {error}", file=sys.stderr)
         return 1
     except (UnsupportedDatabaseError, DatabaseOpenError, DatabaseUnavailableError) as error:

@@ -10,6 +10,7 @@ from shellexec.store.database import Database
 from shellexec.store.errors import (
     DatabaseOpenError,
     DatabaseUnavailableError,
+    MigrationFailedError,
     NewerSchemaError,
     StoreError,
     UnsupportedDatabaseError,
@@ -23,6 +24,7 @@ __all__ = [
     "Database",
     "DatabaseOpenError",
     "DatabaseUnavailableError",
+    "MigrationFailedError",
     "NewerSchemaError",
     "Statements",
     "StoreError",

@@ -56,6 +56,19 @@ class DatabaseUnavailableError(StoreError):
         self.outcome_unknown = outcome_unknown
 
 
+class MigrationFailedError(StoreError):
+    """A migration step failed. The steps run in one transaction, so the database is left as
+    it was, at `version`, and a server that knows the steps can try again once the cause is
+    gone (a table some other program made, a full disk)."""
+
+    def __init__(self, version: int, step: int, name: str, reason: str) -> None:
+        super().__init__(
+            f"migrating the database failed at step {step} ({name}) and was rolled back; the "
+            f"database is as it was, at schema version {version}: {reason[:300]}")
+        self.version = version
+        self.step = step
+
+
 class NewerSchemaError(StoreError):
     """The database has migration steps this server does not know: a newer shellexec
     migrated it, and this one would misread or damage what those steps changed."""

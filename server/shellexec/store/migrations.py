@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator
 
 from peewee import SQL, BigIntegerField, CharField, IntegerField, SqliteDatabase, Table, fn
 from peewee import Database as PeeweeDatabase
+from peewee import DatabaseError as PeeweeDatabaseError
 from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
 
-from shellexec.store.errors import NewerSchemaError
+from shellexec.store.errors import MigrationFailedError, NewerSchemaError
 from shellexec.store.models import (
     ALL_MODELS,
     COUNTER_MODELS,
@@ -356,15 +357,31 @@ def applied_version(db: PeeweeDatabase) -> int:
 
 def migrate(db: PeeweeDatabase) -> int:
     """Applies every step the database lacks, all in one transaction; returns the resulting
-    schema version."""
+    schema version. MigrationFailedError, with nothing changed, when a step fails."""
     with _references_unenforced(db), db.atomic():
         current = applied_version(db)
         if current > len(STEPS):
             raise NewerSchemaError(current, len(STEPS))
         for version, step in enumerate(STEPS[current:], start=current + 1):
-            step(db)
+            try:
+                step(db)
+            except PeeweeDatabaseError as error:
+                raise MigrationFailedError(current, version, step.__name__.strip("_")
+                                           .replace("_", " "), str(error)) from error
             SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)
+        _raise_session_counter(db)
     return SCHEMA_VERSION
+
+
+def _raise_session_counter(db: PeeweeDatabase) -> None:
+    """Raises the session counter to the highest session number in use, on every start.
+    A shellexec from before the check of newer schemas (2026-12-01) runs on a migrated
+    database, numbers its sessions without the counter, and left every later CreateSession
+    of this version failing on a number already taken; the next start heals that."""
+    highest = Session.select(fn.COALESCE(fn.MAX(Session.number), 0)).scalar()
+    SessionCounter.update(highest_number=highest).where(
+        (SessionCounter.id == SESSION_COUNTER_ROW)
+        & (SessionCounter.highest_number < highest)).execute()
 
 
 @contextlib.contextmanager
