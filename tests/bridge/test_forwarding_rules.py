@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format, struct_pb2
 
+from shellexec import normalize
 from shellexec.api.convert import ValueBudget, python_value
 from shellexec.bridge.coalescing import TAIL_BYTES
 from shellexec.bridge.errors import (
@@ -242,6 +243,33 @@ def test_an_update_over_the_service_s_size_is_published_with_its_long_texts_cut(
     assert raw["stdout"] == raw["aggregated_output"] == kept
     assert raw["formatted_output"] == output[-10_000:]  # short texts are as they were
     assert (raw["exit_code"], raw["stderr"]) == (0, "")
+
+
+BIG_OUTPUT = "".join(f"line {n:07d} of the build\n" for n in range(200_000))  # 5 MB
+
+
+@pytest.mark.parametrize(("agent", "final"), [
+    ("claude", {"rawOutput": BIG_OUTPUT}),
+    ("claude", {"rawOutput": [{"type": "text", "text": BIG_OUTPUT}]}),
+    ("opencode", {"rawOutput": {"output": BIG_OUTPUT, "metadata": {
+        "output": BIG_OUTPUT, "exit": 3}}}),
+    ("", {"rawOutput": {"output": BIG_OUTPUT, "exit_code": 2}}),
+    ("", {"rawOutput": {"content": [{"type": "text", "text": BIG_OUTPUT}],
+                        "details": {"exitCode": 2}}}),
+], ids=["string", "blocks", "opencode", "output", "omp-content"])
+def test_every_plain_output_shape_is_cut_and_folds_as_the_whole_one(
+        agent: str, final: dict[str, Any]) -> None:
+    start = {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute",
+             "status": "in_progress", "rawInput": {"command": "make"}}
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed",
+              **final}
+    published = encoded(update)
+    assert isinstance(published, Encoded)
+    assert published.cut_from > MAX_UPDATE_BYTES
+    sent = json_format.MessageToDict(published.value)
+    assert (normalize.shell_record(normalize.fold_all([start, sent], agent=agent or None))
+            == normalize.shell_record(normalize.fold_all([start, update],
+                                                         agent=agent or None)))
 
 
 def test_a_cut_text_keeps_whole_characters_at_both_ends() -> None:

@@ -8,8 +8,8 @@ JSON but no UTF-8) is not a reason to lose an update: an agent that cuts a long 
 units can split a pair, so it becomes U+FFFD, as the service's fold draws one. The Value made
 for the check is the one queued and published, so no update is converted twice (ADR 0129).
 
-An update over the service's size limit because of the output in its `rawOutput` object is
-published with each long output field cut to more than the service keeps of it: Codex's final
+An update over the service's size limit because of the output in its `rawOutput` is
+published with each long output text cut to more than the service keeps of it: Codex's final
 update repeats a command's whole output (`stdout` and `aggregated_output`), and 2 MB of output
 made it 4 MiB. Skipping it lost the call's status and exit code with the output. Only fields
 the service reads as plain text are cut: one it parses (Auggie's tagged sections, Vibe's JSON,
@@ -27,6 +27,7 @@ from google.protobuf import struct_pb2
 
 from shellexec.bridge.nesting import values_within
 from shellexec.client import to_protobuf_value
+from shellexec.normalize.markup import has_markup
 from shellexec.rules.limits import (
     MAX_OUTPUT_STREAM_BYTES,
     MAX_STORED_TEXT_BYTES,
@@ -56,8 +57,10 @@ class Encoded:
     cut_from: int = 0
 
 
-# The `rawOutput` fields the service reads as plain output text (normalize/raw_output.py):
-# the only ones cut.
+# The fields of a `rawOutput` object the service reads as plain output text
+# (normalize/raw_output.py). Beside them, it reads as plain: a `rawOutput` string (unless it is
+# JSON text, as Vibe sends), the texts of a block list (Claude's, OMP's `content`), `output`
+# without Auggie's section tags, and OpenCode's `metadata.output`.
 CUT_FIELDS = ("stdout", "stderr", "aggregated_output", "formatted_output")
 # What a cut field keeps: its first 256 KiB and its last 512 KiB. The service keeps an output's
 # newest 256 KiB; the tail is twice that, so that the fold still sees an output over its bound
@@ -111,15 +114,42 @@ def _value(update: Mapping[str, Any], data: str | None) -> struct_pb2.Value | Un
 
 
 def _long_texts_cut(update: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`update` with each string of CUT_FIELDS in its `rawOutput` object longer than
+    """`update` with each text its `rawOutput` holds as plain output that is longer than
     CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to its first CUT_HEAD_BYTES and its last
-    CUT_TAIL_BYTES, on character boundaries."""
+    CUT_TAIL_BYTES, on character boundaries. Texts the service parses are left whole."""
     raw = update.get("rawOutput")
-    if not isinstance(raw, Mapping):
-        return update
-    cut = {key: _cut(value) if key in CUT_FIELDS and isinstance(value, str) else value
-           for key, value in raw.items()}
-    return {**update, "rawOutput": cut}
+    if isinstance(raw, str):
+        return {**update, "rawOutput": raw if raw.lstrip().startswith("{") else _cut(raw)}
+    if isinstance(raw, list):
+        return {**update, "rawOutput": [_block_cut(block) for block in raw]}
+    if isinstance(raw, Mapping):
+        return {**update, "rawOutput": {key: _field_cut(raw, key, value)
+                                        for key, value in raw.items()}}
+    return update
+
+
+def _field_cut(raw: Mapping[str, Any], key: str, value: Any) -> Any:
+    if isinstance(value, str) and key in CUT_FIELDS:
+        return _cut(value)
+    if isinstance(value, str) and key == "output" and ("metadata" in raw
+                                                      or not has_markup(value)):
+        return _cut(value)
+    if key == "metadata" and isinstance(value, Mapping) and isinstance(value.get("output"), str):
+        return {**value, "output": _cut(value["output"])}
+    if key == "content" and isinstance(value, list):
+        return [_block_cut(block) for block in value]
+    return value
+
+
+def _block_cut(block: Any) -> Any:
+    """A text block (bare, or in ACP's `content` wrapper) with its text cut."""
+    if not isinstance(block, Mapping):
+        return block
+    if block.get("type") == "content" and isinstance(block.get("content"), Mapping):
+        return {**block, "content": _block_cut(block["content"])}
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return {**block, "text": _cut(block["text"])}
+    return block
 
 
 def _cut(text: str) -> str:
