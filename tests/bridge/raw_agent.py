@@ -12,7 +12,8 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
     {"parent_peak_rss": true}        the parent's (the bridge's) VmHWM in KiB -> record
     {"hang": SECONDS}                sleep, reading nothing (an agent that ignores the bridge)
 
-and then answers the prompt `end_turn`. RECORD (JSON) holds its pid and is rewritten after
+and then answers the prompt `end_turn`. A step `{"before_session_new": "text"}` is not played
+then: its bytes are written when `session/new` arrives, before its answer. RECORD (JSON) holds its pid and is rewritten after
 every step.
 """
 
@@ -60,6 +61,9 @@ class RawAgent:
                 self._answer(message["id"], {"protocolVersion": 1, "agentCapabilities": {},
                                              "agentInfo": {"name": "raw", "version": "1"}})
             elif method == "session/new":
+                for step in self._script:
+                    if "before_session_new" in step:
+                        self._write(str(step["before_session_new"]).encode())
                 self._answer(message["id"], {"sessionId": "raw-session"})
             elif method == "session/prompt":
                 for index, step in enumerate(self._script):
@@ -69,6 +73,8 @@ class RawAgent:
                 self._answer(message["id"], {"stopReason": "end_turn"})
 
     def _play(self, step: dict[str, Any]) -> None:
+        if "before_session_new" in step:
+            return  # played when session/new arrived
         if "raw" in step:
             self._write(str(step["raw"]).encode())
         elif "filler" in step:

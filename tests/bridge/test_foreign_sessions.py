@@ -4,6 +4,7 @@ run's session (a chat chunk, and a completed `rm -rf build`), and the requests s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,18 @@ def test_another_session_s_updates_are_not_recorded_and_its_requests_are_refused
     assert len(warnings) == 2, warnings  # once per other session
     assert f"for session '{OTHER}', not the session this bridge opened" in warnings[0]
     assert "; 3 refused" in finished.stderr
+
+
+def test_an_answer_naming_a_session_before_session_new_s_does_not_take_its_place(
+        stack: Stack, tmp_path: Path) -> None:
+    """The run's session is the one its `session/new` request was answered with: an
+    agent's other answer naming a session (here an unsolicited one) made the bridge drop its
+    own session's updates as another's."""
+    decoy = {"jsonrpc": "2.0", "id": 999, "result": {"sessionId": "decoy"}}
+    script: list[Step] = [{"before_session_new": json.dumps(decoy) + "\n"},
+                          update(say("still recorded"))]
+    finished, _ = run_raw(stack, tmp_path, script)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert agent_text(stack, finished) == ["still recorded"]
+    assert "not recorded" not in finished.stderr

@@ -89,13 +89,19 @@ def _client_info() -> Implementation:
 def _update_observer(record: Callable[[object], None], asked: Callable[[object], None],
                      own: OwnSession, foreign: Callable[[str, object], None]
                      ) -> Callable[[StreamEvent], None]:
+    asked_new: list[object] = []  # the JSON-RPC id of our `session/new` request
+
     def observe(event: StreamEvent) -> None:
         message = event.message
-        if event.direction is not StreamDirection.INCOMING or not isinstance(message, dict):
+        if not isinstance(message, dict):
+            return
+        if event.direction is not StreamDirection.INCOMING:
+            if message.get("method") == "session/new" and "id" in message:
+                asked_new.append(message["id"])
             return
         result = message.get("result")
-        if own.id is None and isinstance(result, dict) and isinstance(
-                result.get("sessionId"), str):
+        if (own.id is None and asked_new and message.get("id") == asked_new[0]
+                and isinstance(result, dict) and isinstance(result.get("sessionId"), str)):
             own.id = result["sessionId"]  # the answer to session/new, the run's one session
             return
         method = message.get("method")

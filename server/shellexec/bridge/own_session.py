@@ -9,9 +9,11 @@ from __future__ import annotations
 
 
 class OwnSession:
-    """The ACP session this run opened: learnt from `session/new`'s answer as the agent's
-    stream brings it (`agent._update_observer`), so the updates right behind it are known to
-    be the session's."""
+    """The ACP session this run opened: learnt from the answer to the bridge's own
+    `session/new` request (matched by its JSON-RPC id) as the agent's stream brings it
+    (`agent._update_observer`), so the updates right behind it are known to be the
+    session's. Another answer holding a `sessionId` does not count: an agent could otherwise
+    name a session of its choosing and have its own session's updates dropped."""
 
     def __init__(self) -> None:
         self.id: str | None = None

@@ -125,6 +125,9 @@ class BridgeRun:
                 acp_session = await self._signals.unless_signalled(
                     open_acp_session(agent, options.cwd, self._files, options.host_terminals),
                     "the agent to start")
+                # Known from the stream already, unless the answer overtook the request's
+                # own notice to the observer.
+                self._own.id = self._own.id or acp_session
                 turn = await self._signals.unless_signalled(
                     self._open_turn(), "the service to open a session")
                 log.info("recording into session %s (%s)", turn.session_id,
