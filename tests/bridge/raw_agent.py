@@ -13,8 +13,8 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
     {"hang": SECONDS}                sleep, reading nothing (an agent that ignores the bridge)
 
 and then answers the prompt `end_turn`. A step `{"before_session_new": "text"}` is not played
-then: its bytes are written when `session/new` arrives, before its answer. RECORD (JSON) holds its pid and is rewritten after
-every step.
+then: its bytes are written when `session/new` arrives, before its answer. RECORD (JSON) holds
+its pid and is rewritten after every step.
 """
 
 from __future__ import annotations
