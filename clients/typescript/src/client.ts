@@ -171,15 +171,13 @@ export class ShellExecClient {
     return {
       async *[Symbol.asyncIterator]() {
         // Connect's stream does not end its call when the loop is left (`break`, `return`,
-        // a throw): the feed stayed open, and kept Node running. Abort it then. The caller's
-        // signal is joined with `AbortSignal.any`, which adds no listener to it: one signal
-        // shared by more than ten watches made Node warn of a listener leak.
+        // a throw): the feed stayed open, and kept Node running. Abort it then.
         const leaving = new AbortController();
-        const signal = options.signal ? AbortSignal.any([options.signal, leaving.signal])
-          : leaving.signal;
+        const unfollow = following(options.signal, leaving);
         try {
-          yield* stub.watchMessages(request, { signal });
+          yield* stub.watchMessages(request, { signal: leaving.signal });
         } finally {
+          unfollow();
           leaving.abort();
         }
       },
@@ -194,6 +192,33 @@ export class ShellExecClient {
 /** A plain JSON value as the google.protobuf.Value the contract carries. */
 export function toValue(value: JsonValue): Value {
   return fromJson(ValueSchema, value);
+}
+
+/** The watches each caller's signal ends: one listener per signal, whatever the number of
+ * watches sharing it. A listener per watch made Node warn of a leak past ten of them, and
+ * `AbortSignal.any` leaks the signals it joins on Node 20. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/** Aborts `controller` when `signal` aborts; returns what stops following it. */
+function following(signal: AbortSignal | undefined, controller: AbortController): () => void {
+  if (signal === undefined) return () => undefined;
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => undefined;
+  }
+  let watches = followers.get(signal);
+  if (watches === undefined) {
+    const aborted = new Set<AbortController>();
+    signal.addEventListener("abort", () => {
+      for (const watch of aborted) watch.abort(signal.reason);
+      aborted.clear();
+    }, { once: true });
+    followers.set(signal, aborted);
+    watches = aborted;
+  }
+  watches.add(controller);
+  const own = watches;
+  return () => own.delete(controller);
 }
 
 function required<T>(value: T | undefined, field: string): T {
