@@ -41,10 +41,13 @@ export function retryRefusedStream(): Interceptor {
   };
 }
 
-/** Whether `error`, or an error it was caused by, says the server refused the stream. */
+/** Whether `error` was caused by Node's HTTP/2 stream error for a refused stream. Only
+ * Node's own error counts, never a message the server wrote: a server's message can hold any
+ * text (a task id), and a call the server answered must not be sent again. */
 export function wasRefusedStream(error: unknown): boolean {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
-    if (cause.message.includes("REFUSED_STREAM")) return true;
+    if ((cause as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR"
+        && cause.message.endsWith("NGHTTP2_REFUSED_STREAM")) return true;
     cause = (cause as { cause?: unknown }).cause;
   }
   return false;

@@ -15,7 +15,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { GetSessionResponseSchema } from "../src/gen/shellexec/v1/shell_exec_service_pb.js";
 import { connect, errorDetails, grpcCodeName, type Protocol } from "../src/node.js";
 
-type Answer = "refuse" | "reset" | "answer";
+type Answer = "refuse" | "reset" | "denied" | "answer";
 
 /** Answers each stream as `plan` says, in order (then "answer"); counts the streams. */
 async function server(plan: Answer[]): Promise<{ url: string; streams: () => number;
@@ -31,6 +31,17 @@ async function server(plan: Answer[]): Promise<{ url: string; streams: () => num
     stream.on("data", () => undefined);
     if (answer === "refuse") return stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
     if (answer === "reset") return stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    if (answer === "denied") {  // an answer whose message names the refusal: not one
+      const message = "may not read task 'NGHTTP2_REFUSED_STREAM'";
+      if (String(headers["content-type"]).startsWith("application/grpc")) {
+        stream.respond({ ":status": 200, "content-type": "application/grpc",
+                         "grpc-status": "7", "grpc-message": message }, { endStream: true });
+      } else {
+        stream.respond({ ":status": 403, "content-type": "application/json" });
+        stream.end(JSON.stringify({ code: "permission_denied", message }));
+      }
+      return;
+    }
     const body = toBinary(GetSessionResponseSchema,
                           create(GetSessionResponseSchema, { session: { id: "ses_answered" } }));
     stream.on("end", () => {
@@ -79,5 +90,7 @@ for (const protocol of ["connect", "grpc"] as Protocol[]) {
   assert.equal(streams, 2, protocol);
   // Reset otherwise: the server may have run the call, so it is not sent again.
   assert.equal((await outcome(protocol, ["reset"]))[1], 1, protocol);
+  // An answer whose message reads like a refusal is an answer.
+  assert.deepEqual(await outcome(protocol, ["denied"]), ["PERMISSION_DENIED", 1], protocol);
 }
 console.log("refused-stream: passed");
