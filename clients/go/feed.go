@@ -50,6 +50,9 @@ func (f *Feed) Close() {
 // (NOT_FOUND for an unknown session arrives here, on the first Recv).
 func (f *Feed) Recv() (*pb.WatchMessagesResponse, error) {
 	event, err := f.stream.Recv()
+	if err != nil {
+		f.cancel() // the stream is over: its context goes too, Close or not
+	}
 	if errors.Is(err, io.EOF) {
 		return nil, io.EOF
 	}

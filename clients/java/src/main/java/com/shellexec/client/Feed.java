@@ -29,11 +29,11 @@ public final class Feed implements Iterator<WatchMessagesResponse>, AutoCloseabl
     try {
       boolean more = events.hasNext();
       if (!more) {
-        onClose.accept(this);  // ended by the server: nothing left for the client to close
+        close();  // ended by the server: its context goes too, close() called or not
       }
       return more;
     } catch (StatusRuntimeException error) {
-      onClose.accept(this);
+      close();
       throw ShellExecException.from(error);
     }
   }
