@@ -35,6 +35,7 @@ from typing import Any, BinaryIO, TypeVar
 from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
+from acp.exceptions import RequestError
 from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementation
 
 from shellexec.bridge.agent_stream import READ_BYTES, AgentStream
@@ -208,9 +209,10 @@ async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:
     try:
         return await call
     except Exception as error:  # RequestError, ConnectionError, a malformed answer ...
-        # A lost connection usually means the agent died: a moment lets the message say
-        # with which status, as a failed prompt's does.
-        await exited_within(handle.exited, 1.0)
+        if not isinstance(error, RequestError):
+            # A lost connection usually means the agent died: a moment lets the message say
+            # with which status, as a failed prompt's does. An error answer means it lives.
+            await exited_within(handle.exited, 1.0)
         raise AgentError(stage, f"{_reason(error)}{handle.exit_note()}") from error
 
 

@@ -46,6 +46,11 @@ class LineWindow:
 
     def feed(self, text: str) -> None:
         """The next chunk of the text; raises WindowTooLargeError past the cap."""
+        if self._line < self._first:
+            newlines = text.count("\n")
+            if self._line + newlines < self._first:  # the whole chunk lies before the window
+                self._line += newlines
+                return
         start = 0
         while start < len(text) and not self.complete:
             end = text.find("\n", start) + 1 or len(text)

@@ -60,8 +60,8 @@ class OutputWindow:
         left out rather than shown broken."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         text = decoder.decode(bytes(self._data), final=complete)
-        if len(text) <= self._limit // 4:  # fits whatever its characters
-            return text, self.truncated
+        if len(text) <= self._limit // 4 or "\ufffd" not in text:
+            return text, self.truncated  # fits whatever its characters, or is the bytes kept
         encoded = text.encode("utf-8", "surrogatepass")
         if len(encoded) <= self._limit:
             return text, self.truncated

@@ -64,6 +64,8 @@ CONNECT_TIMEOUT_SECONDS = 3
 # statements (the fold of a 4 MiB update) is about a second.
 WRITE_LOCK_TIMEOUT_SECONDS = 5.0
 WRITE_IDLE_TIMEOUT_SECONDS = 10.0
+# The most sessions noted as held by another transaction at once.
+MAX_HELD_SESSIONS = 1024
 # The key of the advisory lock that replicas starting together take to migrate one at a time
 # ("migrate" in hexadecimal digits).
 MIGRATION_LOCK = 0x6D696772617465
@@ -227,6 +229,8 @@ class PostgresDatabase(Database):
         except Exception as error:
             if _lock_not_available(error):
                 if session is not None:
+                    if len(self._held) >= MAX_HELD_SESSIONS:  # a session never written again
+                        self._held.clear()  # stays noted: forget them all, and wait again
                     self._held.add(session)
                 return future, None, self._held_error()
             self._lost(error)
