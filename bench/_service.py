@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import grpc
+
 from results import record
 from support import stack as stacks
 from support.stack import Stack
@@ -35,6 +37,17 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     stat = Path(f"/proc/{pid}/stat" if thread is None else f"/proc/{pid}/task/{thread}/stat")
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def p99_seconds(call: grpc.UnaryUnaryMultiCallable, request: bytes, seconds: float,
+                timeout: float) -> float:
+    """The p99 latency of `call(request)`, made one after another for `seconds`."""
+    latencies = []
+    deadline = time.perf_counter() + seconds
+    while (start := time.perf_counter()) < deadline:
+        call(request, timeout=timeout)
+        latencies.append(time.perf_counter() - start)
+    return statistics.quantiles(latencies, n=100)[98]
 
 
 def seconds_per_call(call: Callable[[], object], calls: int) -> float:

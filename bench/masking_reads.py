@@ -25,12 +25,13 @@ import grpc
 from shellexec.client import ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
-from _service import conclude, running_stack
+from _service import conclude, p99_seconds, running_stack
 
 READERS = 6
 CALLS = 8
 PHASE_SECONDS = 3.0
 ROUNDS = 3
+CALL_TIMEOUT = 30
 TARGET = 1.5
 LIST_MESSAGES = "/shellexec.v1.ShellExecService/ListMessages"
 GET_SESSION = "/shellexec.v1.ShellExecService/GetSession"
@@ -45,15 +46,6 @@ def _read(target: str, raw: bytes, stop: Event) -> None:
         list_messages = channel.unary_unary(LIST_MESSAGES)
         while not stop.is_set():
             list_messages(raw, timeout=60)
-
-
-def _p99(call: grpc.UnaryUnaryMultiCallable, request: bytes, seconds: float) -> float:
-    latencies = []
-    deadline = time.perf_counter() + seconds
-    while (start := time.perf_counter()) < deadline:
-        call(request, timeout=30)
-        latencies.append(time.perf_counter() - start)
-    return statistics.quantiles(latencies, n=100)[98]
 
 
 def _seeded_session(client: ShellExecClient, line: str) -> str:
@@ -76,7 +68,7 @@ def _p99_while_reading(get: grpc.UnaryUnaryMultiCallable, request: bytes, target
     for process in readers:
         process.start()
     time.sleep(1.0)  # the reads under way (processes started, calls in flight)
-    p99 = _p99(get, request, PHASE_SECONDS)
+    p99 = p99_seconds(get, request, PHASE_SECONDS, CALL_TIMEOUT)
     stop.set()
     for process in readers:
         process.join(timeout=60)
@@ -95,10 +87,10 @@ def measure() -> tuple[float, float, float]:
                                    options=[("grpc.max_receive_message_length", -1)]) as channel:
             get = channel.unary_unary(GET_SESSION)
             request = pb.GetSessionRequest(session_id=plain).SerializeToString()
-            _p99(get, request, 1.0)  # warm up
+            p99_seconds(get, request, 1.0, CALL_TIMEOUT)  # warm up
             idle, under_plain, under_costly = [], [], []
             for _ in range(ROUNDS):
-                idle.append(_p99(get, request, PHASE_SECONDS))
+                idle.append(p99_seconds(get, request, PHASE_SECONDS, CALL_TIMEOUT))
                 under_plain.append(_p99_while_reading(get, request, stack.grpc_target,
                                                       listings[0]))
                 under_costly.append(_p99_while_reading(get, request, stack.grpc_target,

@@ -22,11 +22,12 @@ from google.protobuf import struct_pb2
 from shellexec.rules import limits
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
-from _service import conclude, running_stack
+from _service import conclude, p99_seconds, running_stack
 
 FLOODERS = 2
 PHASE_SECONDS = 3.0
 ROUNDS = 3
+CALL_TIMEOUT = 10
 TARGET = 5.0
 NORMALIZE = "/shellexec.v1.ShellExecService/NormalizeShellExec"
 GET_SESSION = "/shellexec.v1.ShellExecService/GetSession"
@@ -65,15 +66,6 @@ def _flood(target: str, raw: bytes, stop: Event) -> None:
             normalize(raw, timeout=60)
 
 
-def _p99(call: grpc.UnaryUnaryMultiCallable, request: bytes, seconds: float) -> float:
-    latencies = []
-    deadline = time.perf_counter() + seconds
-    while (start := time.perf_counter()) < deadline:
-        call(request, timeout=10)
-        latencies.append(time.perf_counter() - start)
-    return statistics.quantiles(latencies, n=100)[98]
-
-
 def measure(conversion_workers: str) -> tuple[float, float]:
     """(idle p99, flooded p99) of GetSession, in seconds, medians over the rounds."""
     with running_stack(SHELLEXEC_CONVERSION_WORKERS=conversion_workers) as stack:
@@ -86,17 +78,17 @@ def measure(conversion_workers: str) -> tuple[float, float]:
             pb.NormalizeShellExecResponse.FromString(channel.unary_unary(NORMALIZE)(raw))
             get = channel.unary_unary(GET_SESSION)
             request = pb.GetSessionRequest(session_id=session_id).SerializeToString()
-            _p99(get, request, 1.0)  # warm up
+            p99_seconds(get, request, 1.0, CALL_TIMEOUT)  # warm up
             idle, flooded = [], []
             for _ in range(ROUNDS):
-                idle.append(_p99(get, request, PHASE_SECONDS))
+                idle.append(p99_seconds(get, request, PHASE_SECONDS, CALL_TIMEOUT))
                 stop = context.Event()
                 flooders = [context.Process(target=_flood, args=(stack.grpc_target, raw, stop))
                             for _ in range(FLOODERS)]
                 for process in flooders:
                     process.start()
                 time.sleep(1.0)  # the flood under way (processes started, requests in flight)
-                flooded.append(_p99(get, request, PHASE_SECONDS))
+                flooded.append(p99_seconds(get, request, PHASE_SECONDS, CALL_TIMEOUT))
                 stop.set()
                 for process in flooders:
                     process.join(timeout=60)
