@@ -17,7 +17,7 @@ from shellexec.app.settings import Settings
 from shellexec.store import SCHEMA_VERSION, MigrationFailedError, migrations, open_database
 from shellexec.store.models import SESSION_COUNTER_ROW, SchemaVersion, SessionCounter
 
-from support.stack import free_port
+from support.stack import up_environment
 
 
 def _database_url(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> str:
@@ -88,10 +88,7 @@ def test_shellexec_up_says_which_step_failed_not_which_setting(
     open_database(url, pool_size=1).close()
     monkeypatch.setattr(migrations, "STEPS", (*migrations.STEPS, _failing_step))
     monkeypatch.chdir(tmp_path)
-    for name, value in {"SHELLEXEC_DATABASE_URL": url,
-                        "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
-                        "SHELLEXEC_REST_PORT": str(free_port()),
-                        "SHELLEXEC_METRICS_PORT": "0", "SHELLEXEC_ENVOY_METRICS_PORT": "0"}.items():
+    for name, value in up_environment(url).items():
         monkeypatch.setenv(name, value)
     assert cli.main(["up"]) == 1
     error = capsys.readouterr().err

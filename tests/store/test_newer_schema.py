@@ -15,7 +15,7 @@ from shellexec.store import SCHEMA_VERSION, NewerSchemaError, open_database
 from shellexec.store.models import SchemaVersion
 from shellexec.store.readiness import readiness_problem
 
-from support.stack import free_port
+from support.stack import up_environment
 
 
 def _database_url(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> str:
@@ -57,10 +57,7 @@ def test_shellexec_up_says_why_it_does_not_start(tmp_path: Path, monkeypatch: py
     url = f"sqlite:///{tmp_path / 'newer.db'}"
     _migrated_by_a_newer_shellexec(url)
     monkeypatch.chdir(tmp_path)
-    for name, value in {"SHELLEXEC_DATABASE_URL": url,
-                        "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
-                        "SHELLEXEC_REST_PORT": str(free_port()),
-                        "SHELLEXEC_METRICS_PORT": "0", "SHELLEXEC_ENVOY_METRICS_PORT": "0"}.items():
+    for name, value in up_environment(url).items():
         monkeypatch.setenv(name, value)
     assert cli.main(["up"]) == 1
     assert f"schema version {SCHEMA_VERSION + 1}, newer than" in capsys.readouterr().err

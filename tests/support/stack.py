@@ -54,6 +54,15 @@ def free_port() -> int:
             return port
 
 
+def up_environment(database_url: str) -> dict[str, str]:
+    """The settings of a `shellexec up` a test runs in its own process (`cli.main`): the
+    database, free ports, and no metrics listeners."""
+    return {"SHELLEXEC_DATABASE_URL": database_url,
+            "SHELLEXEC_GRPC_ADDRESS": f"127.0.0.1:{free_port()}",
+            "SHELLEXEC_REST_PORT": str(free_port()),
+            "SHELLEXEC_METRICS_PORT": "0", "SHELLEXEC_ENVOY_METRICS_PORT": "0"}
+
+
 def socket_folder(workdir: Path) -> Path:
     """A short private folder for the sockets of the stack in `workdir`.
 
