@@ -171,6 +171,13 @@ class ChatPage:
         expect(toggle).to_have_attribute("aria-expanded", "true")
         return self.body(message_id)
 
+    def expand_finished(self, message_id: str) -> Locator:
+        """Expands the output of a command that has ended: its body once the last poll is
+        done (no more output is coming)."""
+        body = self.expand(message_id)
+        expect(body).to_have_attribute("data-poll-state", "done")
+        return body
+
     def collapse(self, message_id: str) -> None:
         toggle = self.toggle(message_id)
         expect(toggle).to_have_attribute("aria-expanded", "true")

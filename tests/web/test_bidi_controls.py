@@ -73,8 +73,7 @@ def test_a_command_its_work_dir_and_output_show_bidi_controls_and_copy_the_real_
     expect(title).to_have_text(f"Read {MARKER}txt.exe")
     assert_reads_in_order(title, "txt.exe")
 
-    body = chat.expand(message_id)
-    expect(body).to_have_attribute("data-poll-state", "done")
+    body = chat.expand_finished(message_id)
     stdout = body.get_by_test_id("shell-output-stdout")
     expect(stdout).to_have_text(f"reading {MARKER}fdp.exe\n")
     assert_reads_in_order(stdout, "fdp.exe")

@@ -35,8 +35,7 @@ def test_a_far_column_neither_hides_the_output_nor_breaks_copying_it(
     shown = f"first line of the build\nsecond line\n{' ' * MAX_COLUMN}x\n"
     session_id, message_id = finished_command(api, output)
     chat.open(f"{stack.rest_url}/?session={session_id}")
-    body = chat.expand(message_id)
-    expect(body).to_have_attribute("data-poll-state", "done")
+    body = chat.expand_finished(message_id)
 
     stdout = body.get_by_test_id("shell-output-stdout")
     expect(stdout).to_contain_text("first line of the build")

@@ -6,7 +6,6 @@ not only what it stores."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
 from web.chat import ChatPage
 
 from support.acp import codex_end, codex_start
@@ -35,8 +34,7 @@ def test_a_credential_highlighted_by_grep_is_not_shown_unmasked(
         codex_end(call, plain + coloured, 0)])
 
     chat.open(f"{stack.rest_url}/?session={session['id']}")
-    body = chat.expand(message_id)
-    expect(body).to_have_attribute("data-poll-state", "done")
+    body = chat.expand_finished(message_id)
     shown = body.get_by_test_id("shell-output-stdout").text_content() or ""
 
     masked_token = "ghp_" + "*" * len(TOKEN_BODY)
@@ -68,8 +66,7 @@ def test_a_masked_value_keeps_the_colour_reset_after_it(
         codex_end(call, diff, 0)])
 
     chat.open(f"{stack.rest_url}/?session={session['id']}")
-    body = chat.expand(message_id)
-    expect(body).to_have_attribute("data-poll-state", "done")
+    body = chat.expand_finished(message_id)
     stdout = body.get_by_test_id("shell-output-stdout")
     masked = "*" * len(f"old-{PASSWORD}")
     assert (stdout.text_content() or "").splitlines() == [

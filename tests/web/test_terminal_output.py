@@ -245,8 +245,7 @@ def test_an_output_opens_at_its_end_however_its_chunks_are_estimated(
     output = output[-256 * 1024:]
     session_id, message_id = coloured_command(api, output)
     chat.open(f"{stack.rest_url}/?session={session_id}")
-    body = chat.expand(message_id)
-    expect(body).to_have_attribute("data-poll-state", "done")
+    body = chat.expand_finished(message_id)
     stdout = body.get_by_test_id("shell-output-stdout")
     expect(stdout).to_contain_text("line 01999")
     expect_tail_in_view(chat, stdout)
