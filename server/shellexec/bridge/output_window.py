@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import codecs
 
+from shellexec.normalize.text import is_continuation
+
 MAX_WINDOW_BYTES = 16 * 1024 * 1024
 
 
@@ -23,15 +25,11 @@ MAX_WINDOW_BYTES = 16 * 1024 * 1024
 _MAX_CONTINUATION = 3
 
 
-def _continuation(byte: int) -> bool:
-    return byte & 0xC0 == 0x80
-
-
 def _start_after(data: bytes | bytearray, cut: int) -> int:
     """`cut`, moved past the continuation bytes of a character it would split (at most
     three: more are no character, and are kept to be shown as U+FFFD)."""
     start = cut
-    while start < len(data) and start - cut < _MAX_CONTINUATION and _continuation(data[start]):
+    while start < len(data) and start - cut < _MAX_CONTINUATION and is_continuation(data[start]):
         start += 1
     return start
 

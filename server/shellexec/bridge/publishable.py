@@ -28,6 +28,7 @@ from google.protobuf import struct_pb2
 from shellexec.bridge.nesting import values_within
 from shellexec.client import to_protobuf_value
 from shellexec.normalize.markup import has_markup
+from shellexec.normalize.text import is_continuation, tail_bytes
 from shellexec.rules.limits import (
     MAX_OUTPUT_STREAM_BYTES,
     MAX_STORED_TEXT_BYTES,
@@ -160,17 +161,11 @@ def _cut(text: str) -> str:
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) <= CUT_HEAD_BYTES + CUT_TAIL_BYTES:
         return text
-    end, start = CUT_HEAD_BYTES, len(raw) - CUT_TAIL_BYTES
-    while _continues(raw[end]):  # the character the head would split is left out
+    end = CUT_HEAD_BYTES
+    while is_continuation(raw[end]):  # the character the head would split is left out
         end -= 1
-    while _continues(raw[start]):  # and so is the one the tail would
-        start += 1
-    return (raw[:end] + raw[start:]).decode("utf-8", "surrogatepass")
-
-
-def _continues(byte: int) -> bool:
-    """Whether `byte` continues a UTF-8 character (0b10xxxxxx)."""
-    return byte & 0xC0 == 0x80
+    # ... and so is the one the tail would (`tail_bytes` starts on a character).
+    return (raw[:end] + tail_bytes(raw, CUT_TAIL_BYTES)).decode("utf-8", "surrogatepass")
 
 
 def _without_lone_surrogates(value: Any) -> Any:

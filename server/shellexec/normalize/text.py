@@ -47,16 +47,17 @@ def valid_text(text: str) -> str:
     return to_utf8(text)[0]
 
 
-def _is_continuation(byte: int) -> bool:
+def is_continuation(byte: int) -> bool:
+    """Whether `byte` continues a UTF-8 character (0b10xxxxxx)."""
     return 0x80 <= byte < 0xC0
 
 
-def _tail_bytes(data: bytes, limit: int = MAX_FIELD_BYTES) -> bytes:
+def tail_bytes(data: bytes, limit: int = MAX_FIELD_BYTES) -> bytes:
     """The newest `<= limit` bytes of valid UTF-8 `data`, starting on a character boundary."""
     if len(data) <= limit:
         return data
     start = len(data) - limit
-    while start < len(data) and _is_continuation(data[start]):
+    while start < len(data) and is_continuation(data[start]):
         start += 1
     return data[start:]
 
@@ -70,7 +71,7 @@ def bound_tail(text: str) -> tuple[str, bool]:
     clean, data = to_utf8(text)
     if len(data) <= MAX_FIELD_BYTES:
         return clean, False
-    return _tail_bytes(data).decode("utf-8"), True
+    return tail_bytes(data).decode("utf-8"), True
 
 
 def bounded_head(text: str) -> str:
@@ -132,7 +133,7 @@ class OutputText:
         already cut off; `total_bytes` smaller than the text's own size is ignored.
         """
         clean, data = to_utf8(text)
-        kept = _tail_bytes(data)
+        kept = tail_bytes(data)
         retained = clean if kept is data else kept.decode("utf-8")
         base = max(total_bytes, len(data)) - len(kept)
         chunks: list[_Chunk] = [(len(kept), kept)] if kept else []
@@ -168,7 +169,7 @@ class OutputText:
         _, data = to_utf8(delta)
         if len(data) > MAX_FIELD_BYTES:
             # The delta alone fills the bound: nothing held before survives.
-            kept = _tail_bytes(data)
+            kept = tail_bytes(data)
             total = self.total_bytes + len(data)
             return OutputText([(len(kept), kept)], 1, total - len(kept), 0, True)
         chunks = self._with_chunk(data)
@@ -280,6 +281,6 @@ def _boundary_at(chunks: list[_Chunk], count: int, offset: int) -> int:
     end, data = chunks[index]
     local = offset - (end - len(data))
     # Chunks are whole characters, so a boundary is always found inside this chunk or at its end.
-    while local < len(data) and _is_continuation(data[local]):
+    while local < len(data) and is_continuation(data[local]):
         local += 1
     return end - len(data) + local
