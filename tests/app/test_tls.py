@@ -1,6 +1,7 @@
 """Optional TLS at the front door: with a certificate and key configured, Envoy answers REST,
 the page and gRPC over HTTPS (checked against the certificate, generated here with the openssl
-command), and plaintext HTTP no longer works."""
+command), and plaintext HTTP no longer works. The Python clients and the bridge speak TLS to
+it when told to."""
 
 from __future__ import annotations
 
@@ -14,12 +15,19 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+import asyncio
+
 import grpc
 import pytest
+from bridge.harness import run_bridge
+from bridge.provider_scripts import steps
 
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
+from shellexec.client import AsyncShellExecClient, ShellExecClient
+
+from support.acp import codex_end, codex_start
 from support.stack import BIN, Stack
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
@@ -78,6 +86,51 @@ def test_plain_http_gets_no_answer_and_an_untrusted_certificate_is_refused(
         urllib.request.urlopen(f"https://127.0.0.1:{stack.rest_port}/", timeout=10,
                                context=ssl.create_default_context())
     assert isinstance(refused.value.reason, ssl.SSLCertVerificationError)
+
+
+def test_the_python_clients_speak_tls_when_given_the_certificate(
+        tls_stack: tuple[Stack, Path]) -> None:
+    stack, cert = tls_stack
+    token = stack.create_token("python-tls", "admin")
+    front_door = f"127.0.0.1:{stack.rest_port}"
+    with ShellExecClient(front_door, token=token, tls=cert) as client:
+        session = client.create_session("tls-python")
+
+    async def read_back() -> str:
+        async with AsyncShellExecClient(front_door, token=token, tls=str(cert)) as client:
+            return (await client.get_session(session.id)).id
+
+    assert asyncio.run(read_back()) == session.id
+    # The system's trusted certificates do not include this self-signed one.
+    with ShellExecClient(front_door, token=token, tls=True, timeout=10) as client, \
+            pytest.raises(grpc.RpcError) as refused:
+        client.get_session(session.id)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_client_refuses_a_certificate_file_with_no_certificate_by_name(
+        tmp_path: Path) -> None:
+    (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    with pytest.raises(ValueError, match=r"tls: .*key\.pem holds no PEM certificate"):
+        ShellExecClient("127.0.0.1:1", tls=tmp_path / "key.pem")
+    with pytest.raises(FileNotFoundError):
+        ShellExecClient("127.0.0.1:1", tls=tmp_path / "missing.pem")
+
+
+def test_the_bridge_records_through_a_front_door_with_a_certificate(
+        tls_stack: tuple[Stack, Path], tmp_path: Path) -> None:
+    stack, cert = tls_stack
+    token = stack.create_token("bridge-tls", "ingest")
+    script = [*steps([codex_start("c1", "ls"), codex_end("c1", "a\n", 0)]), {"stop": "end_turn"}]
+    finished = run_bridge(stack, tmp_path, script, "--server", f"127.0.0.1:{stack.rest_port}",
+                          "--tls-ca", str(cert), "--prompt", "ls", "--retry-for", "10",
+                          env={"SHELLEXEC_TOKEN": token}, addresses=False)
+    assert finished.code == 0, finished.stderr
+    reader = stack.create_token("bridge-tls-reader", "read")
+    with ShellExecClient(stack.grpc_target, token=reader) as client:
+        messages = client.messages(finished.result()["session_id"])
+    assert [m.metadata.normalized.shell_exec.command for m in messages
+            if m.type == "tool_execute"] == ["ls"]
 
 
 @pytest.mark.parametrize(("settings", "complaint"), [

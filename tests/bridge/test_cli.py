@@ -39,6 +39,8 @@ AGENT = ["--", "agent-acp"]
     (["--prompt", "hi", "--task-id", "", *AGENT], "--task-id must be 1 to 128"),
     (["--prompt", "hi", "--task-id", "t" * 129, *AGENT], "--task-id must be 1 to 128"),
     (["--prompt", "hi", "--agent", "a" * 65, *AGENT], "--agent must be at most 64 characters"),
+    (["--prompt", "hi", "--tls-ca", "/nonexistent/ca.pem", *AGENT], "cannot read --tls-ca"),
+    (["--prompt", "hi", "--tls-ca", __file__, *AGENT], "holds no PEM certificate"),
 ])
 def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str],
                                             argv: list[str], message: str) -> None:

@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
                         default=os.environ.get("SHELLEXEC_TOKEN", ""),
                         help="a bearer token with the ingest scope, when the service requires "
                              "one (default: $SHELLEXEC_TOKEN; prefer it: arguments show in ps)")
+    parser.add_argument("--tls", action="store_true",
+                        help="speak TLS to --server (a front door with a certificate), "
+                             "checked against the system's trusted certificates")
+    parser.add_argument("--tls-ca", type=Path, metavar="FILE",
+                        help="speak TLS to --server, checked against the PEM certificates in "
+                             "FILE alone (e.g. the front door's self-signed certificate)")
     parser.add_argument("--task-id", metavar="ID",
                         help="the task to record under (default: a new one)")
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), metavar="DIR",
@@ -169,6 +175,21 @@ def _task_id(args: argparse.Namespace) -> str:
     return task_id
 
 
+def _tls(args: argparse.Namespace) -> bool | Path:
+    """--tls or --tls-ca. The certificate file is checked now: found wanting after the agent
+    has started, every publish would fail."""
+    if args.tls_ca is None:
+        return bool(args.tls)
+    path = Path(args.tls_ca)
+    try:
+        certificates = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read --tls-ca: {error}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in certificates:
+        raise UsageError(f"--tls-ca {path} holds no PEM certificate")
+    return path
+
+
 def _agent(args: argparse.Namespace, command: tuple[str, ...]) -> str:
     agent = str(args.agent or "")
     if (problem := agent_problem(agent)) is not None:
@@ -183,7 +204,7 @@ def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOption
     permission: PermissionAnswer = args.permission
     return BridgeOptions(
         command=command, prompt=_read_prompt(args), server=args.server, token=args.token,
-        task_id=_task_id(args), cwd=cwd,
+        tls=_tls(args), task_id=_task_id(args), cwd=cwd,
         agent=_agent(args, command), web_url=args.web_url, permission=permission,
         allow_fs_read=args.allow_fs_read, allow_fs_write=args.allow_fs_write,
         env_names=validate_names(args.env),

@@ -25,6 +25,9 @@ class BridgeOptions:
     server: str = DEFAULT_SERVER
     # A bearer token with the `ingest` scope, when the service has authentication on.
     token: str = ""
+    # Plaintext (False), TLS checked against the system's certificates (True), or against
+    # those of one PEM file.
+    tls: bool | Path = False
     task_id: str = ""
     cwd: Path = Path()
     agent: str = ""

@@ -83,7 +83,8 @@ class BridgeRun:
         self._files = FileAccess(options.cwd, read=options.allow_fs_read,
                                  write=options.allow_fs_write)
         self._forwarder = Forwarder(options.limits)
-        self._link = ServiceLink(options.server, options.retry, token=options.token)
+        self._link = ServiceLink(options.server, options.retry, token=options.token,
+                                 tls=options.tls)
         self._cancel_sent = False
         self._calls = OpenCalls()
         self._terminals: TerminalHost | None = None

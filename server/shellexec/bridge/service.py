@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from google.protobuf import struct_pb2
 
@@ -37,16 +38,18 @@ class ServiceLink:
     """Creates the session and turn, publishes updates, completes the turn."""
 
     def __init__(self, target: str, policy: RetryPolicy,
-                 call_timeout: float = CALL_TIMEOUT_SECONDS, token: str = "") -> None:
+                 call_timeout: float = CALL_TIMEOUT_SECONDS, token: str = "",
+                 tls: bool | Path = False) -> None:
         self._target = target
         self._token = token
+        self._tls = tls
         self._policy = policy
         self._call_timeout = min(call_timeout, max(policy.window, 1.0))
         self._client = self._connect()
 
     def _connect(self) -> AsyncShellExecClient:
         return AsyncShellExecClient(self._target, timeout=self._call_timeout,
-                                    token=self._token)
+                                    token=self._token, tls=self._tls)
 
     async def _reconnect(self) -> None:
         """A fresh channel: gRPC's own reconnect backoff would wait up to two minutes."""

@@ -7,7 +7,9 @@
         client.complete_turn(session.id, turn.id, "end_turn")
 
 `token` is a bearer token (`shellexec token create`), needed when the service has
-authentication on; it is sent with every call.
+authentication on; it is sent with every call. `tls` speaks TLS to a front door with a
+certificate: `tls="cert.pem"` trusts that PEM file's certificates alone, `tls=True` the
+system's.
 
 `watch` returns a `Feed`: iterate it, and `close()` it when done. `AsyncShellExecClient` has
 the same methods with the same parameters, awaited (and `watch` iterated with `async for`,

@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from shellexec.client._auth import async_bearer_token
+from shellexec.client._channel import Tls, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
     publish_request,
@@ -22,13 +23,20 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 
 class AsyncShellExecClient:
-    """Asynchronous calls to a shellexec server at `target` (host:port, plaintext); `token`
-    is sent as `authorization: Bearer` on every call."""
+    """Asynchronous calls to a shellexec server at `target` (host:port); `token` is sent as
+    `authorization: Bearer` on every call, and `tls` chooses plaintext or TLS as for
+    `ShellExecClient`."""
 
-    def __init__(self, target: str, timeout: float = 30.0, token: str = "") -> None:
-        self._channel = grpc.aio.insecure_channel(
-            target, options=CHANNEL_OPTIONS,
-            interceptors=async_bearer_token(token) if token else None)
+    def __init__(self, target: str, timeout: float = 30.0, token: str = "",
+                 tls: Tls = False) -> None:
+        credentials = channel_credentials(tls)
+        interceptors = async_bearer_token(token) if token else None
+        self._channel = (
+            grpc.aio.secure_channel(target, credentials, options=CHANNEL_OPTIONS,
+                                    interceptors=interceptors)
+            if credentials else
+            grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS,
+                                      interceptors=interceptors))
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
         self._timeout = timeout
 

@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 
 from shellexec.client._auth import BearerToken
+from shellexec.client._channel import Tls, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
     publish_request,
@@ -56,12 +57,16 @@ class Feed(Iterator[pb.WatchMessagesResponse]):
 
 
 class ShellExecClient:
-    """Blocking calls to a shellexec server at `target` (host:port, plaintext); `token` is
-    sent as `authorization: Bearer` on every call (needed when the service has
-    authentication on)."""
+    """Blocking calls to a shellexec server at `target` (host:port); `token` is sent as
+    `authorization: Bearer` on every call (needed when the service has authentication on).
+    `tls` is False for plaintext, True to check the server against the system's trusted
+    certificates, or a PEM file to check it against that file's certificates alone."""
 
-    def __init__(self, target: str, timeout: float = 30.0, token: str = "") -> None:
-        channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
+    def __init__(self, target: str, timeout: float = 30.0, token: str = "",
+                 tls: Tls = False) -> None:
+        credentials = channel_credentials(tls)
+        channel = (grpc.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
+                   if credentials else grpc.insecure_channel(target, options=CHANNEL_OPTIONS))
         self._channel = grpc.intercept_channel(channel, BearerToken(token)) if token else channel
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
         self._timeout = timeout
