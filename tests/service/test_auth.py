@@ -203,6 +203,22 @@ def test_a_read_token_cannot_write_and_an_ingest_token_cannot_read(
         assert normalized["shell_exec"]["command"] == "ls"
 
 
+def test_an_ingest_token_does_not_read_messages_through_publish_answers(
+        secured: Stack, seeded: Seeded, admin: Api) -> None:
+    """A publish that changes nothing answered with the whole message: a write-only token
+    read any session it could name that way."""
+    writer = secured.api_as(secured.create_token(unique("writer"), "ingest"))
+    path = f"/api/v1/task-sessions/{seeded.mine}/updates"
+    touch = {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "c1"}, "sequence": 9}
+    assert writer.call("POST", path, touch) == {"duplicate": False}
+    assert writer.call("POST", path, touch) == {"duplicate": True}
+    chat = {"update": {"sessionUpdate": "agent_message_chunk",
+                       "content": {"type": "text", "text": "done"}}}
+    assert "message" not in writer.call("POST", path, chat)
+    answer = admin.call("POST", path, {**touch, "sequence": 10})
+    assert answer["message"]["content"] == "env"
+
+
 def test_a_restricted_token_sees_other_tasks_as_missing(secured: Stack, seeded: Seeded) -> None:
     restricted = secured.api_as(
         secured.create_token(unique("repo-only"), "read", "ingest", tasks="repo_*"))

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from shellexec.vocabulary import SCOPE_ADMIN, SCOPES, Scope
+from shellexec.vocabulary import SCOPE_ADMIN, SCOPE_READ, SCOPES, Scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,11 @@ class Caller:
     def has_any(self, scopes: frozenset[Scope]) -> bool:
         """Whether one of `scopes` is granted (`admin` grants every scope)."""
         return SCOPE_ADMIN in self.scopes or not scopes.isdisjoint(self.scopes)
+
+    def reads(self) -> bool:
+        """Whether the caller may read what sessions hold (messages, output), not only
+        write it."""
+        return self.has_any(frozenset({SCOPE_READ}))
 
     def sees(self, task_id: str) -> bool:
         """Whether the caller may see this task (glob patterns, matched case-sensitively)."""

@@ -144,6 +144,10 @@ class Publisher:
         if event is not None:
             self._feed.broadcast(session_id, event)
         self._on_outcome(_outcome(result))
+        if not caller.reads():
+            # A write-only token (an agent's bridge) would otherwise read any session it
+            # can name, a chunk at a time, through the answers (ADR 0050).
+            return PublishResult(None, result.duplicate)
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any], sequence: int | None,

@@ -646,7 +646,8 @@ func (x *PublishUpdateRequest) GetSequence() int64 {
 type PublishUpdateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The message the update created or changed, projected as browsers see
-	// it; absent for ignored update types.
+	// it; absent for ignored update types, and for callers whose token lacks
+	// the `read` scope.
 	Message *Message `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
 	// True when the sequence had already been stored and nothing changed.
 	Duplicate     bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`

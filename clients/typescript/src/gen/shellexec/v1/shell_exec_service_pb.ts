@@ -353,7 +353,8 @@ export const PublishUpdateRequestSchema: GenMessage<PublishUpdateRequest> = /*@_
 export type PublishUpdateResponse = Message<"shellexec.v1.PublishUpdateResponse"> & {
   /**
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    *
    * @generated from field: shellexec.v1.Message message = 1;
    */

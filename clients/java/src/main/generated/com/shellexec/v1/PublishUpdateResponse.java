@@ -58,7 +58,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -71,7 +72,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -84,7 +86,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -460,7 +463,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -472,7 +476,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -488,7 +493,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -507,7 +513,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -526,7 +533,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -552,7 +560,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -570,7 +579,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -583,7 +593,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -599,7 +610,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * The message the update created or changed, projected as browsers see
-     * it; absent for ignored update types.
+     * it; absent for ignored update types, and for callers whose token lacks
+     * the `read` scope.
      * </pre>
      *
      * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>

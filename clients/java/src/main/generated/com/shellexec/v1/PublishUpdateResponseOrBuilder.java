@@ -13,7 +13,8 @@ public interface PublishUpdateResponseOrBuilder extends
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -23,7 +24,8 @@ public interface PublishUpdateResponseOrBuilder extends
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
@@ -33,7 +35,8 @@ public interface PublishUpdateResponseOrBuilder extends
   /**
    * <pre>
    * The message the update created or changed, projected as browsers see
-   * it; absent for ignored update types.
+   * it; absent for ignored update types, and for callers whose token lacks
+   * the `read` scope.
    * </pre>
    *
    * <code>.shellexec.v1.Message message = 1 [json_name = "message"];</code>
