@@ -4,6 +4,7 @@ they count after real calls through Envoy, and that the public listener does not
 from __future__ import annotations
 
 import itertools
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -12,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from shellexec.app.metrics_endpoint import MAX_CONNECTIONS
 from shellexec.vocabulary import EVENT_HEARTBEAT, EVENT_MESSAGE_ADDED
 
 from support.acp import codex_start
 from support.metrics import Samples, metrics_url, scrape, value
 from support.rest import unique
+from support.processes import wait_until
 from support.stack import Stack, free_port, running_stack
 
 SERVICE = "/shellexec.v1.ShellExecService"
@@ -153,6 +156,41 @@ def test_metrics_endpoint_serves_only_get_metrics(metered: Stack) -> None:
         assert head.status == 200
         assert head.headers["content-type"].startswith("text/plain")
         assert head.read() == b""
+
+
+def _held_connection(port: int) -> socket.socket:
+    """A connection that has sent half a request, as a slow or hostile client leaves it."""
+    held = socket.create_connection(("127.0.0.1", port), timeout=30)
+    held.sendall(b"GET /metrics HTTP/1.1\r\n")
+    return held
+
+
+def _closed_by_server(connection: socket.socket) -> bool:
+    try:
+        return connection.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_metrics_endpoint_serves_a_bounded_number_of_connections(metered: Stack) -> None:
+    """Every connection held a thread of the server's for as long as it stayed open: 500
+    half-sent requests made 500 threads."""
+    port = int(metered.env["SHELLEXEC_METRICS_PORT"])
+    held = [_held_connection(port) for _ in range(MAX_CONNECTIONS)]
+    try:
+        # The server accepts in order: the one past the bound finds every slot taken.
+        with _held_connection(port) as one_too_many:
+            assert _closed_by_server(one_too_many)
+    finally:
+        for connection in held:
+            connection.close()
+    assert wait_until(lambda: status_of(metrics_url(metered)) == 200, 30)
+
+
+@pytest.mark.slow
+def test_metrics_endpoint_closes_a_silent_connection(metered: Stack) -> None:
+    with _held_connection(int(metered.env["SHELLEXEC_METRICS_PORT"])) as held:
+        assert _closed_by_server(held)  # within READ_TIMEOUT_SECONDS, below the socket's 30
 
 
 def test_public_listener_does_not_serve_metrics(metered: Stack) -> None:

@@ -6,6 +6,10 @@ on a name rebound to 127.0.0.1 must not read it). The endpoint runs on a thread 
 (the standard library's WSGI server, one thread per scrape), so a slow scraper never holds
 the event loop; the metrics it reads are thread-safe, and the callbacks behind the gauges
 read an int or stat a file. It never goes through the public listener (ADR 0061).
+
+Any local process can connect, token or not, so what a connection may hold is bounded: at
+most MAX_CONNECTIONS are served at once (another is closed at once), and one that sends
+nothing for READ_TIMEOUT_SECONDS is closed.
 """
 
 from __future__ import annotations
@@ -24,16 +28,45 @@ from shellexec.app.ports import PortInUseError
 METRICS_HOST = "127.0.0.1"
 METRICS_PATH = "/metrics"
 _READ_METHODS = ("GET", "HEAD")
+# A scraper needs one connection at a time; a few more leave room for a probe and a person.
+MAX_CONNECTIONS = 8
+# A scrape's request arrives at once; a connection silent this long is not a scraper's.
+READ_TIMEOUT_SECONDS = 10.0
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    """A thread per connection, for at most MAX_CONNECTIONS connections at once: each held
+    one costs a thread, and a local process could otherwise open thousands."""
+
     daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: nobody else releases the slot
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class _QuietHandler(WSGIRequestHandler):
+    timeout = READ_TIMEOUT_SECONDS
+
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes are not worth a log line each."""
 
