@@ -5,6 +5,7 @@ it when told to."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import shutil
@@ -15,17 +16,14 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-import asyncio
-
 import grpc
 import pytest
 from bridge.harness import run_bridge
 from bridge.provider_scripts import steps
 
+from shellexec.client import AsyncShellExecClient, ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
-
-from shellexec.client import AsyncShellExecClient, ShellExecClient
 
 from support.acp import codex_end, codex_start
 from support.stack import BIN, Stack

@@ -18,8 +18,8 @@ from shellexec.vocabulary import EVENT_HEARTBEAT, EVENT_MESSAGE_ADDED
 
 from support.acp import codex_start
 from support.metrics import Samples, metrics_url, scrape, value
-from support.rest import unique
 from support.processes import wait_until
+from support.rest import unique
 from support.stack import Stack, free_port, running_stack
 
 SERVICE = "/shellexec.v1.ShellExecService"
