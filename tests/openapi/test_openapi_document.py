@@ -95,15 +95,29 @@ def test_the_document_refuses_bodies_the_server_refuses(definition: str,
     assert not _validator({"$ref": f"#/definitions/{definition}"}).is_valid(body)
 
 
+def _parameter_schema(path: str, name: str) -> dict[str, Any]:
+    parameter = _parameter(path, name)
+    return {key: parameter[key] for key in ("type", "minimum", "pattern") if key in parameter}
+
+
+@pytest.mark.parametrize(("path", "name", "value"), [
+    ("/api/v1/task-sessions/{session_id}/messages", "after", "msg_" + "0" * 32),
+    ("/api/v1/task-sessions", "after", "ses_" + "0" * 32),
+    ("/api/v1/task-sessions", "before", ""),
+])
+def test_the_document_accepts_cursors_the_server_accepts(path: str, name: str,
+                                                          value: object) -> None:
+    """List sessions' cursors are session ids, which the document refused as message ids."""
+    assert _validator(_parameter_schema(path, name)).is_valid(value)
+
+
 @pytest.mark.parametrize(("path", "name", "value"), [
     ("/api/v1/task-sessions/{session_id}/messages", "limit", -1),
+    ("/api/v1/task-sessions", "after", "msg_" + "0" * 32),
     ("/api/v1/task-sessions/{session_id}/messages", "after", "not-a-message-id"),
     ("/api/v1/task-sessions/{session_id}", "session_id", ""),
     ("/api/v1/tasks/{task_id}/boot-state", "task_id", "a/b"),
 ])
 def test_the_document_refuses_parameters_the_server_refuses(path: str, name: str,
                                                             value: object) -> None:
-    parameter = _parameter(path, name)
-    schema: dict[str, Any] = {key: parameter[key] for key in ("type", "minimum", "pattern")
-                              if key in parameter}
-    assert not _validator(schema).is_valid(value)
+    assert not _validator(_parameter_schema(path, name)).is_valid(value)

@@ -81,6 +81,12 @@ PARAMETER_CONSTRAINTS: Final[dict[str, Schema]] = {
     "sort": {"enum": ["", "asc", "desc"]},
     "since_revision": {"minimum": MIN_SINCE_REVISION, "maximum": _INT32_MAX},
 }
+# Where an operation's parameter of that name means something else: List sessions' cursors
+# are session ids.
+OPERATION_PARAMETER_CONSTRAINTS: Final[dict[str, dict[str, Schema]]] = {
+    "ShellExecService_ListSessions": {"before": _optional_id(SESSION_ID_PREFIX),
+                                      "after": _optional_id(SESSION_ID_PREFIX)},
+}
 
 # `toolCallId` is required of tool updates only, which Swagger 2.0 cannot say: described.
 _ACP_UPDATE: Final[Schema] = {
@@ -197,11 +203,13 @@ def _constrain_properties(definitions: dict[str, Schema]) -> None:
 def _constrain_parameters(operation: Schema) -> set[str]:
     """Adds the constraints of the operation's parameters; returns the names constrained."""
     constrained = set()
+    constraints = {**PARAMETER_CONSTRAINTS,
+                   **OPERATION_PARAMETER_CONSTRAINTS.get(operation["operationId"], {})}
     for parameter in operation.get("parameters", ()):
         if parameter["in"] == "body" and operation["operationId"] in OPTIONAL_BODY_OPERATIONS:
             parameter["required"] = False
-        if parameter["in"] in ("path", "query") and parameter["name"] in PARAMETER_CONSTRAINTS:
-            parameter.update(copy.deepcopy(PARAMETER_CONSTRAINTS[parameter["name"]]))
+        if parameter["in"] in ("path", "query") and parameter["name"] in constraints:
+            parameter.update(copy.deepcopy(constraints[parameter["name"]]))
             constrained.add(parameter["name"])
     return constrained
 
