@@ -109,6 +109,30 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
     assert not (tmp_path / ".run").exists()
 
 
+@pytest.mark.parametrize(("args", "url", "message"), [
+    (["token", "list"], "/srv/shellexec.db",
+     "SHELLEXEC_DATABASE_URL: '/srv/shellexec.db' is not a database URL; use "
+     "'sqlite:////srv/shellexec.db' for that SQLite file"),
+    (["token", "create", "--name", "n", "--scope", "read"], "",
+     "SHELLEXEC_DATABASE_URL: is empty; unset it for the default"),
+    (["serve"], "mysql://u:secret@127.0.0.1/x",
+     "SHELLEXEC_DATABASE_URL: unsupported database 'mysql'"),
+    (["up", "--database", "data/x.db"], "sqlite:///data/y.db",
+     "--database: 'data/x.db' is not a database URL; use 'sqlite:///data/x.db'"),
+])
+def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
+        tmp_path: Path, args: list[str], url: str, message: str) -> None:
+    """`shellexec token` answered a plain path with a traceback, and the others quoted its
+    empty scheme."""
+    done = subprocess.run([sys.executable, "-m", "shellexec.app.cli", *args], cwd=tmp_path,
+                          env={**os.environ, "SHELLEXEC_DATABASE_URL": url},
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"shellexec: {message}"), done.stderr
+    assert "secret" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_ipv6_grpc_address_reaches_envoy_without_brackets() -> None:
     """Envoy refused `[::1]` as an address, and `up` ended in a traceback."""
     config = render(Settings.from_env({"SHELLEXEC_GRPC_ADDRESS": "[::1]:50051"}), 50051)

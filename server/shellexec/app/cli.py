@@ -41,6 +41,7 @@ from shellexec.store import (
     MigrationFailedError,
     NewerSchemaError,
     UnsupportedDatabaseError,
+    database_url_problem,
 )
 
 RUN_DIR = Path(".run")
@@ -165,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         return bridge_main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if getattr(args, "database", None) is not None and (
+            problem := database_url_problem(args.database)) is not None:
+        print(f"shellexec: --database: {problem}", file=sys.stderr, flush=True)
+        return 2
     try:
         settings = Settings.from_env()
     except ValueError as error:

@@ -15,6 +15,7 @@ from shellexec.app import ports
 from shellexec.app.browser_boundary import allowed_hosts, cors_origin
 from shellexec.rules.limits import RECEIPT_WINDOW_SECONDS, STALLED_WATCHER_SECONDS
 from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS
+from shellexec.store.opening import database_url_problem
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -206,6 +207,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0)
+        if (problem := database_url_problem(self.database_url)) is not None:
+            raise ValueError(f"SHELLEXEC_DATABASE_URL: {problem}")
         try:
             ipaddress.IPv4Address(self.rest_host)
         except ValueError:

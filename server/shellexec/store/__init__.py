@@ -16,7 +16,7 @@ from shellexec.store.errors import (
     UnsupportedDatabaseError,
 )
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
-from shellexec.store.opening import open_database, sqlite_file
+from shellexec.store.opening import database_url_problem, open_database, sqlite_file
 from shellexec.store.statements import Statements
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Statements",
     "StoreError",
     "UnsupportedDatabaseError",
+    "database_url_problem",
     "migrate",
     "open_database",
     "sqlite_file",

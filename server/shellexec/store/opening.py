@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlparse
 
 from shellexec.store.database import (
     DEFAULT_BUSY_TIMEOUT_MS,
@@ -12,6 +13,24 @@ from shellexec.store.database import (
     sqlite_path,
 )
 from shellexec.store.postgres import DEFAULT_POOL_SIZE, is_postgres_url, open_postgres
+
+
+def database_url_problem(url: str) -> str | None:
+    """Why `url` names no database this store opens, or None. A plain path gets the URL it
+    was meant as; the text of another scheme's URL is not repeated, since it may hold a
+    password."""
+    if is_postgres_url(url):
+        return None
+    scheme = urlparse(url).scheme
+    if scheme == "sqlite":
+        return None
+    if not url:
+        return "is empty; unset it for the default (sqlite:///data/shellexec.db)"
+    if not scheme:
+        return (f"{url[:200]!r} is not a database URL; use {'sqlite:///' + url[:200]!r} for "
+                "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    return (f"unsupported database {scheme[:40]!r}; use sqlite:///PATH or "
+            "postgresql://USER:PASSWORD@HOST:PORT/NAME")
 
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
