@@ -6,6 +6,7 @@ document, health) is served without a token and holds no large body either."""
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import socket
 import subprocess
@@ -20,6 +21,7 @@ from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
 from shellexec.app import content_type_case
 from shellexec.rules.limits import (
     FRONT_DOOR_STREAM_BUFFER_BYTES,
+    MAX_HEALTH_REQUEST_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REST_BODY_BYTES,
 )
@@ -189,6 +191,31 @@ def test_a_health_request_over_its_bound_is_413_at_once_and_not_held(secured: St
                                            "application/grpc-web+proto")
     assert status.startswith("HTTP/1.1 413"), status
     assert headers.get("connection") == "close"
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize(("content_type", "status", "grpc_status"), [
+    ("application/grpc", 200, "8"), ("application/grpc-web+proto", 413, None)])
+def test_a_whole_health_request_over_its_bound_is_refused_by_its_length(
+        secured: Stack, content_type: str, status: int, grpc_status: str | None) -> None:
+    """A body that arrives whole is never held by the buffer, so only its announced length
+    can refuse it: 1,928 bytes reached the server without a token."""
+    name = b"a" * 1920
+    message = b"\x0a" + bytes([0x80, 0x0f]) + name  # HealthCheckRequest.service
+    frame = b"\x00" + len(message).to_bytes(4, "big") + message
+    connection = http.client.HTTPConnection("127.0.0.1", secured.rest_port, timeout=30)
+    try:
+        connection.request("POST", "/grpc.health.v1.Health/Check", body=frame,
+                           headers={"content-type": content_type, "te": "trailers"})
+        answer = connection.getresponse()
+        answer.read()
+    finally:
+        connection.close()
+    assert answer.status == status
+    if grpc_status is not None:
+        assert answer.headers["grpc-status"] == grpc_status
+        assert answer.headers["grpc-message"] == (
+            f"a health check's request is at most {MAX_HEALTH_REQUEST_BYTES} bytes")
 
 
 # Longer than gRPC's default metadata limit (16 KiB), under the front door's header limit.

@@ -47,6 +47,11 @@ from shellexec.app.front_door_errors import (
     method_not_allowed_routes,
     query_collision_routes,
 )
+from shellexec.app.grpc_codecs import (
+    NATIVE_GRPC_CONTENT_TYPES,
+    RESOURCE_EXHAUSTED,
+    trailers_only_refusal,
+)
 from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
 from shellexec.app.openapi_document import OPENAPI_PATH
 from shellexec.app.rest_bindings import read_bindings
@@ -147,6 +152,28 @@ def unknown_path_route() -> str:
              "direct_response": {"status": 404, "body": {"inline_string": "no such path"}},
              "typed_per_filter_config": UNHELD_FILTERS}
     return f"{_ROUTE_INDENT}- {json.dumps(route)}"
+
+
+# The one call the front door serves without a token (probes carry none).
+HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
+
+
+def health_oversize_routes() -> list[dict[str, Any]]:
+    """A health check announcing a body over MAX_HEALTH_REQUEST_BYTES is refused at once:
+    RESOURCE_EXHAUSTED in gRPC's own form for native gRPC (Envoy's own 413 reaches a gRPC
+    client as UNKNOWN), 413 for the rest. The buffer's bound counts only what it holds, and a
+    body that arrives whole with the end of its stream is never held, so such a request
+    passed whatever length it announced."""
+    oversize = {"name": "content-length", "range_match": {
+        "start": MAX_HEALTH_REQUEST_BYTES + 1, "end": 2**62}}
+    message = f"a health check's request is at most {MAX_HEALTH_REQUEST_BYTES} bytes"
+    path = {"path": HEALTH_CHECK_PATH}
+    native_grpc = {"name": "content-type", "string_match": {"safe_regex": {
+        "regex": NATIVE_GRPC_CONTENT_TYPES}}}
+    return [trailers_only_refusal([oversize, native_grpc], message, RESOURCE_EXHAUSTED, path),
+            {"match": {**path, "headers": [oversize]},
+             "direct_response": {"status": 413, "body": {"inline_string": message}},
+             "typed_per_filter_config": REFUSAL_FILTERS}]
 
 
 def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
@@ -317,6 +344,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         connection_timeouts=_fields(_MANAGER_FIELD_INDENT, connection_timeouts()),
         web_routes=web_routes(), openapi_routes=openapi_routes(),
         unknown_path_route=unknown_path_route(),
+        health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
         tls_transport_socket=_tls_transport_socket(settings),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),

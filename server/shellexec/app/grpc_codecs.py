@@ -25,6 +25,10 @@ REFUSAL = ("gRPC and gRPC-Web are served with the Protobuf codec only: send cont
            "application/grpc (gRPC-Web: application/grpc-web+proto)")
 # google.rpc.Code INVALID_ARGUMENT, as the Connect protocol's JSON refusal has it.
 REFUSAL_STATUS = "3"
+# google.rpc.Code RESOURCE_EXHAUSTED: a request over a size bound.
+RESOURCE_EXHAUSTED = "8"
+# Native gRPC alone (not gRPC-Web), whose clients read a status only from grpc-status.
+NATIVE_GRPC_CONTENT_TYPES = r"(?i)application/grpc(\+proto)?\s*(;.*)?"
 
 
 def refusal_route() -> dict[str, Any]:
@@ -38,15 +42,18 @@ def refusal_route() -> dict[str, Any]:
     ], REFUSAL)
 
 
-def trailers_only_refusal(headers: list[dict[str, Any]], message: str) -> dict[str, Any]:
-    """A route answering a call to a gRPC path whose headers match `headers` with
-    INVALID_ARGUMENT and `message`, in gRPC's own form, reaching nothing."""
+def trailers_only_refusal(headers: list[dict[str, Any]], message: str,
+                          status: str = REFUSAL_STATUS,
+                          paths: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A route answering a call to a gRPC path (or to `paths`, a route match's path part)
+    whose headers match `headers` with the google.rpc.Code `status` (INVALID_ARGUMENT) and
+    `message`, in gRPC's own form, reaching nothing."""
     return {
-        "match": {"safe_regex": {"regex": RPC_PATHS}, "headers": headers},
+        "match": {**(paths or {"safe_regex": {"regex": RPC_PATHS}}), "headers": headers},
         # Empty, so Envoy sends the headers alone: gRPC's trailers-only answer, which gRPC
         # and gRPC-Web clients both read the status from.
         "direct_response": {"status": 200},
-        "response_headers_to_add": [_replaced("grpc-status", REFUSAL_STATUS),
+        "response_headers_to_add": [_replaced("grpc-status", status),
                                     _replaced("grpc-message", message)],
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
