@@ -107,6 +107,29 @@ def test_a_failing_command_links_to_the_open_shell_call_and_fails_it(
     assert shell["output"] == {"exit_code": 3, "stdout": "oops\n", "truncated": False}
 
 
+def test_calls_announced_before_their_terminals_each_get_their_own(
+        stack: Stack, tmp_path: Path) -> None:
+    """Goose announces its calls, then runs them, naming no terminal: both terminals went to
+    the second call, with the first command's output and exit code."""
+    first, second = "echo AAA; exit 3", "echo BBB"
+    finished = run(stack, tmp_path, [
+        tool_call("a", f"shell · {first}", rawInput={"command": first}),
+        tool_call("b", f"shell · {second}", rawInput={"command": second}),
+        create(first, "ta"), create(second, "tb"),
+        {"terminal_wait": "tb"}, {"terminal_release": "tb"},
+        tool_update("b", status="completed", rawOutput={"stdout": "BBB\n", "stderr": ""}),
+        {"terminal_wait": "ta"}, {"terminal_release": "ta"},
+        tool_update("a", status="failed", rawOutput={"stdout": "AAA\n", "stderr": ""}),
+    ])
+    for index, (command, exit_code, stdout, status) in enumerate([
+            (first, 3, "AAA\n", "failed"), (second, 0, "BBB\n", "complete")]):
+        message, shell = shell_message(stack, finished, index)
+        assert message["content"] == command
+        assert message["metadata"]["normalized"]["shell_exec"]["work_dir"] == str(tmp_path)
+        assert shell["status"] == status
+        assert shell["output"] == {"exit_code": exit_code, "stdout": stdout, "truncated": False}
+
+
 def test_the_output_byte_limit_keeps_the_newest_whole_characters(
         stack: Stack, tmp_path: Path) -> None:
     finished = run(stack, tmp_path, [

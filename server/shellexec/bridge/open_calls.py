@@ -5,9 +5,12 @@ The bridge hosts terminals for the agent (`terminals.py`), and `terminal/create`
 tool call. A hosted terminal belongs to (ADR 0087):
 
 1. the tool call whose `content` names its terminal id (`{"type": "terminal", ...}`);
-2. else the most recent open tool call that looks like a shell command (the normalizer's
+2. else an open tool call whose command (its `rawInput`, as the record shows it) is the
+   terminal's: the first one given no terminal yet, else the most recent one. Goose announces
+   several calls before it runs them, and names no terminal in any;
+3. else the most recent open tool call that looks like a shell command (the normalizer's
    shell signals: `kind` `execute`, a command argv...);
-3. else the most recent open tool call of any kind (it runs a terminal, so it is one).
+4. else the most recent open tool call of any kind (it runs a terminal, so it is one).
 
 "Open" means not reported `completed`, `failed` or `cancelled`; "recent" means first
 reported last.
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shellexec.normalize.commands import shell_signal
+from shellexec.normalize.commands import command_of, shell_signal
 from shellexec.normalize.terminal_updates import terminal_refs
 from shellexec.normalize.vocabulary import is_terminal, parse_acp_status
 from shellexec.vocabulary import ACP_TOOL_UPDATES
@@ -28,6 +31,8 @@ from shellexec.vocabulary import ACP_TOOL_UPDATES
 class _Call:
     shell: bool = False
     open: bool = True
+    command: str | None = None  # as the record shows it (`command_of`)
+    terminals: int = 0  # hosted terminals given to it by rules 2 to 4
 
 
 class OpenCalls:
@@ -45,6 +50,8 @@ class OpenCalls:
             return
         call = self._calls.setdefault(call_id, _Call())
         call.shell = call.shell or shell_signal(update)
+        if (command := command_of(update.get("rawInput"))) is not None:
+            call.command = command
         status = parse_acp_status(update.get("status"))
         if status is not None and is_terminal(status):
             call.open = False
@@ -59,9 +66,28 @@ class OpenCalls:
         """The call whose content named the terminal first (rule 1), if any."""
         return self._named.get(terminal_id)
 
-    def fallback(self) -> str | None:
-        """The call a terminal no content names belongs to (rules 2 and 3), if any."""
+    def fallback(self, line: str) -> str | None:
+        """The call a terminal running `line` belongs to while no content names it (rules 2
+        to 4), if any; the call is counted as given a terminal."""
         open_calls = [call_id for call_id, call in self._calls.items() if call.open]
+        command = command_of({"command": line})
+        same = [call_id for call_id in open_calls
+                if command is not None and self._calls[call_id].command == command]
+        unserved = [call_id for call_id in same if not self._calls[call_id].terminals]
         shells = [call_id for call_id in open_calls if self._calls[call_id].shell]
-        candidates = shells or open_calls
-        return candidates[-1] if candidates else None
+        if unserved:
+            chosen: str | None = unserved[0]
+        else:
+            candidates = same or shells or open_calls
+            chosen = candidates[-1] if candidates else None
+        if chosen is not None:
+            self._calls[chosen].terminals += 1
+        return chosen
+
+    def moved(self, terminal_from: str | None, terminal_to: str) -> None:
+        """A terminal given to `terminal_from` (None: to no call) was named by
+        `terminal_to`'s content (rule 1)."""
+        if terminal_from is not None and terminal_from in self._calls:
+            self._calls[terminal_from].terminals -= 1
+        if terminal_to in self._calls:
+            self._calls[terminal_to].terminals += 1

@@ -146,7 +146,7 @@ class TerminalHost:
             raise RequestError.invalid_request({"reason": "the terminals were stopped"})
         terminal_id = f"term_{uuid.uuid4().hex[:16]}"
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
-                             self._calls.fallback())
+                             self._calls.fallback(line))
         self._terminals[terminal_id] = terminal
         log.info("terminal %s: running %r in %r", terminal_id, line, str(where))
         if terminal.call_id is not None:
@@ -191,6 +191,7 @@ class TerminalHost:
             if terminal.call_id is not None:
                 self._record(self._update(terminal, ACP_TERMINAL_UPDATE, output=None,
                                           exitStatus=None))
+            self._calls.moved(terminal.call_id, named)
             terminal.call_id = named
             self._record(self._snapshot(terminal))
 
