@@ -11,7 +11,7 @@ import pytest
 from bridge.harness import Finished, Step, launch
 from bridge.provider_scripts import say
 
-from shellexec.projection import NO_MASKING
+from shellexec.projection import NO_MASKING, Masking
 from shellexec.rules.limits import MAX_HELD_TERMINAL_UPDATES
 from shellexec.service.stateless import normalize_updates
 
@@ -99,6 +99,31 @@ def test_an_update_over_the_service_s_size_is_cut_and_keeps_the_call_s_ending(
     served = stack.api.shell_output(session_id, call["id"])["output"]
     assert served["stdout"] == expected.output.stdout
     assert served["truncated"] == expected.output.truncated
+
+
+def test_a_final_content_text_over_the_service_s_size_is_cut_and_ends_the_call(
+        stack: Stack, tmp_path: Path) -> None:
+    """grok repeats the whole output so far as the call's `content` text: 5 MB of it made
+    the final update unpublishable, and the failed call was stored as cancelled."""
+    output = "".join(f"line {n:07d} of the long build\n" for n in range(170_000))
+    updates = [
+        {"sessionUpdate": "tool_call", "toolCallId": "big", "kind": "execute",
+         "status": "pending", "title": "Run build", "rawInput": {"command": "make all"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "big", "status": "failed",
+         "content": [{"type": "content", "content": {"type": "text", "text": output}}]}]
+    finished = launch(stack, tmp_path, [{"update": update} for update in updates],
+                      "--agent", "grok", "--prompt", PROMPT).finish_unhung(HANG_SECONDS)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert "its output fields are cut" in finished.stderr
+    session_id = finished.result()["session_id"]
+    [call] = [m for m in stack.api.messages(session_id) if m["type"] == "tool_execute"]
+    # Served masked: a stream cut at its head may begin inside a secret.
+    expected = normalize_updates(updates, "grok", Masking())
+    assert call["metadata"]["status"] == "failed"
+    served = stack.api.shell_output(session_id, call["id"])["output"]
+    assert served["stdout"] == expected.output.stdout
+    assert served["truncated"] is True
 
 
 def test_updates_past_the_held_terminal_bound_are_skipped(stack: Stack,

@@ -256,14 +256,25 @@ BIG_OUTPUT = "".join(f"line {n:07d} of the build\n" for n in range(200_000))  # 
     ("", {"rawOutput": {"output": BIG_OUTPUT, "exit_code": 2}}),
     ("", {"rawOutput": {"content": [{"type": "text", "text": BIG_OUTPUT}],
                         "details": {"exitCode": 2}}}),
-], ids=["string", "blocks", "opencode", "output", "omp-content"])
+    # grok and Gemini send the whole output as the call's own `content` text; Goose and
+    # Copilot close it with their exit text, which the tail keeps.
+    ("grok", {"content": [{"type": "content", "content": {"type": "text",
+                                                          "text": BIG_OUTPUT}}]}),
+    ("gemini", {"content": [{"type": "content", "content": {"type": "text",
+                                                            "text": BIG_OUTPUT}}]}),
+    ("goose", {"content": [{"type": "content", "content": {
+        "type": "text", "text": BIG_OUTPUT + "\n\nCommand exited with code 3"}}]}),
+    ("copilot", {"content": [{"type": "content", "content": {
+        "type": "text", "text": BIG_OUTPUT + "<exited with exit code 4>"}}]}),
+], ids=["string", "blocks", "opencode", "output", "omp-content", "grok", "gemini", "goose",
+        "copilot"])
 def test_every_plain_output_shape_is_cut_and_folds_as_the_whole_one(
         agent: str, final: dict[str, Any]) -> None:
     start = {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "execute",
              "status": "in_progress", "rawInput": {"command": "make"}}
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed",
               **final}
-    published = encoded(update)
+    published = encoded(update, agent=agent or None)
     assert isinstance(published, Encoded)
     assert published.cut_from > MAX_UPDATE_BYTES
     sent = json_format.MessageToDict(published.value)
@@ -306,6 +317,18 @@ def test_an_update_over_the_service_s_size_with_no_plain_output_to_cut_is_unpubl
     assert why.reason.startswith("it is ")
     assert why.reason.endswith(f"bytes encoded, over the service's limit of {MAX_UPDATE_BYTES}"
                                ", even with its output fields cut")
+
+
+def test_an_update_its_cut_would_record_differently_is_unpublishable() -> None:
+    """Qwen's model text is no output, recognised by its sections: cut, it lost its
+    `Error:` marker and would have been stored as output."""
+    text = (f"Command: make\nDirectory: /repo\nOutput: {BIG_OUTPUT}\nError: "
+            f"{'e' * CUT_TAIL_BYTES}\nExit Code: 2")
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "q", "status": "failed",
+              "content": [{"type": "content", "content": {"type": "text", "text": text}}]}
+    why = encoded(update, agent="qwen")
+    assert isinstance(why, Unpublishable)
+    assert why.reason.endswith("and its output cut would be recorded differently")
 
 
 def test_each_update_is_published_as_the_value_it_was_converted_to_once() -> None:

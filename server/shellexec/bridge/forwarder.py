@@ -96,8 +96,9 @@ class ForwardStats:
 class Forwarder:
     """Buffers updates in arrival order and publishes them in that order, one at a time."""
 
-    def __init__(self, limits: BufferLimits) -> None:
+    def __init__(self, limits: BufferLimits, agent: str | None = None) -> None:
         self._limits = limits
+        self._agent = agent  # the normalization hint, for checking a cut update
         self._queue: deque[_Pending] = deque()
         self._bytes = 0
         self._next_sequence = 1
@@ -126,8 +127,8 @@ class Forwarder:
         sequence = self._next_sequence
         self._next_sequence += 1
         chunk = read_chunk(update)
-        value = (encoded(update) if chunk is None
-                 else encoded(_without_data(update), data=update["data"]))
+        value = (encoded(update, agent=self._agent) if chunk is None
+                 else encoded(_without_data(update), data=update["data"], agent=self._agent))
         if isinstance(value, Unpublishable):
             self.stats.rejected += 1
             log.warning("update #%d (%s) cannot be published: %s; skipped", sequence,

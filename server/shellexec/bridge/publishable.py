@@ -8,12 +8,15 @@ JSON but no UTF-8) is not a reason to lose an update: an agent that cuts a long 
 units can split a pair, so it becomes U+FFFD, as the service's fold draws one. The Value made
 for the check is the one queued and published, so no update is converted twice (ADR 0129).
 
-An update over the service's size limit because of the output in its `rawOutput` is
-published with each long output text cut to more than the service keeps of it: Codex's final
-update repeats a command's whole output (`stdout` and `aggregated_output`), and 2 MB of output
-made it 4 MiB. Skipping it lost the call's status and exit code with the output. Only fields
-the service reads as plain text are cut: one it parses (Auggie's tagged sections, Vibe's JSON,
-a `bash -c '...'` command) could read differently once cut (ADR 0123, since 2026-12-05).
+An update over the service's size limit because of the output in its `rawOutput` or its
+`content` is published with each long output text cut to more than the service keeps of it:
+Codex's final update repeats a command's whole output (`stdout` and `aggregated_output`), and
+2 MB of output made it 4 MiB; grok and Gemini send a whole output as a `content` text. Skipping
+it lost the call's status and exit code with the output. Only fields the service reads as plain
+text are cut: one it parses (Auggie's tagged sections, Vibe's JSON, a `bash -c '...'` command)
+could read differently once cut. A text in `content` may still be one an agent's dialect parses
+(Qwen's sections), so a cut update is published only when the fold records it exactly as the
+whole one (ADR 0123, since 2026-12-05).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+from shellexec import normalize
 from shellexec.bridge.nesting import values_within
 from shellexec.client import to_protobuf_value
 from shellexec.normalize.markup import has_markup
@@ -76,11 +80,13 @@ CUT_TAIL_BYTES = 2 * MAX_OUTPUT_STREAM_BYTES
 VALUE_OVERHEAD_BYTES = 64
 
 
-def encoded(update: Mapping[str, Any], data: str | None = None) -> Encoded | Unpublishable:
+def encoded(update: Mapping[str, Any], data: str | None = None,
+            agent: str | None = None) -> Encoded | Unpublishable:
     """`update` as the google.protobuf.Value that is published, or why it cannot be.
 
     `data`, when given, is a terminal chunk's base64 `data`, left out of `update`: base64
     always encodes, so it is only set into the Value, and counts only towards its size.
+    `agent` is the normalization hint the service folds the update with.
     """
     values = values_within(update, MAX_UPDATE_DEPTH)
     if values is None:
@@ -92,12 +98,28 @@ def encoded(update: Mapping[str, Any], data: str | None = None) -> Encoded | Unp
     # The client would send a Value over the gRPC message limit only to fail on its own side
     # (RESOURCE_EXHAUSTED, retried as an outage); the service refuses one over this anyway.
     if (size := value.ByteSize()) > MAX_UPDATE_BYTES:
-        cut = _value(_long_texts_cut(update), data)
+        shorter = _long_texts_cut(update)
+        cut = _value(shorter, data)
         if isinstance(cut, Unpublishable) or cut.ByteSize() > MAX_UPDATE_BYTES:
             return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
                                  f"{MAX_UPDATE_BYTES}, even with its output fields cut")
+        if not _recorded_alike(update, shorter, agent):
+            return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
+                                 f"{MAX_UPDATE_BYTES}, and its output cut would be recorded "
+                                 "differently")
         return Encoded(cut, cut.ByteSize() + VALUE_OVERHEAD_BYTES * values, cut_from=size)
     return Encoded(value, size + VALUE_OVERHEAD_BYTES * values)
+
+
+def _recorded_alike(update: Mapping[str, Any], cut: Mapping[str, Any],
+                    agent: str | None) -> bool:
+    """Whether the fold records `cut` as it records `update` (from a call it alone makes):
+    the status, the exit code and the output the service keeps. Paid only by an update over
+    the limit."""
+    def record(one: Mapping[str, Any]) -> normalize.ShellRecord:
+        return normalize.shell_record(normalize.fold_all([one], agent=agent))
+
+    return record(cut) == record(update)
 
 
 def _value(update: Mapping[str, Any], data: str | None) -> struct_pb2.Value | Unpublishable:
@@ -115,9 +137,12 @@ def _value(update: Mapping[str, Any], data: str | None) -> struct_pb2.Value | Un
 
 
 def _long_texts_cut(update: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`update` with each text its `rawOutput` holds as plain output that is longer than
-    CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to its first CUT_HEAD_BYTES and its last
-    CUT_TAIL_BYTES, on character boundaries. Texts the service parses are left whole."""
+    """`update` with each text its `rawOutput` or its `content` holds as plain output that is
+    longer than CUT_HEAD_BYTES + CUT_TAIL_BYTES in UTF-8 cut to its first CUT_HEAD_BYTES and
+    its last CUT_TAIL_BYTES, on character boundaries. Texts the service parses are left whole."""
+    content = update.get("content")
+    if isinstance(content, list):
+        update = {**update, "content": [_block_cut(block) for block in content]}
     raw = update.get("rawOutput")
     if isinstance(raw, str):
         return {**update, "rawOutput": raw if raw.lstrip().startswith("{") else _cut(raw)}

@@ -82,7 +82,7 @@ class BridgeRun:
         self._signals = signals
         self._files = FileAccess(options.cwd, read=options.allow_fs_read,
                                  write=options.allow_fs_write)
-        self._forwarder = Forwarder(options.limits)
+        self._forwarder = Forwarder(options.limits, agent=options.agent)
         self._link = ServiceLink(options.server, options.retry, token=options.token,
                                  tls=options.tls)
         self._cancel_sent = False
