@@ -106,7 +106,7 @@ def test_a_final_content_text_over_the_service_s_size_is_cut_and_ends_the_call(
     """grok repeats the whole output so far as the call's `content` text: 5 MB of it made
     the final update unpublishable, and the failed call was stored as cancelled."""
     output = "".join(f"line {n:07d} of the long build\n" for n in range(170_000))
-    updates = [
+    updates: list[dict[str, Any]] = [
         {"sessionUpdate": "tool_call", "toolCallId": "big", "kind": "execute",
          "status": "pending", "title": "Run build", "rawInput": {"command": "make all"}},
         {"sessionUpdate": "tool_call_update", "toolCallId": "big", "status": "failed",
