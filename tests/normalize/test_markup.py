@@ -55,9 +55,25 @@ def test_output_containing_a_closing_tag_is_kept_up_to_the_last_one() -> None:
     assert parse_markup(text).stdout == "print('</output>')"
 
 
-def test_has_markup_needs_a_tag_on_its_own_line() -> None:
+def test_has_markup_needs_a_tag_on_its_own_line_or_an_inline_return_code() -> None:
     assert has_markup("x\n<output>\ny\n</output>")
     assert not has_markup("an <output> tag inside a sentence")
+    # The specification's own form: the code written inline, at the start of a line.
+    assert has_markup(HEAD + "<return-code>0</return-code>\n<output>a.txt\n</output>")
+    assert has_markup("<return-code> -1 </return-code>")
+    for plain in ("see <return-code>0</return-code> here", "<return-code>x</return-code>",
+                  "<output>inline</output>"):
+        assert not has_markup(plain), plain
+
+
+def test_an_inline_return_code_and_sections_are_read() -> None:
+    """Only a tag alone on its line made a text markup: the specification's
+    `<return-code>0</return-code>` left the whole text, tags included, as output with no
+    exit code."""
+    text = HEAD + "<return-code>0</return-code>\n<output>a.txt\n</output>"
+    assert parse_markup(text) == Markup(stdout="a.txt", stderr=None, exit_code=0)
+    text = "<return-code>1</return-code>\n<stderr>err</stderr>"
+    assert parse_markup(text) == Markup(stdout=None, stderr="err", exit_code=1)
 
 
 def test_a_return_code_the_command_printed_is_not_its_exit_code() -> None:

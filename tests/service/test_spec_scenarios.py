@@ -84,6 +84,22 @@ def test_scenario_auggie_return_code_0_is_success(stack: Stack) -> None:
     assert final["status"] == "complete"
 
 
+def test_scenario_auggie_return_code_written_inline_is_success(stack: Stack) -> None:
+    """The scenario's own `<return-code>0</return-code>`, on one line: read only when a tag
+    stood alone on its line, so the tags were shown as output with no exit code."""
+    session = stack.api.new_session(agent="auggie")
+    message_id = stack.api.play(session["id"], [
+        {"sessionUpdate": "tool_call", "toolCallId": "au", "title": "Run `ls`",
+         "kind": "execute", "rawInput": {"command": "ls", "cwd": "/repo"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "au", "status": "completed",
+         "rawOutput": {"output": "Here are the results from executing the command.\n"
+                                 "<return-code>0</return-code>\n<output>a.txt\n</output>"}},
+    ])
+    final = stack.api.shell_output(session["id"], message_id)
+    assert final["output"] == {"exit_code": 0, "stdout": "a.txt", "truncated": False}
+    assert stack.api.shell_exec(session["id"], message_id)["result"] == "success"
+
+
 def test_auggie_still_running_is_unknown_whatever_its_output_printed(stack: Stack) -> None:
     """"An absent exit status MUST NOT become exit 0": a still-running command's output so
     far printed a return code of its own."""

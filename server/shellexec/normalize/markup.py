@@ -13,7 +13,9 @@ Auggie (`launch-process`, `read-process`) reports a finished command as
     </output>
 
 and a command still running at its timeout as `Command may still be running. ... Output so
-far:` followed by an `<output>` section and no `<return-code>`. Parsing rules:
+far:` followed by an `<output>` section and no `<return-code>`. A text is read as markup when
+a section tag stands on a line of its own, or a line starts with a whole return code written
+inline (`<return-code>0</return-code>`, as the specification writes it). Parsing rules:
 
 - a section runs from the first `<tag>` to the last `</tag>` after it; one line break after
   the opening tag and one before the closing tag belong to the markup;
@@ -37,6 +39,9 @@ from dataclasses import dataclass
 from shellexec.normalize.exit_codes import parse_exit_code
 
 _SECTION_LINE = re.compile(r"^<(?:output|stderr|return-code)>[ \t]*\r?$", re.MULTILINE)
+# A return code on one line: the tag Auggie alone writes, around a number.
+_INLINE_RETURN_CODE = re.compile(r"^<return-code>[ \t]*[+-]?[0-9]+[ \t]*</return-code>",
+                                 re.MULTILINE)
 _RETURN_CODE = re.compile(r"<return-code>([^<]*)</return-code>")
 
 
@@ -50,8 +55,10 @@ class Markup:
 
 
 def has_markup(text: str) -> bool:
-    """Whether `text` has an Auggie section tag on a line of its own."""
-    return _SECTION_LINE.search(text) is not None
+    """Whether `text` has an Auggie section tag on a line of its own, or a line that starts
+    with a return code written inline."""
+    return (_SECTION_LINE.search(text) is not None
+            or _INLINE_RETURN_CODE.search(text) is not None)
 
 
 def parse_markup(text: str) -> Markup:
