@@ -24,10 +24,10 @@ class CostingMask:
     def clock(self) -> float:
         return self.now
 
-    def __call__(self, text: str, *, head_cut: bool = False) -> str:
+    def __call__(self, text: str, *, head_cut: bool = False, open_end: bool = True) -> str:
         self.calls.append((text, head_cut))
         self.now += 0.05 if "TOKEN" in text else 0.001
-        return mask_secrets(text, head_cut=head_cut)
+        return mask_secrets(text, head_cut=head_cut, open_end=open_end)
 
 
 def kept_texts(mask: CostingMask, max_bytes: int = 1 << 20) -> MaskedTexts:
@@ -63,6 +63,19 @@ def test_a_cut_head_is_a_different_masking() -> None:
     assert cut == mask_secrets(text, head_cut=True) != whole
     assert kept.masked(text, head_cut=True) == cut
     assert mask.calls == [(text, False), (text, True)]
+
+
+def test_a_closed_end_is_a_different_masking() -> None:
+    """A finished output's end is no token still arriving: kept apart from a running one's,
+    a read of one must not be served the other's masking."""
+    mask = CostingMask()
+    kept = kept_texts(mask)
+    text = COSTLY + "pip install sk-learn-extra"
+    growing, finished = kept.masked(text), kept.masked(text, open_end=False)
+    assert growing.endswith("sk-***********")
+    assert finished.endswith("sk-learn-extra")
+    assert kept.masked(text) == growing
+    assert len(mask.calls) == 2
 
 
 def test_the_least_recently_read_texts_go_first_past_the_bound() -> None:

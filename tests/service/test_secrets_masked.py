@@ -134,6 +134,25 @@ def test_a_token_split_across_two_output_deltas_is_masked_before_and_after_it_jo
     assert _leaks(_sse_events(stack, session["id"], 3)) == []
 
 
+def test_a_whole_command_and_a_finished_output_keep_their_end(stack: Stack) -> None:
+    """A token prefix at the end of a text is masked while more may come. It was masked at
+    the end of every text: `git checkout sk-new-ui` lost its branch, and so did the last
+    line of a finished output."""
+    session = stack.api.new_session()
+    command = "git checkout sk-new-ui"
+    stack.api.publish(session["id"], codex_start("w", command))
+    running = stack.api.publish(session["id"], codex_delta("w", "pip install sk-learn-extra"))
+    message_id = running["message"]["id"]
+    assert running["message"]["content"] == command
+    assert running["message"]["metadata"]["normalized"]["shell_exec"]["command"] == command
+    halfway = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
+    assert halfway == "pip install sk-***********"  # a running output may go on
+    stack.api.publish(session["id"], codex_end("w", "pip install sk-learn-extra", 0))
+    final = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
+    assert final == "pip install sk-learn-extra"
+    assert stack.api.shell_exec(session["id"], message_id)["command"] == command
+
+
 def test_only_a_stream_cut_at_the_bound_has_its_head_masked_and_only_a_token_s_length(
         stack: Stack) -> None:
     """A cut stream may begin inside a token whose start was cut off. But stdout lost its

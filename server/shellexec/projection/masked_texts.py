@@ -33,7 +33,7 @@ MAX_BYTES = 16 * 1024 * 1024
 # What an entry is counted as beyond its texts (the key, the dictionary's slot).
 ENTRY_OVERHEAD_BYTES = 256
 
-Key = tuple[bool, str]
+Key = tuple[bool, bool, str]  # head_cut, open_end, the text
 
 
 class MaskedTexts:
@@ -51,16 +51,17 @@ class MaskedTexts:
         self._entries: OrderedDict[Key, tuple[str, int]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def masked(self, text: str, *, head_cut: bool = False) -> str:
-        """`mask_secrets(text, head_cut=head_cut)`, kept if it was costly."""
-        key = (head_cut, text)
+    def masked(self, text: str, *, head_cut: bool = False, open_end: bool = True) -> str:
+        """`mask_secrets(text, head_cut=head_cut, open_end=open_end)`, kept if it was
+        costly."""
+        key = (head_cut, open_end, text)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry[0]
         started = self._cpu_clock()
-        masked = self._mask(text, head_cut=head_cut)
+        masked = self._mask(text, head_cut=head_cut, open_end=open_end)
         if self._cpu_clock() - started >= self._costly_seconds:
             self._keep(key, text if masked == text else masked)
         return masked
@@ -71,7 +72,7 @@ class MaskedTexts:
             return self._bytes
 
     def _keep(self, key: Key, masked: str) -> None:
-        text = key[1]
+        text = key[2]
         weight = ENTRY_OVERHEAD_BYTES + _memory(text) + (0 if masked is text else _memory(masked))
         if weight > self._max_bytes:
             return

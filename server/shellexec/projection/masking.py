@@ -8,6 +8,7 @@ from shellexec.normalize import ShellOutput, ShellRecord
 from shellexec.projection.masked_texts import MaskedTexts
 from shellexec.projection.secrets import mask_secrets
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+from shellexec.vocabulary import is_terminal
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,38 +19,44 @@ class Masking:
     enabled: bool = True
     kept: MaskedTexts | None = field(default=None, compare=False)
 
-    def text(self, value: str) -> str:
-        return self._masked(value, head_cut=False) if self.enabled else value
+    def text(self, value: str, *, whole: bool = False) -> str:
+        """`value` masked; `whole` when nothing is ever appended to it (a command, a title),
+        so a token's prefix at its end is not taken for a token still arriving."""
+        return self._masked(value, head_cut=False, open_end=not whole) if self.enabled \
+            else value
 
-    def output(self, output: ShellOutput) -> ShellOutput:
+    def output(self, output: ShellOutput, *, finished: bool = False) -> ShellOutput:
         """`output` masked; a stream cut at the bound lost its head, so it may begin inside
-        a secret whose start was cut off."""
+        a secret whose start was cut off. The output of a `finished` command gets nothing
+        more, so its end is not taken for a token still arriving."""
         if not self.enabled:
             return output
         return replace(output,
                        stdout=None if output.stdout is None else self._masked(
-                           output.stdout, head_cut=_may_be_cut(output.stdout, output)),
+                           output.stdout, head_cut=_may_be_cut(output.stdout, output),
+                           open_end=not finished),
                        stderr=None if output.stderr is None else self._masked(
-                           output.stderr, head_cut=_may_be_cut(output.stderr, output)))
+                           output.stderr, head_cut=_may_be_cut(output.stderr, output),
+                           open_end=not finished))
 
     def record(self, record: ShellRecord) -> ShellRecord:
         """A normalized record with its command, directory, title, description and output
         masked."""
         if not self.enabled:
             return record
-        return replace(record, command=self._optional(record.command),
-                       work_dir=self._optional(record.work_dir),
-                       title=self._optional(record.title),
-                       description=self._optional(record.description),
-                       output=self.output(record.output))
+        return replace(record, command=self._whole(record.command),
+                       work_dir=self._whole(record.work_dir),
+                       title=self._whole(record.title),
+                       description=self._whole(record.description),
+                       output=self.output(record.output, finished=is_terminal(record.status)))
 
-    def _optional(self, value: str | None) -> str | None:
-        return None if value is None else self.text(value)
+    def _whole(self, value: str | None) -> str | None:
+        return None if value is None else self.text(value, whole=True)
 
-    def _masked(self, value: str, *, head_cut: bool) -> str:
+    def _masked(self, value: str, *, head_cut: bool, open_end: bool) -> str:
         if self.kept is None:
-            return mask_secrets(value, head_cut=head_cut)
-        return self.kept.masked(value, head_cut=head_cut)
+            return mask_secrets(value, head_cut=head_cut, open_end=open_end)
+        return self.kept.masked(value, head_cut=head_cut, open_end=open_end)
 
 
 def _may_be_cut(text: str, output: ShellOutput) -> bool:

@@ -9,7 +9,7 @@ from shellexec.normalize import OutputSummary, shell_result
 from shellexec.projection.masking import Masking
 from shellexec.projection.secrets import may_hold_secrets
 from shellexec.store.models import Message
-from shellexec.vocabulary import Result, as_shell_status
+from shellexec.vocabulary import MESSAGE_TEXT, Result, as_shell_status
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +62,17 @@ def _shell_exec(row: Message, mask: Callable[[str], str]) -> ShellExecView | Non
 def _row_mask(row: Message, masking: Masking) -> Callable[[str], str]:
     """`masking.text` for the texts of `row`: nothing when none of them may hold a secret
     (one check for them all), else once per distinct text (a shell row's content is its
-    command or title)."""
+    command or title). Only a chat message's text may still grow; a tool call's texts are
+    whole values."""
     if not masking.enabled or not may_hold_secrets(
             "\n".join((row.content, row.title, row.command, row.work_dir))):
         return _unchanged
     seen: dict[str, str] = {}
+    whole = row.type != MESSAGE_TEXT
 
     def mask(text: str) -> str:
         if text not in seen:
-            seen[text] = masking.text(text)
+            seen[text] = masking.text(text, whole=whole)
         return seen[text]
 
     return mask

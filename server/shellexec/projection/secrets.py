@@ -228,23 +228,27 @@ def may_hold_secrets(text: str) -> bool:
     return any(hint in lowered for hint in SHORT_HINTS)
 
 
-def _stored_text_spans(text: str, head_cut: bool) -> list[Span]:
+def _stored_text_spans(text: str, head_cut: bool, open_end: bool) -> list[Span]:
     hinted = len(text) > _SHORT_TEXT or may_hold_secrets(text)
-    spans = _pattern_spans(text) + _tail_spans(text) if hinted else []
+    spans = _pattern_spans(text) + (_tail_spans(text) if open_end else []) if hinted else []
     if head_cut:
         spans += _head_spans(text)
     return spans
 
 
-def secret_spans(text: str, *, head_cut: bool = False) -> list[Span]:
+def secret_spans(text: str, *, head_cut: bool = False, open_end: bool = True) -> list[Span]:
     """The spans of `text` to mask, sorted and merged. `head_cut`: the text's beginning was
-    cut off (a bounded output), so it may start inside a secret."""
-    spans = _merged(_stored_text_spans(text, head_cut))
+    cut off (a bounded output), so it may start inside a secret. `open_end`: more may still
+    be appended (a running command's output, a reply being written), so a token's known
+    prefix at the very end is masked before its rest arrives; a whole value (a command, a
+    finished output) ends where it ends."""
+    spans = _merged(_stored_text_spans(text, head_cut, open_end))
     shown = shown_text(text)
     if shown is None:
         return spans
     found = _merged(shown.stored_span(span)
-                    for span in _stored_text_spans(shown.text, head_cut) if span[1] > span[0])
+                    for span in _stored_text_spans(shown.text, head_cut, open_end)
+                    if span[1] > span[0])
     # What the stored text's own spans mask whole needs no carving round hidden sequences.
     uncovered = list(outside(found, spans, [start for start, _ in spans]))
     return _merged([*spans, *shown.unhidden(uncovered)]) if uncovered else spans
@@ -302,11 +306,12 @@ def apply_spans(text: str, spans: Iterable[Span]) -> str:
     return "".join(pieces)
 
 
-def mask_secrets(text: str, *, head_cut: bool = False) -> str:
-    """`text` with every documented credential form masked (same UTF-8 byte length)."""
+def mask_secrets(text: str, *, head_cut: bool = False, open_end: bool = True) -> str:
+    """`text` with every documented credential form masked (same UTF-8 byte length); see
+    `secret_spans` for `head_cut` and `open_end`."""
     if not text:
         return text
-    return apply_spans(text, secret_spans(text, head_cut=head_cut))
+    return apply_spans(text, secret_spans(text, head_cut=head_cut, open_end=open_end))
 
 
 def mask_continuation(before: str, text: str) -> str:

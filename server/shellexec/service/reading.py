@@ -38,6 +38,8 @@ from shellexec.vocabulary import (
     REASON_TOO_MANY_WATCHERS,
     RESOURCE_MESSAGE,
     RESOURCE_TASK,
+    as_shell_status,
+    is_terminal,
 )
 
 
@@ -154,7 +156,9 @@ class Reader:
             if row is None or not caller.sees(str(row.task_id)):
                 raise NotFoundError("shell message", message_id, RESOURCE_MESSAGE)
             return ShellOutputRecord(row.id, row.status, int(row.updated_at),
-                                     self._masking.output(_stored_output(row)))
+                                     self._masking.output(
+                                         _stored_output(row),
+                                         finished=is_terminal(as_shell_status(row.status))))
 
         return await self._database.read(work)
 
