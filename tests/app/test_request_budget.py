@@ -11,6 +11,7 @@ from typing import TypeVar
 import pytest
 
 from shellexec.api.request_budget import Admission, RequestBudget
+from shellexec.service import ResourceExhaustedError
 
 T = TypeVar("T")
 
@@ -154,6 +155,34 @@ def test_settling_and_releasing_twice_changes_nothing() -> None:
         assert budget.held == admission.held == 40
         admission.release()
         admission.release()
+        assert budget.held == 0
+
+    asyncio.run(check())
+
+
+def test_a_caller_with_a_token_has_a_bounded_number_of_calls_waiting() -> None:
+    """Each waiting call holds a stream of the front door's pools: one token's streams that
+    sent their headers and never a message filled a pool, and every other caller got 503."""
+    async def check() -> None:
+        budget = RequestBudget(TOTAL, SHARE, MESSAGE, max_waiting_per_caller=2)
+        held = [await budget.admit("a"), await budget.admit("a")]  # a's share
+        waiting = [await _pending(budget.admit("a")) for _ in range(2)]
+        with pytest.raises(ResourceExhaustedError, match="2 of this token's calls already"):
+            await budget.admit("a")
+        other = await budget.admit("b")  # another caller is not refused
+        # Without a token every call is the same caller: it waits, unbounded.
+        anonymous = [await _pending(budget.admit("")) for _ in range(3)]
+        assert not any(task.done() for task in [*waiting, *anonymous])
+        held[0].release()  # a's first waiting call is admitted: one more may wait
+        await _settled()
+        assert waiting[0].done()
+        again = await _pending(budget.admit("a"))
+        assert not again.done()
+        for task in [*waiting[1:], *anonymous, again]:
+            task.cancel()
+        await _settled()
+        for admission in [held[1], other, waiting[0].result()]:
+            admission.release()
         assert budget.held == 0
 
     asyncio.run(check())

@@ -61,6 +61,7 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
                                         ("MAX_GRPC_MESSAGE_BYTES",)],
     "request streams a server serves at once": [("MAX_REQUEST_STREAMS",)],
     "a call's request message, once the call is admitted": [("MESSAGE_ARRIVAL_SECONDS",)],
+    "calls of one token waiting for room in that budget": [("MAX_WAITING_CALLS_PER_CALLER",)],
     "calls a server runs at once": [("MAX_SERVER_CALLS",),
                                     ("FRONT_DOOR_POOL_STREAMS_PER_REPLICA",)],
     "a request that opens a stream (a feed, a health watch)": [("MAX_STREAM_REQUEST_BYTES",)],

@@ -24,7 +24,9 @@ from shellexec.rules.limits import (
     MAX_GRPC_MESSAGE_BYTES,
     MAX_REQUEST_STREAMS,
     MAX_STREAM_REQUEST_BYTES,
+    MAX_WAITING_CALLS_PER_CALLER,
     REQUEST_BUDGET_BYTES,
+    REQUEST_BUDGET_BYTES_PER_CALLER,
 )
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
@@ -224,3 +226,52 @@ def test_a_caller_at_its_share_waits_without_holding_up_another(
     other = stack.create_token(unique("other"), "ingest", "read")
     session_id = stack.api_as(other).new_session()["id"]
     asyncio.run(_check_fair_waiting(stack, flood, other, session_id))
+
+
+async def _check_waiting_bound(stack: Stack, holder: str, other: str, session_id: str) -> None:
+    """`holder` opens more GetSession calls than may wait, sending headers and never a
+    message; the calls past the bound are refused, and `other`'s call is answered."""
+    stop = asyncio.Event()
+
+    async def never_sent() -> AsyncIterator[bytes]:
+        await stop.wait()
+        yield b""  # pragma: no cover - the calls end before
+
+    held = MAX_WAITING_CALLS_PER_CALLER + REQUEST_BUDGET_BYTES_PER_CALLER // (
+        MAX_GRPC_MESSAGE_BYTES) + 16
+    per_channel = 200  # below the streams the front door allows one connection
+    async with _channels(f"127.0.0.1:{stack.rest_port}", -(-held // per_channel)) as channels:
+        get = [channel.stream_unary(f"{SERVICE}/GetSession") for channel in channels]
+        calls = [asyncio.ensure_future(get[index // per_channel](
+            never_sent(), timeout=TIMEOUT_SECONDS,
+            metadata=(("authorization", f"Bearer {holder}"),))) for index in range(held)]
+        try:
+            refused = await asyncio.wait_for(next(asyncio.as_completed(calls)), TIMEOUT_SECONDS)
+        except grpc.aio.AioRpcError as error:
+            refused = error
+        finally:
+            try:
+                session = await asyncio.to_thread(stack.api_as(other).session, session_id)
+                assert session["id"] == session_id
+                assert value(scrape(stack), "shellexec_requests_waiting") <= (
+                    MAX_WAITING_CALLS_PER_CALLER)
+            finally:
+                stop.set()
+                for call in calls:
+                    call.cancel()
+    assert isinstance(refused, grpc.aio.AioRpcError)
+    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert f"{MAX_WAITING_CALLS_PER_CALLER} of this token's calls already wait" in str(
+        refused.details())
+
+
+@pytest.mark.slow
+def test_one_token_s_calls_waiting_for_room_are_bounded(
+        stack_with: Callable[..., Stack]) -> None:
+    """Streams that sent their headers and never a message filled the front door's pool of
+    unary calls from one token: nine in ten of every other caller's calls answered 503."""
+    stack = stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_METRICS_PORT=str(free_port()))
+    holder = stack.create_token(unique("holder"), "read")
+    other = stack.create_token(unique("other"), "ingest", "read")
+    session_id = stack.api_as(other).new_session()["id"]
+    asyncio.run(_check_waiting_bound(stack, holder, other, session_id))

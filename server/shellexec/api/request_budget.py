@@ -11,9 +11,12 @@ of it. Once the message has arrived, the reservation shrinks to the message's si
 back when the call ends. While a call waits, its stream holds only what HTTP/2 flow control
 lets it buffer (the server turns off gRPC's window probing, which would let it grow to
 megabytes). Waiting is fair between callers: a caller at its share waits alone, and the
-others' calls go past it. A call that waits too long ends by its deadline, or by the front
-door's timeout. Once admitted, a call's message must arrive within MESSAGE_ARRIVAL_SECONDS,
-or the call ends and gives its reservation back (`_arriving_in_time`).
+others' calls go past it. A caller with a token has at most `max_waiting_per_caller` calls
+waiting at once, and its next is refused: each waiting call holds a stream of the front door's
+pools, which one caller's calls must not fill. A call that waits too long ends by its
+deadline, or by the front door's timeout. Once admitted, a call's message must arrive within
+MESSAGE_ARRIVAL_SECONDS, or the call ends and gives its reservation back
+(`_arriving_in_time`).
 
 A response stream (a feed, a health watch) keeps its request for as long as it lives, so its
 request gives its reservation back once read and is bounded by size instead
@@ -38,7 +41,7 @@ from typing import Any
 import grpc
 
 from shellexec.api.auth import current_caller
-from shellexec.api.handlers import close_stream, rewrapped, when_call_ends
+from shellexec.api.handlers import close_stream, refusal, rewrapped, when_call_ends
 from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES, MESSAGE_ARRIVAL_SECONDS
 from shellexec.service import InvalidArgumentError, ResourceExhaustedError
 
@@ -82,13 +85,15 @@ class RequestBudget:
     """At most `total_bytes` of requests at once, `per_caller_bytes` of them one caller's;
     each call reserves `reservation_bytes` until its message has arrived."""
 
-    def __init__(self, total_bytes: int, per_caller_bytes: int, reservation_bytes: int) -> None:
+    def __init__(self, total_bytes: int, per_caller_bytes: int, reservation_bytes: int,
+                 max_waiting_per_caller: int | None = None) -> None:
         if not 0 < reservation_bytes <= per_caller_bytes <= total_bytes:
             raise ValueError("a call's reservation must fit a caller's share, and the share "
                              "the total")
         self._total = total_bytes
         self._per_caller = per_caller_bytes
         self._reservation = reservation_bytes
+        self._max_waiting = max_waiting_per_caller
         self.held = 0
         self._shares: dict[str, _Share] = {}
         # The shares with calls waiting, served in turn: one admitted moves to the back.
@@ -99,12 +104,19 @@ class RequestBudget:
         return sum(len(share.waiting) for share in self._waiting.values())
 
     async def admit(self, caller: str) -> Admission:
-        """Reserves a message's worth for one of `caller`'s calls, waiting until it fits."""
+        """Reserves a message's worth for one of `caller`'s calls, waiting until it fits;
+        ResourceExhaustedError when `caller` (a token's name; "" is every caller without
+        one) already has `max_waiting_per_caller` calls waiting."""
         share = self._shares.get(caller)
         if share is None:
             share = self._shares[caller] = _Share(caller)
         if not share.waiting and self._fits(share):
             return self._take(share)
+        if caller and self._max_waiting is not None and len(share.waiting) >= self._max_waiting:
+            raise ResourceExhaustedError(
+                f"{self._max_waiting} of this token's calls already wait for their messages "
+                "to be read, the most one caller may: let some finish (send their messages, "
+                "or end them) before starting more")
         granted: asyncio.Future[Admission] = asyncio.get_running_loop().create_future()
         share.waiting.append(granted)
         self._waiting.setdefault(caller, share)
@@ -178,7 +190,10 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         if handler.request_streaming:
             return rewrapped(handler, self._counting, self._counting,
                              handler.request_deserializer)
-        admission = await self._budget.admit(current_caller().name)
+        try:
+            admission = await self._budget.admit(current_caller().name)
+        except ResourceExhaustedError as refused:
+            return refusal(handler, grpc.StatusCode.RESOURCE_EXHAUSTED, str(refused))
         when_call_ends(admission.release)
         if handler.response_streaming:
             return _arriving_in_time(

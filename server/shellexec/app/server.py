@@ -41,6 +41,7 @@ from shellexec.rules.limits import (
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REQUEST_STREAMS,
     MAX_SERVER_CALLS,
+    MAX_WAITING_CALLS_PER_CALLER,
     REQUEST_BUDGET_BYTES,
     REQUEST_BUDGET_BYTES_PER_CALLER,
 )
@@ -141,7 +142,7 @@ def _path_patterns() -> PathPatterns:
 def _request_budget(metrics: Metrics) -> RequestBudgetInterceptor:
     """What the server holds of requests at once (ADR 0140), with its gauges."""
     budget = RequestBudget(REQUEST_BUDGET_BYTES, REQUEST_BUDGET_BYTES_PER_CALLER,
-                           MAX_GRPC_MESSAGE_BYTES)
+                           MAX_GRPC_MESSAGE_BYTES, MAX_WAITING_CALLS_PER_CALLER)
     interceptor = RequestBudgetInterceptor(budget, MAX_REQUEST_STREAMS)
     metrics.request_bytes.set_function(lambda: budget.held)
     metrics.waiting_requests.set_function(budget.waiting)

@@ -126,6 +126,12 @@ MAX_SERVER_CALLS: Final = 5 * FRONT_DOOR_POOL_STREAMS_PER_REPLICA
 # reservation does not fit (ADR 0140).
 REQUEST_BUDGET_BYTES: Final = 8 * MAX_GRPC_MESSAGE_BYTES
 REQUEST_BUDGET_BYTES_PER_CALLER: Final = 4 * MAX_GRPC_MESSAGE_BYTES
+# The calls of one caller with a token that may wait for room in that budget at once: each
+# holds a stream of the front door's pools while it waits, and one token's streams that sent
+# their headers and never a message filled a pool, every other caller's calls answered 503.
+# One more is refused at once with RESOURCE_EXHAUSTED. Without a token (authentication off,
+# or a health check) every call is the same caller, which is not bounded (ADR 0140).
+MAX_WAITING_CALLS_PER_CALLER: Final = FRONT_DOOR_POOL_STREAMS_PER_REPLICA // 4
 # How long after its admission a call's message may take to arrive; a call still without it
 # is cancelled, and its reservation given back: as long as the front door waits for a whole
 # request (`app.envoy.REQUEST_TIMEOUT_SECONDS`; ADR 0140).
