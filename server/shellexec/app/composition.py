@@ -25,6 +25,7 @@ from shellexec.service import (
 )
 from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
+from shellexec.service.pacing import WriterPace
 from shellexec.service.publishing import PUBLISH_OUTCOMES
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
@@ -83,7 +84,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
     sessions = Sessions(database, feed, caches, clock, ids, masking=masking)
     publisher = Publisher(database, feed, caches, clock, ids, masking=masking,
                           mask_at_rest=settings.mask_at_rest,
-                          on_outcome=metrics.count_publish(PUBLISH_OUTCOMES))
+                          on_outcome=metrics.count_publish(PUBLISH_OUTCOMES),
+                          pace=WriterPace(on_wait=metrics.paced_seconds.inc))
     reader = Reader(database, feed, settings.heartbeat_seconds,
                     settings.stream_lifetime_seconds, masking=masking)
     deletion = Deletion(database, feed, caches, clock)

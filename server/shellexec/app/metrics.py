@@ -45,6 +45,7 @@ class Metrics:
     request_bytes: Gauge
     waiting_requests: Gauge
     request_streams: Gauge
+    paced_seconds: Counter
 
     def count_publish(self, outcomes: tuple[str, ...]) -> Callable[[str], None]:
         """A callback counting one publish by its outcome (one of `outcomes`)."""
@@ -107,4 +108,9 @@ def create_metrics(registry: CollectorRegistry) -> Metrics:
                                registry=registry),
         request_streams=Gauge("shellexec_request_streams",
                               "Request streams (reflection) served now.", registry=registry),
+        # No label, as for refused watchers: which caller is paced is not the metrics' to say.
+        paced_seconds=Counter("shellexec_publish_paced_seconds",
+                              "Time publishes waited because their caller's publishes had "
+                              "taken more than their share of the writer (ADR 0148).",
+                              registry=registry),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
 from shellexec.service.errors import AlreadyExistsError, NotFoundError
 from shellexec.service.known_sessions import SessionFacts
+from shellexec.service.pacing import WriterPace
 from shellexec.service.records import PublishResult
 from shellexec.service.terminals import Terminals, masked_terminal_update
 from shellexec.service.unit_caches import UnitCaches
@@ -123,8 +125,11 @@ class Publisher:
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches, clock: Clock,
                  new_id: IdFactory, *, masking: Masking, mask_at_rest: bool,
-                 on_outcome: Callable[[str], None] = _uncounted) -> None:
+                 on_outcome: Callable[[str], None] = _uncounted,
+                 pace: WriterPace | None = None) -> None:
         self._database = database
+        # What each caller's publishes may take of the writer (ADR 0148).
+        self._pace = WriterPace() if pace is None else pace
         self._masking = masking
         self._mask_at_rest = mask_at_rest
         # Told each committed publish's outcome (one of PUBLISH_OUTCOMES): the metrics.
@@ -137,8 +142,14 @@ class Publisher:
 
     async def publish(self, session_id: str, update: Mapping[str, Any],
                       sequence: int | None, *, caller: Caller = UNRESTRICTED) -> PublishResult:
+        await self._pace.wait(caller.name)
+
         def work() -> tuple[PublishResult, FeedEvent | None]:
-            return self._publish(session_id, update, sequence, caller)
+            started = time.thread_time()
+            try:
+                return self._publish(session_id, update, sequence, caller)
+            finally:
+                self._pace.charge(caller.name, time.thread_time() - started)
 
         result, event = await units.write(self._database, work, session_id)
         if event is not None:
