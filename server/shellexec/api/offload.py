@@ -5,7 +5,8 @@ hundreds of milliseconds of pure Python; on the event loop, or in a thread that 
 interpreter lock with it, that is latency for every other caller. Requests of at least
 `inline_below` bytes run in a pool of worker processes instead; smaller ones, which are most
 and cost microseconds, run inline because a round trip to a worker would cost more than the
-work (ADR 0045).
+work (ADR 0045). The workers take callers' requests in turn (`caller_turns`): one caller's
+burst of large requests does not hold another's for the whole burst.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from multiprocessing import resource_tracker
 from typing import TypeVar
 
 from shellexec import child_lifetime
+from shellexec.api.caller_turns import CallerTurns
 from shellexec.api.request_work import Missing, Refused
 from shellexec.service import InvalidArgumentError, NotFoundError, UnavailableError
 
@@ -73,14 +75,22 @@ class Offload:
         self._workers = workers
         self._inline_below = inline_below
         self._pool: ProcessPoolExecutor | None = None
+        # One request per worker at a time: the pool's own line is first come, first served.
+        self._turns = CallerTurns(max(workers, 1))
 
-    async def run(self, work: Callable[[bytes], T | Refused | Missing], raw: bytes) -> T:
+    async def run(self, work: Callable[[bytes], T | Refused | Missing], raw: bytes,
+                  caller: str = "") -> T:
         """`work(raw)`'s value; raises InvalidArgumentError (NotFoundError) when it refuses
-        the request (names an id that cannot exist)."""
+        the request (names an id that cannot exist). `caller` (a token's name) is whose turn
+        it takes at the workers."""
         if self._workers == 0 or len(raw) < self._inline_below:
             outcome = work(raw)
         else:
-            outcome = await self._in_pool(work, raw)
+            await self._turns.take(caller)
+            try:
+                outcome = await self._in_pool(work, raw)
+            finally:
+                self._turns.give_back()
         if isinstance(outcome, Refused):
             raise InvalidArgumentError(outcome.field, outcome.reason)
         if isinstance(outcome, Missing):

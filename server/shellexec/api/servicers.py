@@ -44,7 +44,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
 
     async def NormalizeShellExec(self, request: bytes,
                                  context: grpc.aio.ServicerContext) -> bytes:
-        return await self._offload.run(request_work.normalize_response, request)
+        return await self._offload.run(request_work.normalize_response, request,
+                                       current_caller().name)
 
     async def SummarizeShellOutput(self, request: pb.SummarizeShellOutputRequest,
                                    context: grpc.aio.ServicerContext
@@ -82,7 +83,8 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         return pb.StartTurnResponse(turn=convert.turn(record))
 
     async def PublishUpdate(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
-        args = await self._offload.run(request_work.publish_args, request)
+        args = await self._offload.run(request_work.publish_args, request,
+                                       current_caller().name)
         result = await self._publisher.publish(args.session_id, args.update, args.sequence,
                                               caller=current_caller())
         message = None if result.message is None else convert.message(result.message)
