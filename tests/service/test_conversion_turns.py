@@ -54,10 +54,11 @@ async def _completed_before_the_publish(stack: Stack, burst: str, other: str,
         try:
             # The worker is busy with the burst, and the rest of it is in line.
             await next(asyncio.as_completed(calls))
-            before = sum(call.done() for call in calls)
+            before: int = sum(call.done() for call in calls)
             await publish_call(publish, timeout=TIMEOUT_SECONDS,
                                metadata=(("authorization", f"Bearer {other}"),))
-            return sum(call.done() for call in calls) - before
+            after: int = sum(call.done() for call in calls)
+            return after - before
         finally:
             for call in calls:
                 call.cancel()
