@@ -48,12 +48,16 @@ export function renderTerminalText(el, text) {
   }
 
   // Drawn at once: the last chunk, and the one before when the last is short (the region opens
-  // at its tail, about 17 lines tall).
+  // at its tail, about 17 lines tall). These are laid out wherever the region is
+  // (`output__chunk--tail`): a region drawn again gets new chunks, which the browser does not
+  // lay out off screen and counts 20 lines each, so a two-line output above the reader stood
+  // 24rem tall until it came into view, and every region drawn again moved the page below it.
   const lastLines = countLines(text, chunks.at(-1).start);
   const eager = lastLines < CHUNK_LINES / 2 ? 2 : 1;
   chunks.forEach((chunk, index) => {
-    chunk.el.className = 'output__chunk';
-    if (index >= chunks.length - eager || !observer) {
+    const tail = index >= chunks.length - eager;
+    chunk.el.className = tail ? 'output__chunk output__chunk--tail' : 'output__chunk';
+    if (tail || !observer) {
       draw(chunk);
     } else {
       pending.set(chunk.el, chunk);

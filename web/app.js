@@ -4,12 +4,14 @@
 import { ApiError, UnaddressableIdError, createApi, isNotFound, revisionOf } from './api.js';
 import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
+import { createCommandFinished } from './command-finished.js';
 import { h } from './dom.js';
 import { fetchEventSource } from './event-stream.js';
 import { createFeed } from './feed.js';
 import { suspendWhileHidden } from './hidden-tab.js';
 import { createMessageList } from './message-list.js';
 import { createBottomKeeper } from './page-bottom.js';
+import { holdReaderPlace } from './reader-place.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createPlainRow, guardRows } from './row-guard.js';
 import { createRow } from './rows.js';
@@ -68,11 +70,19 @@ async function start() {
     }),
     createTurnMarker,
   });
+  // A polite live region: a command seen running is announced once it has finished (bounded).
+  const said = h('p', { class: 'visually-hidden', role: 'status', 'data-testid': 'command-finished' });
+  const finished = createCommandFinished({ say: (text) => (said.textContent = text) });
   for (const turn of turns) rows.setTurn(turn);
-  for (const message of messages) rows.upsert(message);
+  for (const message of messages) {
+    if (rows.upsert(message) !== 'ignored') finished.seen(message);
+  }
   rows.trimOlder();
   list.dataset.loaded = 'true';
   window.scrollTo(0, document.documentElement.scrollHeight);
+  // Whatever changes above a reader who is not at the bottom (an open output growing, an exit
+  // line, a row updated) leaves the row they read where it is on screen.
+  const place = holdReaderPlace({ listEl: list, readerAtBottom: () => bottom.atBottom });
   // Older messages load as the reader scrolls up; the DOM holds a bounded window of rows.
   const scrolling = createScrollWindow({
     rows,
@@ -84,13 +94,15 @@ async function start() {
     // not connected to say so. It ends as a `session_deleted` event ends it.
     onError: (error) => (isNotFound(error) ? feed.sessionDeleted() : showError(error)),
   });
+  main.append(said);
 
   const feed = createFeed({
     sessionId: session.id,
     sinceRevision: revisionOf(session.revision),
     onEvent: ({ message }) => {
       if (message.session_id && message.session_id !== session.id) return;
-      keepingBottom(() => scrolling.append(() => rows.upsert(message)));
+      const change = keepingBottom(() => scrolling.append(() => rows.upsert(message)));
+      if (change !== 'ignored') finished.seen(message);
     },
     onTurn: ({ turn }) => {
       if (turn.session_id && turn.session_id !== session.id) return;
@@ -98,6 +110,8 @@ async function start() {
     },
     onStatus: showFeedStatus,
     onDeleted: () => {
+      finished.stop();
+      place.stop();
       scrolling.stop();
       rows.destroy();
       showDeleted(session);
@@ -123,6 +137,8 @@ async function start() {
   window.addEventListener('pagehide', () => {
     hidden.stop();
     bottom.stop();
+    place.stop();
+    finished.stop();
     scrolling.stop();
     feed.stop();
     rows.destroy();
@@ -162,10 +178,13 @@ const HEADER_PARTS = {
 
 function showSession(session) {
   document.title = `Session ${session.id} · shellexec`;
+  const [id, ...others] = sessionHeaderParts(session);
   // Only parts that exist are passed: replaceChildren, unlike h(), writes null as "null".
+  // "Session <id>" is the page's main heading (a screen reader lists the page by its headings).
   header.replaceChildren(
-    h('span', { class: 'session__label' }, 'Session'),
-    ...sessionHeaderParts(session).map(({ kind, text }) => HEADER_PARTS[kind](text)),
+    h('h1', { class: 'session__title' },
+      h('span', { class: 'session__label' }, 'Session'), ' ', HEADER_PARTS.id(id.text)),
+    ...others.map(({ kind, text }) => HEADER_PARTS[kind](text)),
   );
   header.dataset.sessionId = session.id;
   header.hidden = false;

@@ -131,7 +131,10 @@ export function createFeed(options) {
   function connect() {
     reconnectTimer = null;
     if (!running) return;
-    if (status !== 'reconnecting' && status !== 'busy') setStatus('connecting');
+    // A feed resuming after a routine end stays `live`: its status is a live region, and a
+    // screen reader said "Reconnecting…" then "Live" at every end of stream (every few
+    // minutes), for a connection that was never lost. Only a failure says `reconnecting`.
+    if (status !== 'reconnecting' && status !== 'busy' && status !== 'live') setStatus('connecting');
     const es = new EventSourceImpl(urlFor(sessionId, resumeRevision()));
     source = es;
     es.onopen = () => {
@@ -201,7 +204,7 @@ export function createFeed(options) {
     const replayed = eventRevision <= revision;
     if (eventRevision > revision) revision = eventRevision;
     if (event.type === 'end_of_stream') {
-      reconnect(0);
+      reconnect(0, 'live'); // the server ends every stream after a while: nothing was lost
       return;
     }
     if (event.type === 'session_deleted') {

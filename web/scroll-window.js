@@ -4,6 +4,7 @@
 // the reader keeps their place: the first visible row stays where it was on screen.
 
 import { h } from './dom.js';
+import { keepingPlace } from './reader-place.js';
 
 const STEP_ROWS = 60;
 const NEAR = '800px'; // how close to an edge the reader gets before more rows are mounted
@@ -105,10 +106,16 @@ export function createScrollWindow({
   }
 
   /**
-   * Unmounts the far top once the window grew too long, at the next frame: live changes come
-   * many to a frame (a streamed reply, a replay), and keeping the reader's place reads the
-   * layout, which after a change makes the browser lay the page out there and then. So it is
-   * done at most once a frame, only when rows go, and not at all for a reader at the bottom.
+   * Unmounts rows once the window grew too long, at the next frame: live changes come many to
+   * a frame (a streamed reply, a replay), and keeping the reader's place reads the layout,
+   * which after a change makes the browser lay the page out there and then. So it is done at
+   * most once a frame, only when rows go, and not at all for a reader at the bottom.
+   *
+   * The rows go from the end farther from the reader. A live message is mounted at the bottom,
+   * and the top used to go whatever the reader read: one reading the top of a long session
+   * saw the row they read go up by a row a message, then away, and the top sentinel, near all
+   * along, never told the observer to mount it again. A reader nearer the top keeps the top:
+   * the newest rows wait below, mounted again as the reader scrolls down to them.
    */
   function trimSoon() {
     if (trimPending) return;
@@ -118,15 +125,22 @@ export function createScrollWindow({
       if (stopped) return;
       if (rows.overfull) {
         if (readerAtBottom()) rows.trimOlder();
+        else if (readerNearerTop()) rows.trimNewer();
         else keepingPlace(listEl, () => rows.trimOlder());
       }
       showState();
     });
   }
 
+  /** Whether less of the list lies above the screen than below it. */
+  function readerNearerTop() {
+    const box = listEl.getBoundingClientRect();
+    return -box.top < box.bottom - window.innerHeight;
+  }
+
   return {
-    /** Run a change (a live message); the far top is unmounted at the next frame if the window
-     * grew too long. */
+    /** Run a change (a live message); the end farther from the reader is unmounted at the
+     * next frame if the window grew too long. */
     append(change) {
       const result = change();
       trimSoon();
@@ -137,25 +151,6 @@ export function createScrollWindow({
       observer.disconnect();
     },
   };
-}
-
-/** Run `change` and scroll so the first row visible before it is where it was on screen. */
-export function keepingPlace(listEl, change) {
-  const anchor = firstVisibleRow(listEl);
-  const before = anchor?.getBoundingClientRect().top;
-  const result = change();
-  if (anchor?.isConnected) {
-    const delta = anchor.getBoundingClientRect().top - before;
-    if (delta !== 0) window.scrollBy(0, delta);
-  }
-  return result;
-}
-
-function firstVisibleRow(listEl) {
-  for (const el of listEl.children) {
-    if (el.getBoundingClientRect().bottom > 0) return el;
-  }
-  return null;
 }
 
 function nextFrame() {

@@ -22,22 +22,36 @@ export async function showSessionIndex(main, api, openForm) {
   main.replaceChildren(section, openForm);
 
   let cursor = '';
+  let loading = false;
+  const names = new Set(); // the links' accessible names so far: each must tell its session apart
+  // While a page loads the button says so but stays enabled: disabling the focused button sent
+  // the keyboard's focus to the page's start. A press meanwhile does nothing.
+  function setLoading(on) {
+    loading = on;
+    if (on) more.setAttribute('aria-disabled', 'true');
+    else more.removeAttribute('aria-disabled');
+  }
   async function loadPage() {
-    more.disabled = true;
+    setLoading(true);
     section.dataset.state = 'loading';
     const page = await api.listSessions({ before: cursor || undefined });
-    for (const session of page.sessions) list.append(sessionItem(session));
+    const items = page.sessions.map((session) => sessionItem(session, names));
+    list.append(...items);
     cursor = page.cursor;
+    setLoading(false);
+    // The last page hides the button: focus goes on to the first session it brought.
+    const focused = more.ownerDocument.activeElement === more;
     more.hidden = !page.hasMore;
-    more.disabled = false;
+    if (focused && more.hidden) items[0]?.querySelector('a')?.focus();
     count.textContent = page.total === 1 ? '1 session' : `${page.total} sessions`;
     if (list.childElementCount === 0) list.replaceWith(h('p', { class: 'notice', 'data-testid': 'session-index-empty' }, 'No sessions yet.'));
     section.dataset.state = 'ready';
     section.dataset.loaded = String(list.childElementCount);
   }
   more.addEventListener('click', () => {
+    if (loading) return;
     loadPage().catch((error) => {
-      more.disabled = false;
+      setLoading(false);
       section.dataset.state = 'error';
       setVisibleText(count, `Could not load more sessions: ${error?.message ?? error}`);
     });
@@ -49,17 +63,29 @@ export async function showSessionIndex(main, api, openForm) {
 // task id cannot hold one (its pattern is ASCII); it is drawn the same way all the same.
 const shownText = (text) => visibleTextNodes(document, String(text));
 
-function sessionItem(session) {
+/**
+ * A session's item. Its link shows the task, which the sessions of one task share, so its
+ * accessible name goes on, unseen, with when the session started ("demo session started
+ * 12/5/2026, 9:44:05 PM", in the browser's locale), and with the session's id when that is not
+ * enough (`names`: the names given so far, to which this one is added).
+ */
+function sessionItem(session, names) {
   const state = session.state === 'running' ? 'running' : 'idle';
   const commands = Number(session.command_count ?? 0);
   const failures = Number(session.failure_count ?? 0);
   const started = timeLabel(session.created_at, new Date());
   const agent = typeof session.agent === 'string' ? session.agent : '';
+  const title = String(session.task_id || session.id);
+  const when = started ? `started ${started.title}` : '';
+  let unseen = started ? `session ${when}` : '';
+  if (names.has(`${title} ${unseen}`)) unseen = [`session ${session.id}`, when].filter(Boolean).join(', ');
+  names.add(`${title} ${unseen}`);
   return h(
     'li',
     { class: 'session-item', 'data-testid': 'session-index-item', 'data-session-id': session.id, 'data-state': state },
     h('a', { class: 'session-item__link', href: sessionUrl(session.id) },
-      h('span', { class: 'session-item__task' }, shownText(session.task_id || session.id))),
+      h('span', { class: 'session-item__task' }, shownText(title)),
+      unseen ? h('span', { class: 'visually-hidden' }, unseen) : null),
     h('span', { class: `badge badge--${state === 'running' ? 'running' : 'neutral'} session-item__state` }, capitalize(state)),
     h('span', { class: 'session-item__meta' },
       agent ? h('span', { class: 'session-item__agent', 'data-testid': 'session-index-agent' }, shownText(agent)) : null,

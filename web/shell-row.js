@@ -11,6 +11,7 @@ import { followTail } from './follow-tail.js';
 import { outputView } from './output-view.js';
 import { createShellOutputPoller } from './shell-output-poller.js';
 import {
+  commandName,
   commandOf,
   exitCodeOf,
   formatBytes,
@@ -43,6 +44,8 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   const meta = h('div', { class: 'shell__meta' });
   const bodyId = `shell-output-${nextBodyId++}`;
   const toggleLabel = h('span', { class: 'toggle__label' });
+  // Which command's output, for a screen reader: every row's toggle said only "Show output".
+  const toggleCommand = h('span', { class: 'visually-hidden' });
   const toggleSize = h('span', { class: 'toggle__size' });
   // The summary says so before anyone opens the body: the collapsed row shows it too.
   const toggleTruncated = h('span', { class: 'toggle__truncated', 'data-testid': 'shell-truncated-marker' }, 'truncated');
@@ -57,6 +60,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     },
     h('span', { class: 'toggle__chevron', 'aria-hidden': 'true' }),
     toggleLabel,
+    toggleCommand,
     toggleSize,
   );
   const copyCommand = h(
@@ -88,6 +92,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     // Bidi controls and invisible characters as markers, so what shows is what ran; Copy takes
     // the real text.
     setVisibleText(command, commandOf(current), COMMAND_MARKED);
+    nameControls();
     badge.className = `badge badge--${result}`;
     badge.textContent = shellStatusLabel(result, status, exitCode);
     setData(badge, 'result', result);
@@ -100,6 +105,19 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     if (offered && toggle.parentNode !== card) card.insertBefore(toggle, disclosure?.body ?? null);
     if (!offered) toggle.remove();
     renderToggle();
+  }
+
+  /** Names that say which command the buttons and the output are of (a bounded part of it):
+   * a screen reader listing them heard "Copy command" and "Command output" once per row. */
+  function nameControls() {
+    const name = commandName(commandOf(current));
+    const of = (what) => (name ? `${what} of ${name}` : what);
+    copyCommand.setAttribute('aria-label', name ? `Copy command: ${name}` : 'Copy command');
+    toggleCommand.textContent = name ? ` of ${name}` : '';
+    if (!disclosure) return;
+    disclosure.body.setAttribute('aria-label', of('Output'));
+    disclosure.parts.copyButton.setAttribute('aria-label', of('Copy output'));
+    disclosure.parts.downloadButton.setAttribute('aria-label', of('Download output'));
   }
 
   function renderToggle() {
@@ -125,16 +143,15 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
       class: 'shell__body',
       id: bodyId,
       role: 'region',
-      'aria-label': 'Command output',
       'data-testid': 'shell-output-body',
-    });
+    }); // named by nameControls
     const poller = createPoller({
       fetchShellOutput: (signal) => loadShellOutput(current.id, signal),
       onShellOutput: () => renderBody(),
       onUnavailable: () => renderBody(),
       onState: (state) => setData(body, 'pollState', state),
     });
-    disclosure = { poller, body, parts };
+    disclosure = { poller, body, parts, revealed: false };
     card.append(body);
     renderHead();
     renderBody();
@@ -185,6 +202,10 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     const stderrView = view.stderr !== null ? setOutputText(parts.stderrText, view.stderr, parts) : null;
     parts.shown = () => joinStreams(stdoutView?.shown() ?? '', stderrView?.shown() ?? '');
     parts.stored = joinStreams(view.stdout ?? '', view.stderr ?? '');
+    if (!view.loading && !disclosure.revealed) {
+      disclosure.revealed = true;
+      revealBelow(body, toggle);
+    }
   }
 
   renderHead();
@@ -206,6 +227,22 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
       collapse();
     },
   };
+}
+
+// Space kept between the body and the screen's bottom, and the toggle and its top (px).
+const REVEAL_MARGIN = 8;
+
+/**
+ * Scrolls the page down just enough to show the body the reader opened (once, when its first
+ * answer is drawn): opened on a row near the bottom, it used to open below the screen. The
+ * toggle pressed stays on screen, so nothing the reader was reading above it is taken away.
+ */
+function revealBelow(body, toggle) {
+  const view = body.ownerDocument.defaultView;
+  const below = body.getBoundingClientRect().bottom - view.innerHeight + REVEAL_MARGIN;
+  const room = toggle.getBoundingClientRect().top - REVEAL_MARGIN; // how far the toggle may go up
+  const by = Math.min(below, room);
+  if (by > 0) view.scrollBy(0, by);
 }
 
 /** One text of both streams, for copying and downloading: stdout, then stderr under a label. */
@@ -264,6 +301,8 @@ function createBodyParts({ copy, download }) {
     unavailable,
     loading,
     actions,
+    copyButton,
+    downloadButton,
     shown: () => '', // the output as the page shows it (what "Copy output" copies)
     stored: '', // the output as stored, escape sequences included (what "Download" saves)
     held: new Map(), // output region -> {stored, view}: what it holds now

@@ -107,6 +107,27 @@ export function commandOf(message) {
   return typeof message?.content === 'string' ? message.content : '';
 }
 
+/** Characters of a command an accessible name takes at most. */
+export const NAMED_COMMAND_CHARS = 60;
+
+/**
+ * A command as a bounded part of an accessible name ("Copy command: npm test"), so a screen
+ * reader tells one row's buttons and output from another's: its first line, invisible
+ * characters dropped, controls and runs of spaces as one space, cut at NAMED_COMMAND_CHARS
+ * characters.
+ * The row itself shows the whole command.
+ */
+export function commandName(command) {
+  const firstLine = String(command ?? '').split(/\r?\n/, 1)[0];
+  const shown = firstLine
+    .replace(/\p{Cf}+/gu, '') // bidi controls, zero-width and tag characters: nothing to say
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}\s]+/gu, ' ')
+    .trim();
+  const chars = Array.from(shown);
+  if (chars.length <= NAMED_COMMAND_CHARS) return shown;
+  return `${chars.slice(0, NAMED_COMMAND_CHARS).join('').trimEnd()}…`;
+}
+
 /** The working directory, or null when absent or empty (then it is hidden). */
 export function workDirOf(message) {
   const dir = shellExecOf(message)?.work_dir;

@@ -6,6 +6,7 @@ kept."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import pytest
@@ -35,13 +36,38 @@ def audit(chat: ChatPage) -> list[dict[str, Any]]:
             for v in result["violations"] if v["impact"] in BLOCKING]
 
 
+def audit_rules(chat: ChatPage, rules: list[str]) -> list[dict[str, Any]]:
+    """The violations of `rules` (axe rule ids), whatever their impact, on the page as it is."""
+    chat.page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
+    result: dict[str, Any] = chat.page.evaluate(
+        "rules => axe.run(document, {runOnly: {type: 'rule', values: rules},"
+        " resultTypes: ['violations']})", rules)
+    return [{"id": v["id"], "targets": [node["target"] for node in v["nodes"]][:5]}
+            for v in result["violations"]]
+
+
+# Moderate in axe's terms, so `audit` lets them pass: a page without a main heading, and two
+# output regions of the same name, which a screen reader's list of regions cannot tell apart.
+NAMING_RULES = ["page-has-heading-one", "landmark-unique"]
+
+
+def completed_read(call_id: str, title: str) -> dict[str, Any]:
+    """A non-shell tool call, completed: its row shows a success badge."""
+    return {"sessionUpdate": "tool_call", "toolCallId": call_id, "kind": "read",
+            "title": title, "status": "completed"}
+
+
 def rich_session(api: Api) -> tuple[str, str]:
+    """A session with a failing command (its message id is returned), a successful one and a
+    completed tool call, so every badge colour is audited."""
     session = api.new_session("claude")
     sid = session["id"]
     turn = api.start_turn(sid)
     api.publish(sid, user_text("run the tests"))
     api.publish(sid, agent_text("Running **the tests** with `pytest`, see [docs](https://example.com)."
                                 "\n\n| test | result |\n|---|---|\n| a | ok |\n\n```\ncode\n```"))
+    api.publish(sid, completed_read("r", "Read pyproject.toml"))
+    api.play(sid, [codex_start("ok", "pip install -e ."), codex_end("ok", "Installed\n", 0)])
     coloured = "\x1b[32m2 passed\x1b[0m \x1b[31m1 failed\x1b[0m\n"
     message_id = api.play(sid, [codex_start("t", "pytest --color=yes"),
                                 codex_end("t", coloured, 1)])
@@ -57,9 +83,21 @@ def test_the_chat_has_no_serious_violations(stack: Stack, api: Api, chat: ChatPa
     chat.page.emulate_media(color_scheme=scheme)
     sid, message_id = rich_session(api)
     chat.open(f"{stack.rest_url}/sessions/{sid}")
+    expect(chat.page.locator("[data-testid=shell-status].badge--success")).to_have_count(1)
+    expect(chat.page.locator("[data-testid=tool-call-status].badge--success")).to_have_count(1)
     assert audit(chat) == []
     expect(chat.expand(message_id)).to_have_attribute("data-state", "ready")
-    assert audit(chat) == []  # the open disclosure and the coloured output too
+    succeeded = chat.page.locator("[data-testid=shell-row][data-result=success]")
+    expect(chat.expand(str(succeeded.get_attribute("data-message-id")))).to_have_attribute(
+        "data-state", "ready")
+    assert audit(chat) == []  # the open disclosures and the coloured output too
+    assert audit_rules(chat, NAMING_RULES) == []
+    # Each row's controls and output say which command they are of.
+    expect(chat.toggle(message_id)).to_have_accessible_name(
+        re.compile(r"^Hide output of pytest --color=yes\b"))
+    expect(chat.body(message_id)).to_have_accessible_name("Output of pytest --color=yes")
+    expect(chat.shell_row(message_id).get_by_test_id("shell-output-copy")).to_have_accessible_name(
+        "Copy output of pytest --color=yes")
     chat.screenshot(f"a11y-chat-{scheme}")
 
 
@@ -86,10 +124,24 @@ def test_the_index_has_no_serious_violations(stack: Stack, api: Api, chat: ChatP
     assert audit(chat) == []
 
 
+def test_a_command_that_finishes_is_announced_politely(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    # Its badge changed colour and words, which a screen reader does not say.
+    sid, _ = rich_session(api)  # commands that finished before the page opened
+    api.publish(sid, codex_start("m", "make all"))
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    said = chat.page.get_by_test_id("command-finished")
+    expect(said).to_have_attribute("role", "status")
+    expect(said).to_have_text("")  # nothing is said of what was loaded
+    api.publish(sid, codex_end("m", "error\n", 2))
+    expect(said).to_have_text("Finished: make all, Failed · exit 2")
+
+
 def focus_ring(chat: ChatPage) -> dict[str, str]:
     return dict(chat.page.evaluate("""() => { const el = document.activeElement;
       const s = getComputedStyle(el);
-      return {testid: el.dataset.testid || '', style: s.outlineStyle, width: s.outlineWidth}; }"""))
+      return {testid: el.dataset.testid || '', style: s.outlineStyle, width: s.outlineWidth,
+              row: el.closest('[data-message-id]')?.dataset.messageId || ''}; }"""))
 
 
 def test_every_control_is_reachable_and_operable_by_keyboard(
@@ -105,10 +157,11 @@ def test_every_control_is_reachable_and_operable_by_keyboard(
         if ring["testid"]:
             assert ring["style"] != "none", ring  # a visible ring
             assert ring["width"] != "0px", ring
-        if ring["testid"] == "shell-output-toggle":
-            break
+        if ring["testid"] == "shell-output-toggle" and ring["row"] == message_id:
+            break  # the failing command's (the successful one's comes first)
     assert "shell-command-copy" in reached
     assert reached[-1] == "shell-output-toggle"
+    assert focus_ring(chat)["row"] == message_id
 
     body_id = toggle.get_attribute("aria-controls")
     chat.page.keyboard.press("Enter")

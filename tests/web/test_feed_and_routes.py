@@ -152,6 +152,15 @@ def test_a_long_reply_streamed_to_a_reader_at_the_bottom_reads_no_layout_per_chu
     assert counts["mostInAFrame"] <= 6, counts
 
 
+# Every state the feed status shows from now on (it is a live region: each is announced).
+RECORD_FEED_STATES = """() => {
+    const status = document.querySelector('[data-testid=feed-status]');
+    window.__feedStates = [];
+    new MutationObserver(() => window.__feedStates.push(status.dataset.state))
+        .observe(status, {attributes: true, childList: true, characterData: true, subtree: true});
+}"""
+
+
 def test_page_resumes_after_the_stream_ends(
         short_stream_stack: Stack, chat: ChatPage) -> None:
     stack = short_stream_stack
@@ -162,6 +171,7 @@ def test_page_resumes_after_the_stream_ends(
     api.publish(sid, user_text("hello"))
 
     chat.open(f"{stack.rest_url}/sessions/{sid}")
+    chat.page.evaluate(RECORD_FEED_STATES)
     api.publish(sid, agent_text("first reply"))
     messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
     expect(messages).to_have_count(2)
@@ -185,6 +195,8 @@ def test_page_resumes_after_the_stream_ends(
     expect(chat.shell_row(message_id)).to_have_attribute("data-result", "success")
     expect(messages).to_have_count(3)  # replays after the reconnect never duplicate a row
     expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    # A routine end is no loss: the status, a live region, never said "Reconnecting…".
+    assert chat.page.evaluate("window.__feedStates") == []
 
 
 def test_page_resumes_after_the_server_restarts(own_stack: Stack, chat: ChatPage) -> None:

@@ -4,6 +4,7 @@ paged with "Show older sessions"; the id form stays below."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +71,33 @@ def test_an_empty_index_says_so(tmp_path: Path, chat: ChatPage) -> None:
         chat.page.goto(f"{stack.rest_url}/")
         expect(chat.page.get_by_test_id("session-index-empty")).to_have_text("No sessions yet.")
         expect(chat.page.get_by_test_id("session-index-more")).to_be_hidden()
+
+
+def test_the_index_pages_back_by_keyboard_and_names_each_session_apart(
+        tmp_path: Path, chat: ChatPage) -> None:
+    # Pressing Enter on "Show older sessions" disabled the focused button while the page
+    # loaded, so the focus fell to the page's start; and the links of one task's sessions all
+    # had the task as their whole name.
+    with running_stack(tmp_path) as stack:
+        for _ in range(2 * PAGE + 1):
+            stack.api.create_session("one-task", "codex")
+        chat.page.goto(f"{stack.rest_url}/")
+        items = chat.page.get_by_test_id("session-index-item")
+        expect(items).to_have_count(PAGE)
+        more = chat.page.get_by_test_id("session-index-more")
+        more.focus()
+
+        chat.page.keyboard.press("Enter")
+        expect(items).to_have_count(2 * PAGE)
+        expect(more).to_be_focused()  # another press loads the next page
+
+        chat.page.keyboard.press("Enter")
+        expect(items).to_have_count(2 * PAGE + 1)
+        expect(more).to_be_hidden()
+        # The last page hid the button: the focus is on the first session it brought.
+        expect(items.nth(2 * PAGE).get_by_role("link")).to_be_focused()
+
+        links = chat.page.locator("[data-testid=session-index-item] a")
+        names = links.evaluate_all("els => els.map(el => el.textContent)")
+        assert len(set(names)) == len(names) == 2 * PAGE + 1, names
+        expect(links.first).to_have_accessible_name(re.compile(r"^one-task session started "))

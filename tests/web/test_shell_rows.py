@@ -92,7 +92,9 @@ def test_no_retained_output_shows_command_workdir_and_status_without_disclosure(
     expect(chat.toggle(message_id)).to_have_count(0)
     # No output control of any kind: the only button copies the command.
     expect(row.get_by_role("button")).to_have_count(1)
-    expect(row.get_by_role("button")).to_have_accessible_name("Copy command")
+    # Named with its command, so a screen reader tells one row's button from another's.
+    expect(row.get_by_role("button")).to_have_accessible_name(
+        "Copy command: mkdir -p build/reports")
 
     # Clicking or tapping anywhere on the row cannot start a request.
     chat.press(row)

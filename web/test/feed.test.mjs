@@ -87,6 +87,25 @@ describe('feed', () => {
     assert.equal(instances[1].url, '/api/v1/task-sessions/ses_1/messages:watch?since_revision=5');
   });
 
+  test('a routine end of stream stays live; a failure to resume says reconnecting', async () => {
+    // The status is a live region: "Reconnecting…" then "Live" at every end of stream was
+    // announced every few minutes, for a connection that was never lost.
+    const { clock, instances, statuses, feed } = setup(3);
+    feed.start();
+    instances[0].onopen();
+    instances[0].emit({ type: 'end_of_stream', revision: 3 });
+    await clock.advance(0);
+    instances[1].onopen();
+    instances[1].emit({ type: 'heartbeat', revision: 3 });
+    assert.deepEqual(statuses, ['connecting', 'live']);
+    assert.equal(feed.status, 'live');
+
+    instances[1].emit({ type: 'end_of_stream', revision: 3 });
+    await clock.advance(0);
+    instances[2].fail(); // the next stream could not be opened: the connection is lost
+    assert.deepEqual(statuses, ['connecting', 'live', 'reconnecting']);
+  });
+
   test('after an error, reconnects with a short capped backoff from the last revision', async () => {
     const { clock, instances, statuses, feed } = setup(0);
     feed.start();

@@ -3,6 +3,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
+  NAMED_COMMAND_CHARS,
+  commandName,
   commandOf,
   exitCodeOf,
   exitLine,
@@ -185,5 +187,27 @@ describe('formatBytes', () => {
       [0, 14, 1023, 1536, 300 * 1024, 2.5 * 1024 * 1024, -5, undefined].map(formatBytes),
       ['0 B', '14 B', '1023 B', '1.5 KiB', '300 KiB', '2.5 MiB', '0 B', '0 B'],
     );
+  });
+});
+
+describe('a command in an accessible name', () => {
+  test('is its first line, spaces collapsed', () => {
+    assert.equal(commandName('npm  test\t--watch'), 'npm test --watch');
+    assert.equal(commandName('cat <<EOF\nsecret\nEOF'), 'cat <<EOF');
+    assert.equal(commandName(''), '');
+    assert.equal(commandName(undefined), '');
+  });
+
+  test('drops what a screen reader would read wrongly or not at all', () => {
+    assert.equal(commandName('cat \u202Etxt.exe'), 'cat txt.exe');
+    assert.equal(commandName('rm\u200B -rf\u0007 x\u2028y'), 'rm -rf x y');
+  });
+
+  test('is bounded, whatever the command', () => {
+    const name = commandName('x'.repeat(100_000));
+    assert.equal(Array.from(name).length, NAMED_COMMAND_CHARS + 1);
+    assert.ok(name.endsWith('…'));
+    const emoji = commandName('😀'.repeat(NAMED_COMMAND_CHARS + 5));
+    assert.equal(Array.from(emoji).length, NAMED_COMMAND_CHARS + 1, 'cut between characters');
   });
 });
