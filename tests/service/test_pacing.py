@@ -56,7 +56,9 @@ def test_a_caller_past_its_burst_waits_until_its_debt_drains_back_to_it() -> Non
     pace.charge("costly", 0.402)  # 0.4 owed: within the burst
     asyncio.run(pace.wait("costly"))
     assert waits == []
-    pace.charge("costly", 0.302)  # 0.7 owed: 0.2 past the burst, drained at 0.25 a second
+    assert not pace.must_wait("costly")
+    pace.charge("costly", 0.302)
+    assert pace.must_wait("costly")  # 0.7 owed: 0.2 past the burst, drained at 0.25 a second
     asyncio.run(pace.wait("costly"))
     assert waits == [pytest.approx(0.2 / 0.25)]
     assert pace.debt("costly") == pytest.approx(0.5)

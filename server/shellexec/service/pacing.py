@@ -64,6 +64,11 @@ class WriterPace:
             return 0.0
         return found.seconds
 
+    def must_wait(self, caller: str) -> bool:
+        """Whether the caller's debt is past BURST_SECONDS (a dictionary look-up for a caller
+        without debt: nearly every publish asks)."""
+        return caller in self._debts and self.debt(caller) > self._burst
+
     async def wait(self, caller: str) -> None:
         """Returns once the caller's debt is back within BURST_SECONDS (as owed when it was
         called: the caller's publishes waiting together leave together)."""

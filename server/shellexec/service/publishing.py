@@ -142,7 +142,8 @@ class Publisher:
 
     async def publish(self, session_id: str, update: Mapping[str, Any],
                       sequence: int | None, *, caller: Caller = UNRESTRICTED) -> PublishResult:
-        await self._pace.wait(caller.name)
+        if self._pace.must_wait(caller.name):
+            await self._pace.wait(caller.name)
 
         def work() -> tuple[PublishResult, FeedEvent | None]:
             started = time.thread_time()
