@@ -36,64 +36,108 @@ class Time:
 def _pace(time: Time) -> tuple[WriterPace, list[float]]:
     waits: list[float] = []
     pace = WriterPace(time.clock, time.sleep, free_seconds=0.002, share=0.25,
-                      burst_seconds=0.5, on_wait=waits.append)
+                      burst_seconds=0.5, max_in_flight=4, on_wait=waits.append)
     return pace, waits
 
 
-def test_usual_publishes_never_wait() -> None:
+async def _publish(pace: WriterPace, time: Time, caller: str, cost: float) -> None:
+    """One publish: waits for its turn, then its unit runs (the writer runs one at a time)."""
+    turn = await pace.enter(caller)
+    time.now += cost
+    pace.leave(caller, cost, turn)
+
+
+def test_usual_publishes_never_wait_and_leave_nothing_behind() -> None:
     time = Time()
     pace, waits = _pace(time)
-    for _ in range(10_000):
-        asyncio.run(pace.wait("bridge"))
-        pace.charge("bridge", 0.0015)  # under the free part
-    assert pace.debt("bridge") == 0.0
+
+    async def publish_all() -> None:
+        for _ in range(10_000):
+            await _publish(pace, time, "bridge", 0.0015)  # under the free part
+
+    asyncio.run(publish_all())
     assert waits == []
+    assert pace._callers == {}  # nothing left to remember of the caller
 
 
 def test_a_caller_past_its_burst_waits_until_its_debt_drains_back_to_it() -> None:
     time = Time()
     pace, waits = _pace(time)
-    pace.charge("costly", 0.402)  # 0.4 owed: within the burst
-    asyncio.run(pace.wait("costly"))
-    assert waits == []
-    assert not pace.must_wait("costly")
-    pace.charge("costly", 0.302)
-    assert pace.must_wait("costly")  # 0.7 owed: 0.2 past the burst, drained at 0.25 a second
-    asyncio.run(pace.wait("costly"))
-    assert waits == [pytest.approx(0.2 / 0.25)]
-    assert pace.debt("costly") == pytest.approx(0.5)
-    # Another caller owes nothing and never waits for the first one's debt.
-    asyncio.run(pace.wait("other"))
-    assert len(waits) == 1
+
+    async def check() -> None:
+        await _publish(pace, time, "costly", 0.402)  # 0.4 owed: within the burst
+        assert waits == []
+        await _publish(pace, time, "costly", 0.302)  # about 0.6 owed now
+        assert waits == []
+        owed = pace.debt("costly")
+        turn = await pace.enter("costly")  # past the burst: drained at 0.25 a second
+        assert turn
+        assert waits == [pytest.approx((owed - 0.5) / 0.25)]
+        assert pace.debt("costly") == pytest.approx(0.5)
+        pace.leave("costly", 0.0, turn)
+        # Another caller owes nothing and never waits for the first one's debt.
+        assert not await pace.enter("other")
+        pace.leave("other", 0.0, False)
+        assert len(waits) == 1
+
+    asyncio.run(check())
 
 
 def test_debt_drains_with_time_and_is_forgotten_once_paid() -> None:
     time = Time()
     pace, _ = _pace(time)
-    pace.charge("a", 0.102)
+    asyncio.run(_publish(pace, time, "a", 0.102))
     time.now += 0.2
-    assert abs(pace.debt("a") - 0.05) < 1e-9
+    assert pace.debt("a") == pytest.approx(0.05)
     time.now += 1.0
     assert pace.debt("a") == 0.0
-    assert pace._debts == {}  # nothing left to remember of the caller
+    asyncio.run(_publish(pace, time, "a", 0.001))
+    assert pace._callers == {}
 
 
-def test_a_caller_s_costly_publishes_take_at_most_its_share_over_time() -> None:
-    """Sixty publishes of 150 ms each, sent as fast as allowed: beyond the burst (and the
-    one publish that goes past it), what they owe takes a quarter of the time that passes."""
+def test_calls_without_a_token_are_not_paced() -> None:
     time = Time()
-    pace, _ = _pace(time)
+    pace, waits = _pace(time)
 
     async def publish_all() -> None:
-        for _ in range(60):
-            await pace.wait("costly")
-            time.now += 0.15  # the unit runs
-            pace.charge("costly", 0.15)
+        await asyncio.gather(*(_publish(pace, time, "", 0.15) for _ in range(20)))
 
     asyncio.run(publish_all())
-    owed = 60 * (0.15 - 0.002)
-    assert owed <= 0.5 + 0.15 + 0.25 * time.now
-    assert time.now > 60 * 0.15 * 3  # without the pace: 9 s
+    assert waits == []
+    assert pace._callers == {}
+
+
+@pytest.mark.parametrize("publishers", [1, 16, 64])
+def test_a_caller_s_costly_publishes_take_at_most_its_share_however_many_at_once(
+        publishers: int) -> None:
+    """Publishes of 150 ms each, from many publishers at once: the first version looked at
+    the debt before the units ran and charged it after, so all of them went at once, and
+    then all again after one shared wait. Now, past the burst and the publishes that may be
+    at the writer before any is charged, what they owe takes a quarter of the time."""
+    time = Time()
+    pace, _ = _pace(time)
+    cost, rounds = 0.15, 120 // publishers
+    at_once = [0]
+    most_at_once = [0]
+
+    async def publisher() -> None:
+        for _ in range(rounds):
+            turn = await pace.enter("costly")
+            at_once[0] += 1
+            most_at_once[0] = max(most_at_once[0], at_once[0])
+            await asyncio.sleep(0)  # others may enter now: only the pace holds them
+            time.now += cost
+            at_once[0] -= 1
+            pace.leave("costly", cost, turn)
+
+    async def publish_all() -> None:
+        await asyncio.gather(*(publisher() for _ in range(publishers)))
+
+    asyncio.run(publish_all())
+    owed = publishers * rounds * (cost - 0.002)
+    assert owed <= 0.5 + 4 * cost + 0.25 * time.now
+    assert most_at_once[0] <= 4
+    assert pace._callers == {} or pace.debt("costly") > 0
 
 
 # A chat message of 256 KiB of coloured assignments: costly to mask, and masked again for the
