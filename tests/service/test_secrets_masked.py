@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from shellexec.client import ShellExecClient
+from shellexec.rules.limits import MAX_STORED_TEXT_BYTES
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 from support.rest import unique
@@ -151,6 +152,19 @@ def test_a_whole_command_and_a_finished_output_keep_their_end(stack: Stack) -> N
     final = stack.api.shell_output(session["id"], message_id)["output"]["stdout"]
     assert final == "pip install sk-learn-extra"
     assert stack.api.shell_exec(session["id"], message_id)["command"] == command
+
+
+def test_a_command_cut_at_the_bound_inside_a_token_keeps_the_token_masked(
+        stack: Stack) -> None:
+    """A command is stored to its first 256 KiB: one cut inside a token ended in its first
+    characters, and a whole value's end was served unmasked."""
+    session = stack.api.new_session()
+    head = "echo " + "a" * (MAX_STORED_TEXT_BYTES - 5 - 12) + " "
+    stack.api.publish(session["id"], codex_start("long", head + GITHUB + " done"))
+    command = stack.api.messages(session["id"])[0]["metadata"]["normalized"]["shell_exec"][
+        "command"]
+    assert command == head + "ghp_" + "*" * 7  # 11 bytes of the token were kept
+    assert GITHUB[4:11] not in command[len(head):]
 
 
 def test_only_a_stream_cut_at_the_bound_has_its_head_masked_and_only_a_token_s_length(

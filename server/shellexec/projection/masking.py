@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from shellexec.normalize import ShellOutput, ShellRecord
 from shellexec.projection.masked_texts import MaskedTexts
 from shellexec.projection.secrets import mask_secrets
-from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES, MAX_STORED_TEXT_BYTES
 from shellexec.vocabulary import is_terminal
 
 
@@ -21,9 +21,12 @@ class Masking:
 
     def text(self, value: str, *, whole: bool = False) -> str:
         """`value` masked; `whole` when nothing is ever appended to it (a command, a title),
-        so a token's prefix at its end is not taken for a token still arriving."""
-        return self._masked(value, head_cut=False, open_end=not whole) if self.enabled \
-            else value
+        so a token's prefix at its end is not taken for a token still arriving. A value at
+        the stored bound may have lost its end, inside a token: its end stays open."""
+        if not self.enabled:
+            return value
+        return self._masked(value, head_cut=False,
+                            open_end=not whole or _at_bound(value, MAX_STORED_TEXT_BYTES))
 
     def output(self, output: ShellOutput, *, finished: bool = False) -> ShellOutput:
         """`output` masked; a stream cut at the bound lost its head, so it may begin inside
@@ -59,15 +62,21 @@ class Masking:
         return self.kept.masked(value, head_cut=head_cut, open_end=open_end)
 
 
+def _at_bound(text: str, bound: int) -> bool:
+    """Whether `text` holds `bound` UTF-8 bytes, less at most the 3 of a character that did
+    not fit: a text cut there cannot be told from one that ended there."""
+    least = bound - 3
+    if len(text) * 4 < least:
+        return False
+    return len(text) >= least or len(text.encode("utf-8", "surrogatepass")) >= least
+
+
 def _may_be_cut(text: str, output: ShellOutput) -> bool:
     """Whether `text`, one stream of `output`, may have lost its head: `truncated` says only
     that one of the two streams did, and a cut stream holds the bound's bytes, less at most
     the 3 of a character that did not fit. (A stream of exactly that many bytes that was
     never cut counts too: it cannot be told apart.)"""
-    least = MAX_OUTPUT_STREAM_BYTES - 3
-    if not output.truncated or len(text) * 4 < least:
-        return False
-    return len(text) >= least or len(text.encode("utf-8", "surrogatepass")) >= least
+    return output.truncated and _at_bound(text, MAX_OUTPUT_STREAM_BYTES)
 
 
 NO_MASKING = Masking(enabled=False)
