@@ -3,8 +3,10 @@ they count after real calls through Envoy, and that the public listener does not
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -197,9 +199,27 @@ def _scraped(url: str) -> bool:
 
 
 @pytest.mark.slow
-def test_metrics_endpoint_closes_a_silent_connection(metered: Stack) -> None:
+def test_metrics_endpoint_closes_a_connection_at_its_deadline_whatever_it_sends(
+        metered: Stack) -> None:
+    """Closed only when silent for 10 s, a connection trickling a byte now and then held
+    its slot for ever; and each close printed a traceback on the server's log."""
+    stop = threading.Event()
     with _held_connection(int(metered.env["SHELLEXEC_METRICS_PORT"])) as held:
-        assert _closed_by_server(held)  # within READ_TIMEOUT_SECONDS, below the socket's 30
+
+        def trickle() -> None:
+            while not stop.wait(1.0):
+                with contextlib.suppress(OSError):
+                    held.sendall(b"X-Slow: 1\r\n")
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        try:
+            assert _closed_by_server(held)  # within CONNECTION_SECONDS, below the socket's 30
+        finally:
+            stop.set()
+            sender.join()
+    assert "Exception occurred during processing" not in (
+        metered.workdir / "server.log").read_text()
 
 
 def test_public_listener_does_not_serve_metrics(metered: Stack) -> None:

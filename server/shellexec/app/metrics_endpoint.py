@@ -8,12 +8,16 @@ the event loop; the metrics it reads are thread-safe, and the callbacks behind t
 read an int or stat a file. It never goes through the public listener (ADR 0061).
 
 Any local process can connect, token or not, so what a connection may hold is bounded: at
-most MAX_CONNECTIONS are served at once (another is closed at once), and one that sends
-nothing for READ_TIMEOUT_SECONDS is closed.
+most MAX_CONNECTIONS are served at once (another is closed at once), and each is closed
+CONNECTION_SECONDS after it was accepted, whatever it sends (a client trickling a byte now
+and then held its slot for as long as it liked).
 """
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import sys
 import threading
 from collections.abc import Callable, Collection, Iterable
 from socketserver import ThreadingMixIn
@@ -30,8 +34,9 @@ METRICS_PATH = "/metrics"
 _READ_METHODS = ("GET", "HEAD")
 # A scraper needs one connection at a time; a few more leave room for a probe and a person.
 MAX_CONNECTIONS = 8
-# A scrape's request arrives at once; a connection silent this long is not a scraper's.
-READ_TIMEOUT_SECONDS = 10.0
+# A scrape's request arrives at once and its answer takes milliseconds: a connection still
+# open this long after it was accepted is not a scraper's.
+CONNECTION_SECONDS = 10.0
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -58,14 +63,30 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        # Shutting the socket down ends whatever read or write the handler is blocked in.
+        deadline = threading.Timer(CONNECTION_SECONDS, _shut, (request,))
+        deadline.daemon = True
+        deadline.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
+            deadline.cancel()
             self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection cut, timed out or shut at its deadline is the client's doing: no
+        traceback on the server's log for it (any local process could fill the log)."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+def _shut(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed
+        connection.shutdown(socket.SHUT_RDWR)
 
 
 class _QuietHandler(WSGIRequestHandler):
-    timeout = READ_TIMEOUT_SECONDS
+    timeout = CONNECTION_SECONDS
 
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes are not worth a log line each."""
