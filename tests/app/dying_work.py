@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from pathlib import Path
 
 
@@ -22,4 +23,13 @@ def die_the_first_time(raw: bytes) -> bytes:
     if not marker.exists():
         marker.touch()
         os._exit(1)
+    return raw
+
+
+def wait_for_file(raw: bytes) -> bytes:
+    """Holds its worker until the file `raw` names exists (a test's go-ahead), then answers
+    `raw`: work that is still running whatever happens to the call that sent it."""
+    go = Path(raw.decode())
+    while not go.exists():
+        time.sleep(0.01)
     return raw

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from app.dying_work import die_in_a_worker, die_the_first_time
+from app.dying_work import die_in_a_worker, die_the_first_time, wait_for_file
 
 from shellexec.api.offload import Offload
 from shellexec.service import UnavailableError
@@ -28,5 +28,32 @@ def test_a_request_that_kills_its_workers_twice_is_unavailable_and_never_runs_in
     try:
         with pytest.raises(UnavailableError, match="conversion workers stopped twice"):
             asyncio.run(offload.run(die_in_a_worker, b"x"))
+    finally:
+        offload.close()
+
+
+def test_a_cancelled_call_holds_its_turn_until_its_worker_is_done(tmp_path: Path) -> None:
+    """A cancelled call cannot stop its worker: its turn came back at once, and a caller
+    cancelling each of its calls had the workers to itself while the turns counted none."""
+    offload = Offload(workers=1, inline_below=0)
+    go = tmp_path / "go"
+
+    async def check() -> None:
+        held = asyncio.ensure_future(offload.run(wait_for_file, str(go).encode(), "a"))
+        while offload._turns.holders == 0:
+            await asyncio.sleep(0.01)
+        held.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await held
+        assert offload._turns.holders == 1  # the worker still runs it
+        other = asyncio.ensure_future(offload.run(wait_for_file, str(go).encode(), "b"))
+        await asyncio.sleep(0)
+        assert offload._turns.waiting() == 1
+        go.touch()
+        assert await asyncio.wait_for(other, 60) == str(go).encode()
+        assert offload._turns.holders == 0
+
+    try:
+        asyncio.run(check())
     finally:
         offload.close()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import resource_tracker
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from shellexec import child_lifetime
 from shellexec.api.caller_turns import CallerTurns
@@ -87,15 +87,22 @@ class Offload:
             outcome = work(raw)
         else:
             await self._turns.take(caller)
-            try:
-                outcome = await self._in_pool(work, raw)
-            finally:
-                self._turns.give_back()
+            # The slot comes back when the worker is done, not when the call is: a cancelled
+            # call cannot stop the work a worker has begun, and a caller cancelling each of
+            # its calls at once would otherwise have the workers to itself, uncounted.
+            job = asyncio.ensure_future(self._in_pool(work, raw))
+            job.add_done_callback(self._job_done)
+            outcome = await asyncio.shield(job)
         if isinstance(outcome, Refused):
             raise InvalidArgumentError(outcome.field, outcome.reason)
         if isinstance(outcome, Missing):
             raise NotFoundError(outcome.resource, outcome.identifier, outcome.resource_type)
         return outcome
+
+    def _job_done(self, job: asyncio.Future[Any]) -> None:
+        self._turns.give_back()
+        if not job.cancelled():
+            job.exception()  # retrieved: a job whose call was cancelled has no one to raise to
 
     async def _in_pool(self, work: Callable[[bytes], T | Refused | Missing],
                        raw: bytes) -> T | Refused | Missing:
