@@ -119,6 +119,11 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
      "SHELLEXEC_DATABASE_URL: unsupported database 'mysql'"),
     (["up", "--database", "data/x.db"], "sqlite:///data/y.db",
      "--database: 'data/x.db' is not a database URL; use 'sqlite:///data/x.db'"),
+    # A mistyped URL with a login is not repeated up to its `@`.
+    (["serve"], "postgres ://admin:secret@db.internal/app",
+     "SHELLEXEC_DATABASE_URL: '...@db.internal/app' is not a database URL"),
+    (["token", "list"], "//admin:secret@db.internal/app",
+     "SHELLEXEC_DATABASE_URL: '...@db.internal/app' is not a database URL"),
 ])
 def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
         tmp_path: Path, args: list[str], url: str, message: str) -> None:

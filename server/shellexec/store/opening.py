@@ -26,11 +26,14 @@ def database_url_problem(url: str) -> str | None:
         return None
     if not url:
         return "is empty; unset it for the default (sqlite:///data/shellexec.db)"
-    if not scheme:
-        return (f"{url[:200]!r} is not a database URL; use {'sqlite:///' + url[:200]!r} for "
-                "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
-    return (f"unsupported database {scheme[:40]!r}; use sqlite:///PATH or "
-            "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    if scheme:
+        return (f"unsupported database {scheme[:40]!r}; use sqlite:///PATH or "
+                "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    if "@" in url:  # a URL with a login, mistyped: what comes before `@` may be a password
+        return (f"'...@{url.rsplit('@', 1)[1][:200]}' is not a database URL; use "
+                "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    return (f"{url[:200]!r} is not a database URL; use {'sqlite:///' + url[:200]!r} for "
+            "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
 
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
