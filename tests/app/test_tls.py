@@ -94,8 +94,9 @@ def test_the_python_clients_speak_tls_when_given_the_certificate(
     with ShellExecClient(front_door, token=token, tls=cert) as client:
         session = client.create_session("tls-python")
 
-    async def read_back() -> str:
-        async with AsyncShellExecClient(front_door, token=token, tls=str(cert)) as client:
+    async def read_back() -> str:  # the certificates given as bytes, read once
+        async with AsyncShellExecClient(front_door, token=token,
+                                        tls=cert.read_bytes()) as client:
             return (await client.get_session(session.id)).id
 
     assert asyncio.run(read_back()) == session.id
@@ -113,6 +114,8 @@ def test_a_client_refuses_a_certificate_file_with_no_certificate_by_name(
         ShellExecClient("127.0.0.1:1", tls=tmp_path / "key.pem")
     with pytest.raises(FileNotFoundError):
         ShellExecClient("127.0.0.1:1", tls=tmp_path / "missing.pem")
+    with pytest.raises(ValueError, match="tls: the bytes given hold no PEM certificate"):
+        ShellExecClient("127.0.0.1:1", tls=b"not a certificate")
 
 
 def test_the_bridge_records_through_a_front_door_with_a_certificate(

@@ -175,9 +175,10 @@ def _task_id(args: argparse.Namespace) -> str:
     return task_id
 
 
-def _tls(args: argparse.Namespace) -> bool | Path:
-    """--tls or --tls-ca. The certificate file is checked now: found wanting after the agent
-    has started, every publish would fail."""
+def _tls(args: argparse.Namespace) -> bool | bytes:
+    """--tls, or the certificates of --tls-ca, read once: the file is checked now (found
+    wanting after the agent has started, every publish would fail), and a reconnect does not
+    read it again."""
     if args.tls_ca is None:
         return bool(args.tls)
     path = Path(args.tls_ca)
@@ -187,7 +188,7 @@ def _tls(args: argparse.Namespace) -> bool | Path:
         raise UsageError(f"cannot read --tls-ca: {error}") from None
     if b"-----BEGIN CERTIFICATE-----" not in certificates:
         raise UsageError(f"--tls-ca {path} holds no PEM certificate")
-    return path
+    return certificates
 
 
 def _agent(args: argparse.Namespace, command: tuple[str, ...]) -> str:

@@ -26,8 +26,8 @@ class BridgeOptions:
     # A bearer token with the `ingest` scope, when the service has authentication on.
     token: str = ""
     # Plaintext (False), TLS checked against the system's certificates (True), or against
-    # those of one PEM file.
-    tls: bool | Path = False
+    # these PEM certificates (--tls-ca's, read once).
+    tls: bool | bytes = False
     task_id: str = ""
     cwd: Path = Path()
     agent: str = ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 from google.protobuf import struct_pb2
 
@@ -39,7 +38,7 @@ class ServiceLink:
 
     def __init__(self, target: str, policy: RetryPolicy,
                  call_timeout: float = CALL_TIMEOUT_SECONDS, token: str = "",
-                 tls: bool | Path = False) -> None:
+                 tls: bool | bytes = False) -> None:
         self._target = target
         self._token = token
         self._tls = tls

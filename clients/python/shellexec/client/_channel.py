@@ -8,9 +8,9 @@ from pathlib import Path
 import grpc
 
 # What a client is told about TLS: False for plaintext; True to check the server against the
-# system's trusted certificates; a PEM file's path to check it against that file's alone (a
-# self-signed front door's `SHELLEXEC_TLS_CERT_FILE`).
-Tls = bool | str | os.PathLike[str]
+# system's trusted certificates; a PEM file's path, or its bytes, to check it against those
+# certificates alone (a self-signed front door's `SHELLEXEC_TLS_CERT_FILE`).
+Tls = bool | str | os.PathLike[str] | bytes
 
 _PEM_CERTIFICATE = b"-----BEGIN CERTIFICATE-----"
 
@@ -23,8 +23,8 @@ def channel_credentials(tls: Tls) -> grpc.ChannelCredentials | None:
         return None
     if tls is True:
         return grpc.ssl_channel_credentials()
-    path = Path(tls)
-    roots = path.read_bytes()
+    roots = tls if isinstance(tls, bytes) else Path(tls).read_bytes()
     if _PEM_CERTIFICATE not in roots:
-        raise ValueError(f"tls: {path} holds no PEM certificate")
+        named = "the bytes given hold" if isinstance(tls, bytes) else f"{Path(tls)} holds"
+        raise ValueError(f"tls: {named} no PEM certificate")
     return grpc.ssl_channel_credentials(root_certificates=roots)

@@ -60,7 +60,8 @@ class ShellExecClient:
     """Blocking calls to a shellexec server at `target` (host:port); `token` is sent as
     `authorization: Bearer` on every call (needed when the service has authentication on).
     `tls` is False for plaintext, True to check the server against the system's trusted
-    certificates, or a PEM file to check it against that file's certificates alone."""
+    certificates, or a PEM file (its path, or its bytes) to check it against those
+    certificates alone."""
 
     def __init__(self, target: str, timeout: float = 30.0, token: str = "",
                  tls: Tls = False) -> None:
