@@ -119,11 +119,14 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
      "SHELLEXEC_DATABASE_URL: unsupported database 'mysql'"),
     (["up", "--database", "data/x.db"], "sqlite:///data/y.db",
      "--database: 'data/x.db' is not a database URL; use 'sqlite:///data/x.db'"),
-    # A mistyped URL with a login is not repeated up to its `@`.
+    # A mistyped URL with a login, or libpq's keywords, is not repeated: it may hold a
+    # password.
     (["serve"], "postgres ://admin:secret@db.internal/app",
-     "SHELLEXEC_DATABASE_URL: '...@db.internal/app' is not a database URL"),
+     "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
     (["token", "list"], "//admin:secret@db.internal/app",
-     "SHELLEXEC_DATABASE_URL: '...@db.internal/app' is not a database URL"),
+     "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
+    (["token", "list"], "host=db user=admin password=secret dbname=app",
+     "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
 ])
 def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
         tmp_path: Path, args: list[str], url: str, message: str) -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from shellexec.app.composition import compose
+from shellexec.app.settings import Settings
 from shellexec.rules.limits import MAX_STORED_TEXT_BYTES
+from shellexec.service import Caller
 from shellexec.service.pacing import WriterPace
+from shellexec.vocabulary import EVENT_MESSAGE_ADDED, SCOPE_INGEST
 
 from support.acp import agent_text
 from support.metrics import scrape, value
@@ -161,3 +166,30 @@ def test_costly_chat_chunks_of_one_token_are_paced_through_the_front_door(
             break
     else:
         pytest.fail("200 costly publishes of one token were never paced")
+
+
+def test_a_cancelled_publish_is_still_charged_and_announced(tmp_path: Path) -> None:
+    """The unit of a cancelled publish is written all the same: it left the pace uncharged,
+    so a caller cancelling each of its calls was never paced, and its event was never
+    announced to live watchers."""
+    app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'pace.db'}"))
+    caller = Caller("chatty", frozenset({SCOPE_INGEST}))
+
+    async def check() -> None:
+        session = await app.sessions.create("pace-task", "codex")
+        await app.sessions.start_turn(session.id)
+        watcher = app.feed.subscribe(session.id)
+        publish = asyncio.ensure_future(app.publisher.publish(
+            session.id, agent_text(COSTLY_TEXT), None, caller=caller))
+        await asyncio.sleep(0)  # entered, and its unit queued
+        publish.cancel()
+        event = await watcher.next(60)
+        assert event is not None
+        assert event.type == EVENT_MESSAGE_ADDED
+        assert app.publisher._pace.debt("chatty") > 0
+        watcher.close()
+
+    try:
+        asyncio.run(check())
+    finally:
+        app.database.close()

@@ -80,7 +80,9 @@ class WriterPace:
         the caller's turn. Every `enter` is followed by one `leave`, once the unit ran."""
         if not caller:
             return False
-        state = self._callers.setdefault(caller, _Caller(at=self._clock()))
+        state = self._callers.get(caller)
+        if state is None:
+            state = self._callers[caller] = _Caller(at=self._clock())
         if not (state.waiting or state.turn.locked() or state.in_flight >= self._max_in_flight
                 or self._drained(state) > 0):
             state.in_flight += 1
@@ -88,8 +90,11 @@ class WriterPace:
         state.waiting += 1
         try:
             await state.turn.acquire()
-        finally:
+        except BaseException:
             state.waiting -= 1
+            self._forget_if_idle(caller, state)
+            raise
+        state.waiting -= 1
         try:
             while state.in_flight >= self._max_in_flight:
                 state.left.clear()

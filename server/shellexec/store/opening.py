@@ -29,9 +29,9 @@ def database_url_problem(url: str) -> str | None:
     if scheme:
         return (f"unsupported database {scheme[:40]!r}; use sqlite:///PATH or "
                 "postgresql://USER:PASSWORD@HOST:PORT/NAME")
-    if "@" in url:  # a URL with a login, mistyped: what comes before `@` may be a password
-        return (f"'...@{url.rsplit('@', 1)[1][:200]}' is not a database URL; use "
-                "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    if any(mark in url for mark in "@=:"):  # a mistyped URL or libpq keywords: a password?
+        return ("is not a database URL (not repeated here: it may hold a password); use "
+                "postgresql://USER:PASSWORD@HOST:PORT/NAME or sqlite:///PATH")
     return (f"{url[:200]!r} is not a database URL; use {'sqlite:///' + url[:200]!r} for "
             "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
 
