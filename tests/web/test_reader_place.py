@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Locator, expect
 from web.chat import ChatPage, codex_delta, user_text
+from web.test_turns_and_history import long_session
 
 from support.acp import codex_end, codex_start
 from support.rest import Api, unique
@@ -145,16 +146,6 @@ def test_an_output_drawn_again_off_screen_keeps_its_real_height(
     settled(chat)
     on_screen = float(stdout.evaluate("el => el.getBoundingClientRect().height"))
     assert off_screen == on_screen
-
-
-def long_session(api: Api, commands: int) -> tuple[str, list[str]]:
-    """A session of `commands` shell commands in one completed turn; (session id, message ids)."""
-    session = api.new_session("codex")
-    turn = api.start_turn(session["id"])
-    ids = [api.play(session["id"], [codex_start(f"c{index}", f"echo step {index:04}")])
-           for index in range(commands)]
-    api.complete_turn(session["id"], turn)
-    return session["id"], ids
 
 
 def test_live_messages_never_unmount_the_top_a_reader_is_reading(

@@ -99,3 +99,24 @@ export function controllableFetch() {
 export function shellOutput(status, output = {}) {
   return { message_id: 'msg_1', status, updated_at: '2026-07-16T12:00:00Z', output: { truncated: false, ...output } };
 }
+
+/** A ResizeObserver the test drives: `resize()` reports a change of size to every observer
+ * that observes something. */
+export function fakeResizeObserver() {
+  const observers = [];
+  class FakeResizeObserver {
+    constructor(callback) {
+      this.callback = callback;
+      this.observed = new Set();
+      observers.push(this);
+    }
+    observe(target) {
+      this.observed.add(target);
+    }
+    disconnect() {
+      this.observed.clear();
+    }
+  }
+  const resize = () => observers.forEach((o) => o.observed.size && o.callback([]));
+  return { FakeResizeObserver, observers, resize };
+}

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { followTail } from '../follow-tail.js';
+import { fakeResizeObserver } from './fakes.mjs';
 
 /** A scrollable region whose content height a test changes, as layout would. */
 function fakeRegion({ contentHeight = 1000, clientHeight = 300 } = {}) {
@@ -41,26 +42,6 @@ function fakeRegion({ contentHeight = 1000, clientHeight = 300 } = {}) {
     atEnd: () => el.scrollHeight - top - el.clientHeight,
   };
   return el;
-}
-
-/** A ResizeObserver whose callback a test calls, as layout would after sizes change. */
-function fakeResizeObserver() {
-  const observers = [];
-  class FakeResizeObserver {
-    constructor(callback) {
-      this.callback = callback;
-      this.observed = new Set();
-      observers.push(this);
-    }
-    observe(target) {
-      this.observed.add(target);
-    }
-    disconnect() {
-      this.observed.clear();
-    }
-  }
-  const resize = () => observers.forEach((o) => o.observed.size && o.callback([]));
-  return { FakeResizeObserver, observers, resize };
 }
 
 function following(region, clock = { now: 0 }) {

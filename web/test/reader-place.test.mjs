@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { firstVisibleRow, holdReaderPlace } from '../reader-place.js';
+import { fakeResizeObserver } from './fakes.mjs';
 
 /** A page of rows of given heights; the test grows a row as layout would, and counts every
  * read of the layout. Positions are in page pixels; the screen starts at `scrollY`. */
@@ -34,28 +35,9 @@ function fakePage(heights) {
   return { win, counts, rows, listEl: { children: rows } };
 }
 
-/** A ResizeObserver whose callback the test calls, as the browser does after a layout. */
-function fakeResizeObserver() {
-  const observers = [];
-  class FakeResizeObserver {
-    constructor(callback) {
-      this.callback = callback;
-      this.observed = new Set();
-      observers.push(this);
-    }
-    observe(target) {
-      this.observed.add(target);
-    }
-    disconnect() {
-      this.observed.clear();
-    }
-  }
-  const laidOut = () => observers.forEach((o) => o.observed.size && o.callback([]));
-  return { FakeResizeObserver, observers, laidOut };
-}
-
+/** The reader's place held over `page`, with a ResizeObserver the test drives. */
 function holding(page, { atBottom = false } = {}) {
-  const { FakeResizeObserver, observers, laidOut } = fakeResizeObserver();
+  const { FakeResizeObserver, observers, resize: laidOut } = fakeResizeObserver();
   const reader = { atBottom };
   const held = holdReaderPlace({
     listEl: page.listEl, readerAtBottom: () => reader.atBottom, win: page.win, ResizeObserver: FakeResizeObserver,
