@@ -42,7 +42,8 @@ def _answered_once_free(path: Path) -> bytes:
     (its cap frees as unfinished heads time out)."""
     deadline = time.monotonic() + HEAD_SECONDS * 6
     while True:
-        with contextlib.suppress(ConnectionError):
+        # A full listen backlog refuses a connect at once (EAGAIN): not free yet either.
+        with contextlib.suppress(ConnectionError, BlockingIOError, TimeoutError):
             answer = _answer(path, b"GET /check/ HTTP/1.1\r\n\r\n")
             if answer:
                 return answer
