@@ -208,8 +208,9 @@ class _BetweenReadAndWrite:
             await meanwhile()
         return found
 
-    async def write(self, unit: Callable[[], T], session: str | None = None) -> T:
-        return await self._database.write(unit, session)
+    async def write(self, unit: Callable[[], T], session: str | None = None,
+                    settled: Callable[[asyncio.Future[T]], None] | None = None) -> T:
+        return await self._database.write(unit, session, settled)
 
 
 def test_compaction_never_prunes_the_events_of_a_session_that_took_a_deleted_ones_number(

@@ -50,7 +50,7 @@ class Deletion:
             session = require_session(session_id, caller)
             return self._delete([(session_id, str(session.task_id))])
 
-        self._announce(await units.write(self._database, work, session_id))
+        await units.write(self._database, work, session_id, committed=self._announce)
         return session_id
 
     async def delete_task(self, task_id: str, *,
@@ -62,8 +62,7 @@ class Deletion:
                 raise NotFoundError("task", task_id, RESOURCE_TASK)
             return self._delete([(session_id, task_id) for session_id in ids])
 
-        deleted = await units.write(self._database, work)
-        self._announce(deleted)
+        deleted = await units.write(self._database, work, committed=self._announce)
         return tuple(session_id for session_id, _ in deleted)
 
     async def delete_idle(self, cutoff: int, limit: int) -> IdleDeleted:
@@ -80,8 +79,7 @@ class Deletion:
             idle = queries.idle_among(ids, cutoff)
             return self._delete_locked([doomed for doomed in picked if doomed[0] in idle], rows)
 
-        deleted = await units.write(self._database, work)
-        self._announce(deleted)
+        deleted = await units.write(self._database, work, committed=self._announce)
         return IdleDeleted(len(deleted), rows)
 
     def _delete(self, doomed: list[Doomed]) -> list[Doomed]:
@@ -101,6 +99,8 @@ class Deletion:
             self._caches.forget()
         return doomed
 
-    def _announce(self, deleted: Sequence[Doomed]) -> None:
-        for session_id, _ in deleted:
+    def _announce(self, deleted: Sequence[Doomed] | None) -> None:
+        """Ends the deleted sessions' watchers, once the deletion committed (even if its
+        caller went away meanwhile)."""
+        for session_id, _ in deleted or ():
             self._feed.finish(session_id, EVENT_SESSION_DELETED)

@@ -10,7 +10,6 @@ summary's byte counts are those of the text the agent sent (ADR 0059).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -114,12 +113,6 @@ def _without_negative_zero(value: Any) -> Any:
     return value
 
 
-def _retrieved(job: asyncio.Future[Any]) -> None:
-    """Marks a write's error as seen: its caller may have gone, and raised nothing."""
-    if not job.cancelled():
-        job.exception()
-
-
 def _chunk_text(update: Mapping[str, Any]) -> str:
     content = update.get("content")
     if isinstance(content, Mapping) and isinstance(content.get("text"), str):
@@ -149,23 +142,13 @@ class Publisher:
 
     async def publish(self, session_id: str, update: Mapping[str, Any],
                       sequence: int | None, *, caller: Caller = UNRESTRICTED) -> PublishResult:
+        """Stores the update as one unit. Once the unit's outcome is known, the caller is
+        charged what it took of the thread that ran it (every run of it: a group rolled back
+        runs it again), and what it stored is announced; both even if the call was cancelled
+        meanwhile, since the write goes on (`units.write`'s `committed`): a caller cancelling
+        each of its calls would otherwise never be paced, and live watchers would miss the
+        event."""
         turn = await self._pace.enter(caller.name)
-        # The write goes on if the call is cancelled (the unit is queued, and a group never
-        # drops one): so do its announcement and its charge, or a caller cancelling each of
-        # its calls would never be paced, and a live watcher would miss the event.
-        job = asyncio.ensure_future(self._write(session_id, update, sequence, caller, turn))
-        job.add_done_callback(_retrieved)
-        result = await asyncio.shield(job)
-        if not caller.reads():
-            # A write-only token (an agent's bridge) would otherwise read any session it
-            # can name, a chunk at a time, through the answers (ADR 0050).
-            return PublishResult(None, result.duplicate)
-        return result
-
-    async def _write(self, session_id: str, update: Mapping[str, Any], sequence: int | None,
-                     caller: Caller, turn: bool) -> PublishResult:
-        """Stores the update as one unit, announces it, and charges the caller what the unit
-        took of the thread that ran it (every run of it: a group rolled back runs it again)."""
         cost = [0.0]
 
         def work() -> tuple[PublishResult, FeedEvent | None]:
@@ -175,13 +158,20 @@ class Publisher:
             finally:
                 cost[0] += time.thread_time() - started
 
-        try:
-            result, event = await units.write(self._database, work, session_id)
-        finally:
+        def committed(stored: tuple[PublishResult, FeedEvent | None] | None) -> None:
             self._pace.leave(caller.name, cost[0], turn)
-        if event is not None:
-            self._feed.broadcast(session_id, event)
-        self._on_outcome(_outcome(result))
+            if stored is None:
+                return
+            result, event = stored
+            if event is not None:
+                self._feed.broadcast(session_id, event)
+            self._on_outcome(_outcome(result))
+
+        result, _ = await units.write(self._database, work, session_id, committed=committed)
+        if not caller.reads():
+            # A write-only token (an agent's bridge) would otherwise read any session it
+            # can name, a chunk at a time, through the answers (ADR 0050).
+            return PublishResult(None, result.duplicate)
         return result
 
     def _publish(self, session_id: str, update: Mapping[str, Any], sequence: int | None,

@@ -182,9 +182,11 @@ class Sessions:
             started = events.record_turn(statements, session_id, EVENT_TURN_STARTED, turn, now)
             return TurnRecord.of(turn), started
 
-        turn, started = await units.write(self._database, work, session_id)
-        if started is not None:
-            self._feed.broadcast(session_id, started)
+        def committed(stored: tuple[TurnRecord, FeedEvent | None] | None) -> None:
+            if stored is not None and stored[1] is not None:  # announced if the call went
+                self._feed.broadcast(session_id, stored[1])
+
+        turn, _ = await units.write(self._database, work, session_id, committed=committed)
         return turn
 
     async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *,
@@ -206,9 +208,11 @@ class Sessions:
                                                turn, now))
             return CompletedTurn(TurnRecord.of(turn), cancelled), recorded
 
-        completed, recorded = await units.write(self._database, work, session_id)
-        for event in recorded:
-            self._feed.broadcast(session_id, event)
+        def committed(stored: tuple[CompletedTurn, list[FeedEvent]] | None) -> None:
+            for event in () if stored is None else stored[1]:  # announced if the call went
+                self._feed.broadcast(session_id, event)
+
+        completed, _ = await units.write(self._database, work, session_id, committed=committed)
         return completed
 
     def _cancel_unfinished(self, session_id: str, now: int) -> list[FeedEvent]:

@@ -170,17 +170,25 @@ class Database:
         """None when the database is there and fully migrated, else what is wrong; blocking."""
         return readiness_problem(self.path)
 
-    async def write(self, work: Callable[[], T], session: str | None = None) -> T:
+    async def write(self, work: Callable[[], T], session: str | None = None,
+                    settled: Callable[[asyncio.Future[T]], None] | None = None) -> T:
         """Runs `work` in a write transaction; returns once it is committed (durable).
 
         `session` names the session the unit changes, when it changes one: on a database
-        with other writers its row is locked before the unit runs (see `store.postgres`)."""
+        with other writers its row is locked before the unit runs (see `store.postgres`).
+        `settled`, when given, is called with the unit's future once its outcome is known,
+        before this returns, and even if the caller went away meanwhile: a cancelled caller
+        cannot stop a queued unit, so what must follow its commit (an announcement) waits for
+        the unit, not for the caller."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
+        if settled is not None:
+            future.add_done_callback(settled)
         self._pending.append((work, future, session))
         if self._leader is None or self._leader.done():
             self._leader = loop.create_task(self._lead())
-        return await future
+        # Shielded, the unit's future is settled by the group even once the caller is gone.
+        return await (future if settled is None else asyncio.shield(future))
 
     async def _lead(self) -> None:
         await asyncio.sleep(0)  # writes made in this loop iteration join the first group
