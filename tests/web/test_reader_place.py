@@ -5,7 +5,8 @@ read; an output opened on the last row comes into view.
 
 Every wait is for a condition: the page's state, then two animation frames, after which the
 browser has laid the change out and the page has answered it (a ResizeObserver runs before
-the frame is painted). The reader scrolls with the mouse wheel, as a reader does."""
+the frame is painted). The place is read once two frames in a row show it the same, as the
+reader sees it. The reader scrolls with the mouse wheel, as a reader does."""
 
 from __future__ import annotations
 
@@ -32,14 +33,32 @@ STILL = """async () => {
     if (window.scrollY === last) return; last = window.scrollY; } }"""
 
 
+# The first row on screen and its top, read at the start of each frame until two readings in a
+# row agree (for at most 100 frames). The page changes rows in tasks between frames (an answer
+# of the output's poller, a feed message), and keeps its reader's place in the next frame,
+# once the browser has laid the change out and before it paints it: a reading taken between
+# the two saw a place the reader never sees.
+STILL_PLACE = """async () => {
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const read = () => {
+    for (const el of document.querySelector('[data-testid=message-list]').children) {
+      if (el.getBoundingClientRect().bottom > 0 && el.dataset.messageId)
+        return [el.dataset.messageId, el.getBoundingClientRect().top];
+    }
+    return null; };
+  let last = null;
+  for (let n = 0; n < 100; n += 1) {
+    await frame();
+    const now = read();
+    if (now && last && now[0] === last[0] && now[1] === last[1]) return now;
+    last = now;
+  }
+  return last; }"""
+
+
 def first_visible(chat: ChatPage) -> tuple[str, float]:
-    """The first row on screen and its top, in viewport pixels."""
-    found = chat.page.evaluate("""() => {
-      for (const el of document.querySelector('[data-testid=message-list]').children) {
-        if (el.getBoundingClientRect().bottom > 0 && el.dataset.messageId)
-          return [el.dataset.messageId, el.getBoundingClientRect().top];
-      }
-      return null; }""")
+    """The first row on screen and its top, in viewport pixels, as the reader sees it."""
+    found = chat.page.evaluate(STILL_PLACE)
     assert found is not None
     return str(found[0]), float(found[1])
 
