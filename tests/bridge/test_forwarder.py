@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 from bridge.harness import Finished, Launched, Step, Update, assert_recorded, launch, run_bridge
 from bridge.provider_scripts import say, steps, unfinished
@@ -161,6 +162,24 @@ def test_lost_answers_to_create_session_and_start_turn_record_one_session_and_tu
 
     assert finished.code == 0, finished.stderr
     _assert_recorded_once(client, finished, session_id, turn_id)
+
+
+def test_a_publish_cancelled_by_a_stopping_server_is_sent_again(
+        stack: Stack, client: ShellExecClient, tmp_path: Path) -> None:
+    # A server that stops cancels the calls that reach it as it stops (ADR 0144): a graceful
+    # restart under a streaming agent ended 2 of 10 bridges with exit 3. The proxy answers the
+    # first publish CANCELLED after the server stored it, the worse of the two cases.
+    with LossyProxy(stack.grpc_target, {"PublishUpdate": 1},
+                    lost_as=grpc.StatusCode.CANCELLED) as proxy:
+        finished = run_bridge(stack, tmp_path, steps([say("Hello.")]), "--server", proxy.target,
+                              "--web-url", stack.rest_url, "--agent", "codex",
+                              "--prompt", PROMPT, addresses=False)
+        [lost] = proxy.lost_answers("PublishUpdate")
+
+    assert finished.code == 0, finished.stderr
+    assert "1 already stored" in finished.stderr
+    session_id = pb.PublishUpdateResponse.FromString(lost).message.session_id
+    assert_recorded(client, session_id, PROMPT, [say("Hello.")], "codex")
 
 
 def _without_request_id(request: bytes) -> bytes:

@@ -24,15 +24,17 @@ Rewrite = Callable[[bytes], bytes]
 
 class LossyProxy:
     """Forwards every unary call to `target`; throws away the first `lose[method]` answers of
-    each named method (e.g. {"CreateSession": 1}), keeping them for `lost_answers`.
-    `rewrite[method]` changes that method's requests on the way (e.g. to play a server that
-    ignores a field)."""
+    each named method (e.g. {"CreateSession": 1}), keeping them for `lost_answers`, and
+    answers those calls `lost_as` instead. `rewrite[method]` changes that method's requests
+    on the way (e.g. to play a server that ignores a field)."""
 
     def __init__(self, target: str, lose: Mapping[str, int],
-                 rewrite: Mapping[str, Rewrite] | None = None) -> None:
+                 rewrite: Mapping[str, Rewrite] | None = None,
+                 lost_as: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE) -> None:
         self._upstream = grpc.insecure_channel(target)
         self._to_lose = {SERVICE + method: count for method, count in lose.items()}
         self._rewrite = {SERVICE + method: change for method, change in (rewrite or {}).items()}
+        self._lost_as = lost_as
         self._lock = threading.Lock()
         self._lost: dict[str, list[bytes]] = {}
         self._server = grpc.server(ThreadPoolExecutor(max_workers=4))
@@ -76,7 +78,7 @@ class LossyProxy:
         if self._should_lose(method):
             with self._lock:
                 self._lost.setdefault(method.removeprefix(SERVICE), []).append(answer)
-            context.abort(grpc.StatusCode.UNAVAILABLE, "answer lost by the test proxy")
+            context.abort(self._lost_as, "answer lost by the test proxy")
         return answer
 
 

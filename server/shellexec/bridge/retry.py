@@ -27,10 +27,13 @@ T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
 
 # UNAVAILABLE: no server / connection lost; DEADLINE_EXCEEDED: a hung or overloaded server;
-# ABORTED, RESOURCE_EXHAUSTED: transient contention; INTERNAL: a crash mid-call. A retry of an
-# already-applied call is harmless (sequence numbers, request ids), so erring on "retry" is safe.
+# ABORTED, RESOURCE_EXHAUSTED: transient contention; INTERNAL: a crash mid-call; CANCELLED: a
+# stopping server cancels the calls that reach it as it stops (the bridge's own cancellation
+# raises CancelledError, never this). A retry of an already-applied call is harmless
+# (sequence numbers, request ids), so erring on "retry" is safe.
 RETRYABLE = frozenset({
     grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
     grpc.StatusCode.DEADLINE_EXCEEDED,
     grpc.StatusCode.ABORTED,
     grpc.StatusCode.RESOURCE_EXHAUSTED,
