@@ -127,6 +127,20 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
      "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
     (["token", "list"], "host=db user=admin password=secret dbname=app",
      "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
+    # libpq's own messages quote the URL: a traceback showed the password.
+    (["serve"], "postgresql://admin:S3C%secretPW@127.0.0.1:1/db",
+     "SHELLEXEC_DATABASE_URL: is not a PostgreSQL URL libpq can read (not repeated here"),
+    (["token", "list"], "postgresql://admin:secret@[db/app",
+     "SHELLEXEC_DATABASE_URL: is not a database URL (not repeated here"),
+    (["up"], "postgres://admin:secret@db.internal:5432/app?sslmod=require",
+     "SHELLEXEC_DATABASE_URL: is not a PostgreSQL URL libpq can read (not repeated here"),
+    # Refused at once, not taken for an outage to retry.
+    (["serve"], "postgresql://admin:secret@db.internal:54x2/app",
+     "SHELLEXEC_DATABASE_URL: has port '54x2': a port is a number from 1 to 65535"),
+    (["token", "list"], "postgresql://admin:secret@db.internal:65536/app",
+     "SHELLEXEC_DATABASE_URL: has port '65536'"),
+    (["serve"], "postgresql://admin:secret@db.internal/app?sslmode=requires",
+     "SHELLEXEC_DATABASE_URL: has sslmode 'requires': libpq takes disable, allow, prefer"),
 ])
 def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
         tmp_path: Path, args: list[str], url: str, message: str) -> None:

@@ -12,16 +12,27 @@ from shellexec.store.database import (
     open_sqlite,
     sqlite_path,
 )
-from shellexec.store.postgres import DEFAULT_POOL_SIZE, is_postgres_url, open_postgres
+from shellexec.store.postgres import (
+    DEFAULT_POOL_SIZE,
+    is_postgres_url,
+    open_postgres,
+    postgres_url_problem,
+)
+
+NOT_REPEATED = ("is not a database URL (not repeated here: it may hold a password); use "
+                "postgresql://USER:PASSWORD@HOST:PORT/NAME or sqlite:///PATH")
 
 
 def database_url_problem(url: str) -> str | None:
     """Why `url` names no database this store opens, or None. A plain path gets the URL it
     was meant as; the text of another scheme's URL is not repeated, since it may hold a
     password."""
+    try:
+        scheme = urlparse(url).scheme
+    except ValueError:  # an IPv6 host's "[" left open
+        return NOT_REPEATED
     if is_postgres_url(url):
-        return None
-    scheme = urlparse(url).scheme
+        return postgres_url_problem(url)
     if scheme == "sqlite":
         return None
     if not url:
@@ -30,8 +41,7 @@ def database_url_problem(url: str) -> str | None:
         return (f"unsupported database {scheme[:40]!r}; use sqlite:///PATH or "
                 "postgresql://USER:PASSWORD@HOST:PORT/NAME")
     if any(mark in url for mark in "@=:"):  # a mistyped URL or libpq keywords: a password?
-        return ("is not a database URL (not repeated here: it may hold a password); use "
-                "postgresql://USER:PASSWORD@HOST:PORT/NAME or sqlite:///PATH")
+        return NOT_REPEATED
     return (f"{url[:200]!r} is not a database URL; use {'sqlite:///' + url[:200]!r} for "
             "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
 

@@ -40,6 +40,7 @@ from urllib.parse import urlparse
 
 import psycopg
 from peewee import InterfaceError, OperationalError, PostgresqlDatabase, Select, fn
+from psycopg.conninfo import conninfo_to_dict
 
 from shellexec.store.database import Database, Job, Outcome
 from shellexec.store.errors import DatabaseUnavailableError
@@ -51,6 +52,8 @@ from shellexec.store.readiness import postgres_readiness_problem
 T = TypeVar("T")
 
 SCHEMES = ("postgresql", "postgres")
+# libpq's values of `sslmode`.
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 # Connections of one replica: the writer's and the readers'.
 DEFAULT_POOL_SIZE = 4
 # Seconds a connection attempt may take: a database that is down fails a call quickly.
@@ -97,10 +100,32 @@ def is_postgres_url(url: str) -> bool:
     return urlparse(url).scheme in SCHEMES
 
 
+def postgres_url_problem(url: str) -> str | None:
+    """Why libpq would not connect with `url` whatever the server's state, or None. libpq's
+    own messages quote the URL, password included, so none is passed on."""
+    try:
+        options = conninfo_to_dict(_conninfo(url))
+    except psycopg.ProgrammingError:
+        return ("is not a PostgreSQL URL libpq can read (not repeated here: it may hold a "
+                "password; a % in it is written %25); use "
+                "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    ports = str(options.get("port", "")).split(",")
+    if any(port and not (port.isascii() and port.isdigit() and 0 < int(port) <= 65535)
+           for port in ports):
+        return f"has port {options['port'][:24]!r}: a port is a number from 1 to 65535"
+    mode = options.get("sslmode")
+    if mode is not None and mode not in SSL_MODES:
+        return f"has sslmode {str(mode)[:24]!r}: libpq takes {', '.join(SSL_MODES)}"
+    return None
+
+
+def _conninfo(url: str) -> str:
+    """`url` as libpq reads it (peewee and psycopg take `postgresql:` alone)."""
+    return urlparse(url)._replace(scheme="postgresql").geturl()
+
+
 def _peewee_database(url: str) -> PostgresqlDatabase:
-    parsed = urlparse(url)
-    conninfo = parsed._replace(scheme="postgresql").geturl()
-    return PostgresqlDatabase(conninfo, prefer_psycopg3=True, autoconnect=False,
+    return PostgresqlDatabase(_conninfo(url), prefer_psycopg3=True, autoconnect=False,
                               connect_timeout=CONNECT_TIMEOUT_SECONDS,
                               application_name="shellexec-server")
 
