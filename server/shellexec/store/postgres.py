@@ -109,10 +109,10 @@ def postgres_url_problem(url: str) -> str | None:
         return ("is not a PostgreSQL URL libpq can read (not repeated here: it may hold a "
                 "password; a % in it is written %25); use "
                 "postgresql://USER:PASSWORD@HOST:PORT/NAME")
-    ports = str(options.get("port", "")).split(",")
+    ports = str(options.get("port", ""))
     if any(port and not (port.isascii() and port.isdigit() and 0 < int(port) <= 65535)
-           for port in ports):
-        return f"has port {options['port'][:24]!r}: a port is a number from 1 to 65535"
+           for port in ports.split(",")):
+        return f"has port {ports[:24]!r}: a port is a number from 1 to 65535"
     mode = options.get("sslmode")
     if mode is not None and mode not in SSL_MODES:
         return f"has sslmode {str(mode)[:24]!r}: libpq takes {', '.join(SSL_MODES)}"
