@@ -14,16 +14,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
+from shellexec.app.front_door_errors import CHECK_UNAVAILABLE
 from shellexec.app.local_postgres import LocalPostgres
+from shellexec.client import ShellExecClient
 from shellexec.demo.rest import JsonObject, RestError
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 from support.cluster import Cluster, running_cluster
 from support.postgres import PostgresServer
 from support.rest import Api, unique
-from support.stack import Stack
+from support.stack import Stack, running_stack
 
 QUIET = {"SHELLEXEC_HEARTBEAT_SECONDS": "60", "SHELLEXEC_LOG": "errors"}
 # A watcher that hears nothing for this long fails its test (the heartbeat is 60 s).
@@ -308,6 +311,34 @@ def test_a_postgres_restart_answers_unavailable_then_the_replicas_serve_again(
         message = b.api.messages(session_id)[0]
         expected = "".join(f"c1 line {index}\n" for index in range(28))
         assert b.api.shell_output(session_id, message["id"])["output"]["stdout"] == expected
+
+
+@pytest.mark.slow
+def test_with_authentication_a_postgres_outage_answers_unavailable_saying_why(
+        tmp_path: Path, own_postgres: LocalPostgres) -> None:
+    """The token lookup runs before the handler the error interceptor wraps: direct calls
+    answered UNKNOWN naming our exception class (and a bridge does not retry UNKNOWN), and the
+    front door's token check dropped its connection, a 503 without a message."""
+    with running_stack(tmp_path, SHELLEXEC_DATABASE_URL=own_postgres.url(),
+                       SHELLEXEC_AUTH="on", **QUIET) as stack:
+        token = stack.create_token("outage", "admin")
+        session_id = stack.api_as(token).new_session()["id"]
+        own_postgres.stop()
+        try:
+            with ShellExecClient(stack.grpc_target, token=token) as client:
+                with pytest.raises(grpc.RpcError) as direct:
+                    client.get_session(session_id)
+            answer = stack.api_as(token).request("GET", f"/api/v1/task-sessions/{session_id}")
+        finally:
+            own_postgres.start()
+        assert direct.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "the database is unavailable" in (direct.value.details() or "")
+        assert answer.status == 503, answer.body[:300]
+        assert answer.json()["code"] == 14
+        assert answer.json()["message"] == CHECK_UNAVAILABLE
+        assert "Traceback" not in (stack.workdir / "server.log").read_text()
+        until(lambda: stack.api_as(token).request(
+            "GET", f"/api/v1/task-sessions/{session_id}").status == 200)
 
 
 def test_a_watcher_on_the_other_replica_hears_session_deleted(cluster: Cluster) -> None:

@@ -18,6 +18,7 @@ import grpc
 
 from shellexec.api.handlers import refusal
 from shellexec.service import NOBODY, UNRESTRICTED, Caller
+from shellexec.store import DatabaseUnavailableError
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import SCOPE_ADMIN, SCOPE_INGEST, SCOPE_READ, Scope
 
@@ -126,7 +127,12 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         secret = bearer_token(metadata)
         if secret is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
-        caller = await self._lookup(secret, _ticket(metadata))
+        try:
+            caller = await self._lookup(secret, _ticket(metadata))
+        except DatabaseUnavailableError as error:
+            # Here, before the handler the error interceptor wraps: gRPC said UNKNOWN and
+            # named our exception class, and a bridge does not retry UNKNOWN.
+            return refusal(handler, grpc.StatusCode.UNAVAILABLE, str(error))
         if caller is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         if required and not caller.has_any(required):

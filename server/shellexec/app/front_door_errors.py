@@ -40,6 +40,11 @@ _BODY = "%LOCAL_REPLY_BODY%"
 # The answer to a call refused because the front door's pool for its kind of call is full.
 POOL_FULL = ("the front door is carrying as many calls of this kind to the servers as it may "
              "at once (its pool is full); try again shortly")
+# The answer to a call whose token could not be checked: the check's server did not answer, or
+# its database did not (the token check answers 503 then, which Envoy takes for a failed check
+# and answers with a 503 of its own, without the check's text).
+CHECK_UNAVAILABLE = ("the front door could not check the token: the server or its database is "
+                     "unavailable; try again shortly")
 # A 405's body is a direct response, hence static: it names what is allowed; add the method.
 _MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
 
@@ -98,6 +103,16 @@ def _pool_full_mappers() -> list[dict[str, Any]]:
             {"filter": overflow, "body": {"inline_string": POOL_FULL}}]
 
 
+def _check_unavailable_mappers() -> list[dict[str, Any]]:
+    """A call refused because its token could not be checked (response flag UAEX, which a
+    refused token's 401 has too, with a 503) says why, over REST and in grpc-message alike,
+    instead of an empty message."""
+    failed_check = {"and_filter": {"filters": [
+        {"response_flag_filter": {"flags": ["UAEX"]}}, status_filter("EQ", 503)]}}
+    return [_mapper(failed_check, GRPC_CODE_BY_STATUS[503], CHECK_UNAVAILABLE),
+            {"filter": failed_check, "body": {"inline_string": CHECK_UNAVAILABLE}}]
+
+
 def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """HttpConnectionManager `local_reply_config`: every local error reply becomes JSON.
 
@@ -108,7 +123,8 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
     by_status = [_mapper(status_filter("EQ", status), code, _MESSAGES.get(status, _BODY))
                  for status, code in GRPC_CODE_BY_STATUS.items()]
     any_other = _mapper(status_filter("GE", 400), UNKNOWN_CODE)
-    return {"mappers": [*leading, *_pool_full_mappers(), *by_status, any_other]}
+    return {"mappers": [*leading, *_pool_full_mappers(), *_check_unavailable_mappers(),
+                        *by_status, any_other]}
 
 
 def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:

@@ -32,6 +32,7 @@ from shellexec.api.auth import MISSING_TOKEN, TICKET_HEADER, UNKNOWN_TOKEN, bear
 from shellexec.api.checked_tokens import Checked
 from shellexec.app import admin_socket
 from shellexec.rules.limits import MAX_REQUEST_HEADERS_BYTES
+from shellexec.store import DatabaseUnavailableError
 
 # What Envoy puts before the original path of each check (its `path_prefix`).
 CHECK_PREFIX = "/check"
@@ -81,9 +82,15 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     ticket Envoy adds to the request, or refused with the interceptor's own messages."""
     secret = bearer_token([] if authorization is None else [("authorization", authorization)])
     if secret is None:
-        return _denied(MISSING_TOKEN)
-    checked = await check(secret)
-    return _denied(UNKNOWN_TOKEN) if checked is None else _allowed(checked.ticket)
+        return _refused(b"401 Unauthorized", MISSING_TOKEN)
+    try:
+        checked = await check(secret)
+    except DatabaseUnavailableError as error:
+        # Envoy passes a refusal's status and text on: the caller hears UNAVAILABLE, why, and
+        # that a retry is the cure, where a dropped connection gave 503 with no message.
+        return _refused(b"503 Service Unavailable", str(error))
+    return _refused(b"401 Unauthorized", UNKNOWN_TOKEN) if checked is None else _allowed(
+        checked.ticket)
 
 
 def envoy_filter() -> dict[str, Any]:
@@ -139,9 +146,9 @@ def _allowed(ticket: str) -> bytes:
             + b"\r\ncontent-length: 0\r\n\r\n")
 
 
-def _denied(message: str) -> bytes:
+def _refused(status: bytes, message: str) -> bytes:
     body = message.encode()
-    return (b"HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
