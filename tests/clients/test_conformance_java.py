@@ -71,6 +71,8 @@ def test_failures_keep_their_code_and_reason(route: str, classpath: str, stack: 
 
 
 def test_the_bearer_token_goes_with_every_call(classpath: str, tmp_path: Path) -> None:
+    """Without a token the probe passes null, as `System.getenv` does for an unset variable: it
+    threw NullPointerException from `build()`, after the channel was made (and left open)."""
     with running_stack(tmp_path, SHELLEXEC_AUTH="on") as secured:
         token = secured.create_token("java", "admin")
         assert _probe(classpath, secured.grpc_target, token) == PROBE_LINES

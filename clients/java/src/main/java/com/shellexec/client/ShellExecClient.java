@@ -270,9 +270,10 @@ public final class ShellExecClient implements AutoCloseable {
       this.target = target;
     }
 
-    /** Sends {@code authorization: Bearer <token>} with every call ("" for none). */
+    /** Sends {@code authorization: Bearer <token>} with every call ("" or null for none, so
+     * {@code System.getenv("SHELLEXEC_TOKEN")} may be passed as it is). */
     public Builder token(String token) {
-      this.token = token;
+      this.token = token == null ? "" : token;
       return this;
     }
 
@@ -304,7 +305,13 @@ public final class ShellExecClient implements AutoCloseable {
     public ShellExecClient build() {
       ManagedChannel channel = Grpc.newChannelBuilder(target, credentials)
           .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
-      return new ShellExecClient(channel, token, timeout);
+      try {
+        return new ShellExecClient(channel, token, timeout);
+      } catch (RuntimeException | Error error) {
+        // No one else holds the channel: left open, its threads outlive the failed build.
+        channel.shutdownNow();
+        throw error;
+      }
     }
   }
 }

@@ -11,7 +11,8 @@ import java.util.function.Supplier;
  * Makes calls that fail in known ways and prints what the Java client reports of each, one line
  * per step: {@code <step> OK} or {@code <step> <gRPC code> <ErrorInfo reason or ResourceInfo
  * type, or ->}. {@code ErrorProbe <host:port> [token]}; stops after the first failed step that
- * should have succeeded. tests/clients/test_conformance_java.py checks the lines.
+ * should have succeeded. Without a token it passes null, as {@code System.getenv} gives for an
+ * unset variable. tests/clients/test_conformance_java.py checks the lines.
  */
 public final class ErrorProbe {
   private static final String UNKNOWN_SESSION = "ses_" + "0".repeat(32);
@@ -19,7 +20,7 @@ public final class ErrorProbe {
   private ErrorProbe() {}
 
   public static void main(String[] args) {
-    String token = args.length > 1 ? args[1] : "";
+    String token = args.length > 1 ? args[1] : null;
     try (ShellExecClient client = ShellExecClient.builder(args[0]).token(token).build()) {
       Session session = step("create_session", () -> client.createSession(
           "probe-java-" + UUID.randomUUID().toString().substring(0, 8), "codex", ""));

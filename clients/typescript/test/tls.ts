@@ -1,0 +1,44 @@
+/**
+ * TLS to a front door with a self-signed certificate, trusted through `ca` alone:
+ *   node build/tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE
+ * creates a session over gRPC, gRPC-Web and Connect (HTTP/2 and HTTP/1.1) with the
+ * certificate's text or bytes, and sees the same call fail without it (Node's trusted
+ * certificates do not hold it); `ca` over http, or text that is no certificate, is refused
+ * when the client is made. Prints "tls: passed" or the failed assertion.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+
+import { connect, errorDetails, grpcCodeName, type Protocol } from "../src/node.js";
+
+const [baseUrl, token, certificateFile] = process.argv.slice(2);
+if (baseUrl === undefined || token === undefined || certificateFile === undefined) {
+  throw new Error("usage: node tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE");
+}
+const bytes = readFileSync(certificateFile);
+
+const routes: [Protocol, "1.1" | "2", string | Uint8Array][] = [
+  ["grpc", "2", bytes.toString()],
+  ["grpc-web", "2", bytes],
+  ["grpc-web", "1.1", bytes.toString()],
+  ["connect", "2", bytes.toString()],
+  ["connect", "1.1", bytes],
+];
+for (const [protocol, httpVersion, ca] of routes) {
+  const route = `${protocol} HTTP/${httpVersion}`;
+  const trusting = connect({ baseUrl, token, protocol, httpVersion, ca, timeoutMs: 10_000 });
+  const session = await trusting.createSession(`ts-tls-${protocol}-${httpVersion}`,
+                                               { agent: "codex" });
+  assert.match(session.id, /^ses_/, route);
+  const untrusting = connect({ baseUrl, token, protocol, httpVersion, timeoutMs: 10_000 });
+  const refused = await untrusting.getSession(session.id).then(
+    () => "OK", (error: unknown) => grpcCodeName(errorDetails(error).code));
+  assert.notEqual(refused, "OK", `${route}: answered without the certificate`);
+}
+
+const plain = baseUrl.replace(/^https:/, "http:");
+assert.throws(() => connect({ baseUrl: plain, ca: bytes }), /only for an https baseUrl/);
+assert.throws(() => connect({ baseUrl, ca: certificateFile }), /hold no PEM certificate/);
+assert.throws(() => connect({ baseUrl, ca: new Uint8Array(4) }), /hold no PEM certificate/);
+console.log("tls: passed");
