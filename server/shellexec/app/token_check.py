@@ -58,6 +58,9 @@ HEAD_SECONDS = 5.0
 # Connections served at once; Envoy's circuit breaker opens no more (it queues checks
 # instead), so only a hostile local peer meets the cap, and its connections are closed.
 MAX_CONNECTIONS = 128
+# Checks Envoy queues while every connection is busy (its default, written out because the
+# retries' bound counts them).
+MAX_PENDING_CHECKS = 1024
 # Envoy's readiness probe of each socket, when there are several servers (replicas).
 HEALTH_PATH = "/health"
 
@@ -132,7 +135,11 @@ def envoy_cluster(sockets: list[Path], health_checks: list[dict[str, Any]]) -> d
                          "HttpProtocolOptions",
                 "common_http_protocol_options": {"idle_timeout": f"{IDLE_SECONDS / 2:.0f}s"},
                 "explicit_http_config": {"http_protocol_options": {}}}},
-        "circuit_breakers": {"thresholds": [{"max_connections": MAX_CONNECTIONS}]},
+        # Envoy's own default allows three retries at once: when a replica died, the checks
+        # its socket refused beyond three answered 503 instead of going to another server.
+        "circuit_breakers": {"thresholds": [{
+            "max_connections": MAX_CONNECTIONS, "max_pending_requests": MAX_PENDING_CHECKS,
+            "max_retries": MAX_CONNECTIONS + MAX_PENDING_CHECKS}]},
         "load_assignment": {"cluster_name": CLUSTER, "endpoints": [{"lb_endpoints": [
             {"endpoint": {"address": {"pipe": {"path": str(path)}}}} for path in sockets]}]},
     }
