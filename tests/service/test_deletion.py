@@ -3,10 +3,13 @@ gone, its watchers hear `session_deleted` and their streams end, and its ids ans
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
+import psycopg
 import pytest
 
 from shellexec.client import ShellExecClient
@@ -113,6 +116,31 @@ def test_deleting_a_task_deletes_all_its_sessions_and_no_other(stack: Stack) -> 
     assert stack.api.session(bystander)["id"] == bystander
     assert len(stack.api.messages(bystander)) == 1
     assert stack.api.call("GET", f"/api/v1/tasks/{bystander_task}/boot-state")
+
+
+def test_a_task_another_writer_deleted_meanwhile_is_not_found(stack: Stack) -> None:
+    """Two DeleteTask calls through two replicas both answered OK, naming the same sessions,
+    and their watchers heard `session_deleted` twice: the unit reads the task's sessions
+    before it locks them, and went on with those another replica had deleted meanwhile."""
+    if not stack.on_postgres:
+        pytest.skip("a SQLite database has one writer: no deletion lands between the two")
+    task_id = unique("raced")
+    seeded_session(stack, task_id)
+    seeded_session(stack, task_id)
+    with psycopg.connect(stack.env["SHELLEXEC_DATABASE_URL"]) as other_replica:
+        other_replica.execute("SELECT id FROM session WHERE task_id = %s FOR UPDATE",
+                              (task_id,))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            answer = pool.submit(stack.api.request, "DELETE", f"/api/v1/tasks/{task_id}")
+            waiting = ("SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                       "AND datname = current_database()")
+            while not int(str(stack.sql(waiting)[0][0])) and not answer.done():
+                time.sleep(0.05)  # until the deletion waits for the rows held here
+            other_replica.execute("DELETE FROM session WHERE task_id = %s", (task_id,))
+            other_replica.execute("DELETE FROM task WHERE id = %s", (task_id,))
+            other_replica.commit()
+            deleted = answer.result()
+    assert deleted.status == 404, deleted.body[:300]
 
 
 def test_deleting_a_running_session_leaves_its_task_to_its_other_sessions(

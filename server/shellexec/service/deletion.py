@@ -58,9 +58,10 @@ class Deletion:
         """Deletes the task's sessions and the task; returns the deleted sessions' ids."""
         def work() -> list[Doomed]:
             ids = queries.session_ids_of_task(task_id) if caller.sees(task_id) else []
-            if not ids:  # a task exists while it has a session
+            doomed = self._delete([(session_id, task_id) for session_id in ids])
+            if not doomed:  # a task exists while it has a session
                 raise NotFoundError("task", task_id, RESOURCE_TASK)
-            return self._delete([(session_id, task_id) for session_id in ids])
+            return doomed
 
         deleted = await units.write(self._database, work, committed=self._announce)
         return tuple(session_id for session_id, _ in deleted)
@@ -84,9 +85,12 @@ class Deletion:
 
     def _delete(self, doomed: list[Doomed]) -> list[Doomed]:
         # Where other replicas write, their rows are locked first (in id order); the unit of
-        # a single session was locked before it ran.
-        self._database.statements.lock_sessions([session_id for session_id, _ in doomed])
-        return self._delete_locked(doomed)
+        # a single session was locked before it ran. Those another replica deleted meanwhile
+        # are gone once locked: deleting them again would tell a second caller it deleted
+        # them, and their watchers twice.
+        statements = self._database.statements
+        statements.lock_sessions([session_id for session_id, _ in doomed])
+        return self._delete_locked([each for each in doomed if statements.holds(each[0])])
 
     def _delete_locked(self, doomed: list[Doomed],
                        rows: Counter[str] | None = None) -> list[Doomed]:
