@@ -216,12 +216,24 @@ class PostgresDatabase(Database):
             if self._lost(error):
                 return refused + [(future, None, DatabaseUnavailableError())
                                   for _, future, _ in group]
+            if _lock_not_available(error):
+                # The group waited the lock timeout for one of its sessions, and the statement
+                # does not say which: ask each without waiting, or the first unit of the held
+                # one would wait the whole timeout again, alone.
+                for session in sorted(sessions):
+                    if self._still_held(session):
+                        self._note_held(session)
         # As on SQLite: rather than pay a savepoint per unit, run each unit again alone (a
         # deadlock with another replica's group lands here too, and is rare: groups lock
         # their sessions in one order). A session found held by another transaction fails
         # the rest of its units at once: each would wait the whole lock timeout again.
         return refused + [self._alone(job) if job[2] not in self._held
                           else (job[1], None, self._held_error()) for job in group]
+
+    def _note_held(self, session_id: str) -> None:
+        if len(self._held) >= MAX_HELD_SESSIONS:  # a session never written again stays
+            self._held.clear()  # noted: forget them all, and wait again
+        self._held.add(session_id)
 
     def _still_held(self, session_id: str) -> bool:
         """Whether a session whose rows another transaction held past the lock timeout is
@@ -254,9 +266,7 @@ class PostgresDatabase(Database):
         except Exception as error:
             if _lock_not_available(error):
                 if session is not None:
-                    if len(self._held) >= MAX_HELD_SESSIONS:  # a session never written again
-                        self._held.clear()  # stays noted: forget them all, and wait again
-                    self._held.add(session)
+                    self._note_held(session)
                 return future, None, self._held_error()
             self._lost(error)
             if self._broken():
