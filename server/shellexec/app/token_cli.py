@@ -18,6 +18,7 @@ from shellexec.store import (
     DatabaseUnavailableError,
     MigrationFailedError,
     NewerSchemaError,
+    OlderSchemaError,
     UnsupportedDatabaseError,
     open_database,
     sqlite_file,
@@ -85,8 +86,8 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
               "SHELLEXEC_DATABASE_URL to the service's database", file=sys.stderr)
         return 1
     try:
-        database = open_database(settings.database_url, readers=1)
-    except (NewerSchemaError, MigrationFailedError) as error:
+        database = open_database(settings.database_url, readers=1, upgrade=False)
+    except (NewerSchemaError, OlderSchemaError, MigrationFailedError) as error:
         print(f"shellexec token: {error}", file=sys.stderr)
         return 1
     except (UnsupportedDatabaseError, DatabaseOpenError, DatabaseUnavailableError) as error:

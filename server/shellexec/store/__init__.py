@@ -12,6 +12,7 @@ from shellexec.store.errors import (
     DatabaseUnavailableError,
     MigrationFailedError,
     NewerSchemaError,
+    OlderSchemaError,
     StoreError,
     UnsupportedDatabaseError,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "DatabaseUnavailableError",
     "MigrationFailedError",
     "NewerSchemaError",
+    "OlderSchemaError",
     "Statements",
     "StoreError",
     "UnsupportedDatabaseError",

@@ -286,10 +286,11 @@ class Database:
 
 
 def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
-                busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
+                busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, upgrade: bool = True) -> Database:
     """Opens (creating if needed) and migrates the SQLite database named by `url`; each of
     its `readers` + 1 connections keeps a page cache of up to `cache_kib` KiB and waits up to
-    `busy_timeout_ms` for a lock another program holds."""
+    `busy_timeout_ms` for a lock another program holds. Without `upgrade` an older database
+    is OlderSchemaError (`migrate`)."""
     path = sqlite_path(url)
     if str(path) == ":memory:":  # each connection would have a database of its own
         raise DatabaseOpenError(str(path), "a file path is needed: the writer and the readers "
@@ -305,7 +306,7 @@ def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
     try:
         db.connect()
         try:
-            migrate(db)
+            migrate(db, upgrade)
             _probe_writes(db)
         finally:
             db.close()

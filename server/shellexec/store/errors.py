@@ -5,7 +5,8 @@
     ├── DatabaseOpenError          the SQLite file cannot be opened, read or written
     ├── StaleWriteError            a row changed since it was read (another writer)
     ├── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
-    └── NewerSchemaError           a newer shellexec migrated the database past this one
+    ├── NewerSchemaError           a newer shellexec migrated the database past this one
+    └── OlderSchemaError           the database lacks steps, and migrating was not asked for
 """
 
 from __future__ import annotations
@@ -79,3 +80,17 @@ class NewerSchemaError(StoreError):
             "run the shellexec that migrated it (or a newer one)")
         self.version = version
         self.known = known
+
+
+class OlderSchemaError(StoreError):
+    """The database lacks migration steps this shellexec knows, and the command that opened
+    it does not migrate: an older server may still run on it, and would fail on what the
+    steps change."""
+
+    def __init__(self, version: int, known: int) -> None:
+        super().__init__(
+            f"the database is at schema version {version}, older than this shellexec's {known}: "
+            "start this shellexec's server on it first (it migrates the database as it "
+            "starts), then run this again; this command does not migrate a database an older "
+            "server may be running on")
+        self.version = version

@@ -21,7 +21,7 @@ from peewee import DatabaseError as PeeweeDatabaseError
 from playhouse.migrate import SchemaMigrator
 from playhouse.migrate import migrate as run_operations
 
-from shellexec.store.errors import MigrationFailedError, NewerSchemaError
+from shellexec.store.errors import MigrationFailedError, NewerSchemaError, OlderSchemaError
 from shellexec.store.models import (
     ALL_MODELS,
     COUNTER_MODELS,
@@ -355,13 +355,17 @@ def applied_version(db: PeeweeDatabase) -> int:
     return int(latest.version) if latest else 0
 
 
-def migrate(db: PeeweeDatabase) -> int:
+def migrate(db: PeeweeDatabase, upgrade: bool = True) -> int:
     """Applies every step the database lacks, all in one transaction; returns the resulting
-    schema version. MigrationFailedError, with nothing changed, when a step fails."""
+    schema version. MigrationFailedError, with nothing changed, when a step fails. Without
+    `upgrade`, only a new database is migrated (made): one that has some steps and lacks
+    others is OlderSchemaError."""
     with _references_unenforced(db), db.atomic():
         current = applied_version(db)
         if current > len(STEPS):
             raise NewerSchemaError(current, len(STEPS))
+        if not upgrade and 0 < current < len(STEPS):
+            raise OlderSchemaError(current, len(STEPS))
         for version, step in enumerate(STEPS[current:], start=current + 1):
             try:
                 step(db)

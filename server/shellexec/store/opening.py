@@ -48,17 +48,20 @@ def database_url_problem(url: str) -> str | None:
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
                   pool_size: int = DEFAULT_POOL_SIZE,
-                  busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Database:
+                  busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, upgrade: bool = True
+                  ) -> Database:
     """Opens (creating if needed) and migrates the database named by `url`.
 
     `sqlite:///PATH`: `readers` reader connections besides the writer's, each with a page
     cache of up to `cache_kib` KiB, waiting up to `busy_timeout_ms` for a lock another
     program holds on the file. `postgresql://USER@HOST:PORT/NAME` (libpq's URL form):
-    `pool_size` connections, one of them the writer's (ADR 0070).
+    `pool_size` connections, one of them the writer's (ADR 0070). Without `upgrade`, a
+    database some steps behind this shellexec is OlderSchemaError, and only a new one is
+    made.
     """
     if is_postgres_url(url):
-        return open_postgres(url, pool_size)
-    return open_sqlite(url, readers, cache_kib, busy_timeout_ms)
+        return open_postgres(url, pool_size, upgrade)
+    return open_sqlite(url, readers, cache_kib, busy_timeout_ms, upgrade)
 
 
 def sqlite_file(url: str) -> Path | None:

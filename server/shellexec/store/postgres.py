@@ -380,9 +380,11 @@ class PostgresDatabase(Database):
             raise
 
 
-def open_postgres(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresDatabase:
+def open_postgres(url: str, pool_size: int = DEFAULT_POOL_SIZE,
+                  upgrade: bool = True) -> PostgresDatabase:
     """Connects to the PostgreSQL database named by `url` and migrates it (replicas starting
-    together take turns: the first migrates, the others find it done)."""
+    together take turns: the first migrates, the others find it done). Without `upgrade` an
+    older database is OlderSchemaError (`migrate`)."""
     db = _peewee_database(url)
     db.bind(ALL_MODELS)
     try:
@@ -392,7 +394,7 @@ def open_postgres(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresDatab
     try:
         with db.atomic():
             Select(columns=[fn.pg_advisory_xact_lock(MIGRATION_LOCK)]).bind(db).scalar()
-            migrate(db)
+            migrate(db, upgrade)
     finally:
         db.close()
     return PostgresDatabase(db, url, pool_size)
