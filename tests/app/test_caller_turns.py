@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from shellexec.service.caller_turns import CallerTurns
+from shellexec.api.caller_turns import CallerTurns
 
 
 async def _settled() -> None:

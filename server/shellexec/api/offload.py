@@ -24,9 +24,9 @@ from multiprocessing import resource_tracker
 from typing import Any, TypeVar
 
 from shellexec import child_lifetime
+from shellexec.api.caller_turns import CallerTurns
 from shellexec.api.request_work import Missing, Refused
 from shellexec.service import InvalidArgumentError, NotFoundError, UnavailableError
-from shellexec.service.caller_turns import CallerTurns
 
 T = TypeVar("T")
 

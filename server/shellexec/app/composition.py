@@ -23,12 +23,10 @@ from shellexec.service import (
     system_clock,
     time_ordered_id,
 )
-from shellexec.service.caller_turns import CallerTurns
 from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.pacing import WriterPace
 from shellexec.service.publishing import PUBLISH_OUTCOMES
-from shellexec.service.reading import REPLAY_READS_AT_ONCE
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
 from shellexec.store.feed_notices import FeedListener
@@ -89,8 +87,7 @@ def compose(settings: Settings, clock: Clock = system_clock,
                           on_outcome=metrics.count_publish(PUBLISH_OUTCOMES),
                           pace=WriterPace(on_wait=metrics.paced_seconds.inc))
     reader = Reader(database, feed, settings.heartbeat_seconds,
-                    settings.stream_lifetime_seconds, masking=masking,
-                    replay_turns=CallerTurns(REPLAY_READS_AT_ONCE))
+                    settings.stream_lifetime_seconds, masking=masking)
     deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
     housekeeping = Housekeeping(database, deletion, clock,

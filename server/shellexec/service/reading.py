@@ -18,7 +18,6 @@ from shellexec.rules.limits import (
     REPLAY_BATCH_EVENTS,
 )
 from shellexec.service.access import UNRESTRICTED, Caller
-from shellexec.service.caller_turns import CallerTurns
 from shellexec.service.errors import InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from shellexec.service.records import (
     BootStateRecord,
@@ -124,21 +123,13 @@ def _event(head: EventHead, views: dict[int, MessageView],
     return None if view is None else FeedEvent(head.type, head.revision, view)
 
 
-# Reads of the durable log for replays that run at once, whatever the number of watchers: the
-# other reader threads stay free for every other call (a replay reads on, batch by batch).
-REPLAY_READS_AT_ONCE = 1
-
-
 class Reader:
     """Serves stored messages and the live feed."""
 
     def __init__(self, database: Database, feed: FeedHub, heartbeat_seconds: float,
-                 stream_lifetime_seconds: float, *, masking: Masking,
-                 replay_turns: CallerTurns) -> None:
+                 stream_lifetime_seconds: float, *, masking: Masking) -> None:
         self._database = database
         self._masking = masking
-        # Reads of the log for watchers' replays, taken in turn by caller (ADR 0133).
-        self._replay_turns = replay_turns
         self._feed = feed
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
@@ -248,14 +239,7 @@ class Reader:
             return self._events_after(session_id, after)
 
         async def read_events(after: int) -> LogBatch:
-            # A token's watchers replaying a long log over and over took the reader threads
-            # (and the lock of the interpreter) from every other call: replays now read one
-            # batch at a time, callers taking turns, and leave the other readers to the rest.
-            await self._replay_turns.take(caller.name)
-            try:
-                return await self._database.read(functools.partial(events_or_reset, after))
-            finally:
-                self._replay_turns.give_back()
+            return await self._database.read(functools.partial(events_or_reset, after))
 
         return follow(self._feed, session_id, subscription, start, read_events,
                       heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)
