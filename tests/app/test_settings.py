@@ -136,11 +136,14 @@ def test_up_with_a_bad_setting_says_so_and_starts_nothing(tmp_path: Path) -> Non
      "SHELLEXEC_DATABASE_URL: is not a PostgreSQL URL libpq can read (not repeated here"),
     # Refused at once, not taken for an outage to retry.
     (["serve"], "postgresql://admin:secret@db.internal:54x2/app",
-     "SHELLEXEC_DATABASE_URL: has port '54x2': a port is a number from 1 to 65535"),
+     "SHELLEXEC_DATABASE_URL: has a port that is not a number from 1 to 65535"),
     (["token", "list"], "postgresql://admin:secret@db.internal:65536/app",
-     "SHELLEXEC_DATABASE_URL: has port '65536'"),
+     "SHELLEXEC_DATABASE_URL: has a port that is not a number from 1 to 65535"),
+    # A / in the password: libpq reads `admin:sec` as the host and its port.
+    (["token", "list"], "postgresql://admin:secret/Kq2@db.internal:5432/app",
+     "SHELLEXEC_DATABASE_URL: has a port that is not a number from 1 to 65535 (not repeated"),
     (["serve"], "postgresql://admin:secret@db.internal/app?sslmode=requires",
-     "SHELLEXEC_DATABASE_URL: has sslmode 'requires': libpq takes disable, allow, prefer"),
+     "SHELLEXEC_DATABASE_URL: has an sslmode libpq does not take: it takes disable, allow"),
 ])
 def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
         tmp_path: Path, args: list[str], url: str, message: str) -> None:

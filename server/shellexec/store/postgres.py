@@ -109,13 +109,16 @@ def postgres_url_problem(url: str) -> str | None:
         return ("is not a PostgreSQL URL libpq can read (not repeated here: it may hold a "
                 "password; a % in it is written %25); use "
                 "postgresql://USER:PASSWORD@HOST:PORT/NAME")
+    # Neither value is quoted: a `/` in a password makes libpq read `USER:PASSWORD@` as a host
+    # and a port, so the "port" may be the password.
     ports = str(options.get("port", ""))
     if any(port and not (port.isascii() and port.isdigit() and 0 < int(port) <= 65535)
            for port in ports.split(",")):
-        return f"has port {ports[:24]!r}: a port is a number from 1 to 65535"
+        return ("has a port that is not a number from 1 to 65535 (not repeated here: it may be "
+                "a password; a / in a password is written %2F)")
     mode = options.get("sslmode")
     if mode is not None and mode not in SSL_MODES:
-        return f"has sslmode {str(mode)[:24]!r}: libpq takes {', '.join(SSL_MODES)}"
+        return f"has an sslmode libpq does not take: it takes {', '.join(SSL_MODES)}"
     return None
 
 
