@@ -297,6 +297,50 @@ def test_a_replica_stopped_inside_a_transaction_delays_other_sessions_once(
         healthy.close()
 
 
+def test_a_session_another_transaction_holds_briefly_is_not_taken_for_held(
+        quick_lock_timeout: None, url: str) -> None:
+    """Once a group has waited the lock timeout, each of its sessions is asked for its rows.
+    Asked without waiting, a session whose rows a healthy transaction held for a moment (a
+    write through another replica) was taken for held, and its publish refused."""
+    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    try:
+        held = run(healthy.sessions.create("task-held", "codex")).id
+        busy = run(healthy.sessions.create("task-busy", "codex")).id
+        replica = FrozenReplica(frozen, held)
+        with psycopg.connect(url) as other:  # another replica's short transaction
+            other.execute("SELECT id FROM session WHERE id = %s FOR UPDATE", (busy,))
+            [[xid]] = other.execute("SELECT pg_current_xact_id()::text").fetchall()
+            released = threading.Thread(target=_commit_once_waited_for, args=(url, other, xid))
+            released.start()
+
+            async def both() -> list[Any]:
+                return list(await asyncio.gather(
+                    healthy.publisher.publish(held, codex_start("h", "ls"), None),
+                    healthy.publisher.publish(busy, codex_start("b", "ls"), None),
+                    return_exceptions=True))
+
+            on_held, on_busy = run(both())
+            released.join(30)
+        assert isinstance(on_held, DatabaseUnavailableError), on_held
+        assert not isinstance(on_busy, BaseException), on_busy
+    finally:
+        replica.resume()
+        frozen.close()
+        healthy.close()
+
+
+def _commit_once_waited_for(url: str, holder: psycopg.Connection[Any], xid: str) -> None:
+    """Commits `holder`'s transaction (id `xid`) once another transaction waits for it."""
+    deadline = time.monotonic() + 30
+    with psycopg.connect(url, autocommit=True) as watcher:
+        while not watcher.execute(
+                "SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted "
+                "AND transactionid::text = %s", (xid,)).fetchall():
+            assert time.monotonic() < deadline, "nothing waited for the short transaction"
+            time.sleep(0.02)
+    holder.commit()
+
+
 def test_the_database_ends_a_write_transaction_idle_past_the_idle_timeout(
         quick_lock_timeout: None, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     """A replica stopped for good (a paused machine, a network cut that leaves its

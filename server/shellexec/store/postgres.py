@@ -67,6 +67,10 @@ CONNECT_TIMEOUT_SECONDS = 3
 # statements (the fold of a 4 MiB update) is about a second.
 WRITE_LOCK_TIMEOUT_SECONDS = 5.0
 WRITE_IDLE_TIMEOUT_SECONDS = 10.0
+# How long the sessions of a group that waited the lock timeout are each asked for their rows
+# (at most that timeout): one a healthy transaction holds (a second, at most) is then not
+# taken for held, and the held one costs this, not a second lock timeout.
+HELD_PROBE_SECONDS = 1.0
 # The most sessions noted as held by another transaction at once.
 MAX_HELD_SESSIONS = 1024
 # The key of the advisory lock that replicas starting together take to migrate one at a time
@@ -221,10 +225,11 @@ class PostgresDatabase(Database):
                                   for _, future, _ in group]
             if _lock_not_available(error):
                 # The group waited the lock timeout for one of its sessions, and the statement
-                # does not say which: ask each without waiting, or the first unit of the held
-                # one would wait the whole timeout again, alone.
+                # does not say which: ask each, briefly, or the first unit of the held one
+                # would wait the whole timeout again, alone.
+                wait = min(HELD_PROBE_SECONDS, WRITE_LOCK_TIMEOUT_SECONDS)
                 for session in sorted(sessions):
-                    if self._still_held(session):
+                    if self._still_held(session, wait):
                         self._note_held(session)
         # As on SQLite: rather than pay a savepoint per unit, run each unit again alone (a
         # deadlock with another replica's group lands here too, and is rare: groups lock
@@ -238,15 +243,19 @@ class PostgresDatabase(Database):
             self._held.clear()  # noted: forget them all, and wait again
         self._held.add(session_id)
 
-    def _still_held(self, session_id: str) -> bool:
+    def _still_held(self, session_id: str, wait: float = 0.0) -> bool:
         """Whether a session whose rows another transaction held past the lock timeout is
-        held still: asked without waiting (NOWAIT), so that the writer does not wait the lock
-        timeout again for every group while a stopped replica holds it."""
+        held still: asked without waiting (NOWAIT), or waiting at most `wait` seconds, so that
+        the writer does not wait the lock timeout again for every group while a stopped
+        replica holds it."""
         try:
             self._connect_writer()
             with self.db.atomic():
+                if wait:
+                    Select(columns=[fn.set_config("lock_timeout", f"{round(wait * 1000)}ms",
+                                                  True)]).bind(self.db).scalar()
                 Session.select(Session.id).where(Session.id == session_id).for_update(
-                    nowait=True).execute()
+                    nowait=not wait).execute()
         except Exception as error:
             if _lock_not_available(error):
                 return True
