@@ -14,6 +14,7 @@ import pytest
 
 from shellexec.app.envoy import render
 from shellexec.app.settings import Settings
+from shellexec.store import database_url_problem
 
 from support.stack import free_port
 
@@ -156,6 +157,18 @@ def test_a_database_url_of_no_known_form_is_refused_naming_its_source(
     assert done.stderr.startswith(f"shellexec: {message}"), done.stderr
     assert "secret" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://shellexec:S3cret@db.internal:5432/shellexec",
+    "postgres://shellexec@[::1]/shellexec?sslmode=verify-full",
+    "postgresql://shellexec@db-a:5432,db-b:5433/shellexec?target_session_attrs=read-write",
+    # A Unix socket: no host before the path (the URL rebuilt from its parts lost its `//`).
+    "postgres:///shellexec?host=/var/run/postgresql",
+    "postgresql://%2Fvar%2Frun%2Fpostgresql/shellexec",
+])
+def test_postgresql_urls_libpq_reads_are_taken(url: str) -> None:
+    assert database_url_problem(url) is None
 
 
 def test_an_ipv6_grpc_address_reaches_envoy_without_brackets() -> None:

@@ -127,8 +127,10 @@ def postgres_url_problem(url: str) -> str | None:
 
 
 def _conninfo(url: str) -> str:
-    """`url` as libpq reads it (peewee and psycopg take `postgresql:` alone)."""
-    return urlparse(url)._replace(scheme="postgresql").geturl()
+    """`url` as libpq reads it (peewee and psycopg take `postgresql:` alone). Only the scheme
+    is replaced: a URL rebuilt from its parts loses the `//` of one without a host
+    (`postgres:///shellexec?host=/var/run/postgresql`, a Unix socket)."""
+    return "postgresql" + url[len(urlparse(url).scheme):]
 
 
 def _peewee_database(url: str) -> PostgresqlDatabase:
