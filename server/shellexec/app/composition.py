@@ -27,6 +27,7 @@ from shellexec.service.feed_relay import FeedRelay
 from shellexec.service.housekeeping import Housekeeping
 from shellexec.service.pacing import WriterPace
 from shellexec.service.publishing import PUBLISH_OUTCOMES
+from shellexec.service.replay_pacing import ReplayPace
 from shellexec.service.tokens import Tokens
 from shellexec.store import Database, open_database
 from shellexec.store.feed_notices import FeedListener
@@ -87,7 +88,8 @@ def compose(settings: Settings, clock: Clock = system_clock,
                           on_outcome=metrics.count_publish(PUBLISH_OUTCOMES),
                           pace=WriterPace(on_wait=metrics.paced_seconds.inc))
     reader = Reader(database, feed, settings.heartbeat_seconds,
-                    settings.stream_lifetime_seconds, masking=masking)
+                    settings.stream_lifetime_seconds, masking=masking,
+                    replay_pace=ReplayPace(on_wait=metrics.replay_paced_seconds.inc))
     deletion = Deletion(database, feed, caches, clock)
     offload = Offload(settings.conversion_workers)
     housekeeping = Housekeeping(database, deletion, clock,

@@ -46,6 +46,7 @@ class Metrics:
     waiting_requests: Gauge
     request_streams: Gauge
     paced_seconds: Counter
+    replay_paced_seconds: Counter
 
     def count_publish(self, outcomes: tuple[str, ...]) -> Callable[[str], None]:
         """A callback counting one publish by its outcome (one of `outcomes`)."""
@@ -113,4 +114,8 @@ def create_metrics(registry: CollectorRegistry) -> Metrics:
                               "Time publishes waited because their caller's publishes had "
                               "taken more than their share of the writer (ADR 0148).",
                               registry=registry),
+        replay_paced_seconds=Counter(
+            "shellexec_replay_paced_seconds",
+            "Time feed replays waited because their caller's replays had read more than "
+            "their rate of the log (ADR 0133).", registry=registry),
     )

@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub, WatcherBoundError
+from shellexec.feed.hub import event_weight
 from shellexec.feed.stream import LogBatch, follow
 from shellexec.normalize import ShellOutput
 from shellexec.projection import Masking, MessageView, TurnView, project_message
@@ -25,6 +26,7 @@ from shellexec.service.records import (
     SessionRecord,
     ShellOutputRecord,
 )
+from shellexec.service.replay_pacing import ReplayPace
 from shellexec.service.sessions import require_session, session_record
 from shellexec.store import Database, queries
 from shellexec.store.models import Message
@@ -127,9 +129,11 @@ class Reader:
     """Serves stored messages and the live feed."""
 
     def __init__(self, database: Database, feed: FeedHub, heartbeat_seconds: float,
-                 stream_lifetime_seconds: float, *, masking: Masking) -> None:
+                 stream_lifetime_seconds: float, *, masking: Masking,
+                 replay_pace: ReplayPace) -> None:
         self._database = database
         self._masking = masking
+        self._replay_pace = replay_pace
         self._feed = feed
         self._heartbeat = heartbeat_seconds
         self._lifetime = stream_lifetime_seconds
@@ -239,7 +243,16 @@ class Reader:
             return self._events_after(session_id, after)
 
         async def read_events(after: int) -> LogBatch:
-            return await self._database.read(functools.partial(events_or_reset, after))
+            # A token's watchers replaying a long log over and over made every other call
+            # slow: what one caller's replays read and send is paced.
+            await self._replay_pace.reserve(caller.name)
+            weight = None  # a read cancelled while its thread goes on keeps its reservation
+            try:
+                batch = await self._database.read(functools.partial(events_or_reset, after))
+                weight = sum(event_weight(event) for event in batch.events)
+                return batch
+            finally:
+                self._replay_pace.settle(caller.name, weight)
 
         return follow(self._feed, session_id, subscription, start, read_events,
                       heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

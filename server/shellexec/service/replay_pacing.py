@@ -1,0 +1,102 @@
+"""How much of the durable log one caller's watchers may replay, in bytes a second.
+
+A replay reads the log batch by batch on the reader threads, and every event it yields is then
+encoded by the server and, for REST, turned into JSON by Envoy. Sixteen watchers of one token
+replaying a 16 MB log from revision 0, over and over (within the 64 feeds a caller may hold),
+took about 48 MB a second of that work: another token's GetSession went from a 5 ms p50 to
+about 100 ms, with a p99 of 0.5 to 0.7 s.
+
+So each caller's replays share a budget: BURST_BYTES at once, then RATE_BYTES a second. A
+replay reserves a whole batch (REPLAY_BATCH_BYTES) before it reads one, and is charged what
+the batch weighs once it is read (`feed.hub.event_weight` of each event, as the events are
+sent one by one). A caller past its burst waits, one replay at a time, until its debt is back
+within it: however many watchers it has, its replays send about RATE_BYTES a second. A
+watcher's first replay of a usual session, and the short reads a live watcher makes once a
+heartbeat interval, are far below the burst and never wait. Calls without a token are not
+paced, as publishes are not (`service.pacing`): with authentication off every call is the
+same caller, on loopback. See ADR 0133.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from shellexec.rules.limits import REPLAY_BATCH_BYTES
+
+# What one caller's replays may send a second, past their burst.
+RATE_BYTES = 4 * 1024 * 1024
+# What they may send at once: a dashboard opening many feeds of a busy task is not paced.
+BURST_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class _Caller:
+    debt: float = 0.0
+    at: float = 0.0
+    reading: int = 0
+    # Held by the one replay of a caller past its burst that goes next.
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class ReplayPace:
+    """Each caller's debt of replayed bytes (see the module docstring). Used on the event
+    loop only."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep, *,
+                 rate_bytes: float = RATE_BYTES, burst_bytes: float = BURST_BYTES,
+                 on_wait: Callable[[float], None] = lambda seconds: None) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._rate = rate_bytes
+        self._burst = burst_bytes
+        self._on_wait = on_wait  # told each wait's length: the metrics
+        self._callers: dict[str, _Caller] = {}
+
+    def debt(self, caller: str) -> float:
+        """The caller's debt now, in bytes."""
+        state = self._callers.get(caller)
+        return 0.0 if state is None else self._drained(state)
+
+    def _drained(self, state: _Caller) -> float:
+        now = self._clock()
+        state.debt = max(0.0, state.debt - (now - state.at) * self._rate)
+        state.at = now
+        return state.debt
+
+    async def reserve(self, caller: str) -> None:
+        """Waits until the caller may read a batch, and reserves one. Every `reserve` is
+        followed by one `settle`."""
+        if not caller:
+            return
+        state = self._callers.setdefault(caller, _Caller(at=self._clock()))
+        state.reading += 1
+        try:
+            if self._drained(state) > self._burst or state.turn.locked():
+                async with state.turn:
+                    while (owed := self._drained(state)) > self._burst:
+                        wait = (owed - self._burst) / self._rate
+                        self._on_wait(wait)
+                        await self._sleep(wait)
+            state.debt += REPLAY_BATCH_BYTES
+        except BaseException:
+            self._leave(caller, state)
+            raise
+
+    def settle(self, caller: str, weight: int | None) -> None:
+        """Charges what the batch weighed instead of the reservation; None (its read was
+        cancelled, and may still run) keeps the whole reservation."""
+        state = self._callers.get(caller) if caller else None
+        if state is None:
+            return
+        if weight is not None:
+            state.debt = max(0.0, state.debt - REPLAY_BATCH_BYTES + weight)
+        self._leave(caller, state)
+
+    def _leave(self, caller: str, state: _Caller) -> None:
+        state.reading -= 1
+        if not state.reading and not self._drained(state) and not state.turn.locked():
+            del self._callers[caller]  # nothing owed and nothing reading: forgotten

@@ -1,0 +1,138 @@
+"""What one caller's feed replays may read of the durable log (ADR 0133), on a clock of the
+test's own: a burst at once, then a rate, however many watchers replay at once; nothing for
+calls without a token; and, through a real Reader, the replays of a token's watchers are
+spaced out while another caller's are not."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from shellexec.app.composition import compose
+from shellexec.app.settings import Settings
+from shellexec.projection import Masking
+from shellexec.rules.limits import REPLAY_BATCH_BYTES
+from shellexec.service import Caller, Reader, system_clock
+from shellexec.service.replay_pacing import ReplayPace
+from shellexec.service.tokens import Tokens
+from shellexec.vocabulary import SCOPE_READ
+
+from support.acp import codex_start
+
+MIB = 1024 * 1024
+
+
+class Time:
+    """A clock that moves only when someone sleeps on it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _pace(time: Time, waits: list[float]) -> ReplayPace:
+    return ReplayPace(time.clock, time.sleep, rate_bytes=1 * MIB, burst_bytes=4 * MIB,
+                      on_wait=waits.append)
+
+
+async def _read(pace: ReplayPace, caller: str, weight: int) -> None:
+    await pace.reserve(caller)
+    await asyncio.sleep(0)  # the read, in a reader thread
+    pace.settle(caller, weight)
+
+
+def test_replays_within_the_burst_never_wait_and_leave_nothing_behind() -> None:
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+
+    async def replay() -> None:
+        for _ in range(3):
+            await _read(pace, "dashboard", MIB)
+
+    asyncio.run(replay())
+    assert waits == []
+    time.now += 10  # drained
+    assert pace.debt("dashboard") == 0
+    asyncio.run(_read(pace, "dashboard", 0))
+    assert pace._callers == {}
+
+
+def test_many_watchers_of_one_caller_read_at_its_rate_past_the_burst() -> None:
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+    watchers, batches = 16, 8
+
+    async def replay() -> None:
+        for _ in range(batches):
+            await _read(pace, "replayer", MIB)
+
+    async def all_at_once() -> None:
+        await asyncio.gather(*(replay() for _ in range(watchers)))
+
+    asyncio.run(all_at_once())
+    read = watchers * batches * MIB
+    # Past the burst, at the rate: the last reservation may still be owed.
+    assert time.now >= (read - 4 * MIB - REPLAY_BATCH_BYTES) / MIB
+    assert sum(waits) == time.now
+    assert pace.debt("replayer") <= 4 * MIB + REPLAY_BATCH_BYTES
+
+
+def test_calls_without_a_token_are_not_paced() -> None:
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+
+    async def replay() -> None:
+        for _ in range(64):
+            await _read(pace, "", MIB)
+
+    asyncio.run(replay())
+    assert (waits, pace._callers) == ([], {})
+
+
+def test_a_cancelled_read_keeps_its_reservation() -> None:
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+
+    async def cancelled() -> None:
+        await pace.reserve("quitter")
+        pace.settle("quitter", None)  # its thread may still be reading
+
+    asyncio.run(cancelled())
+    assert pace.debt("quitter") == REPLAY_BATCH_BYTES
+
+
+def test_a_token_s_replays_are_spaced_out_and_another_caller_s_are_not(tmp_path: Path) -> None:
+    app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'replay.db'}"))
+    time, waits = Time(), list[float]()
+    reader = Reader(app.database, app.feed, 15.0, 3600.0, masking=Masking(),
+                    replay_pace=ReplayPace(time.clock, time.sleep, rate_bytes=64 * 1024,
+                                           burst_bytes=64 * 1024, on_wait=waits.append))
+    Tokens(app.database, system_clock).create("replayer", [SCOPE_READ], [])
+    replayer = Caller("replayer", frozenset({SCOPE_READ}))
+
+    async def replay(session_id: str, caller: Caller) -> int:
+        last = (await app.sessions.get(session_id)).revision
+        async for event in await reader.watch(session_id, 0, caller=caller):
+            if event.revision >= last:
+                return event.revision
+        raise AssertionError("the stream ended early")
+
+    async def check() -> None:
+        session = await app.sessions.create("replay-task", "codex")
+        for index in range(300):  # about 400 KiB of events: several batches
+            await app.publisher.publish(session.id, codex_start(f"c{index}", "x" * 1000), None)
+        await asyncio.gather(*(replay(session.id, replayer) for _ in range(4)))
+        assert waits, "four replays of 400 KiB past a 64 KiB burst never waited"
+        paced = len(waits)
+        await replay(session.id, Caller("", frozenset({SCOPE_READ})))
+        assert len(waits) == paced  # no token: not paced
+
+    try:
+        asyncio.run(check())
+    finally:
+        app.database.close()
