@@ -66,6 +66,7 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
                                     ("FRONT_DOOR_POOL_STREAMS_PER_REPLICA",)],
     "a request that opens a stream (a feed, a health watch)": [("MAX_STREAM_REQUEST_BYTES",)],
     "a request's headers through the front door": [("MAX_REQUEST_HEADERS_BYTES",)],
+    "a request's header fields through the front door": [("MAX_REQUEST_HEADER_FIELDS",)],
     "a health request through the front door": [("MAX_HEALTH_REQUEST_BYTES",),
                                                 ("FRONT_DOOR_STREAM_BUFFER_BYTES",)],
     "retention and compaction": [("HOUSEKEEPING_BATCH_SESSIONS",)],
@@ -159,6 +160,10 @@ def test_copies_outside_the_server_package_equal_the_module() -> None:
                             ("max_request_bytes", str(limits.MAX_HEALTH_REQUEST_BYTES)),
                             ("max_request_body_size", str(limits.MAX_GRPC_MESSAGE_BYTES))])
     assert f"max_request_headers_kb: {limits.MAX_REQUEST_HEADERS_BYTES // 1024}\n" in config
+    # The header count filter's script holds the number; Envoy reads several times as many.
+    assert re.findall(r"local MOST = (\d+)", config) == [str(limits.MAX_REQUEST_HEADER_FIELDS)]
+    [read] = re.findall(r'"max_headers_count": (\d+)', config)
+    assert int(read) >= 2 * limits.MAX_REQUEST_HEADER_FIELDS
     assert re.findall(r"max_concurrent_streams: (\d+)", config) == [
         str(limits.FRONT_DOOR_STREAMS_PER_CONNECTION)]
     # One bound shared by the four pools' clusters (a YAML anchor), scaled by the replicas.

@@ -59,7 +59,8 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  database          {settings.database_url}",
         f"  {auth_banner(settings)}",
         *metrics_lines(settings),
-        f"  log               stderr, one JSON line per call (SHELLEXEC_LOG={settings.log})",
+        f"  log               stderr, one JSON line per call and per front-door request "
+        f"(SHELLEXEC_LOG={settings.log})",
         "Try:",
         f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
         f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",

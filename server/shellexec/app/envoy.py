@@ -7,7 +7,8 @@ routes, security headers), the Connect bridge and its JSON refusal routes, the g
 refusals and the filters writing content types as Envoy knows them, one direct-response route
 per file of web/ (Envoy reads the files when it starts, so the page needs no web server of
 its own), the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405
-routes derived from the descriptor and the local reply mappers).
+routes derived from the descriptor and the local reply mappers), the count of a request's
+header fields, and the access log (`SHELLEXEC_LOG`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any
 
+from shellexec.api.call_log import LOG_ERRORS, LOG_OFF, LogLevel
 from shellexec.app import admin_socket, content_type_case, processes, token_check
 from shellexec.app.browser_boundary import (
     allowed_hosts,
@@ -62,6 +64,7 @@ from shellexec.rules.limits import (
     FRONT_DOOR_STREAMS_PER_CONNECTION,
     MAX_GRPC_MESSAGE_BYTES,
     MAX_HEALTH_REQUEST_BYTES,
+    MAX_REQUEST_HEADER_FIELDS,
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REST_BODY_BYTES,
     MESSAGE_ARRIVAL_SECONDS,
@@ -106,6 +109,127 @@ IDLE_CONNECTION_TIMEOUT_SECONDS = 10.0
 # never ends one; 20 s lets the largest REST body (8 MiB) through a link of about 3.4 Mbit/s.
 # A server waits as long for a message on its own port (MESSAGE_ARRIVAL_SECONDS).
 REQUEST_TIMEOUT_SECONDS = float(MESSAGE_ARRIVAL_SECONDS)
+
+
+# The header fields Envoy reads of one request, counted as it counts them (HTTP/2's
+# pseudo-headers and HTTP/1's Host included), before it refuses one unanswered: past it an
+# HTTP/1 request gets Envoy's own 431 and an HTTP/2 stream is reset (its codec cannot answer).
+# Several times MAX_REQUEST_HEADER_FIELDS, which the front door answers clearly from the count
+# filter (`header_count_filter`), so that a request of that many fields still has room for
+# what Envoy adds (the request id, x-forwarded-proto, the token check's ticket): the token
+# check refuses a ticket that would take a request past it, with a 500 saying nothing.
+HEADER_FIELDS_READ = 4 * MAX_REQUEST_HEADER_FIELDS
+TOO_MANY_HEADERS = (f"a request through the front door may have at most "
+                    f"{MAX_REQUEST_HEADER_FIELDS} header fields besides Host and HTTP/2's "
+                    "pseudo-headers; this one has %d")
+
+# Counts the request's header fields as MAX_REQUEST_HEADER_FIELDS says (HTTP/1's Host is the
+# `:authority` pseudo-header by now; one x-request-id and one x-forwarded-proto are Envoy's,
+# added if the client sent none) and refuses a request with more: 431 with the message, which
+# the local reply mappers make the API's JSON error; a gRPC or gRPC-Web call gets
+# RESOURCE_EXHAUSTED in gRPC's own trailers-only form (a reply of Envoy's would say UNKNOWN).
+_HEADER_COUNT_SCRIPT = """\
+local MOST = $most
+local MESSAGE = "$message"
+function envoy_on_request(request)
+  local headers = request:headers()
+  local count = -2
+  for name, _ in pairs(headers) do
+    if name:byte(1) ~= 58 then count = count + 1 end
+  end
+  if count <= MOST then return end
+  local message = string.format(MESSAGE, count)
+  local content_type = string.lower(headers:get("content-type") or "")
+  if content_type:sub(1, 16) == "application/grpc" then
+    request:respond({[":status"] = "200", ["grpc-status"] = "$grpc_status",
+                     ["grpc-message"] = message}, "")
+  else
+    request:respond({[":status"] = "431"}, message)
+  end
+end
+"""
+
+
+def header_count_filter() -> dict[str, Any]:
+    """The HTTP filter refusing a request of more than MAX_REQUEST_HEADER_FIELDS header fields
+    (a Lua script: no standard matcher counts headers, and Envoy's own limit resets an HTTP/2
+    stream without a word)."""
+    script = Template(_HEADER_COUNT_SCRIPT).substitute(
+        most=MAX_REQUEST_HEADER_FIELDS, message=TOO_MANY_HEADERS,
+        grpc_status=RESOURCE_EXHAUSTED)
+    return {"name": "envoy.filters.http.lua", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua",
+        "default_source_code": {"inline_string": script}}}
+
+
+# The gRPC status an answer carried: in its trailers, or in its headers for a trailers-only
+# one (a gRPC-Web call's trailers travel in its body, out of the log's sight). Envoy's own
+# %GRPC_STATUS% and grpc_status_filter infer one from the HTTP status when there is none:
+# UNKNOWN for every 200 of the page, of REST and of Connect, UNIMPLEMENTED for a REST 404.
+_GRPC_STATUS = ("'grpc-status' in response.trailers ? response.trailers['grpc-status'] : "
+                "response.headers['grpc-status']")
+_FAILED_GRPC_STATUS = ("('grpc-status' in response.trailers ? response.trailers['grpc-status'] "
+                       ": 'grpc-status' in response.headers ? response.headers['grpc-status'] "
+                       ": '0') != '0'")
+# One JSON line per request (docs/operations.md, "Logs"). `request_id` is the x-request-id the
+# server's call log prints too. Of the request, only its method, its path without the query
+# (which may hold cursors) and its request id are written: no other header (a token), no body.
+ACCESS_LOG_FORMAT = {
+    "time": "%START_TIME(%Y-%m-%dT%H:%M:%S.%3fZ)%",
+    "request_id": "%REQ(X-REQUEST-ID):64%",
+    # A REST call's own method and path, not the gRPC ones the transcoder made of them.
+    "http_method": "%REQ(X-ENVOY-ORIGINAL-METHOD?:METHOD):16%",
+    "path": "%PATH(NQ:ORIG_OR_PATH):256%",
+    "http_status": "%RESPONSE_CODE%",
+    "grpc_status": f"%CEL({_GRPC_STATUS})%",
+    "response_flags": "%RESPONSE_FLAGS%",
+    "duration_ms": "%DURATION%",
+    "bytes_received": "%BYTES_RECEIVED%",
+    "bytes_sent": "%BYTES_SENT%",
+    "upstream_host": "%UPSTREAM_HOST%",
+}
+# Envoy writes its access log lines in batches, at the latest this long after a request ended
+# (its default, ten seconds, left an operator following a request waiting as long).
+ACCESS_LOG_FLUSH_MILLISECONDS = 1000
+# SHELLEXEC_LOG=errors: a request answered with an HTTP status from 400 up, or with a gRPC
+# status other than OK.
+ERRORS_FILTER = {"or_filter": {"filters": [
+    {"status_code_filter": {"comparison": {"op": "GE", "value": {
+        "default_value": 400, "runtime_key": "front_door.access_log_status"}}}},
+    {"extension_filter": {
+        "name": "envoy.access_loggers.extension_filters.cel",
+        "typed_config": {"@type": "type.googleapis.com/envoy.extensions.access_loggers."
+                                  "filters.cel.v3.ExpressionFilter",
+                         "expression": _FAILED_GRPC_STATUS}}},
+]}}
+
+
+# What the transcoder records of a REST call (ORIG_OR_PATH above, the error replies' form,
+# the server's path check), dropped from what a client sent before anything reads it.
+TRANSCODER_HEADERS = ("x-envoy-original-path", "x-envoy-original-method")
+
+
+def early_header_mutations() -> list[dict[str, Any]]:
+    """HttpConnectionManager `early_header_mutation_extensions`: a client's own copies of
+    TRANSCODER_HEADERS are removed, so a request cannot be logged as another path."""
+    return [{"name": "envoy.http.early_header_mutation.header_mutation", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.http.early_header_mutation."
+                 "header_mutation.v3.HeaderMutation",
+        "mutations": [{"remove": name} for name in TRANSCODER_HEADERS]}}]
+
+
+def access_log(level: LogLevel) -> list[dict[str, Any]]:
+    """The front door's access log: one JSON line per request on Envoy's stderr, for every
+    request (`calls`), the failed ones (`errors`) or none (`off`), as the server's call log."""
+    if level == LOG_OFF:
+        return []
+    log: dict[str, Any] = {"name": "envoy.access_loggers.stderr", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.access_loggers.stream.v3."
+                 "StderrAccessLog",
+        "log_format": {"json_format": ACCESS_LOG_FORMAT}}}
+    if level == LOG_ERRORS:
+        log["filter"] = ERRORS_FILTER
+    return [log]
 
 
 def _web_files(web_root: Path) -> list[Path]:
@@ -263,6 +387,14 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}s"
 
 
+def front_door_manager_fields() -> dict[str, Any]:
+    """The front door's connection timeouts (`connection_timeouts`) and the header fields
+    Envoy reads of one request (HEADER_FIELDS_READ), which share `common_http_protocol_options`."""
+    fields = connection_timeouts()
+    fields["common_http_protocol_options"]["max_headers_count"] = HEADER_FIELDS_READ
+    return fields
+
+
 def connection_timeouts() -> dict[str, Any]:
     """The fields of an HTTP connection manager that close a client connection doing nothing:
     one slow to send its headers or the rest of its request, or one with no request in
@@ -341,7 +473,10 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         max_request_headers_kib=MAX_REQUEST_HEADERS_BYTES // 1024,
         max_health_request_bytes=MAX_HEALTH_REQUEST_BYTES,
         watch_idle_timeout=_seconds(watch_idle_seconds(settings)),
-        connection_timeouts=_fields(_MANAGER_FIELD_INDENT, connection_timeouts()),
+        connection_timeouts=_fields(_MANAGER_FIELD_INDENT, front_door_manager_fields()),
+        access_log=json.dumps(access_log(settings.log)),
+        early_header_mutations=json.dumps(early_header_mutations()),
+        header_count_filter=_items(_FILTER_INDENT, [header_count_filter()]),
         web_routes=web_routes(), openapi_routes=openapi_routes(),
         unknown_path_route=unknown_path_route(),
         health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
@@ -380,7 +515,8 @@ def new_node_id() -> str:
 def envoy_command(config: Path, node_id: str | None = None) -> list[str]:
     # --disable-hot-restart lets several Envoys (tests, a dev stack) share one machine.
     command = [envoy_binary(), "-c", str(config), "--concurrency", "1", "--log-level", "error",
-               "--disable-hot-restart"]
+               "--disable-hot-restart",
+               "--file-flush-interval-msec", str(ACCESS_LOG_FLUSH_MILLISECONDS)]
     return command if node_id is None else [*command, "--service-node", node_id]
 
 

@@ -86,6 +86,13 @@ MIN_SINCE_REVISION: Final = 0
 # A request's headers through the front door, in all (Envoy answers 431 past it); the token
 # check reads each check's head within a bound above it (ADR 0119).
 MAX_REQUEST_HEADERS_BYTES: Final = 60 * 1024
+# A request's header fields through the front door, not counting Host (HTTP/1), HTTP/2's
+# pseudo-headers (`:path`...), nor one `x-request-id` and one `x-forwarded-proto` (Envoy adds
+# each when the client sent none): one more is answered 431 (gRPC: RESOURCE_EXHAUSTED) saying
+# so. Envoy reads several times as many (`app.envoy.HEADER_FIELDS_READ`), so nothing it adds
+# to a request it accepted (the request id, the token check's ticket) takes it past a limit
+# of its own: under its default of 100, a request of 95 fields failed 500.
+MAX_REQUEST_HEADER_FIELDS: Final = 64
 # A health request through the front door, which is open without a token: a service name is
 # short, and a larger body is refused (413) instead of held (ADR 0119).
 MAX_HEALTH_REQUEST_BYTES: Final = 1024
