@@ -325,9 +325,9 @@ def test_with_authentication_a_postgres_outage_answers_unavailable_saying_why(
         session_id = stack.api_as(token).new_session()["id"]
         own_postgres.stop()
         try:
-            with ShellExecClient(stack.grpc_target, token=token) as client:
-                with pytest.raises(grpc.RpcError) as direct:
-                    client.get_session(session_id)
+            with (ShellExecClient(stack.grpc_target, token=token) as client,
+                  pytest.raises(grpc.RpcError) as direct):
+                client.get_session(session_id)
             answer = stack.api_as(token).request("GET", f"/api/v1/task-sessions/{session_id}")
         finally:
             own_postgres.start()
