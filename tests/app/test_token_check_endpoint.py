@@ -148,10 +148,3 @@ def test_envoy_checks_tokens_only_with_authentication_on_and_before_holding_bodi
     # default of three retries at once answered the rest 503 (a probe: 137 of 1,323 calls).
     [limits] = cluster["circuit_breakers"]["thresholds"]
     assert limits["max_retries"] == limits["max_connections"] + limits["max_pending_requests"]
-    # ... and so may a check a server could not answer (its database did not): another
-    # replica's may.
-    [check] = [entry for entry in rendered["static_resources"]["listeners"][0]["filter_chains"][0]
-               ["filters"][0]["typed_config"]["http_filters"]
-               if entry["name"] == token_check.FILTER_NAME]
-    retry = check["typed_config"]["http_service"]["retry_policy"]["retry_on"].split(",")
-    assert {"connect-failure", "reset", "5xx"} <= set(retry)

@@ -89,9 +89,8 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     try:
         checked = await check(secret)
     except DatabaseUnavailableError as error:
-        # Envoy takes a 5xx for a failed check: it asks another server (a replica whose own
-        # database connection broke), then answers 503 itself, which `front_door_errors`
-        # gives a message. Dropping the connection did the same, with a traceback here.
+        # Envoy passes a refusal's status and text on: the caller hears UNAVAILABLE, why, and
+        # that a retry is the cure, where a dropped connection gave 503 with no message.
         return _refused(b"503 Service Unavailable", str(error))
     return _refused(b"401 Unauthorized", UNKNOWN_TOKEN) if checked is None else _allowed(
         checked.ticket)
@@ -100,8 +99,7 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
 def envoy_filter() -> dict[str, Any]:
     """The `ext_authz` HTTP filter asking CLUSTER about every request's headers. A check
     whose connection fails goes to another server (a replica that died leaves its socket
-    refusing until it is started again), and so does one a server could not answer (503:
-    its database did not)."""
+    refusing until it is started again)."""
     return {"name": FILTER_NAME, "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz",
         "transport_api_version": "V3",
@@ -114,7 +112,7 @@ def envoy_filter() -> dict[str, Any]:
             "authorization_response": {"allowed_upstream_headers": {
                 "patterns": [{"exact": TICKET_HEADER}]}},
             "retry_policy": {
-                "retry_on": "connect-failure,reset,5xx",
+                "retry_on": "connect-failure,reset",
                 "num_retries": 2,
                 "retry_host_predicate": [{
                     "name": "envoy.retry_host_predicates.previous_hosts",
