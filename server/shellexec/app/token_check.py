@@ -89,8 +89,9 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     try:
         checked = await check(secret)
     except DatabaseUnavailableError as error:
-        # Envoy passes a refusal's status and text on: the caller hears UNAVAILABLE, why, and
-        # that a retry is the cure, where a dropped connection gave 503 with no message.
+        # Envoy takes a 5xx for a failed check and answers 503 itself, which
+        # `front_door_errors` gives a message; dropping the connection did the same, with a
+        # traceback here. Not retried on another server: they share the database.
         return _refused(b"503 Service Unavailable", str(error))
     return _refused(b"401 Unauthorized", UNKNOWN_TOKEN) if checked is None else _allowed(
         checked.ticket)
