@@ -1,7 +1,8 @@
 """What one caller's feed replays may read of the durable log (ADR 0133), on a clock of the
-test's own: a burst at once, then a rate, however many watchers replay at once; nothing for
-calls without a token; and, through a real Reader, the replays of a token's watchers are
-spaced out while another caller's are not."""
+test's own: a burst at once, then a rate, however many watchers replay at once; a first read
+(a live watcher's) never queues behind the caller's long replays, yet first reads alone are
+held to the rate too; nothing for calls without a token; and, through a real Reader, the
+replays of a token's watchers are spaced out while another caller's are not."""
 
 from __future__ import annotations
 
@@ -40,10 +41,10 @@ def _pace(time: Time, waits: list[float]) -> ReplayPace:
                       on_wait=waits.append)
 
 
-async def _read(pace: ReplayPace, caller: str, weight: int) -> None:
-    await pace.reserve(caller)
+async def _read(pace: ReplayPace, caller: str, weight: int, reading_on: bool = True) -> None:
+    reserved = await pace.reserve(caller, reading_on=reading_on)
     await asyncio.sleep(0)  # the read, in a reader thread
-    pace.settle(caller, weight)
+    pace.settle(caller, reserved, weight)
 
 
 def test_replays_within_the_burst_never_wait_and_leave_nothing_behind() -> None:
@@ -60,6 +61,58 @@ def test_replays_within_the_burst_never_wait_and_leave_nothing_behind() -> None:
     assert pace.debt("dashboard") == 0
     asyncio.run(_read(pace, "dashboard", 0))
     assert pace._callers == {}
+
+
+def test_a_first_read_does_not_queue_behind_the_caller_s_long_replays() -> None:
+    """A live watcher's read once a heartbeat interval waited for every long replay of its
+    own token: its events came seconds late."""
+
+    async def check() -> None:
+        time, released = Time(), asyncio.Event()
+
+        async def held_sleep(seconds: float) -> None:  # until the test lets the time pass
+            await released.wait()
+            time.now += seconds
+
+        pace = ReplayPace(time.clock, held_sleep, rate_bytes=1 * MIB, burst_bytes=4 * MIB)
+        await _read(pace, "dashboard", 5 * MIB)  # past the burst: long replays now wait
+        long_replays = [asyncio.ensure_future(_read(pace, "dashboard", MIB))
+                        for _ in range(4)]
+        await asyncio.sleep(0)  # one holds the turn, waiting; the others queue behind it
+        reserved = await asyncio.wait_for(pace.reserve("dashboard", reading_on=False), 10)
+        assert not any(replay.done() for replay in long_replays)
+        pace.settle("dashboard", reserved, 0)
+        released.set()
+        await asyncio.gather(*long_replays)
+        assert time.now > 0
+
+    asyncio.run(check())
+
+
+def test_first_reads_alone_are_held_to_the_rate_past_twice_the_burst() -> None:
+    """Reopening feeds to read only first batches does not get around the pace."""
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+
+    async def churn() -> None:
+        for _ in range(64):
+            await _read(pace, "churner", MIB, reading_on=False)
+
+    asyncio.run(churn())
+    assert time.now >= (64 * MIB - 2 * 4 * MIB - MIB) / MIB
+    assert pace.debt("churner") <= 2 * 4 * MIB + MIB
+
+
+def test_a_caller_that_left_owing_is_forgotten_once_its_debt_drained() -> None:
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+    for caller in ("gone-1", "gone-2"):
+        asyncio.run(_read(pace, caller, MIB))
+    assert set(pace._callers) == {"gone-1", "gone-2"}  # they left owing
+    time.now += 10
+    for _ in range(2):
+        asyncio.run(_read(pace, "other", 0))
+    assert set(pace._callers) <= {"other"}
 
 
 def test_many_watchers_of_one_caller_read_at_its_rate_past_the_burst() -> None:
@@ -94,16 +147,18 @@ def test_calls_without_a_token_are_not_paced() -> None:
     assert (waits, pace._callers) == ([], {})
 
 
-def test_a_cancelled_read_keeps_its_reservation() -> None:
+def test_a_cancelled_read_is_charged_a_whole_batch() -> None:
     time, waits = Time(), list[float]()
     pace = _pace(time, waits)
 
-    async def cancelled() -> None:
-        await pace.reserve("quitter")
-        pace.settle("quitter", None)  # its thread may still be reading
+    async def cancelled(reading_on: bool) -> None:
+        reserved = await pace.reserve("quitter", reading_on=reading_on)
+        pace.settle("quitter", reserved, None)  # its thread may still be reading
 
-    asyncio.run(cancelled())
+    asyncio.run(cancelled(True))
     assert pace.debt("quitter") == REPLAY_BATCH_BYTES
+    asyncio.run(cancelled(False))
+    assert pace.debt("quitter") == 2 * REPLAY_BATCH_BYTES
 
 
 def test_a_token_s_replays_are_spaced_out_and_another_caller_s_are_not(tmp_path: Path) -> None:

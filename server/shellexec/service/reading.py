@@ -242,17 +242,21 @@ class Reader:
                 return LogBatch([FeedEvent(EVENT_RESET, latest)])
             return self._events_after(session_id, after)
 
+        reading_on = False  # whether the last batch said the log holds more
+
         async def read_events(after: int) -> LogBatch:
             # A token's watchers replaying a long log over and over made every other call
             # slow: what one caller's replays read and send is paced.
-            await self._replay_pace.reserve(caller.name)
-            weight = None  # a read cancelled while its thread goes on keeps its reservation
+            nonlocal reading_on
+            reserved = await self._replay_pace.reserve(caller.name, reading_on=reading_on)
+            weight = None  # a read cancelled while its thread goes on is charged a batch
             try:
                 batch = await self._database.read(functools.partial(events_or_reset, after))
                 weight = sum(event_weight(event) for event in batch.events)
+                reading_on = batch.more
                 return batch
             finally:
-                self._replay_pace.settle(caller.name, weight)
+                self._replay_pace.settle(caller.name, reserved, weight)
 
         return follow(self._feed, session_id, subscription, start, read_events,
                       heartbeat_seconds=self._heartbeat, lifetime_seconds=self._lifetime)

@@ -7,14 +7,19 @@ took about 48 MB a second of that work: another token's GetSession went from a 5
 about 100 ms, with a p99 of 0.5 to 0.7 s.
 
 So each caller's replays share a budget: BURST_BYTES at once, then RATE_BYTES a second. A
-replay reserves a whole batch (REPLAY_BATCH_BYTES) before it reads one, and is charged what
-the batch weighs once it is read (`feed.hub.event_weight` of each event, as the events are
-sent one by one). A caller past its burst waits, one replay at a time, until its debt is back
-within it: however many watchers it has, its replays send about RATE_BYTES a second. A
-watcher's first replay of a usual session, and the short reads a live watcher makes once a
-heartbeat interval, are far below the burst and never wait. Calls without a token are not
-paced, as publishes are not (`service.pacing`): with authentication off every call is the
-same caller, on loopback. See ADR 0133.
+replay that reads on (the batch before said the log holds more) reserves a whole batch
+(REPLAY_BATCH_BYTES) before it reads one, and waits, one at a time for its caller, until the
+caller's debt is back within the burst: however many watchers a caller has, its long replays
+read about RATE_BYTES a second. A first read (a watcher's first batch, the short read a live
+watcher makes once a heartbeat interval) reserves nothing and waits only past twice the
+burst, so a caller's live feeds do not queue behind its own long replays, and a caller
+reopening feeds to read only first batches is still held to the rate. Each read is charged
+what its events weigh (`feed.hub.event_weight`: each event, as each is sent on its own) once
+it is read. The weight is the texts' size in memory: a text of control characters, which JSON
+escapes six bytes to one, sends up to six times its weight through the REST route. Calls
+without a token are not paced, as publishes are not (`service.pacing`): with authentication
+off every call is the same caller, on loopback. A replica paces its own watchers. See ADR
+0133.
 """
 
 from __future__ import annotations
@@ -67,36 +72,54 @@ class ReplayPace:
         state.at = now
         return state.debt
 
-    async def reserve(self, caller: str) -> None:
-        """Waits until the caller may read a batch, and reserves one. Every `reserve` is
-        followed by one `settle`."""
+    async def reserve(self, caller: str, *, reading_on: bool) -> int:
+        """Waits until the caller may read a batch; returns what it reserved, for `settle`.
+        Every `reserve` is followed by one `settle`."""
         if not caller:
-            return
+            return 0
+        self._forget_one_idle()
         state = self._callers.setdefault(caller, _Caller(at=self._clock()))
         state.reading += 1
         try:
+            if not reading_on:
+                await self._wait_within(state, 2 * self._burst)
+                return 0
             if self._drained(state) > self._burst or state.turn.locked():
                 async with state.turn:
-                    while (owed := self._drained(state)) > self._burst:
-                        wait = (owed - self._burst) / self._rate
-                        self._on_wait(wait)
-                        await self._sleep(wait)
+                    await self._wait_within(state, self._burst)
             state.debt += REPLAY_BATCH_BYTES
+            return REPLAY_BATCH_BYTES
         except BaseException:
             self._leave(caller, state)
             raise
 
-    def settle(self, caller: str, weight: int | None) -> None:
-        """Charges what the batch weighed instead of the reservation; None (its read was
-        cancelled, and may still run) keeps the whole reservation."""
+    async def _wait_within(self, state: _Caller, bound: float) -> None:
+        while (owed := self._drained(state)) > bound:
+            wait = (owed - bound) / self._rate
+            self._on_wait(wait)
+            await self._sleep(wait)
+
+    def settle(self, caller: str, reserved: int, weight: int | None) -> None:
+        """Charges what the batch weighed instead of its reservation; None (its read was
+        cancelled, and may still run) charges a whole batch."""
         state = self._callers.get(caller) if caller else None
         if state is None:
             return
-        if weight is not None:
-            state.debt = max(0.0, state.debt - REPLAY_BATCH_BYTES + weight)
+        charged = REPLAY_BATCH_BYTES if weight is None else weight
+        state.debt = max(0.0, state.debt - reserved + max(charged, 0))
         self._leave(caller, state)
 
     def _leave(self, caller: str, state: _Caller) -> None:
         state.reading -= 1
         if not state.reading and not self._drained(state) and not state.turn.locked():
             del self._callers[caller]  # nothing owed and nothing reading: forgotten
+
+    def _forget_one_idle(self) -> None:
+        """Looks at the caller remembered longest: forgotten if it owes nothing and reads
+        nothing now (one that left owing is otherwise kept until it reads again)."""
+        for caller, state in self._callers.items():
+            if not state.reading and not self._drained(state) and not state.turn.locked():
+                del self._callers[caller]
+            else:  # looked at: to the back of the line
+                self._callers[caller] = self._callers.pop(caller)
+            return
