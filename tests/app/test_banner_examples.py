@@ -48,3 +48,13 @@ def test_the_banners_name_each_replica_s_metrics_and_envoy_s_statistics() -> Non
         "metrics", "http://127.0.0.1:19564/metrics"]
     assert "http://127.0.0.1:19570/stats/prometheus" in cluster._banner(
         settings, "postgresql://x", [])
+
+
+def test_the_banners_never_print_the_database_password() -> None:
+    """`shellexec serve` printed the whole URL, password included."""
+    url = "postgresql://app:S3cretPw@db.internal:5432/shellexec"
+    for banner in (cli._banner(Settings(database_url=url), 50051),
+                   cluster._banner(Settings(database_url=url), url, [])):
+        assert "S3cretPw" not in banner
+        assert "postgresql://…@db.internal:5432/shellexec" in banner
+    assert "sqlite:///data/shellexec.db" in cli._banner(Settings(), 50051)

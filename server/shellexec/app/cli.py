@@ -42,6 +42,7 @@ from shellexec.store import (
     NewerSchemaError,
     UnsupportedDatabaseError,
     database_url_problem,
+    shown_database_url,
 )
 
 RUN_DIR = Path(".run")
@@ -56,7 +57,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         "shellexec is running (Ctrl-C stops it)",
         f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",
         f"  gRPC              {grpc_host}:{grpc_port}",
-        f"  database          {settings.database_url}",
+        f"  database          {shown_database_url(settings.database_url)}",
         f"  {auth_banner(settings)}",
         *metrics_lines(settings),
         f"  log               stderr, one JSON line per call and per front-door request "

@@ -21,7 +21,7 @@ from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
 from shellexec.app.server import auth_header_flag, metrics_lines
 from shellexec.app.settings import Settings
-from shellexec.store import open_database
+from shellexec.store import open_database, shown_database_url
 from shellexec.store.postgres import is_postgres_url
 
 RUN_DIR = Path(".run")
@@ -86,7 +86,7 @@ def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
         f"  REST + web page   {rest}/   (Envoy balances across the replicas)",
         *(f"  replica {replica.number}         {replica.target}  (pid {replica.pid}, log "
           f".run/{replica.log.name})" for replica in replicas),
-        f"  database          {url.split('@')[-1]}",
+        f"  database          {shown_database_url(url)}",
         *metrics_lines(settings, len(replicas)),
         "Try:",
         f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",

@@ -17,7 +17,12 @@ from shellexec.store.errors import (
     UnsupportedDatabaseError,
 )
 from shellexec.store.migrations import SCHEMA_VERSION, migrate
-from shellexec.store.opening import database_url_problem, open_database, sqlite_file
+from shellexec.store.opening import (
+    database_url_problem,
+    open_database,
+    shown_database_url,
+    sqlite_file,
+)
 from shellexec.store.statements import Statements
 
 __all__ = [
@@ -34,5 +39,6 @@ __all__ = [
     "database_url_problem",
     "migrate",
     "open_database",
+    "shown_database_url",
     "sqlite_file",
 ]

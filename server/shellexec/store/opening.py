@@ -46,6 +46,14 @@ def database_url_problem(url: str) -> str | None:
             "that SQLite file, or postgresql://USER:PASSWORD@HOST:PORT/NAME")
 
 
+def shown_database_url(url: str) -> str:
+    """`url` as a banner may print it: without its login, which may hold a password."""
+    scheme, separator, rest = url.partition("://")
+    if not separator or "@" not in rest:
+        return url
+    return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
+
+
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
                   pool_size: int = DEFAULT_POOL_SIZE,
                   busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, upgrade: bool = True
