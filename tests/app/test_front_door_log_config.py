@@ -47,7 +47,10 @@ def test_the_access_log_reads_no_header_but_the_request_id_method_and_path() -> 
 def test_header_fields_are_counted_first_and_envoy_reads_several_times_as_many() -> None:
     manager = _manager(Settings(auth=True))
     filters = [item["name"] for item in manager["http_filters"]]
-    assert filters[:2] == ["envoy.filters.http.header_mutation", "envoy.filters.http.lua"]
+    # After the security headers and CORS only (neither adds to a request's fields), so that
+    # the refusal has both.
+    assert filters[:3] == ["envoy.filters.http.header_mutation", "envoy.filters.http.cors",
+                           "envoy.filters.http.lua"]
     assert filters.index("envoy.filters.http.lua") < filters.index(token_check.FILTER_NAME)
     read = manager["common_http_protocol_options"]["max_headers_count"]
     # A request of the most fields, with its pseudo-headers, Envoy's request id and
