@@ -95,6 +95,11 @@ _ENDPOINT_INDENT = " " * 14
 # Seconds between Envoy's readiness checks of each replica: how long a dead one may still get
 # requests (which fail as UNAVAILABLE, and are retried by clients).
 REPLICA_HEALTH_INTERVAL_SECONDS = 1.0
+# How long Envoy waits for a replica's health check answer.
+REPLICA_HEALTH_TIMEOUT_SECONDS = 1.0
+# How long a stopping replica of `up` keeps serving, at most, for Envoy's next health check to
+# hear that it is not ready (it stops as soon as one has).
+REPLICA_DRAIN_SECONDS = REPLICA_HEALTH_INTERVAL_SECONDS + REPLICA_HEALTH_TIMEOUT_SECONDS + 1.0
 # How long a client may take to send a request's headers; a connection that never finishes
 # them is closed (docs/security.md). Every client sends them at once.
 REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
@@ -439,7 +444,8 @@ def _replica_health_checks(ports: tuple[int, ...], probe: dict[str, Any]
     as before."""
     if len(ports) < 2:
         return []
-    return [{"timeout": "1s", "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
+    return [{"timeout": _seconds(REPLICA_HEALTH_TIMEOUT_SECONDS),
+             "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
              "unhealthy_threshold": 1, "healthy_threshold": 1, **probe}]
 
 

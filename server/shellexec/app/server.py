@@ -69,6 +69,9 @@ _SERVER_OPTIONS = (
 # holds for lost (ADR 0144): far longer than a handed-over call takes to reach the
 # interceptors, far shorter than the grace.
 STOP_SETTLE_SECONDS = 0.2
+# How long a draining server keeps serving once a balancer's health check heard NOT_SERVING:
+# the calls it routed here a moment before are still arriving.
+DRAIN_SETTLE_SECONDS = 0.2
 
 
 @dataclass
@@ -85,10 +88,14 @@ class RunningServer:
     # With authentication on: answers the front door's token checks (ADR 0119).
     token_check: TokenCheckEndpoint | None = None
 
-    async def stop(self, grace: float) -> None:
-        """Ends every open feed stream at once (watchers resume by revision), then gives the
-        other calls `grace` seconds to finish."""
+    async def stop(self, grace: float, drain: float = 0.0) -> None:
+        """Says NOT_SERVING, and keeps serving until a balancer's health check has heard it
+        (for at most `drain` seconds); then ends every open feed stream at once (watchers
+        resume by revision), and gives the other calls `grace` seconds to finish."""
         await self.health.stop()
+        if drain and await self.health.stopping_heard(drain):
+            # The balancer heard it; the calls it sent just before are on their way.
+            await asyncio.sleep(DRAIN_SETTLE_SECONDS)
         self.housekeeping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.housekeeping
@@ -260,4 +267,4 @@ async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
     if ready is not None:
         ready.set()
     await stop.wait()
-    await running.stop(settings.shutdown_grace_seconds)
+    await running.stop(settings.shutdown_grace_seconds, settings.drain_seconds)

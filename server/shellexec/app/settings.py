@@ -73,6 +73,9 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, most: int,
     return int(digits)
 
 
+# The longest drain a stopping server takes (a balancer checks its servers every few seconds).
+MAX_DRAIN_SECONDS = 60.0
+
 # The shortest interval a timer setting takes: zero, or 1e-300, made a timer spin (a heartbeat
 # sent as fast as the loop runs), and the tests' shortest is 0.2 s.
 MIN_SECONDS = 0.05
@@ -162,6 +165,9 @@ class Settings:
     stalled_watcher_seconds: float = STALLED_WATCHER_SECONDS
     # Seconds a stopping server lets running calls finish.
     shutdown_grace_seconds: float = 5.0
+    # Seconds a stopping server keeps serving after its readiness says NOT_SERVING, until a
+    # balancer's health check has heard it (a replica of `up`: its Envoy's; 0: none).
+    drain_seconds: float = 0.0
     # Worker processes that convert large Normalize and publish requests off the event loop
     # (0: every conversion runs on it).
     conversion_workers: int = 1
@@ -270,6 +276,8 @@ class Settings:
                                              default.stalled_watcher_seconds, HOUR),
             shutdown_grace_seconds=_not_negative(env, "SHELLEXEC_SHUTDOWN_GRACE_SECONDS",
                                                  default.shutdown_grace_seconds, HOUR),
+            drain_seconds=_not_negative(env, "SHELLEXEC_DRAIN_SECONDS", default.drain_seconds,
+                                        MAX_DRAIN_SECONDS),
             conversion_workers=_whole_number(env, "SHELLEXEC_CONVERSION_WORKERS",
                                              default.conversion_workers,
                                              MAX_CONVERSION_WORKERS),
