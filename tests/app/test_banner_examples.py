@@ -56,5 +56,8 @@ def test_the_banners_never_print_the_database_password() -> None:
     for banner in (cli._banner(Settings(database_url=url), 50051),
                    cluster._banner(Settings(database_url=url), url, [])):
         assert "S3cretPw" not in banner
-        assert "postgresql://…@db.internal:5432/shellexec" in banner
+        assert "postgresql://app:…@db.internal:5432/shellexec" in banner
     assert "sqlite:///data/shellexec.db" in cli._banner(Settings(), 50051)
+    # Without a password, as `up`'s local PostgreSQL: whole, to be copied for `shellexec token`.
+    local = "postgresql://postgres@127.0.0.1:41234/shellexec_local"
+    assert local in cluster._banner(Settings(), local, [])

@@ -47,11 +47,13 @@ def database_url_problem(url: str) -> str | None:
 
 
 def shown_database_url(url: str) -> str:
-    """`url` as a banner may print it: without its login, which may hold a password."""
+    """`url` as a banner may print it: without its password (the user stays, so that the URL
+    of a database without one, as `up`'s local PostgreSQL, can be copied from it)."""
     scheme, separator, rest = url.partition("://")
-    if not separator or "@" not in rest:
+    login, at, place = rest.rpartition("@")
+    if not separator or not at or ":" not in login:
         return url
-    return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
+    return f"{scheme}://{login.split(':', 1)[0]}:…@{place}"
 
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
