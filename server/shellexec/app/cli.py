@@ -123,7 +123,8 @@ async def _up(settings: Settings) -> int:
     finally:
         # The server first, while Envoy still relays: open feeds get their end_of_stream and
         # calls in flight their answers.
-        await running.stop(settings.shutdown_grace_seconds, settings.drain_seconds)
+        # No drain: no balancer checks `up`'s one server.
+        await running.stop(settings.shutdown_grace_seconds)
         if process is not None:
             processes.stop(process, timeout=5)
         print("shellexec stopped", flush=True)

@@ -9,6 +9,7 @@ started for trying it (`local_postgres`), in a temporary folder that goes with i
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -43,9 +44,9 @@ def replica_env(settings: Settings, database_url: str, port: int,
                 metrics_port: int) -> dict[str, str]:
     """The environment of one replica: ours, with its own port and the shared database."""
     host = ports.split_address(settings.grpc_address)[0]
-    # A replica runs no Envoy: the front door's statistics port is not its to check. It keeps
-    # serving once it stops until the front door's health check heard it (a call that came
-    # meanwhile was cancelled, unretried: 12 in 51 restarts under load).
+    # A replica runs no Envoy: the front door's statistics port is not its to check. Stopped
+    # by SIGTERM, it keeps serving for the front door's health checks to hear that it is not
+    # ready (a call that came meanwhile was cancelled, unretried: 12 in 51 restarts).
     return {**os.environ, "SHELLEXEC_DATABASE_URL": database_url,
             "SHELLEXEC_GRPC_ADDRESS": f"{host}:{port}",
             "SHELLEXEC_METRICS_PORT": str(metrics_port), "SHELLEXEC_ENVOY_METRICS_PORT": "0",
@@ -122,8 +123,10 @@ def check_cluster(settings: Settings, replicas: int) -> None:
 
 
 def _stop_replicas(replicas: list[Replica]) -> None:
+    # SIGINT: stopping together, no replica is left to take another's calls, so none drains
+    # (SIGTERM, an operator's restart of one, does).
     processes.stop_together([replica.process for replica in replicas
-                             if replica.process is not None])
+                             if replica.process is not None], first=signal.SIGINT)
 
 
 def run_cluster(settings: Settings, replicas: int, database: str | None,

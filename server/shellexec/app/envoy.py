@@ -97,9 +97,9 @@ _ENDPOINT_INDENT = " " * 14
 REPLICA_HEALTH_INTERVAL_SECONDS = 1.0
 # How long Envoy waits for a replica's health check answer.
 REPLICA_HEALTH_TIMEOUT_SECONDS = 1.0
-# How long a stopping replica of `up` keeps serving, at most, for Envoy's next health check to
-# hear that it is not ready (it stops as soon as one has).
-REPLICA_DRAIN_SECONDS = REPLICA_HEALTH_INTERVAL_SECONDS + REPLICA_HEALTH_TIMEOUT_SECONDS + 1.0
+# How long a replica of `up` stopped by SIGTERM keeps serving, saying it is not ready: every
+# cluster's next health check (each checks every interval, traffic or not) hears it first.
+REPLICA_DRAIN_SECONDS = REPLICA_HEALTH_INTERVAL_SECONDS + 0.5
 # How long a client may take to send a request's headers; a connection that never finishes
 # them is closed (docs/security.md). Every client sends them at once.
 REQUEST_HEADERS_TIMEOUT_SECONDS = 10.0
@@ -444,8 +444,11 @@ def _replica_health_checks(ports: tuple[int, ...], probe: dict[str, Any]
     as before."""
     if len(ports) < 2:
         return []
+    # A cluster without traffic is checked every interval too (Envoy's default is 60 s): a
+    # replica that stopped would get its first calls before that cluster heard.
     return [{"timeout": _seconds(REPLICA_HEALTH_TIMEOUT_SECONDS),
              "interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
+             "no_traffic_interval": _seconds(REPLICA_HEALTH_INTERVAL_SECONDS),
              "unhealthy_threshold": 1, "healthy_threshold": 1, **probe}]
 
 

@@ -38,10 +38,6 @@ class Health(health.aio.HealthServicer):
         self._interval = interval
         self._running: asyncio.Task[bool] | None = None
         self._watching: asyncio.Task[None] | None = None
-        self._stopping = False
-        # Set when a readiness Check has been answered NOT_SERVING since `stop`: the
-        # balancer that asked sends no more calls.
-        self._stopping_heard = asyncio.Event()
 
     async def start(self) -> None:
         """Sets liveness, checks readiness once and keeps checking it."""
@@ -51,7 +47,6 @@ class Health(health.aio.HealthServicer):
 
     async def stop(self) -> None:
         """Every name NOT_SERVING from now on (grpc_health ignores later changes)."""
-        self._stopping = True
         if self._watching is not None:
             self._watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -85,16 +80,4 @@ class Health(health.aio.HealthServicer):
                     context: grpc.aio.ServicerContext) -> health_pb2.HealthCheckResponse:
         if request.service in READINESS:
             await self.refresh()
-        answer = await super().Check(request, context)
-        if self._stopping and request.service in READINESS:
-            self._stopping_heard.set()
-        return answer
-
-    async def stopping_heard(self, timeout: float) -> bool:
-        """Waits until a readiness Check has been answered NOT_SERVING since `stop`, for at
-        most `timeout` seconds; whether one was."""
-        try:
-            await asyncio.wait_for(self._stopping_heard.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+        return await super().Check(request, context)

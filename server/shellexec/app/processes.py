@@ -55,12 +55,13 @@ def stop(process: subprocess.Popen[Any], timeout: float = 10.0,
     process.wait()
 
 
-def stop_together(running: list[subprocess.Popen[Any]], timeout: float = 10.0) -> None:
-    """Stops every process at once: each gets SIGTERM now, and any still running once
+def stop_together(running: list[subprocess.Popen[Any]], timeout: float = 10.0,
+                  first: signal.Signals = signal.SIGTERM) -> None:
+    """Stops every process at once: each gets `first` now, and any still running once
     `timeout` seconds have passed (for all of them, not for each in turn) gets SIGKILL."""
     for process in running:
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(first)
     deadline = time.monotonic() + timeout
     for process in running:
         try:

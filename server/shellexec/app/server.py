@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -69,9 +70,6 @@ _SERVER_OPTIONS = (
 # holds for lost (ADR 0144): far longer than a handed-over call takes to reach the
 # interceptors, far shorter than the grace.
 STOP_SETTLE_SECONDS = 0.2
-# How long a draining server keeps serving once a balancer's health check heard NOT_SERVING:
-# the calls it routed here a moment before are still arriving.
-DRAIN_SETTLE_SECONDS = 0.2
 
 
 @dataclass
@@ -88,14 +86,15 @@ class RunningServer:
     # With authentication on: answers the front door's token checks (ADR 0119).
     token_check: TokenCheckEndpoint | None = None
 
-    async def stop(self, grace: float, drain: float = 0.0) -> None:
-        """Says NOT_SERVING, and keeps serving until a balancer's health check has heard it
-        (for at most `drain` seconds); then ends every open feed stream at once (watchers
-        resume by revision), and gives the other calls `grace` seconds to finish."""
+    async def stop(self, grace: float, drain: float = 0.0,
+                   cut_short: asyncio.Event | None = None) -> None:
+        """Says NOT_SERVING, and keeps serving for `drain` seconds (until `cut_short` is set),
+        for a balancer's health checks to hear it; then ends every open feed stream at once
+        (watchers resume by revision), and gives the other calls `grace` seconds to finish."""
         await self.health.stop()
-        if drain and await self.health.stopping_heard(drain):
-            # The balancer heard it; the calls it sent just before are on their way.
-            await asyncio.sleep(DRAIN_SETTLE_SECONDS)
+        if drain:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for((cut_short or asyncio.Event()).wait(), drain)
         self.housekeeping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.housekeeping
@@ -260,11 +259,17 @@ async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
     running = await start_server(settings)
     print(f"shellexec gRPC listening on {settings.grpc_address.rsplit(':', 1)[0]}:{running.port}"
           f", {auth_banner(settings)}", flush=True)
-    stop = asyncio.Event()
+    signals: asyncio.Queue[signal.Signals] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     for sig in processes.STOP_SIGNALS:
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, signals.put_nowait, sig)
     if ready is not None:
         ready.set()
-    await stop.wait()
-    await running.stop(settings.shutdown_grace_seconds, settings.drain_seconds)
+    first = await signals.get()
+    # SIGTERM stops one server among several (an operator's rolling restart, a process
+    # manager): it drains. SIGINT (Ctrl-C, and `up` stopping all its replicas together, when
+    # no other is left to take the calls) stops at once, and so does a second signal.
+    again = asyncio.Event()
+    loop.create_task(signals.get()).add_done_callback(lambda _: again.set())
+    drain = settings.drain_seconds if first == signal.SIGTERM else 0.0
+    await running.stop(settings.shutdown_grace_seconds, drain, again)
