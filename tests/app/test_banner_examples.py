@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from shellexec.app import cli, cluster
 from shellexec.app.server import metrics_lines
 from shellexec.app.settings import Settings
+from shellexec.store import shown_database_url
 
 
 def _curl_line(banner: str) -> str:
@@ -61,3 +64,19 @@ def test_the_banners_never_print_the_database_password() -> None:
     # Without a password, as `up`'s local PostgreSQL: whole, to be copied for `shellexec token`.
     local = "postgresql://postgres@127.0.0.1:41234/shellexec_local"
     assert local in cluster._banner(Settings(), local, [])
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("postgresql://app@db/x?password=S3cretPw&sslmode=require",
+     "postgresql://app@db/x?password=…&sslmode=require"),
+    ("postgresql://app@db/x?sslpassword=S3cretPw", "postgresql://app@db/x?sslpassword=…"),
+    # An @ after the host (in the query) is not the login's: the host stays.
+    ("postgresql://app:S3cretPw@db/x?application_name=a@b",
+     "postgresql://app:…@db/x?application_name=a@b"),
+    ("postgres:///x?host=/run/postgresql", "postgres:///x?host=/run/postgresql"),
+    # A SQLite URL names a file, whatever its characters.
+    ("sqlite:////tmp/a:b@c/db.sqlite", "sqlite:////tmp/a:b@c/db.sqlite"),
+])
+def test_a_database_url_is_shown_without_a_password_and_otherwise_as_it_is(
+        url: str, shown: str) -> None:
+    assert shown_database_url(url) == shown

@@ -103,6 +103,24 @@ def test_first_reads_alone_are_held_to_the_rate_past_twice_the_burst() -> None:
     assert pace.debt("churner") <= 2 * 4 * MIB + MIB
 
 
+def test_first_reads_past_twice_the_burst_pass_one_at_a_time() -> None:
+    """Sixteen feeds' first reads waited together and passed together, a batch each past the
+    bound at every wake-up."""
+    time, waits = Time(), list[float]()
+    pace = _pace(time, waits)
+
+    async def check() -> None:
+        await _read(pace, "churner", 9 * MIB, reading_on=False)  # past twice the burst
+        reserved = await asyncio.gather(*(pace.reserve("churner", reading_on=False)
+                                          for _ in range(16)))
+        assert reserved == [REPLAY_BATCH_BYTES] * 16  # each queued and reserved
+        assert time.now >= 16 * REPLAY_BATCH_BYTES / MIB  # one batch a second past the bound
+        for each in reserved:
+            pace.settle("churner", each, MIB)
+
+    asyncio.run(check())
+
+
 def test_a_caller_that_left_owing_is_forgotten_once_its_debt_drained() -> None:
     time, waits = Time(), list[float]()
     pace = _pace(time, waits)

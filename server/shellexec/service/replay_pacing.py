@@ -11,9 +11,11 @@ replay that reads on (the batch before said the log holds more) reserves a whole
 (REPLAY_BATCH_BYTES) before it reads one, and waits, one at a time for its caller, until the
 caller's debt is back within the burst: however many watchers a caller has, its long replays
 read about RATE_BYTES a second. A first read (a watcher's first batch, the short read a live
-watcher makes once a heartbeat interval) reserves nothing and waits only past twice the
-burst, so a caller's live feeds do not queue behind its own long replays, and a caller
-reopening feeds to read only first batches is still held to the rate. Each read is charged
+watcher makes once a heartbeat interval) reserves nothing and does not queue while the
+caller's debt is within twice the burst, so a caller's live feeds do not queue behind its own
+long replays; past that it queues and reserves like the rest, so a caller reopening feeds to
+read only first batches is held to the rate too (its feeds' first reads at once may overshoot
+by a batch each, 64 MiB at most). Each read is charged
 what its events weigh (`feed.hub.event_weight`: each event, as each is sent on its own) once
 it is read. The weight is the texts' size in memory: a text of control characters, which JSON
 escapes six bytes to one, sends up to six times its weight through the REST route. Calls
@@ -81,12 +83,12 @@ class ReplayPace:
         state = self._callers.setdefault(caller, _Caller(at=self._clock()))
         state.reading += 1
         try:
-            if not reading_on:
-                await self._wait_within(state, 2 * self._burst)
-                return 0
-            if self._drained(state) > self._burst or state.turn.locked():
+            if not reading_on and self._drained(state) <= 2 * self._burst:
+                return 0  # a first read, within twice the burst: no queue, no reservation
+            bound = self._burst if reading_on else 2 * self._burst
+            if self._drained(state) > bound or state.turn.locked():
                 async with state.turn:
-                    await self._wait_within(state, self._burst)
+                    await self._wait_within(state, bound)
             state.debt += REPLAY_BATCH_BYTES
             return REPLAY_BATCH_BYTES
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,6 +20,8 @@ from shellexec.store.postgres import (
     postgres_url_problem,
 )
 
+# The value of a libpq URL option that carries a secret.
+_SECRET_VALUE = re.compile(r"([?&](?:ssl)?password=)[^&#]*")
 NOT_REPEATED = ("is not a database URL (not repeated here: it may hold a password); use "
                 "postgresql://USER:PASSWORD@HOST:PORT/NAME or sqlite:///PATH")
 
@@ -47,13 +50,17 @@ def database_url_problem(url: str) -> str | None:
 
 
 def shown_database_url(url: str) -> str:
-    """`url` as a banner may print it: without its password (the user stays, so that the URL
-    of a database without one, as `up`'s local PostgreSQL, can be copied from it)."""
-    scheme, separator, rest = url.partition("://")
-    login, at, place = rest.rpartition("@")
-    if not separator or not at or ":" not in login:
+    """`url` as a banner may print it: without its password, in the login or in the query
+    (the user stays, so that the URL of a database without one, as `up`'s local PostgreSQL,
+    can be copied from it). A SQLite URL names a file: shown as it is."""
+    if not is_postgres_url(url):
         return url
-    return f"{scheme}://{login.split(':', 1)[0]}:…@{place}"
+    scheme, _, rest = url.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "/?#"), len(rest))
+    login, at, place = rest[:end].rpartition("@")
+    netloc = f"{login.split(':', 1)[0]}:…@{place}" if at and ":" in login else rest[:end]
+    after = _SECRET_VALUE.sub(r"\1…", rest[end:])
+    return f"{scheme}://{netloc}{after}"
 
 
 def open_database(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
