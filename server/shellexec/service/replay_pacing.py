@@ -15,13 +15,14 @@ watcher makes once a heartbeat interval) reserves nothing and does not queue whi
 caller's debt is within twice the burst, so a caller's live feeds do not queue behind its own
 long replays; past that it queues and reserves like the rest, so a caller reopening feeds to
 read only first batches is held to the rate too (its feeds' first reads at once may overshoot
-by a batch each, 64 MiB at most). Each read is charged
-what its events weigh (`feed.hub.event_weight`: each event, as each is sent on its own) once
-it is read. The weight is the texts' size in memory: a text of control characters, which JSON
-escapes six bytes to one, sends up to six times its weight through the REST route. Calls
-without a token are not paced, as publishes are not (`service.pacing`): with authentication
-off every call is the same caller, on loopback. A replica paces its own watchers. See ADR
-0133.
+by a batch each, 64 MiB at most).
+
+Each read is charged what its events weigh (`feed.hub.event_weight`: each event, as each is
+sent on its own) once it is read. The weight is the texts' size in memory: a text of control
+characters, which JSON escapes six bytes to one, sends up to six times its weight through the
+REST route. Calls without a token are not paced, as publishes are not (`service.pacing`):
+with authentication off every call is the same caller, on loopback. A replica paces its own
+watchers. See ADR 0133.
 """
 
 from __future__ import annotations

@@ -94,3 +94,4 @@ class OlderSchemaError(StoreError):
             "starts), then run this again; this command does not migrate a database an older "
             "server may be running on")
         self.version = version
+        self.known = known
