@@ -270,6 +270,10 @@ async def serve(settings: Settings, ready: asyncio.Event | None = None) -> None:
     # manager): it drains. SIGINT (Ctrl-C, and `up` stopping all its replicas together, when
     # no other is left to take the calls) stops at once, and so does a second signal.
     again = asyncio.Event()
-    loop.create_task(signals.get()).add_done_callback(lambda _: again.set())
+    second = loop.create_task(signals.get())
+    second.add_done_callback(lambda _: again.set())
     drain = settings.drain_seconds if first == signal.SIGTERM else 0.0
-    await running.stop(settings.shutdown_grace_seconds, drain, again)
+    try:
+        await running.stop(settings.shutdown_grace_seconds, drain, again)
+    finally:
+        second.cancel()
