@@ -22,6 +22,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 # What a publish may take of the writer without counting: far more than a usual one takes.
 FREE_SECONDS = 0.002
@@ -31,6 +32,41 @@ SHARE = 0.25
 BURST_SECONDS = 0.5
 # The publishes of one caller out of debt at the writer at once (a bridge sends one at a time).
 MAX_IN_FLIGHT = 4
+
+
+class Owing(Protocol):
+    """A caller's debt, as of `at` (a clock reading): what every pace keeps of each caller."""
+
+    debt: float
+    at: float
+
+
+State = TypeVar("State", bound=Owing)
+
+
+class CallerDebts(Generic[State]):
+    """Each caller's debt, paid back at `rate` a second (a leaky bucket) on `clock`, and the
+    `sleep` a caller past its bound waits with, telling `on_wait` how long: what the writer's
+    pace and the replays' pace share. Used on the event loop only."""
+
+    def __init__(self, clock: Callable[[], float], sleep: Callable[[float], Awaitable[None]],
+                 rate: float, on_wait: Callable[[float], None]) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._rate = rate
+        self._on_wait = on_wait  # told each wait's length: the metrics
+        self._callers: dict[str, State] = {}
+
+    def debt(self, caller: str) -> float:
+        """The caller's debt now."""
+        state = self._callers.get(caller)
+        return 0.0 if state is None else self._drained(state)
+
+    def _drained(self, state: State) -> float:
+        now = self._clock()
+        state.debt = max(0.0, state.debt - (now - state.at) * self._rate)
+        state.at = now
+        return state.debt
 
 
 @dataclass(slots=True)
@@ -46,34 +82,19 @@ class _Caller:
     left: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class WriterPace:
-    """Each caller's debt of writer time and publishes at the writer (see the module
-    docstring). Used on the event loop only."""
+class WriterPace(CallerDebts[_Caller]):
+    """Each caller's debt of writer time, in seconds, and publishes at the writer (see the
+    module docstring). Used on the event loop only."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep, *,
                  free_seconds: float = FREE_SECONDS, share: float = SHARE,
                  burst_seconds: float = BURST_SECONDS, max_in_flight: int = MAX_IN_FLIGHT,
                  on_wait: Callable[[float], None] = lambda seconds: None) -> None:
-        self._clock = clock
-        self._sleep = sleep
+        super().__init__(clock, sleep, share, on_wait)
         self._free = free_seconds
-        self._share = share
         self._burst = burst_seconds
         self._max_in_flight = max_in_flight
-        self._on_wait = on_wait  # told each wait's length: the metrics
-        self._callers: dict[str, _Caller] = {}
-
-    def debt(self, caller: str) -> float:
-        """The caller's debt now, in seconds of writer time."""
-        state = self._callers.get(caller)
-        return 0.0 if state is None else self._drained(state)
-
-    def _drained(self, state: _Caller) -> float:
-        now = self._clock()
-        state.debt = max(0.0, state.debt - (now - state.at) * self._share)
-        state.at = now
-        return state.debt
 
     async def enter(self, caller: str) -> bool:
         """Waits until one of the caller's publishes may go to the writer; True when it holds
@@ -100,8 +121,8 @@ class WriterPace:
                 state.left.clear()
                 await state.left.wait()
             if (excess := self._drained(state) - self._burst) > 0:
-                self._on_wait(excess / self._share)
-                await self._sleep(excess / self._share)
+                self._on_wait(excess / self._rate)
+                await self._sleep(excess / self._rate)
         except BaseException:
             self._release(caller, state)
             raise

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from shellexec.rules.limits import REPLAY_BATCH_BYTES
+from shellexec.service.pacing import CallerDebts
 
 # What one caller's replays may send a second, past their burst.
 RATE_BYTES = 4 * 1024 * 1024
@@ -49,7 +50,7 @@ class _Caller:
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-class ReplayPace:
+class ReplayPace(CallerDebts[_Caller]):
     """Each caller's debt of replayed bytes (see the module docstring). Used on the event
     loop only."""
 
@@ -57,23 +58,8 @@ class ReplayPace:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep, *,
                  rate_bytes: float = RATE_BYTES, burst_bytes: float = BURST_BYTES,
                  on_wait: Callable[[float], None] = lambda seconds: None) -> None:
-        self._clock = clock
-        self._sleep = sleep
-        self._rate = rate_bytes
+        super().__init__(clock, sleep, rate_bytes, on_wait)
         self._burst = burst_bytes
-        self._on_wait = on_wait  # told each wait's length: the metrics
-        self._callers: dict[str, _Caller] = {}
-
-    def debt(self, caller: str) -> float:
-        """The caller's debt now, in bytes."""
-        state = self._callers.get(caller)
-        return 0.0 if state is None else self._drained(state)
-
-    def _drained(self, state: _Caller) -> float:
-        now = self._clock()
-        state.debt = max(0.0, state.debt - (now - state.at) * self._rate)
-        state.at = now
-        return state.debt
 
     async def reserve(self, caller: str, *, reading_on: bool) -> int:
         """Waits until the caller may read a batch; returns what it reserved, for `settle`.
