@@ -46,6 +46,7 @@ from shellexec.bridge.process_guard import close_to_inspection
 from shellexec.bridge.retry import RetryPolicy
 from shellexec.bridge.run import BridgeRun, RunResult
 from shellexec.bridge.signals import Signals
+from shellexec.client._channel import pem_certificates
 from shellexec.rules import TASK_ID_RULE, agent_problem, task_id_problem
 
 log = logging.getLogger("shellexec.bridge")
@@ -181,14 +182,12 @@ def _tls(args: argparse.Namespace) -> bool | bytes:
     read it again."""
     if args.tls_ca is None:
         return bool(args.tls)
-    path = Path(args.tls_ca)
     try:
-        certificates = path.read_bytes()
+        return pem_certificates(args.tls_ca)
     except OSError as error:
         raise UsageError(f"cannot read --tls-ca: {error}") from None
-    if b"-----BEGIN CERTIFICATE-----" not in certificates:
-        raise UsageError(f"--tls-ca {path} holds no PEM certificate")
-    return certificates
+    except ValueError as refused:
+        raise UsageError(f"--tls-ca {refused}") from None
 
 
 def _agent(args: argparse.Namespace, command: tuple[str, ...]) -> str:

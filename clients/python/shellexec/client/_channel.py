@@ -23,8 +23,18 @@ def channel_credentials(tls: Tls) -> grpc.ChannelCredentials | None:
         return None
     if tls is True:
         return grpc.ssl_channel_credentials()
-    roots = tls if isinstance(tls, bytes) else Path(tls).read_bytes()
-    if _PEM_CERTIFICATE not in roots:
-        named = "the bytes given hold" if isinstance(tls, bytes) else f"{Path(tls)} holds"
-        raise ValueError(f"tls: {named} no PEM certificate")
+    try:
+        roots = pem_certificates(tls)
+    except ValueError as refused:
+        raise ValueError(f"tls: {refused}") from None
     return grpc.ssl_channel_credentials(root_certificates=roots)
+
+
+def pem_certificates(source: str | os.PathLike[str] | bytes) -> bytes:
+    """The PEM certificates of `source`, a file (read now: OSError if it cannot be) or its
+    bytes; ValueError, naming it, when it holds none."""
+    roots = source if isinstance(source, bytes) else Path(source).read_bytes()
+    if _PEM_CERTIFICATE not in roots:
+        named = "the bytes given hold" if isinstance(source, bytes) else f"{Path(source)} holds"
+        raise ValueError(f"{named} no PEM certificate")
+    return roots
