@@ -97,6 +97,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory,
         yield running
 
 
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory,
+            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
+    """A stack with authentication on, shared by the tests of one module (each makes the
+    tokens it needs)."""
+    with running_stack(tmp_path_factory.mktemp("secured"), SHELLEXEC_AUTH="on",
+                       **new_database()) as running:
+        yield running
+
+
 @pytest.fixture
 def own_stack(tmp_path: Path, new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
     """A stack of the test's own, for tests that kill or restart the server."""

@@ -12,7 +12,6 @@ import os
 import re
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.acp import codex_end, codex_start
 from support.rest import Api, unique
-from support.stack import BIN, ROOT, Stack, running_stack
+from support.stack import BIN, ROOT, Stack
 
 
 @dataclass(frozen=True)
@@ -41,14 +40,6 @@ class Seeded:
     other_task: str
     other_message: str
     other_turn: str
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory,
-            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("auth"), SHELLEXEC_AUTH="on",
-                       **new_database()) as stack:
-        yield stack
 
 
 @pytest.fixture(scope="module")

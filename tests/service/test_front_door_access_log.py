@@ -62,14 +62,6 @@ def unknown_session() -> str:
 
 
 @pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory,
-            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("access-log"), SHELLEXEC_AUTH="on",
-                       **new_database()) as stack:
-        yield stack
-
-
-@pytest.fixture(scope="module")
 def errors_only(tmp_path_factory: pytest.TempPathFactory,
                 new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
     with running_stack(tmp_path_factory.mktemp("access-log-errors"), SHELLEXEC_AUTH="on",

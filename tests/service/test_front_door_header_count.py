@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -19,7 +18,7 @@ from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.rest import unique
-from support.stack import Stack, running_stack
+from support.stack import Stack
 
 MOST = MAX_REQUEST_HEADER_FIELDS
 # What grpcio sends of its own, besides the pseudo-headers, with a deadline: te,
@@ -29,14 +28,6 @@ GRPCIO_OWN = 5
 # what Envoy reads of a request (its pseudo-headers and own two fields included).
 OVER = sorted({*range(MOST + 1, MOST + 8), *range(86, 102), *range(MOST + 8, 2 * MOST, 9),
                HEADER_FIELDS_READ - 8})
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory,
-            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("header-count"), SHELLEXEC_AUTH="on",
-                       **new_database()) as stack:
-        yield stack
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,6 @@ refuse the query from about 90 patterns and peewee overflow its recursion from a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import pytest
 
 from shellexec.service import system_clock
@@ -15,15 +13,7 @@ from shellexec.store import open_database
 from shellexec.vocabulary import SCOPE_INGEST, SCOPE_READ
 
 from support.rest import unique
-from support.stack import Stack, running_stack
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory,
-            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("patterns"), SHELLEXEC_AUTH="on",
-                       **new_database()) as stack:
-        yield stack
+from support.stack import Stack
 
 
 def _token(stack: Stack, name: str, patterns: list[str]) -> str:

@@ -10,7 +10,6 @@ import http.client
 import json
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 
 import grpc
@@ -28,7 +27,7 @@ from shellexec.rules.limits import (
 
 from support.memory import rss_mib
 from support.rest import unique
-from support.stack import BIN, Stack, running_stack
+from support.stack import BIN, Stack
 
 # A body the client announces whole but sends only the start of: a front door that waited for
 # it would answer only when the read below gives up.
@@ -36,14 +35,6 @@ ANNOUNCED = MAX_REST_BODY_BYTES - 1
 SENT = 64 * 1024
 # Bounds a broken front door's wait; a working one answers at once.
 READ_TIMEOUT_SECONDS = 30
-
-
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory: pytest.TempPathFactory,
-            new_database: Callable[[], dict[str, str]]) -> Iterator[Stack]:
-    with running_stack(tmp_path_factory.mktemp("token-check"), SHELLEXEC_AUTH="on",
-                       **new_database()) as stack:
-        yield stack
 
 
 def _held_body_answer(stack: Stack, method: str, path: str, content_type: str,
