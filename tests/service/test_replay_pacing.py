@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from service.test_pacing import Time
+
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.projection import Masking
@@ -23,19 +25,6 @@ from support.acp import codex_start
 MIB = 1024 * 1024
 
 
-class Time:
-    """A clock that moves only when someone sleeps on it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
 def _pace(time: Time, waits: list[float]) -> ReplayPace:
     return ReplayPace(time.clock, time.sleep, rate_bytes=1 * MIB, burst_bytes=4 * MIB,
                       on_wait=waits.append)
@@ -47,15 +36,21 @@ async def _read(pace: ReplayPace, caller: str, weight: int, reading_on: bool = T
     pace.settle(caller, reserved, weight)
 
 
+def _reads_in_turn(pace: ReplayPace, caller: str, count: int, weight: int,
+                   reading_on: bool = True) -> None:
+    """`count` reads of one watcher, one after another."""
+    async def reads() -> None:
+        for _ in range(count):
+            await _read(pace, caller, weight, reading_on)
+
+    asyncio.run(reads())
+
+
 def test_replays_within_the_burst_never_wait_and_leave_nothing_behind() -> None:
     time, waits = Time(), list[float]()
     pace = _pace(time, waits)
 
-    async def replay() -> None:
-        for _ in range(3):
-            await _read(pace, "dashboard", MIB)
-
-    asyncio.run(replay())
+    _reads_in_turn(pace, "dashboard", 3, MIB)
     assert waits == []
     time.now += 10  # drained
     assert pace.debt("dashboard") == 0
@@ -94,11 +89,7 @@ def test_first_reads_alone_are_held_to_the_rate_past_twice_the_burst() -> None:
     time, waits = Time(), list[float]()
     pace = _pace(time, waits)
 
-    async def churn() -> None:
-        for _ in range(64):
-            await _read(pace, "churner", MIB, reading_on=False)
-
-    asyncio.run(churn())
+    _reads_in_turn(pace, "churner", 64, MIB, reading_on=False)
     assert time.now >= (64 * MIB - 2 * 4 * MIB - MIB) / MIB
     assert pace.debt("churner") <= 2 * 4 * MIB + MIB
 
@@ -157,11 +148,7 @@ def test_calls_without_a_token_are_not_paced() -> None:
     time, waits = Time(), list[float]()
     pace = _pace(time, waits)
 
-    async def replay() -> None:
-        for _ in range(64):
-            await _read(pace, "", MIB)
-
-    asyncio.run(replay())
+    _reads_in_turn(pace, "", 64, MIB)
     assert (waits, pace._callers) == ([], {})
 
 
