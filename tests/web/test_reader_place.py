@@ -110,6 +110,16 @@ def watched_build(api: Api) -> tuple[str, str, str]:
     return sid, call, message_id
 
 
+def open_watched_build(stack: Stack, api: Api, chat: ChatPage) -> tuple[str, str, str, Locator]:
+    """`watched_build`, opened in the page with the running command's output shown: (session,
+    its call, its message, the output's stdout)."""
+    sid, call, message_id = watched_build(api)
+    chat.open(f"{stack.rest_url}/sessions/{sid}")
+    stdout = chat.expand(message_id).get_by_test_id("shell-output-stdout")
+    expect(stdout).to_contain_text("starting")
+    return sid, call, message_id, stdout
+
+
 def read_below(chat: ChatPage, row: Locator, by: float = 0) -> None:
     """The reader, who opened `row`'s output, scrolls down until `row` is more than `by` px
     above the screen, and reads what follows it."""
@@ -120,10 +130,7 @@ def read_below(chat: ChatPage, row: Locator, by: float = 0) -> None:
 
 def test_an_open_output_above_the_reader_never_moves_them(
         stack: Stack, api: Api, chat: ChatPage) -> None:
-    sid, call, message_id = watched_build(api)
-    chat.open(f"{stack.rest_url}/sessions/{sid}")
-    stdout = chat.expand(message_id).get_by_test_id("shell-output-stdout")
-    expect(stdout).to_contain_text("starting")
+    sid, call, message_id, stdout = open_watched_build(stack, api, chat)
     read_below(chat, chat.shell_row(message_id))
     place = first_visible(chat)
 
@@ -146,10 +153,7 @@ def test_an_output_drawn_again_off_screen_keeps_its_real_height(
     # A region drawn again gets new chunks, and a chunk the browser has not laid out counted
     # 20 lines: off screen, a two-line output stood 24rem tall, and shrank back when it came
     # into view, moving whatever the reader read below it.
-    sid, call, message_id = watched_build(api)
-    chat.open(f"{stack.rest_url}/sessions/{sid}")
-    stdout = chat.expand(message_id).get_by_test_id("shell-output-stdout")
-    expect(stdout).to_contain_text("starting")
+    sid, call, message_id, stdout = open_watched_build(stack, api, chat)
     # Far enough that the browser does not lay its chunks out (content-visibility: auto).
     viewport = chat.page.viewport_size
     assert viewport is not None
