@@ -33,6 +33,8 @@ BAD = [
     ("SHELLEXEC_READINESS_CHECK_SECONDS", "0"), ("SHELLEXEC_SHUTDOWN_GRACE_SECONDS", "abc"),
     ("SHELLEXEC_HOUSEKEEPING_SECONDS", "0"), ("SHELLEXEC_RETENTION_DAYS", "inf"),
     ("SHELLEXEC_FEED_RETENTION_HOURS", "1e300"),
+    ("SHELLEXEC_DRAIN_SECONDS", "-1"), ("SHELLEXEC_DRAIN_SECONDS", "61"),
+    ("SHELLEXEC_DRAIN_SECONDS", "nan"), ("SHELLEXEC_DRAIN_SECONDS", "1e300"),
     ("SHELLEXEC_GRPC_ADDRESS", "abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1"),
     ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:abc"), ("SHELLEXEC_GRPC_ADDRESS", "127.0.0.1:70000"),
     ("SHELLEXEC_GRPC_ADDRESS", "localhost:50051"), ("SHELLEXEC_GRPC_ADDRESS", "::1:50051"),
@@ -67,6 +69,7 @@ def test_a_bad_value_is_refused_naming_its_variable(name: str, value: str) -> No
     ("SHELLEXEC_HEARTBEAT_SECONDS", "0.5"), ("SHELLEXEC_SHUTDOWN_GRACE_SECONDS", "0"),
     ("SHELLEXEC_CONVERSION_WORKERS", "0"), ("SHELLEXEC_RETENTION_DAYS", "0.25"),
     ("SHELLEXEC_DB_CACHE_KIB", "8192"), ("SHELLEXEC_METRICS_PORT", "0"),
+    ("SHELLEXEC_DRAIN_SECONDS", "0"), ("SHELLEXEC_DRAIN_SECONDS", "60"),
 ])
 def test_a_value_at_a_bound_is_taken(name: str, value: str) -> None:
     Settings.from_env({name: value})
