@@ -260,6 +260,8 @@ def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up
     assert "shellexec stopped" in running_up.rest_of_stdout()
     assert "Traceback" not in running_up.stderr
     assert "CancelledError" not in running_up.stderr
+    # Envoy leaves its admin socket behind; a stale socket outlived every stop.
+    assert list((running_up.workdir / ".run" / "envoy").iterdir()) == []
 
 
 def test_ctrl_c_in_a_terminal_ends_every_open_feed_with_end_of_stream(running_up: Up) -> None:

@@ -78,6 +78,7 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
     feed.join(timeout=30)
     assert feed.events[-1]["type"] == "end_of_stream", feed.events
     assert "shellexec stopped" in (tmp_path / "up.out").read_text()
+    assert list((tmp_path / "admin").iterdir()) == []  # no socket outlives the stop
     assert not Path(folder[1]).exists()  # the local PostgreSQL went with it
 
 

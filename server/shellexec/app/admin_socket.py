@@ -8,6 +8,7 @@ keep other local users out. The standard library speaks HTTP over TCP only, so
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -66,6 +67,14 @@ def prepare(path: Path) -> Path:
             f"the admin socket's folder {folder} must belong to this user and be private "
             "(chmod 700): choose another SHELLEXEC_ADMIN_SOCKET")
     return path
+
+
+def remove(path: Path) -> None:
+    """Removes the socket file at `path`; anything else there (a file an operator named by
+    mistake) is left alone."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISSOCK(path.lstat().st_mode):
+            path.unlink()
 
 
 def get_json(path: Path, url_path: str, timeout: float = 1.0) -> Any:

@@ -126,7 +126,7 @@ async def _up(settings: Settings) -> int:
         # No drain: no balancer checks `up`'s one server.
         await running.stop(settings.shutdown_grace_seconds)
         if process is not None:
-            processes.stop(process, timeout=5)
+            envoy.stop(process, Path(settings.admin_socket))
         print("shellexec stopped", flush=True)
 
 

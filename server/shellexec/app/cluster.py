@@ -153,7 +153,7 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
         config = RUN_DIR / "envoy.yaml"
         config.write_text(envoy.render(replace(settings, database_url=url), *grpc_ports))
         front = envoy.launch(config, Path(settings.admin_socket))
-        started.callback(processes.stop, front, 5)
+        started.callback(envoy.stop, front, Path(settings.admin_socket))
         # The replicas stop first, together, while Envoy still relays: open feeds get their
         # end_of_stream and calls in flight their answers (as `up` does with one server).
         started.callback(_stop_replicas, started_replicas)

@@ -585,9 +585,17 @@ def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
     try:
         wait_ready(socket, process, node_id, timeout)
     except BaseException:
-        processes.stop(process, timeout=5)
+        stop(process, socket)
         raise
     return process
+
+
+def stop(process: subprocess.Popen[bytes], socket: Path, timeout: float = 5.0) -> None:
+    """Stops Envoy, then removes the admin socket it leaves behind once nothing answers on
+    it: a stale socket file would otherwise outlive every `up` in its folder."""
+    processes.stop(process, timeout=timeout)
+    if _serving_node(socket) is None:
+        admin_socket.remove(socket)
 
 
 def spawn(config: Path, socket: Path,
