@@ -238,6 +238,9 @@ public final class ShellExecClient implements AutoCloseable {
   }
 
   private ShellExecServiceGrpc.ShellExecServiceBlockingStub unary() {
+    if (timeout.isZero()) {
+      return stub;
+    }
     return stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
@@ -277,9 +280,13 @@ public final class ShellExecClient implements AutoCloseable {
       return this;
     }
 
-    /** The deadline of each unary call (default 30 s); feeds have none. */
+    /** The deadline of each unary call (default 30 s); null or zero for none, as in the Go
+     * client; feeds have none. A negative timeout is refused here, not at the first call. */
     public Builder timeout(Duration timeout) {
-      this.timeout = timeout;
+      if (timeout != null && timeout.isNegative()) {
+        throw new IllegalArgumentException("timeout: must not be negative, got " + timeout);
+      }
+      this.timeout = timeout == null ? Duration.ZERO : timeout;
       return this;
     }
 

@@ -5,11 +5,14 @@ import com.shellexec.client.ShellExecClient;
 import com.shellexec.client.ShellExecException;
 import com.shellexec.v1.Session;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.UUID;
 
 /**
  * What the client does beyond single calls, one line per step.
- * {@code ClientProbe <host:port> <token> [trusted-certificates.pem]}: with a certificate file,
+ * {@code ClientProbe <host:port> <token> [trusted-certificates.pem]}: a negative timeout is
+ * refused by the builder ({@code negative_timeout <message>}), and the client runs with none
+ * ({@code timeout(null)}, which failed at the first call). With a certificate file,
  * the client speaks TLS checked against it ({@code tls <session id prefix>}); then it closes
  * itself with a feed still open, which ends the feed as cancelled, at once
  * ({@code feed_after_close CANCELLED}). tests/clients/test_conformance_java.py checks the lines.
@@ -18,7 +21,14 @@ public final class ClientProbe {
   private ClientProbe() {}
 
   public static void main(String[] args) {
-    ShellExecClient.Builder builder = ShellExecClient.builder(args[0]).token(args[1]);
+    try {
+      ShellExecClient.builder(args[0]).timeout(Duration.ofSeconds(-1));
+      System.out.println("negative_timeout accepted");
+    } catch (IllegalArgumentException refused) {
+      System.out.println("negative_timeout " + refused.getMessage());
+    }
+    ShellExecClient.Builder builder = ShellExecClient.builder(args[0]).token(args[1])
+        .timeout(null);
     if (args.length > 2) {
       builder.tls(Path.of(args[2]));
     }
