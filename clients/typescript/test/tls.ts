@@ -2,8 +2,8 @@
  * TLS to a front door with a self-signed certificate, trusted through `ca` alone:
  *   node build/tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE
  * creates a session over gRPC, gRPC-Web and Connect (HTTP/2 and HTTP/1.1) with the
- * certificate's text or bytes, and sees the same call fail without it (Node's trusted
- * certificates do not hold it); `ca` over http, or text that is no certificate, is refused
+ * certificate's text or bytes, and sees the same call fail as UNAVAILABLE without it (Node's
+ * trusted certificates do not hold it); `ca` over http, or text that is no certificate, is refused
  * when the client is made. Prints "tls: passed" or the failed assertion.
  */
 
@@ -34,7 +34,14 @@ for (const [protocol, httpVersion, ca] of routes) {
   const untrusting = connect({ baseUrl, token, protocol, httpVersion, timeoutMs: 10_000 });
   const refused = await untrusting.getSession(session.id).then(
     () => "OK", (error: unknown) => grpcCodeName(errorDetails(error).code));
-  assert.notEqual(refused, "OK", `${route}: answered without the certificate`);
+  // As in Go and Java: a front door the client cannot trust is unavailable to it (it said
+  // INTERNAL, which reads as a fault in the service).
+  assert.equal(refused, "UNAVAILABLE", `${route}: without the certificate`);
+  const unwatched = await (async () => {
+    for await (const event of untrusting.watch(session.id)) return event.type;
+    return "ended";
+  })().catch((error: unknown) => grpcCodeName(errorDetails(error).code));
+  assert.equal(unwatched, "UNAVAILABLE", `${route}: a watch without the certificate`);
 }
 
 const plain = baseUrl.replace(/^https:/, "http:");
