@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from shellexec.bridge.open_calls import OpenCalls
@@ -73,3 +74,35 @@ def test_other_updates_are_ignored() -> None:
     for update in ignored:
         calls.observe(update)
     assert calls.fallback("make") is None
+
+
+def update(call_id: str, **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": value}}
+
+
+def test_the_command_and_shell_signal_are_read_in_the_agent_s_dialect() -> None:
+    """Mistral Vibe's `rawInput` is JSON text, and Kimi sends its arguments as JSON text in
+    `content` with no `kind`: no call had a command, so a terminal went to the most recent
+    call, and a killed `sleep 30` was recorded as another call's success."""
+    vibe = OpenCalls("vibe")
+    for call_id, command in (("v1", "sleep 30"), ("v2", "printf 'two\\n'")):
+        vibe.observe(call(call_id, kind="execute", title=f"bash: {command}", status="pending",
+                          rawInput=json.dumps({"command": command, "timeout": 1}),
+                          _meta={"tool_name": "bash"}))
+    assert vibe.fallback("sleep 30") == "v1"
+    assert vibe.fallback("printf 'two\\n'") == "v2"
+
+    kimi = OpenCalls()  # Kimi's shape alone, without a hint
+    kimi.observe(call("shell", title="Shell", status="in_progress", content=[text("")]))
+    kimi.observe(update("shell", title="Shell: make", status="in_progress",
+                        content=[text('{"command": "make"}')]))
+    kimi.observe(call("read", title="ReadFile", status="in_progress", content=[text("")]))
+    kimi.observe(update("read", title="ReadFile: README.md", status="in_progress",
+                        content=[text('{"path": "README.md"}')]))
+    assert kimi.fallback("make") == "shell"  # rule 2
+    assert kimi.fallback("make -j2") == "shell"  # rule 3: the only shell call, not the read
+

@@ -314,3 +314,32 @@ def test_goose_notices_among_many_blocks_leave_the_others_as_output() -> None:
     assert state.stdout is not None
     assert state.stdout.text == "first\n" + "".join(
         f"line {index}\n" for index in range(MANY_BLOCKS))
+
+
+@pytest.mark.parametrize("hint", [None, "gemini"])
+def test_gemini_keeps_the_fences_and_description_lines_a_command_printed(
+        hint: str | None) -> None:
+    """Fences and description blocks are Codex's, Claude's and Auggie's presentation; Gemini
+    shows what the command printed: `cat INSTALL.md` lost its fence lines, and an `echo` of
+    the description lost all its output."""
+    place = _text("[current working directory /p] (Build finished)")
+    fenced = fold_all([_start(title="cat INSTALL.md", kind="execute", status="in_progress",
+                              content=[place]),
+                       _update(status="completed", content=[_text("```sh\nmake\n```\n")])],
+                      agent=hint)
+    echoed = fold_all([_start(title="echo 'Build finished'", kind="execute",
+                              status="in_progress", content=[place]),
+                       _update(status="completed", content=[_text("Build finished\n")])],
+                      agent=hint)
+    assert shell_record(fenced).output.stdout == "```sh\nmake\n```\n"
+    assert shell_record(echoed).output.stdout == "Build finished\n"
+
+
+def test_copilot_output_equal_to_its_description_is_output() -> None:
+    state = fold_all([
+        _start(title="Show the version", kind="execute", status="pending",
+               rawInput={"command": "cat VERSION", "commands": ["cat VERSION"],
+                         "description": "1.2.3"}),
+        _update(status="completed", content=[_text("1.2.3\n<exited with exit code 0>")])])
+    record = shell_record(state)
+    assert (record.output.stdout, record.result) == ("1.2.3", "success")

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from shellexec.normalize.content import content_output, strip_fence
+from shellexec.vocabulary import AgentName
 
 
 def _text(value: str) -> dict[str, Any]:
@@ -58,3 +59,19 @@ def test_distinct_blocks_are_joined_with_a_line_break() -> None:
     assert content_output([_text("one"), _text("two\n"), _text("three")], None) == (
         "one\ntwo\nthree"
     )
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude", "auggie", None])
+def test_agents_that_present_their_output_lose_its_fence_and_description(
+        agent: AgentName | None) -> None:
+    assert content_output([_text("```console\nok\n```")], None, agent) == "ok"
+    assert content_output([_text("1.2.3")], "1.2.3", agent) is None
+
+
+@pytest.mark.parametrize("agent", ["gemini", "kimi", "copilot", "grok", "opencode", "omp"])
+def test_other_agents_content_is_what_the_command_printed(agent: AgentName) -> None:
+    """`cat INSTALL.md` through Gemini lost the file's fence lines, and Copilot's output equal
+    to its description was dropped: only Codex, Claude and Auggie present their output."""
+    fenced_file = "```sh\nmake install\n```\n"
+    assert content_output([_text(fenced_file)], None, agent) == fenced_file
+    assert content_output([_text("1.2.3")], "1.2.3", agent) == "1.2.3"

@@ -5,15 +5,17 @@ The bridge hosts terminals for the agent (`terminals.py`), and `terminal/create`
 tool call. A hosted terminal belongs to (ADR 0087):
 
 1. the tool call whose `content` names its terminal id (`{"type": "terminal", ...}`);
-2. else an open tool call whose command (its `rawInput`, as the record shows it) is the
-   terminal's: the first one given no terminal yet, else the most recent one. Goose announces
-   several calls before it runs them, and names no terminal in any;
-3. else the most recent open tool call that looks like a shell command (the normalizer's
-   shell signals: `kind` `execute`, a command argv...);
+2. else an open tool call whose command, as the record shows it, is the terminal's: the first
+   one given no terminal yet, else the most recent one. Goose announces several calls before
+   it runs them, and names no terminal in any;
+3. else the most recent open tool call the record shows as a shell command;
 4. else the most recent open tool call of any kind (it runs a terminal, so it is one).
 
 "Open" means not reported `completed`, `failed` or `cancelled`; "recent" means first
-reported last.
+reported last. What the record shows is the normalizer's own fold of the call's updates, so
+each agent's dialect counts: Mistral Vibe's `rawInput` is JSON text, and Kimi sends its
+arguments as JSON text in `content`, with no `kind`. A call's fold state is kept while it is
+open, and let go when it ends.
 """
 
 from __future__ import annotations
@@ -21,24 +23,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shellexec.normalize.commands import command_of, shell_signal
+from shellexec.normalize.commands import command_of
+from shellexec.normalize.fold import fold
+from shellexec.normalize.state import ShellState, new_state
 from shellexec.normalize.terminal_updates import terminal_refs
-from shellexec.normalize.vocabulary import is_terminal, parse_acp_status
+from shellexec.normalize.vocabulary import is_terminal
 from shellexec.vocabulary import ACP_TOOL_UPDATES
 
 
 @dataclass(slots=True)
 class _Call:
-    shell: bool = False
-    open: bool = True
-    command: str | None = None  # as the record shows it (`command_of`)
+    state: ShellState | None  # the fold's while the call is open; None once it ended
     terminals: int = 0  # hosted terminals given to it by rules 2 to 4
 
 
 class OpenCalls:
-    """Follows every `session/update` the agent sends (`observe`, in arrival order)."""
+    """Follows every `session/update` the agent sends (`observe`, in arrival order).
 
-    def __init__(self) -> None:
+    `agent` is the bridge's agent hint, as the service gets it (`--agent`)."""
+
+    def __init__(self, agent: str | None = None) -> None:
+        self._agent = agent
         self._calls: dict[str, _Call] = {}  # in the order they were first reported
         self._named: dict[str, str] = {}  # terminal id -> the first call that named it
 
@@ -48,13 +53,10 @@ class OpenCalls:
         call_id = update.get("toolCallId")
         if not isinstance(call_id, str) or not call_id:
             return
-        call = self._calls.setdefault(call_id, _Call())
-        call.shell = call.shell or shell_signal(update)
-        if (command := command_of(update.get("rawInput"))) is not None:
-            call.command = command
-        status = parse_acp_status(update.get("status"))
-        if status is not None and is_terminal(status):
-            call.open = False
+        call = self._calls.setdefault(call_id, _Call(new_state(self._agent)))
+        if call.state is not None:
+            state = fold(call.state, update)
+            call.state = None if is_terminal(state.reported_status) else state
         for terminal_id in terminal_refs(update):
             self._named.setdefault(terminal_id, call_id)
 
@@ -69,16 +71,17 @@ class OpenCalls:
     def fallback(self, line: str) -> str | None:
         """The call a terminal running `line` belongs to while no content names it (rules 2
         to 4), if any; the call is counted as given a terminal."""
-        open_calls = [call_id for call_id, call in self._calls.items() if call.open]
+        open_calls = {call_id: call.state for call_id, call in self._calls.items()
+                      if call.state is not None}
         command = command_of({"command": line})
-        same = [call_id for call_id in open_calls
-                if command is not None and self._calls[call_id].command == command]
+        same = [call_id for call_id, state in open_calls.items()
+                if command is not None and state.command == command]
         unserved = [call_id for call_id in same if not self._calls[call_id].terminals]
-        shells = [call_id for call_id in open_calls if self._calls[call_id].shell]
+        shells = [call_id for call_id, state in open_calls.items() if state.is_shell]
         if unserved:
             chosen: str | None = unserved[0]
         else:
-            candidates = same or shells or open_calls
+            candidates = same or shells or list(open_calls)
             chosen = candidates[-1] if candidates else None
         if chosen is not None:
             self._calls[chosen].terminals += 1

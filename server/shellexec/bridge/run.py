@@ -86,7 +86,7 @@ class BridgeRun:
         self._link = ServiceLink(options.server, options.retry, token=options.token,
                                  tls=options.tls)
         self._cancel_sent = False
-        self._calls = OpenCalls()
+        self._calls = OpenCalls(options.agent)
         self._terminals: TerminalHost | None = None
         self._own = OwnSession()
         self._foreign_sessions: set[str] = set()

@@ -9,6 +9,9 @@ OpenCode, OMP and Codex outside terminal mode put *all output so far* in `conten
 2. remove a Markdown fence wrapping a whole block (```` ```sh ... ``` ````): Codex fences
    its live output, Claude and Auggie fence their final text;
 3. drop blocks equal to the call's description: Claude (plain mode) shows it as content;
+   steps 2 and 3 are only for those three and for agents not known (`PRESENTING_AGENTS`):
+   for any other agent a fenced file or a line equal to the description is output like the
+   rest;
 4. drop empty blocks and blocks equal, once trimmed, to an earlier block: OMP repeats the
    output raw and trimmed;
 5. join the rest, with a line break between blocks that lack one.
@@ -20,20 +23,32 @@ text by `echo.strip_presentation`, which also handles output glued to it.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from shellexec.normalize.access import block_texts
+from shellexec.vocabulary import AGENT_AUGGIE, AGENT_CLAUDE, AGENT_CODEX, AgentName
 
 _FENCE_OPEN = re.compile(r"(`{3,})[^`\n]*\n")
 
+# The agents that fence their output or show the description as content. Every other agent
+# the rules know shows what the command printed; an agent not known (no hint, no shape) is
+# read as one of these, as it always was.
+PRESENTING_AGENTS: Final[frozenset[AgentName]] = frozenset({
+    AGENT_CODEX, AGENT_CLAUDE, AGENT_AUGGIE})
 
-def content_output(content: object, description: str | None) -> str | None:
-    """The output shown by a `content` list, or None when it shows no output."""
-    blocks = [strip_fence(text) for text in block_texts(content)]
+
+def content_output(content: object, description: str | None,
+                   agent: AgentName | None = None) -> str | None:
+    """The output shown by a `content` list of `agent`'s (None: not known), or None when it
+    shows no output."""
+    plain = agent is not None and agent not in PRESENTING_AGENTS
+    blocks = block_texts(content) if plain else [strip_fence(text) for text in block_texts(content)]
     kept: list[str] = []
     seen: set[str] = set()
     for block in blocks:
         trimmed = block.strip()
-        if not trimmed or trimmed in seen or _is_description(trimmed, description):
+        if (not trimmed or trimmed in seen
+                or (not plain and _is_description(trimmed, description))):
             continue
         seen.add(trimmed)
         kept.append(block)

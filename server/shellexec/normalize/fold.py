@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from shellexec.normalize.access import JsonObject, nonblank_at, obj, payload_text
+from shellexec.normalize.agents import agent_of
 from shellexec.normalize.commands import (
     claude_signal,
     codex_signal,
@@ -196,7 +197,7 @@ def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState
     data = payload_text(meta.get("terminal_output"))
     if data is not None:
         state, heard = apply_terminal_output(state, data), True
-    shown = content_output(update.get("content"), state.description)
+    shown = content_output(update.get("content"), state.description, agent_of(state.agent))
     if shown is not None:
         body = strip_presentation(shown, presentation_line(state.command, state.title))[0]
         if body:

@@ -5,7 +5,8 @@ Goose and Kimi send no `kind` at all, so their shell calls are recognised here, 
 call's `kind` is absent or `other` (an explicit `read`, `search`, `edit`... is never overruled):
 
 - `_meta.goose.toolCall.toolName` is `shell` (Goose), `_meta.toolName` is
-  `run_shell_command` (Qwen Code), `_meta.tool_name` is `bash` (Mistral Vibe);
+  `run_shell_command` (Qwen Code), `_meta.tool_name` is `bash` (Mistral Vibe),
+  `_meta.claudeCode.toolName` is `Bash` (Claude);
 - the title is `Shell` or starts with `Shell: ` (Kimi, Qwen), `shell · ` (Goose) or `bash: `
   (Vibe);
 - the arguments are a shell call's: a non-blank string `command` and nothing but `timeout`,
@@ -24,7 +25,9 @@ from shellexec.normalize.access import JsonObject, obj, obj_at, text_at
 from shellexec.vocabulary import AGENT_GOOSE
 
 _NEUTRAL_KINDS: Final = frozenset({"", "other"})
+# Goose, Qwen Code, and Mistral Vibe or Claude (`Bash`).
 _SHELL_TOOL_NAMES: Final = frozenset({"shell", "run_shell_command", "bash"})
+_CLAUDE_META: Final = "claudeCode"
 _SHELL_TITLE_PREFIXES: Final = ("Shell: ", "shell · ", "bash: ")
 _SHELL_TITLE: Final = "Shell"
 # `_meta` keys that only carry live output, never the tool's name.
@@ -61,10 +64,12 @@ def _may_name_a_tool(update: JsonObject, arguments: JsonObject) -> bool:
 
 
 def tool_name(update: JsonObject) -> str | None:
-    """The tool's own name when the agent puts it in `_meta` (Goose, Qwen, Vibe), lower case."""
+    """The tool's own name when the agent puts it in `_meta` (Goose, Qwen, Vibe, Claude), lower
+    case."""
     meta = obj(update.get("_meta"))
     for name in (text_at(obj_at(meta, AGENT_GOOSE, "toolCall"), "toolName"),
-                 text_at(meta, "toolName"), text_at(meta, "tool_name")):
+                 text_at(meta, "toolName"), text_at(meta, "tool_name"),
+                 text_at(obj_at(meta, _CLAUDE_META), "toolName")):
         if name is not None and name.strip():
             return name.strip().lower()
     return None
