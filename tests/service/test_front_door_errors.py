@@ -53,6 +53,24 @@ def test_known_path_with_wrong_method_is_405_unimplemented_with_allow(
     assert message.startswith(f"method {method} not allowed")
 
 
+@pytest.mark.parametrize(("method", "suffix"), [
+    ("GET", "/"), ("GET", "//"), ("GET", "/messages/"), ("GET", "//messages"),
+    ("POST", "/turns/"), ("DELETE", "/"), ("PUT", "/"),
+])
+def test_a_rest_path_with_an_empty_segment_names_nothing(stack: Stack, method: str,
+                                                         suffix: str) -> None:
+    """The transcoder skips empty segments: `.../{id}/` answered the session itself, a DELETE
+    on it deleted it, and a PUT got 404 where the path's own gets 405."""
+    session_id = stack.api.new_session()["id"]
+    response = stack.api.request(method, f"/api/v1/task-sessions/{session_id}{suffix}",
+                                 None if method in ("GET", "DELETE") else {})
+    message = assert_json_error(response, 404, NOT_FOUND)
+    assert message.startswith("no such path: a REST path has no empty segment")
+    assert stack.api.request("GET", f"/api/v1/task-sessions/{session_id}").status == 200
+    tasks = stack.api.request("GET", "/api/v1/tasks/t1/boot-state/")
+    assert_json_error(tasks, 404, NOT_FOUND)
+
+
 def test_served_methods_are_not_shadowed_by_405_routes(stack: Stack) -> None:
     session = stack.api.new_session()
     assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 200

@@ -74,12 +74,24 @@ def test_normalize_keeps_terminal_output_over_a_plain_raw_output(
     ({"updates": [codex_start("x", "ls"), 5]}, "updates[1]"),
     ({"updates": [codex_start("x", "ls")] * 1001}, "updates"),
     ({"updates": [codex_start("x", "ls")], "agent": "a" * 65}, "agent"),
+    # A command of one call and the output and exit of another made one record.
+    ({"updates": [codex_start("a", "ls"), {"sessionUpdate": "plan", "entries": []},
+                  codex_end("b", "B\n", 1)]}, "updates[2].toolCallId"),
 ])
 def test_normalize_rejects_malformed_input_naming_the_problem(stack: Stack, body: object,
                                                               field: str) -> None:
     response = stack.api.request("POST", "/api/v1/shell-exec:normalize", body)
     assert response.status == 400, response.body
     assert response.json()["message"].startswith(field)
+
+
+def test_normalize_names_both_tool_calls_of_a_mix(stack: Stack) -> None:
+    updates = [codex_start("call_" + "a" * 100, "ls"), codex_end("call_b", "B\n", 1)]
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize", {"updates": updates})
+    assert response.status == 400, response.body
+    assert response.json()["message"] == (
+        "updates[1].toolCallId: names another tool call than updates[0] ('call_b', not "
+        f"'call_{'a' * 59}…'): Normalize folds the updates of one tool call")
 
 
 def test_normalize_rejects_an_oversized_update(stack: Stack) -> None:

@@ -51,6 +51,7 @@ from shellexec.rules.limits import (
     SERVER_ID_HEX_DIGITS,
 )
 from shellexec.service import InvalidArgumentError, NotFoundError
+from shellexec.service.errors import quoted
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
@@ -340,7 +341,26 @@ def normalize(request: pb.NormalizeShellExecRequest) -> NormalizeArgs:
         if not isinstance(update, dict):
             raise InvalidArgumentError(f"updates[{index}]", "must be a JSON object")
         updates.append(update)
+    _one_tool_call(updates)
     return NormalizeArgs(tuple(updates), agent, request.mask_secrets)
+
+
+def _one_tool_call(updates: list[dict[str, Any]]) -> None:
+    """Refuses tool updates of more than one call: their fold would be one record mixing the
+    command of one with the output of another."""
+    first: tuple[int, object] | None = None
+    for index, update in enumerate(updates):
+        if update.get("sessionUpdate") not in ACP_TOOL_UPDATES or "toolCallId" not in update:
+            continue
+        call_id = update["toolCallId"]
+        if first is None:
+            first = index, call_id
+        elif call_id != first[1]:
+            raise InvalidArgumentError(
+                f"updates[{index}].toolCallId",
+                f"names another tool call than updates[{first[0]}] "
+                f"({quoted(str(call_id))}, not {quoted(str(first[1]))}): Normalize folds the "
+                "updates of one tool call")
 
 
 def summarize(request: pb.SummarizeShellOutputRequest) -> ShellOutput:

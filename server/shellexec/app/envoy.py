@@ -45,6 +45,7 @@ from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
     REFUSAL_FILTERS,
     UNHELD_FILTERS,
+    empty_segment_route,
     local_reply_config,
     method_not_allowed_routes,
     query_collision_routes,
@@ -490,6 +491,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         unknown_path_route=unknown_path_route(),
         health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
         tls_transport_socket=_tls_transport_socket(settings),
+        api_empty_segment_route=_items(_ROUTE_INDENT, [empty_segment_route()]),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),

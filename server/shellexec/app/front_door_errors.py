@@ -163,6 +163,21 @@ def _query_collision_route(binding: RestBinding, field: str) -> dict[str, Any]:
     }
 
 
+# A REST path with an empty segment: a trailing `/`, or a doubled one anywhere.
+_EMPTY_SEGMENT = r"/api/(.*//.*|.*/)"
+EMPTY_SEGMENT_MESSAGE = "no such path: a REST path has no empty segment (a trailing or doubled /)"
+
+
+def empty_segment_route() -> dict[str, Any]:
+    """404 for a REST path with an empty segment. The transcoder's path matcher skips empty
+    segments, so `/api/v1/task-sessions/A/` and `...//A` were served as the session's own path,
+    where the contract answers 404 for a path it does not name (and a wrong method on them got
+    404 where the path's own gets 405)."""
+    return {"match": {"safe_regex": {"regex": _EMPTY_SEGMENT}},
+            "direct_response": {"status": 404, "body": {"inline_string": EMPTY_SEGMENT_MESSAGE}},
+            "typed_per_filter_config": REFUSAL_FILTERS}
+
+
 def query_collision_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
     """One route per path template and field it binds, answering 400 when the query names
     that field too. The transcoder would let `?session_id=B` override the path's session A
