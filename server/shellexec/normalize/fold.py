@@ -197,7 +197,10 @@ def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState
     data = payload_text(meta.get("terminal_output"))
     if data is not None:
         state, heard = apply_terminal_output(state, data), True
-    shown = content_output(update.get("content"), state.description, agent_of(state.agent))
+    content = update.get("content")
+    # Most updates (every live delta) carry no content: they never look up the agent.
+    shown = None if content is None else content_output(content, state.description,
+                                                        agent_of(state.agent))
     if shown is not None:
         body = strip_presentation(shown, presentation_line(state.command, state.title))[0]
         if body:
