@@ -156,8 +156,9 @@ FRONT_DOOR_STREAM_BUFFER_BYTES: Final = 65_536
 # A watcher whose next event has waited this long to be sent (it stopped reading and every
 # buffer on the way is full) is ended; it resumes by revision (a setting, this its default).
 STALLED_WATCHER_SECONDS: Final = 30
-# Retention and compaction delete in transactions of at most this many sessions, yielding to
-# the event loop between them, so that ingest waits for one short transaction at most.
+# Retention, compaction and DeleteTask delete in transactions of at most this many sessions,
+# yielding to the event loop between them, so that ingest waits for one short transaction at
+# most.
 HOUSEKEEPING_BATCH_SESSIONS: Final = 50
 # Publish receipts are kept at least this long after the update they record, so a retry of
 # a `sequence` within it changes nothing; the feed window is at least this long too.

@@ -1,19 +1,23 @@
 """Use cases that delete: a session, a task with its sessions, and sessions idle too long.
 
 A deletion is one unit of work that removes every row stored for its sessions (see
-`Statements.delete_session`); once it has committed, the sessions' watchers receive
-`session_deleted` and their streams end. What units of work remember (fold states, session
-facts, revisions) is forgotten in the same unit, so nothing written later can reach a deleted
-session through a cache (ADR 0062).
+`Statements.delete_session`); a task's sessions go in units of at most
+HOUSEKEEPING_BATCH_SESSIONS, so that other writes wait for one short unit at most. Once a
+unit has committed, its sessions' watchers receive `session_deleted` and their streams end.
+What units of work remember (fold states, session facts, revisions) is forgotten in the same
+unit, so nothing written later can reach a deleted session through a cache (ADR 0062).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from shellexec.feed import FeedHub
+from shellexec.rules.limits import HOUSEKEEPING_BATCH_SESSIONS
 from shellexec.service import units
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock
@@ -39,11 +43,12 @@ class Deletion:
     """Deletes sessions and tasks, and ends their watchers' streams."""
 
     def __init__(self, database: Database, feed: FeedHub, caches: UnitCaches,
-                 clock: Clock) -> None:
+                 clock: Clock, batch: int = HOUSEKEEPING_BATCH_SESSIONS) -> None:
         self._database = database
         self._feed = feed
         self._caches = caches
         self._clock = clock
+        self._batch = batch
 
     async def delete_session(self, session_id: str, *, caller: Caller = UNRESTRICTED) -> str:
         def work() -> list[Doomed]:
@@ -55,15 +60,28 @@ class Deletion:
 
     async def delete_task(self, task_id: str, *,
                           caller: Caller = UNRESTRICTED) -> tuple[str, ...]:
-        """Deletes the task's sessions and the task; returns the deleted sessions' ids."""
-        def work() -> list[Doomed]:
-            ids = queries.session_ids_of_task(task_id) if caller.sees(task_id) else []
-            doomed = self._delete([(session_id, task_id) for session_id in ids])
-            if not doomed:  # a task exists while it has a session
-                raise NotFoundError("task", task_id, RESOURCE_TASK)
-            return doomed
+        """Deletes the task's sessions and the task; returns the deleted sessions' ids.
 
-        deleted = await units.write(self._database, work, committed=self._announce)
+        The sessions the task has when the first unit runs go in units of at most `batch`, to
+        the end even if the caller goes away meanwhile (a task half deleted because its caller
+        left would answer its retry with fewer ids)."""
+        return await asyncio.shield(self._delete_task(task_id, caller))
+
+    async def _delete_task(self, task_id: str, caller: Caller) -> tuple[str, ...]:
+        ids: list[str] = []
+
+        def first() -> list[Doomed]:
+            ids[:] = queries.session_ids_of_task(task_id) if caller.sees(task_id) else []
+            return self._delete([(session_id, task_id) for session_id in ids[:self._batch]])
+
+        deleted = await units.write(self._database, first, committed=self._announce)
+        for start in range(self._batch, len(ids), self._batch):
+            batch = [(session_id, task_id) for session_id in ids[start:start + self._batch]]
+            more: list[Doomed] = await units.write(
+                self._database, partial(self._delete, batch), committed=self._announce)
+            deleted += more
+        if not deleted:  # a task exists while it has a session
+            raise NotFoundError("task", task_id, RESOURCE_TASK)
         return tuple(session_id for session_id, _ in deleted)
 
     async def delete_idle(self, cutoff: int, limit: int) -> IdleDeleted:
