@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from typing import Any
 
-from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.open_calls import MAX_OPEN_CALLS, OpenCalls
 
 
 def call(call_id: str, **fields: Any) -> dict[str, Any]:
@@ -106,3 +107,38 @@ def test_the_command_and_shell_signal_are_read_in_the_agent_s_dialect() -> None:
     assert kimi.fallback("make") == "shell"  # rule 2
     assert kimi.fallback("make -j2") == "shell"  # rule 3: the only shell call, not the read
 
+
+
+def test_an_open_call_keeps_no_output_however_much_it_printed() -> None:
+    """Each open call held its whole fold state, output included: a hostile agent opening
+    150 calls with 300 KiB of output each, and never ending them, grew the bridge by 80 MiB."""
+    calls = OpenCalls("claude")
+    output = "x" * 300_000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(50):
+            calls.observe(call(f"c{index}", kind="execute", rawInput={"command": "make"},
+                               content=[text(output)], rawOutput={"stderr": output}))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 1_000_000, grown  # the texts alone are 30 MB
+    assert calls.fallback("make") == "c0"
+
+
+def test_past_the_bound_the_first_reported_open_call_is_taken_for_ended() -> None:
+    calls = OpenCalls()
+    for index in range(MAX_OPEN_CALLS + 1):
+        calls.observe(call(f"c{index}", kind="execute", rawInput={"command": f"run {index}"}))
+    assert calls.fallback("run 0") == f"c{MAX_OPEN_CALLS}"  # rule 3: c0 is no longer open
+    assert calls.fallback("run 1") == "c1"
+    assert calls.known("c0")
+
+
+def test_a_command_longer_than_the_record_s_bound_is_compared_as_the_record_shows_it() -> None:
+    long_command = "echo " + "y" * 300_000
+    calls = OpenCalls()
+    calls.observe(call("long", kind="execute", rawInput={"command": long_command}))
+    calls.observe(call("other", kind="execute", rawInput={"command": "ls"}))
+    assert calls.fallback(long_command) == "long"

@@ -14,27 +14,29 @@ tool call. A hosted terminal belongs to (ADR 0087):
 "Open" means not reported `completed`, `failed` or `cancelled`; "recent" means first
 reported last. What the record shows is the normalizer's own fold of the call's updates, so
 each agent's dialect counts: Mistral Vibe's `rawInput` is JSON text, and Kimi sends its
-arguments as JSON text in `content`, with no `kind`. A call's fold state is kept while it is
-open, and let go when it ends.
+arguments as JSON text in `content`, with no `kind`. Only what these rules read of a call's
+fold state is kept (its bounded command and shell signals, never its output), while it is
+open; and at most MAX_OPEN_CALLS calls are open at once: an agent that opens more, never
+ending them (Kimi sends no final update for a cancelled call), has its oldest ones taken for
+ended.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
+from typing import Final
 
 from shellexec.normalize.commands import command_of
 from shellexec.normalize.fold import fold
 from shellexec.normalize.state import ShellState, new_state
 from shellexec.normalize.terminal_updates import terminal_refs
+from shellexec.normalize.text import bounded_head
 from shellexec.normalize.vocabulary import is_terminal
 from shellexec.vocabulary import ACP_TOOL_UPDATES
 
-
-@dataclass(slots=True)
-class _Call:
-    state: ShellState | None  # the fold's while the call is open; None once it ended
-    terminals: int = 0  # hosted terminals given to it by rules 2 to 4
+# The open calls whose fold state is kept; past it, the one reported first is taken for ended.
+MAX_OPEN_CALLS: Final = 256
 
 
 class OpenCalls:
@@ -44,7 +46,8 @@ class OpenCalls:
 
     def __init__(self, agent: str | None = None) -> None:
         self._agent = agent
-        self._calls: dict[str, _Call] = {}  # in the order they were first reported
+        self._terminals: dict[str, int] = {}  # every call reported -> terminals rules 2-4 gave it
+        self._open: dict[str, ShellState] = {}  # in the order they were first reported
         self._named: dict[str, str] = {}  # terminal id -> the first call that named it
 
     def observe(self, update: object) -> None:
@@ -53,16 +56,23 @@ class OpenCalls:
         call_id = update.get("toolCallId")
         if not isinstance(call_id, str) or not call_id:
             return
-        call = self._calls.setdefault(call_id, _Call(new_state(self._agent)))
-        if call.state is not None:
-            state = fold(call.state, update)
-            call.state = None if is_terminal(state.reported_status) else state
+        if call_id not in self._terminals:
+            self._terminals[call_id] = 0
+            self._open[call_id] = new_state(self._agent)
+            if len(self._open) > MAX_OPEN_CALLS:
+                del self._open[next(iter(self._open))]
+        if (state := self._open.get(call_id)) is not None:
+            state = fold(state, update)
+            if is_terminal(state.reported_status):
+                del self._open[call_id]
+            else:
+                self._open[call_id] = _identity(state)
         for terminal_id in terminal_refs(update):
             self._named.setdefault(terminal_id, call_id)
 
     def known(self, call_id: str) -> bool:
         """Whether the agent reported the call in any update."""
-        return call_id in self._calls
+        return call_id in self._terminals
 
     def naming(self, terminal_id: str) -> str | None:
         """The call whose content named the terminal first (rule 1), if any."""
@@ -71,26 +81,33 @@ class OpenCalls:
     def fallback(self, line: str) -> str | None:
         """The call a terminal running `line` belongs to while no content names it (rules 2
         to 4), if any; the call is counted as given a terminal."""
-        open_calls = {call_id: call.state for call_id, call in self._calls.items()
-                      if call.state is not None}
         command = command_of({"command": line})
-        same = [call_id for call_id, state in open_calls.items()
-                if command is not None and state.command == command]
-        unserved = [call_id for call_id in same if not self._calls[call_id].terminals]
-        shells = [call_id for call_id, state in open_calls.items() if state.is_shell]
+        shown = None if command is None else bounded_head(command)
+        same = [call_id for call_id, state in self._open.items()
+                if shown is not None and state.command == shown]
+        unserved = [call_id for call_id in same if not self._terminals[call_id]]
+        shells = [call_id for call_id, state in self._open.items() if state.is_shell]
         if unserved:
             chosen: str | None = unserved[0]
         else:
-            candidates = same or shells or list(open_calls)
+            candidates = same or shells or list(self._open)
             chosen = candidates[-1] if candidates else None
         if chosen is not None:
-            self._calls[chosen].terminals += 1
+            self._terminals[chosen] += 1
         return chosen
 
     def moved(self, terminal_from: str | None, terminal_to: str) -> None:
         """A terminal given to `terminal_from` (None: to no call) was named by
         `terminal_to`'s content (rule 1)."""
-        if terminal_from is not None and terminal_from in self._calls:
-            self._calls[terminal_from].terminals -= 1
-        if terminal_to in self._calls:
-            self._calls[terminal_to].terminals += 1
+        if terminal_from is not None and terminal_from in self._terminals:
+            self._terminals[terminal_from] -= 1
+        if terminal_to in self._terminals:
+            self._terminals[terminal_to] += 1
+
+
+def _identity(state: ShellState) -> ShellState:
+    """What the rules read of a call's state: its command, bounded as the record shows it, and
+    its shell signals; its output and other texts are let go."""
+    command = None if state.command is None else bounded_head(state.command)
+    return replace(state, stdout=None, stderr=None, title=None, description=None,
+                   work_dir=None, command=command)
