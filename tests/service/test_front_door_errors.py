@@ -11,6 +11,7 @@ import pytest
 
 from shellexec.demo.rest import RestResponse
 
+from support.rest import unique
 from support.stack import Stack
 
 INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, UNIMPLEMENTED, UNAVAILABLE = 3, 5, 8, 12, 14
@@ -55,7 +56,7 @@ def test_known_path_with_wrong_method_is_405_unimplemented_with_allow(
 
 @pytest.mark.parametrize(("method", "suffix"), [
     ("GET", "/"), ("GET", "//"), ("GET", "/messages/"), ("GET", "//messages"),
-    ("POST", "/turns/"), ("DELETE", "/"), ("PUT", "/"),
+    ("POST", "/turns/"), ("DELETE", "/"), ("PUT", "/"), ("GET", "/messages/:watch"),
 ])
 def test_a_rest_path_with_an_empty_segment_names_nothing(stack: Stack, method: str,
                                                          suffix: str) -> None:
@@ -69,6 +70,17 @@ def test_a_rest_path_with_an_empty_segment_names_nothing(stack: Stack, method: s
     assert stack.api.request("GET", f"/api/v1/task-sessions/{session_id}").status == 200
     tasks = stack.api.request("GET", "/api/v1/tasks/t1/boot-state/")
     assert_json_error(tasks, 404, NOT_FOUND)
+    normalize = stack.api.request("POST", "/api/v1/shell-exec/:normalize", {"updates": []})
+    assert_json_error(normalize, 404, NOT_FOUND)
+
+
+def test_a_task_id_that_starts_with_a_colon_is_not_an_empty_segment(stack: Stack) -> None:
+    """Only the API's own verbs count after a `/`: `:build` is a task id like any other."""
+    task_id = unique(":build")
+    stack.api.new_session(task_id=task_id)
+    assert stack.api.request("GET", f"/api/v1/tasks/{task_id}/boot-state").status == 200
+    deleted = stack.api.request("DELETE", f"/api/v1/tasks/{task_id}")
+    assert deleted.status == 200, deleted.body
 
 
 def test_served_methods_are_not_shadowed_by_405_routes(stack: Stack) -> None:

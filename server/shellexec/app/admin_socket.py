@@ -69,6 +69,19 @@ def prepare(path: Path) -> Path:
     return path
 
 
+def answers(path: Path, timeout: float = 1.0) -> bool:
+    """Whether anything accepts a connection on the socket at `path` (an Envoy live or not)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
+
+
 def remove(path: Path) -> None:
     """Removes the socket file at `path`; anything else there (a file an operator named by
     mistake) is left alone."""

@@ -491,7 +491,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         unknown_path_route=unknown_path_route(),
         health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
         tls_transport_socket=_tls_transport_socket(settings),
-        api_empty_segment_route=_items(_ROUTE_INDENT, [empty_segment_route()]),
+        api_empty_segment_route=_items(_ROUTE_INDENT,
+                                       [empty_segment_route(read_bindings(DESCRIPTOR))]),
         api_method_routes=api_method_routes(),
         api_query_collision_routes=api_query_collision_routes(),
         allowed_hosts=json.dumps(hosts),
@@ -593,10 +594,11 @@ def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
 
 
 def stop(process: subprocess.Popen[bytes], socket: Path, timeout: float = 5.0) -> None:
-    """Stops Envoy, then removes the admin socket it leaves behind once nothing answers on
-    it: a stale socket file would otherwise outlive every `up` in its folder."""
+    """Stops Envoy, then removes the admin socket it leaves behind unless something accepts
+    connections on it (another Envoy, starting or draining): a stale socket file would
+    otherwise outlive every `up` in its folder."""
     processes.stop(process, timeout=timeout)
-    if _serving_node(socket) is None:
+    if not admin_socket.answers(socket):
         admin_socket.remove(socket)
 
 

@@ -9,6 +9,7 @@ local replies, so they keep their own body. See ADR 0040.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,17 +164,20 @@ def _query_collision_route(binding: RestBinding, field: str) -> dict[str, Any]:
     }
 
 
-# A REST path with an empty segment: a trailing `/`, or a doubled one anywhere.
-_EMPTY_SEGMENT = r"/api/(.*//.*|.*/)"
 EMPTY_SEGMENT_MESSAGE = "no such path: a REST path has no empty segment (a trailing or doubled /)"
 
 
-def empty_segment_route() -> dict[str, Any]:
-    """404 for a REST path with an empty segment. The transcoder's path matcher skips empty
-    segments, so `/api/v1/task-sessions/A/` and `...//A` were served as the session's own path,
-    where the contract answers 404 for a path it does not name (and a wrong method on them got
-    404 where the path's own gets 405)."""
-    return {"match": {"safe_regex": {"regex": _EMPTY_SEGMENT}},
+def empty_segment_route(bindings: Sequence[RestBinding]) -> dict[str, Any]:
+    """404 for a REST path with an empty segment: a trailing `/`, a doubled one, or one before
+    a custom verb of `bindings` (`.../messages/:watch`). The transcoder's path matcher skips
+    empty segments, so `/api/v1/task-sessions/A/` and `...//A` were served as the session's own
+    path, where the contract answers 404 for a path it does not name (and a wrong method on
+    them got 404 where the path's own gets 405). Only the verbs are matched after a `/`: a task
+    id may start with `:`."""
+    verbs = sorted({re.escape(binding.template.verb) for binding in bindings
+                    if binding.template.verb})
+    before_verb = f"|.*/:({'|'.join(verbs)})" if verbs else ""
+    return {"match": {"safe_regex": {"regex": f"/api/(.*//.*|.*/{before_verb})"}},
             "direct_response": {"status": 404, "body": {"inline_string": EMPTY_SEGMENT_MESSAGE}},
             "typed_per_filter_config": REFUSAL_FILTERS}
 

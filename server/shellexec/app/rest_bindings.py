@@ -68,6 +68,12 @@ class PathTemplate:
         return cls(text, tuple(segments), "**" in parts)
 
     @property
+    def verb(self) -> str:
+        """The custom verb (`complete` for `...:complete`), "" when there is none."""
+        last = self.text.rsplit("/", 1)[-1]
+        return last.rpartition(":")[2] if ":" in last else ""
+
+    @property
     def variables(self) -> tuple[str, ...]:
         """The request fields the path binds, in order (`session_id`, `turn_id`...)."""
         return tuple(_VARIABLE_NAME.findall(self.text))
