@@ -100,7 +100,7 @@ def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(runners: Path,
         token = secured.create_token("ts-tls", "admin")
         result = subprocess.run(
             ["node", str(runners / "tls-node.mjs"), f"https://127.0.0.1:{secured.rest_port}",
-             token, str(cert)],
+             token, str(cert), f"https://127.0.0.1:{secured.grpc_port}"],
             capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip() == "tls: passed"

@@ -49,12 +49,15 @@ const CERTIFICATE_FAILURES = new Set([
 ]);
 
 /** Whether Node's TLS failed under `error`: a certificate it could not trust, or a handshake
- * that could not be made. Only Node's own errors count, never a message the server wrote. */
+ * that could not be made (over HTTP/1.1 Node reports a failed handshake as the system error
+ * EPROTO, with OpenSSL's words). Only Node's own errors count, never a message the server
+ * wrote. */
 export function wasTlsFailure(error: unknown): boolean {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && (CERTIFICATE_FAILURES.has(code)
-        || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_"))) return true;
+        || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_")
+        || (code === "EPROTO" && cause.message.includes("SSL routines")))) return true;
     cause = (cause as { cause?: unknown }).cause;
   }
   return false;

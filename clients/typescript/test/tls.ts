@@ -1,10 +1,11 @@
 /**
  * TLS to a front door with a self-signed certificate, trusted through `ca` alone:
- *   node build/tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE
+ *   node build/tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE HTTPS_URL_OF_A_PLAINTEXT_PORT
  * creates a session over gRPC, gRPC-Web and Connect (HTTP/2 and HTTP/1.1) with the
  * certificate's text or bytes, and sees the same call fail as UNAVAILABLE without it (Node's
- * trusted certificates do not hold it); `ca` over http, or text that is no certificate, is refused
- * when the client is made. Prints "tls: passed" or the failed assertion.
+ * trusted certificates do not hold it), as does TLS to a port that speaks none; `ca` over
+ * http, or text that is no certificate, is refused when the client is made. Prints
+ * "tls: passed" or the failed assertion.
  */
 
 import assert from "node:assert/strict";
@@ -12,9 +13,11 @@ import { readFileSync } from "node:fs";
 
 import { connect, errorDetails, grpcCodeName, type Protocol } from "../src/node.js";
 
-const [baseUrl, token, certificateFile] = process.argv.slice(2);
-if (baseUrl === undefined || token === undefined || certificateFile === undefined) {
-  throw new Error("usage: node tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE");
+const [baseUrl, token, certificateFile, plaintextUrl] = process.argv.slice(2);
+if (baseUrl === undefined || token === undefined || certificateFile === undefined
+    || plaintextUrl === undefined) {
+  throw new Error(
+    "usage: node tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE HTTPS_URL_OF_A_PLAINTEXT_PORT");
 }
 const bytes = readFileSync(certificateFile);
 
@@ -42,6 +45,17 @@ for (const [protocol, httpVersion, ca] of routes) {
     return "ended";
   })().catch((error: unknown) => grpcCodeName(errorDetails(error).code));
   assert.equal(unwatched, "UNAVAILABLE", `${route}: a watch without the certificate`);
+}
+
+// A handshake with a port that speaks no TLS fails: over HTTP/1.1 Node says EPROTO, which
+// read as INTERNAL.
+for (const [protocol, httpVersion] of [["grpc", "2"], ["grpc-web", "1.1"], ["grpc-web", "2"],
+                                       ["connect", "1.1"], ["connect", "2"]] as const) {
+  const noTls = connect({ baseUrl: plaintextUrl, token, protocol, httpVersion, ca: bytes,
+                          timeoutMs: 10_000 });
+  const failed = await noTls.getSession("ses_00000000000000000000000000000000").then(
+    () => "OK", (error: unknown) => grpcCodeName(errorDetails(error).code));
+  assert.equal(failed, "UNAVAILABLE", `${protocol} HTTP/${httpVersion} to a plaintext port`);
 }
 
 const plain = baseUrl.replace(/^https:/, "http:");
