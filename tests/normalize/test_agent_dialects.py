@@ -343,3 +343,14 @@ def test_copilot_output_equal_to_its_description_is_output() -> None:
         _update(status="completed", content=[_text("1.2.3\n<exited with exit code 0>")])])
     record = shell_record(state)
     assert (record.output.stdout, record.result) == ("1.2.3", "success")
+
+
+def test_a_tool_named_once_stays_named_when_its_arguments_look_like_a_shell_s() -> None:
+    """claude-agent-acp's JetBrains profile names the tool only in the `tool_call`: the next
+    update's `{command}` arguments made an MCP tool a shell command."""
+    updates = _load(FIXTURES / "not-shell" / "claude-mcp-tool-named-once.jsonl")
+    state = fold_all(updates)
+    assert state.tool == "mcp__tmux__send"
+    assert not state.is_shell
+    stored = load_state(dump_state(fold_all(updates[:1])), None, None)
+    assert not fold_all(updates[1:], stored).is_shell  # the name survives a reload

@@ -21,11 +21,14 @@ from shellexec.normalize.streams import append_chunk
 
 
 def with_dialect(state: ShellState, reading: AgentReading) -> ShellState:
-    """`state` knowing the agent the update revealed and whether the call is a shell command."""
+    """`state` knowing the agent the update revealed, the tool it names and whether the call
+    is a shell command."""
     if reading.agent is not None and agent_of(state.agent) is None:
         state = replace(state, agent=reading.agent)
     if reading.shell and not state.is_shell:
         state = replace(state, is_shell=True)
+    if reading.tool is not None and state.tool is None:
+        state = replace(state, tool=reading.tool)
     return state
 
 

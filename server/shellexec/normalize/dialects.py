@@ -48,7 +48,7 @@ from shellexec.normalize.cancel_texts import (
 )
 from shellexec.normalize.content import join_blocks
 from shellexec.normalize.live_meta import goose_live_output
-from shellexec.normalize.shell_tools import agent_shell_signal
+from shellexec.normalize.shell_tools import agent_shell_signal, tool_name
 from shellexec.normalize.text_exits import (
     copilot_exit,
     gemini_exit,
@@ -108,28 +108,34 @@ class AgentReading:
     stdout_delta: str | None = None
     stderr_delta: str | None = None
     """Live stderr text, appended (Goose keeps the streams apart)."""
+    tool: str | None = None
+    """The tool's own name, when the update's `_meta` gives it (`shell_tools.tool_name`)."""
 
 
-def read_dialect(hint: str | None, update: JsonObject) -> AgentReading:
-    """`update` read in the dialect of the agent `hint` or its shape names (see the module)."""
+def read_dialect(hint: str | None, update: JsonObject,
+                 tool: str | None = None) -> AgentReading:
+    """`update` read in the dialect of the agent `hint` or its shape names (see the module);
+    `tool` is the tool's name an earlier update of the call gave."""
     agent = agent_of(hint)
     if agent is None and _only_live_output(update):
         return AgentReading(update)  # a delta of a call of the agents the rules read directly
     agent = agent or agent_by_shape(update)
     translate = _TRANSLATORS.get(agent) if agent is not None else None
+    named = tool_name(update)
     if translate is None and not isinstance(update.get(_RAW_INPUT), str):
         # The common case (every delta of the agents the rules read directly): no copy.
-        return AgentReading(update, agent, agent_shell_signal(update, obj(update.get(_RAW_INPUT))))
+        shell = agent_shell_signal(update, obj(update.get(_RAW_INPUT)), tool)
+        return AgentReading(update, agent, shell, tool=named)
     work: _Work = dict(update)
     raw_input = raw_input_object(work.get(_RAW_INPUT))
     if raw_input is not None:
         work[_RAW_INPUT] = raw_input
     live = goose_live_output(work.get("_meta")) if agent == AGENT_GOOSE else None
     text_exit = translate(work) if translate is not None else None
-    shell = agent_shell_signal(work, obj(work.get(_RAW_INPUT)))
+    shell = agent_shell_signal(work, obj(work.get(_RAW_INPUT)), tool)
     return AgentReading(work, agent, shell, text_exit,
                         None if live is None else live.stdout,
-                        None if live is None else live.stderr)
+                        None if live is None else live.stderr, named)
 
 
 def _only_live_output(update: JsonObject) -> bool:

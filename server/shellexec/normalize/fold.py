@@ -82,7 +82,7 @@ def fold(state: ShellState, update: object) -> ShellState:
     if update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
         return state
     # Step 0: other agents' dialects, read into the shapes the steps below know (`dialects`).
-    reading = read_dialect(state.agent, update)
+    reading = read_dialect(state.agent, update, state.tool)
     state, update = with_dialect(state, reading), reading.update
     reported = parse_acp_status(update.get("status"))
     state = _with_status(_identified(state, update), reported)

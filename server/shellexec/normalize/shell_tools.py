@@ -40,17 +40,19 @@ _SHELL_ARGUMENTS: Final = frozenset({
 })
 
 
-def agent_shell_signal(update: JsonObject, arguments: JsonObject) -> bool:
+def agent_shell_signal(update: JsonObject, arguments: JsonObject,
+                       named_before: str | None = None) -> bool:
     """Whether an update without a shell `kind` still says the call runs a shell command.
 
-    `arguments` are the call's arguments as read so far (`rawInput`, or Kimi's argument text).
+    `arguments` are the call's arguments as read so far (`rawInput`, or Kimi's argument text);
+    `named_before` is the tool's name an earlier update of the call gave (`ShellState.tool`).
     """
     if not _may_name_a_tool(update, arguments):
         return False  # a live delta: cheap, it runs for every chunk
     kind = update.get("kind")
     if isinstance(kind, str) and kind.strip().lower() not in _NEUTRAL_KINDS:
         return False
-    named = tool_name(update)
+    named = tool_name(update) or named_before
     if named is not None:
         return named in _SHELL_TOOL_NAMES
     return _shell_title(text_at(update, "title")) or _shell_arguments(arguments)

@@ -51,6 +51,9 @@ class ShellState:
     tool_call_id: str | None = None
     kind: str | None = None
     """The latest ACP `kind` the agent sent."""
+    tool: str | None = None
+    """The tool's own name (lower case) from the first update whose `_meta` names it
+    (`shell_tools.tool_name`): an agent may name it only in the `tool_call`."""
     is_shell: bool = False
     """Whether any update said this call runs a shell command (see `commands`)."""
     command: str | None = None
