@@ -93,13 +93,22 @@ class Launched:
                                  + self.stderr_path.read_text()[-3000:]) from None
 
 
-def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
-           env: Mapping[str, str] | None = None, report_env: Sequence[str] = (),
-           command: Sequence[str] | None = None, addresses: bool = True,
-           wrapper: Sequence[str] = ()) -> Launched:
-    """Starts `shellexec bridge OPTIONS -- python fake_agent.py SCRIPT RECORD`, pointed at
-    `stack` by --server and --web-url unless `addresses` is false, under the `wrapper`
-    command if one is given."""
+@dataclass(frozen=True)
+class BridgeCommand:
+    """The command line of one bridge run on the fake agent, and where the agent's record
+    goes; `run` numbers it among the test's runs."""
+
+    argv: list[str]
+    record_path: Path
+    run: int
+
+
+def bridge_command(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
+                   report_env: Sequence[str] = (), command: Sequence[str] | None = None,
+                   addresses: bool = True, wrapper: Sequence[str] = ()) -> BridgeCommand:
+    """`shellexec bridge OPTIONS -- python fake_agent.py SCRIPT RECORD`, pointed at `stack`
+    by --server and --web-url unless `addresses` is false, under the `wrapper` command if one
+    is given; the script is written."""
     run = next(_runs)
     script = workdir / f"script-{run}.jsonl"
     script.write_text("".join(json.dumps(step) + "\n" for step in steps))
@@ -110,6 +119,17 @@ def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
     where = ["--server", stack.grpc_target, "--web-url", stack.rest_url] if addresses else []
     argv = [*wrapper, str(SHELLEXEC), "bridge", *where, "--cwd", str(workdir), *options, "--",
             *agent]
+    return BridgeCommand(argv, record, run)
+
+
+def launch(stack: Stack, workdir: Path, steps: Sequence[Step], *options: str,
+           env: Mapping[str, str] | None = None, report_env: Sequence[str] = (),
+           command: Sequence[str] | None = None, addresses: bool = True,
+           wrapper: Sequence[str] = ()) -> Launched:
+    """Starts the bridge of `bridge_command`, its stdout and stderr going to files."""
+    started = bridge_command(stack, workdir, steps, *options, report_env=report_env,
+                             command=command, addresses=addresses, wrapper=wrapper)
+    argv, record, run = started.argv, started.record_path, started.run
     stdout, stderr = workdir / f"stdout-{run}.txt", workdir / f"stderr-{run}.txt"
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(argv, stdout=out, stderr=err,

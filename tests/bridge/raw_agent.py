@@ -11,10 +11,13 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
     {"environ_of_parent": ["NAME"]}  which NAMEs /proc/<parent>/environ holds -> record
     {"parent_peak_rss": true}        the parent's (the bridge's) VmHWM in KiB -> record
     {"hang": SECONDS}                sleep, reading nothing (an agent that ignores the bridge)
+    {"stderr": "text"}               these bytes on its stderr, as they are
 
-and then answers the prompt `end_turn`. A step `{"before_session_new": "text"}` is not played
-then: its bytes are written when `session/new` arrives, before its answer. RECORD (JSON) holds
-its pid and is rewritten after every step.
+and then answers the prompt `end_turn`, or with the error of a step `{"prompt_error": {...}}`.
+A step `{"before_session_new": "text"}` is not played then: its bytes are written when
+`session/new` arrives, before its answer; with a step `{"initialize_error": {...}}`,
+`initialize` is answered with that error. RECORD (JSON) holds its pid and is rewritten after
+every step.
 """
 
 from __future__ import annotations
@@ -53,13 +56,22 @@ class RawAgent:
     def _answer(self, request_id: Any, result: dict[str, Any]) -> None:
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
+    def _answer_with(self, key: str, request_id: Any, result: dict[str, Any]) -> None:
+        """The error of the script's step `key`, if it has one, else `result`."""
+        for step in self._script:
+            if key in step:
+                self._send({"jsonrpc": "2.0", "id": request_id, "error": step[key]})
+                return
+        self._answer(request_id, result)
+
     def serve(self) -> None:
         for line in sys.stdin.buffer:
             message = json.loads(line)
             method = message.get("method")
             if method == "initialize":
-                self._answer(message["id"], {"protocolVersion": 1, "agentCapabilities": {},
-                                             "agentInfo": {"name": "raw", "version": "1"}})
+                self._answer_with("initialize_error", message["id"], {
+                    "protocolVersion": 1, "agentCapabilities": {},
+                    "agentInfo": {"name": "raw", "version": "1"}})
             elif method == "session/new":
                 for step in self._script:
                     if "before_session_new" in step:
@@ -70,11 +82,12 @@ class RawAgent:
                     self._play(step)
                     self._record["done"].append(index)
                     self._save()
-                self._answer(message["id"], {"stopReason": "end_turn"})
+                self._answer_with("prompt_error", message["id"], {"stopReason": "end_turn"})
 
     def _play(self, step: dict[str, Any]) -> None:
-        if "before_session_new" in step:
-            return  # played when session/new arrived
+        if any(key in step for key in ("before_session_new", "initialize_error",
+                                       "prompt_error")):
+            return  # played when session/new, initialize or the prompt's end came
         if "raw" in step:
             self._write(str(step["raw"]).encode())
         elif "filler" in step:
@@ -91,6 +104,9 @@ class RawAgent:
             self._record["parent_peak_rss"].append(_parent_peak_rss_kib())
         elif "hang" in step:
             time.sleep(float(step["hang"]))
+        elif "stderr" in step:
+            sys.stderr.buffer.write(str(step["stderr"]).encode())
+            sys.stderr.buffer.flush()
 
     def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         request_id = f"raw-{self._next_id}"

@@ -41,6 +41,28 @@ AGENT = ["--", "agent-acp"]
     (["--prompt", "hi", "--agent", "a" * 65, *AGENT], "--agent must be at most 64 characters"),
     (["--prompt", "hi", "--tls-ca", "/nonexistent/ca.pem", *AGENT], "cannot read --tls-ca"),
     (["--prompt", "hi", "--tls-ca", __file__, *AGENT], "holds no PEM certificate"),
+    # nan passed `<= 0`: a terminal killed at once, a retry window without end.
+    (["--prompt", "hi", "--retry-for", "nan", *AGENT], "--retry-for must be a finite number"),
+    (["--prompt", "hi", "--retry-for", "inf", *AGENT], "--retry-for must be a finite number"),
+    (["--prompt", "hi", "--cancel-grace", "nan", *AGENT],
+     "--cancel-grace must be a finite number"),
+    (["--prompt", "hi", "--terminal-timeout", "nan", *AGENT],
+     "--terminal-timeout must be a finite number"),
+    (["--prompt", "hi", "--terminal-timeout", "1e999", *AGENT],
+     "--terminal-timeout must be a finite number, not inf"),
+    # gRPC took these: a port modulo 65536, a URL retried as an outage, nothing at all.
+    (["--prompt", "hi", "--server", "127.0.0.1:86836", *AGENT],
+     "--server must be HOST:PORT, such as 127.0.0.1:50051, [::1]:50051 or "
+     "shellexec.example.com:443 (the port must be a number from 1 to 65535); "
+     "got '127.0.0.1:86836'"),
+    (["--prompt", "hi", "--server", "127.0.0.1:0", *AGENT], "the port must be a number"),
+    (["--prompt", "hi", "--server", "http://127.0.0.1:50051", *AGENT],
+     "(a URL: give HOST:PORT alone, without a scheme; for TLS add --tls or --tls-ca)"),
+    (["--prompt", "hi", "--server", "", *AGENT], "--server must be HOST:PORT"),
+    (["--prompt", "hi", "--server", "127.0.0.1", *AGENT], "(no :PORT)"),
+    (["--prompt", "hi", "--server", "::1:50051", *AGENT], "an IPv6 address goes in brackets"),
+    (["--prompt", "hi", "--server", "[nope]:50051", *AGENT], "no IPv6 address"),
+    (["--prompt", "hi", "--server", "300.1.1.1:50051", *AGENT], "the host is no IPv4 address"),
 ])
 def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str],
                                             argv: list[str], message: str) -> None:
@@ -48,6 +70,55 @@ def test_usage_errors_exit_2_with_a_message(capsys: pytest.CaptureFixture[str],
     captured = capsys.readouterr()
     assert message in captured.err
     assert captured.out == ""
+
+
+@pytest.mark.parametrize("server", ["127.0.0.1:50051", "[::1]:443", "localhost:8080",
+                                    "shellexec.example.com:443", "shellexec_1:50051"])
+def test_a_server_of_host_and_port_is_taken(server: str) -> None:
+    options, _ = parse(["--prompt", "hi", "--server", server, "--", "agent"])
+    assert options.server == server
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    # `serve` refuses it too: set but empty is no address.
+    ({"SHELLEXEC_GRPC_ADDRESS": ""},
+     "SHELLEXEC_GRPC_ADDRESS is set but empty: unset it for the default 127.0.0.1:50051"),
+    ({"SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:70000"},
+     "SHELLEXEC_GRPC_ADDRESS must be HOST:PORT"),
+])
+def test_the_address_from_the_environment_is_checked_and_named(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        env: dict[str, str], message: str) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["--prompt", "hi", *AGENT]) == 2
+    assert message in capsys.readouterr().err
+
+
+SECRET = "shx_s3cr3t-t0ken"
+
+
+@pytest.mark.parametrize(("token", "problem"), [
+    (f"{SECRET}\r", "ends with a carriage return (read from a file with Windows line endings?)"),
+    (f"{SECRET}\n", "ends with a line feed"),
+    (f"{SECRET} x", f"holds a space (character {len(SECRET) + 1} of {len(SECRET) + 2})"),
+    (f"{SECRET}\u00e9x", "holds a character outside ASCII"),
+    (f"{SECRET}\x1bx", "holds a control character"),
+    (SECRET * 20, f"is {len(SECRET) * 20} characters long; the service takes at most 256"),
+])
+@pytest.mark.parametrize("how", ["variable", "option"])
+def test_a_token_no_header_can_carry_is_a_usage_error_that_does_not_show_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        token: str, problem: str, how: str) -> None:
+    """It went into a header after the agent had started: a traceback, exit 1."""
+    given = ["--token", token] if how == "option" else []
+    monkeypatch.setenv("SHELLEXEC_TOKEN", token if how == "variable" else "")
+    assert main(["--prompt", "hi", *given, *AGENT]) == 2
+    err = capsys.readouterr().err
+    name = "--token" if how == "option" else "SHELLEXEC_TOKEN"
+    assert f"shellexec bridge: error: {name} {problem}" in err
+    assert "at most 256 visible ASCII characters" in err
+    assert SECRET not in err
 
 
 def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,3 +75,30 @@ def test_an_answer_naming_a_session_before_session_new_s_does_not_take_its_place
     assert finished.code == 0, finished.stderr[-3000:]
     assert agent_text(stack, finished) == ["still recorded"]
     assert "not recorded" not in finished.stderr
+
+
+def test_an_update_naming_no_session_is_not_recorded(stack: Stack, tmp_path: Path) -> None:
+    """ACP requires every update's `sessionId`: one without it (or null) is none of the run's
+    session, and was recorded into it; a permission request without it announced its call."""
+    def nameless(params: dict[str, Any]) -> Step:
+        return raw({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+    removal = {"sessionUpdate": "tool_call", "toolCallId": "rm", "kind": "execute",
+               "status": "completed", "rawInput": {"command": "rm -rf build"}}
+    asked = {"toolCall": {"toolCallId": "rm", "title": "rm -rf build", "kind": "execute"},
+             "options": [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]}
+    script: list[Step] = [update(say("before ")), nameless({"update": say("no id ")}),
+                          nameless({"sessionId": None, "update": removal}),
+                          {"request": {"method": "session/request_permission",
+                                       "params": asked}},
+                          update(say("after"))]
+    finished, record = run_raw(stack, tmp_path, script)
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    assert agent_text(stack, finished) == ["before after"]  # no tool call came between
+    assert error_of(record["answers"][0])[0] == INVALID_PARAMS  # the SDK's: no sessionId
+    warnings = [line for line in finished.stderr.splitlines() if "not recorded" in line]
+    assert len(warnings) == 1, warnings  # once for all the messages naming none
+    assert "agent sent session/update naming no session, not the session this bridge " \
+           "opened ('raw-session')" in warnings[0]
+    assert "; 3 refused" in finished.stderr

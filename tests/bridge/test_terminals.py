@@ -6,6 +6,7 @@ shell line as `command`, then wait, output, release."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 from pathlib import Path
@@ -86,6 +87,47 @@ def test_a_successful_command_is_recorded_exactly_whatever_the_agent_reports(
     assert message["metadata"]["normalized"]["shell_exec"]["work_dir"] == str(tmp_path)
     assert shell["status"] == "complete"
     assert shell["output"] == {"exit_code": 0, "stdout": "hello\nworld\n", "truncated": False}
+
+
+def test_the_agent_s_own_terminal_updates_are_not_recorded(stack: Stack,
+                                                          tmp_path: Path) -> None:
+    """While the bridge hosts terminals, terminal updates the agent sends itself, with
+    made-up output and exit code, overwrote the exact record: naming the hosted terminal
+    (its id is `terminal/create`'s answer), or a terminal of its own that the call names or
+    that carries the bridge's link to the call."""
+    fake = base64.b64encode(b"FAKE-OUTPUT\n").decode("ascii")
+
+    def forged(terminal_id: str, **fields: Any) -> Step:
+        return {"update": {"sessionUpdate": "terminal_update", "terminalId": terminal_id,
+                           "output": {"data": fake}, "exitStatus": {"exitCode": 0},
+                           **fields}}
+
+    finished = run(stack, tmp_path, [
+        tool_call("c1", "shell · build"),
+        create("echo REAL-OUTPUT; exit 5"),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"terminal_wait": "t1"},
+        forged("@t1"),
+        {"update": {"sessionUpdate": "terminal_output_chunk", "terminalId": "@t1",
+                    "data": fake}},
+        forged("own-1", _meta={"shellexec_tool_call_id": "c1"}),
+        forged("own-2"),
+        tool_update("c1", content=[{"type": "terminal", "terminalId": "@t1"},
+                                   {"type": "terminal", "terminalId": "own-2"}]),
+        {"terminal_release": "t1"},
+        forged("@t1"),  # a released terminal is still the bridge's
+        tool_update("c1", status="completed"),
+    ])
+    assert answers(finished, "terminal_wait")[0]["exitCode"] == 5
+    _, shell = shell_message(stack, finished)
+    assert shell["status"] == "failed"
+    assert shell["output"] == {"exit_code": 5, "stdout": "REAL-OUTPUT\n", "truncated": False}
+    warnings = [line for line in finished.stderr.splitlines()
+                if "while the bridge hosts terminals it alone reports them" in line]
+    assert len(warnings) == 5, finished.stderr
+    assert "agent sent a terminal_update of terminal 'own-1'" in warnings[2]
+    assert "; 5 refused" in finished.stderr
 
 
 def test_a_failing_command_links_to_the_open_shell_call_and_fails_it(

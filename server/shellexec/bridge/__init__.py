@@ -14,6 +14,10 @@ Modules, one job each:
 - `child_exit`: child processes whose own exit is awaited apart from their pipes;
 - `forwarder`: the ordered, sequenced, bounded buffer in front of PublishUpdate;
 - `service`, `retry`: service calls retried with backoff inside a bounded window;
+  `service_options` checks the address and token first, `tls_failures` tells a TLS failure
+  from an outage;
+- `stdio`: the bridge's own stdin, stdout and stderr, closed or their reader gone;
+  `log_text`: the agent's text made fit for the log;
 - `environment`, `naming`, `permissions`, `files`, `signals`, `options`, `errors`.
 
 docs/bridge.md is the user's guide; docs/adr/0030 to 0035 record the decisions.

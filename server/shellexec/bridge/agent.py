@@ -4,8 +4,9 @@
   whole foreground group, and an agent killed by it could not receive `session/cancel` and
   report its running command. The bridge stops it itself (stdin EOF, then SIGTERM, SIGKILL to
   the group, so `npx` wrappers take their children along).
-- Its stderr is relayed line by line to ours, prefixed: an unread pipe fills up (64 KiB) and
-  then blocks a chatty agent in the middle of its work.
+- Its stderr is relayed line by line to ours, prefixed, each line escaped (`log_text`): an
+  unread pipe fills up (64 KiB) and then blocks a chatty agent in the middle of its work. So
+  the relay reads it to the end whatever becomes of the bridge's own stderr (`stdio`).
 - `session/update` notifications are handed to `record` by a raw stream observer, which the
   connection calls synchronously, in arrival order, with the JSON as sent, before the SDK
   parses it (the SDK would drop update types it does not know). See docs/adr/0030. The same
@@ -24,13 +25,12 @@ import logging
 import os
 import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.client.connection import ClientSideConnection
@@ -43,8 +43,10 @@ from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
 from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
+from shellexec.bridge.log_text import escaped, escaped_line
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.process_guard import ending_with_bridge
+from shellexec.bridge.stdio import Stderr
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
@@ -143,19 +145,23 @@ async def _spawn(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> W
                          ) from None
 
 
-async def _relay_stderr(stream: asyncio.StreamReader, sink: BinaryIO) -> None:
-    """Copies the agent's stderr to `sink`, one prefixed line at a time."""
+async def relay_stderr(stream: asyncio.StreamReader, sink: Stderr) -> None:
+    """Copies the agent's stderr to `sink`, one prefixed, escaped line at a time, and reads
+    it to its end even once `sink` is lost."""
     partial = b""
     while chunk := await stream.read(_RELAY_CHUNK):
+        if sink.lost:
+            continue
         *lines, partial = (partial + chunk).split(b"\n")
         if len(partial) >= _RELAY_CHUNK:  # a line without end: show it rather than hoard it
             lines, partial = [*lines, partial], b""
-        for line in lines:
-            sink.write(STDERR_PREFIX + line + b"\n")
-        sink.flush()
+        sink.write(_relayed(lines))
     if partial:
-        sink.write(STDERR_PREFIX + partial + b"\n")
-        sink.flush()
+        sink.write(_relayed([partial]))
+
+
+def _relayed(lines: list[bytes]) -> bytes:
+    return b"".join(STDERR_PREFIX + escaped_line(line) + b"\n" for line in lines)
 
 
 def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
@@ -191,7 +197,7 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
-    relay = asyncio.create_task(_relay_stderr(process.stderr, sys.stderr.buffer))
+    relay = asyncio.create_task(relay_stderr(process.stderr, Stderr.of_process()))
     connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
                                   observers=[_update_observer(record, asked, own, foreign)])
     try:
@@ -213,13 +219,15 @@ async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:
             # A lost connection usually means the agent died: a moment lets the message say
             # with which status, as a failed prompt's does. An error answer means it lives.
             await exited_within(handle.exited, 1.0)
-        raise AgentError(stage, f"{_reason(error)}{handle.exit_note()}") from error
+        raise AgentError(stage, f"{failure_reason(error)}{handle.exit_note()}") from error
 
 
-def _reason(error: Exception) -> str:
+def failure_reason(error: BaseException) -> str:
+    """Why an ACP request failed, for the log: the error's message and data, which the agent
+    wrote, escaped (`log_text`)."""
     data: Any = getattr(error, "data", None)
     text = str(error) or type(error).__name__
-    return f"{text} {data}" if data else text
+    return escaped(f"{text} {data}" if data else text)
 
 
 async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,

@@ -3,13 +3,15 @@
     shellexec bridge [options] (--prompt TEXT | --prompt-file FILE) -- AGENT_COMMAND [ARGS...]
 
 Everything after `--` is the agent command, passed as is. stdout carries exactly one JSON line
-once the turn is recorded: {"session_id", "turn_id", "stop_reason", "url"}; the log (and the
-agent's stderr, prefixed `[agent] `) goes to stderr.
+once the turn is recorded: {"session_id", "turn_id", "stop_reason", "url"} (if stdout cannot
+take it, stderr names the session; the exit status is the same); the log (and the agent's
+stderr, prefixed `[agent] ` and escaped) goes to stderr.
 
 exit status:
   0        the prompt ended and the turn is recorded
   1        the agent failed: it did not start, failed the ACP handshake or the prompt, or died
-  2        usage error, including a --task-id or --agent the service refuses
+  2        usage error, including a --task-id, --agent or token the service refuses and a
+           TLS certificate the bridge does not trust
   3        the service could not record the session: unreachable for longer than
            --retry-for, the update buffer filled up, or a definite refusal
   130/143  SIGINT/SIGTERM: the agent was cancelled and the turn recorded as cancelled
@@ -23,15 +25,18 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import os
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import BridgeError, UsageError
 from shellexec.bridge.forwarder import DEFAULT_MAX_BYTES, DEFAULT_MAX_UPDATES, BufferLimits
+from shellexec.bridge.log_text import escaped
 from shellexec.bridge.naming import agent_name
 from shellexec.bridge.options import (
     DEFAULT_CANCEL_GRACE_SECONDS,
@@ -45,9 +50,12 @@ from shellexec.bridge.permissions import DEFAULT_ANSWER, PERMISSION_ANSWERS, Per
 from shellexec.bridge.process_guard import close_to_inspection
 from shellexec.bridge.retry import RetryPolicy
 from shellexec.bridge.run import BridgeRun, RunResult
+from shellexec.bridge.service_options import ADDRESS_FORM, address_problem, token_problem
 from shellexec.bridge.signals import Signals
+from shellexec.bridge.stdio import Stderr, open_closed_descriptors, print_line
 from shellexec.client._channel import pem_certificates
 from shellexec.rules import TASK_ID_RULE, agent_problem, task_id_problem
+from shellexec.rules.limits import MAX_BEARER_TOKEN_CHARS
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -64,11 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("--prompt-file", type=Path, metavar="FILE",
                         help="read the prompt from FILE (- = stdin)")
     parser.add_argument("--server", metavar="HOST:PORT",
-                        default=os.environ.get("SHELLEXEC_GRPC_ADDRESS", DEFAULT_SERVER),
                         help="the service's gRPC HOST:PORT (default: $SHELLEXEC_GRPC_ADDRESS "
                              f"or {DEFAULT_SERVER})")
     parser.add_argument("--token", metavar="TOKEN",
-                        default=os.environ.get("SHELLEXEC_TOKEN", ""),
                         help="a bearer token with the ingest scope, when the service requires "
                              "one (default: $SHELLEXEC_TOKEN; prefer it: arguments show in ps)")
     parser.add_argument("--tls", action="store_true",
@@ -84,19 +90,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", metavar="NAME",
                         help="the agent name shown in the chat (default: derived from the "
                              "command, e.g. claude, codex)")
-    parser.add_argument("--web-url", metavar="URL", default=_default_web_url(os.environ),
-                        help="the web page's base URL (default: $SHELLEXEC_WEB_URL, else "
-                             "http://127.0.0.1:$SHELLEXEC_REST_PORT, else "
+    parser.add_argument("--web-url", metavar="URL",
+                        help="the web page's base URL (default: $SHELLEXEC_WEB_URL; else, with "
+                             "--tls or --tls-ca, https://HOST:PORT of --server; else "
+                             "http://127.0.0.1:$SHELLEXEC_REST_PORT; else "
                              f"{DEFAULT_WEB_URL})")
     _add_policy_arguments(parser)
     return parser
 
 
-def _default_web_url(env: Mapping[str, str]) -> str:
-    """The page's base URL when --web-url is not given: a service whose REST port was moved
-    serves its page there, not on 8080."""
+def _web_url(given: str | None, env: Mapping[str, str], server: str, tls: bool | bytes
+             ) -> str:
+    """The page's base URL when --web-url is not given: a TLS front door serves its page on
+    the port it serves gRPC on, over HTTPS; a service whose REST port was moved serves its
+    page there, not on 8080."""
+    if given is not None:
+        return given
     if url := env.get("SHELLEXEC_WEB_URL", "").strip():
         return url
+    if tls is not False:
+        return f"https://{server}"
     port = env.get("SHELLEXEC_REST_PORT", "").strip()
     if port.isascii() and port.isdigit() and 0 < int(port) <= 65535:
         return f"http://127.0.0.1:{int(port)}"
@@ -148,7 +161,7 @@ def _read_prompt(args: argparse.Namespace) -> str:
     if args.prompt is not None:
         prompt = str(args.prompt)
     elif str(args.prompt_file) == "-":
-        prompt = sys.stdin.read()
+        prompt = _read_stdin()
     else:
         try:
             prompt = Path(args.prompt_file).read_text(encoding="utf-8")
@@ -159,10 +172,54 @@ def _read_prompt(args: argparse.Namespace) -> str:
     return prompt
 
 
+def _read_stdin() -> str:
+    if sys.stdin is None:  # closed when the bridge started (`<&-`)
+        raise UsageError("--prompt-file -: stdin is closed; there is no prompt to read")
+    try:
+        return sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read --prompt-file - (stdin): {error}") from None
+
+
 def _positive(name: str, value: float) -> float:
+    """A positive, finite number: `nan` passed `value <= 0`, and made a timer fire at once
+    or a retry window never end."""
+    if not math.isfinite(value):
+        raise UsageError(f"{name} must be a finite number, not {value}")
     if value <= 0:
         raise UsageError(f"{name} must be positive")
     return value
+
+
+def _server(args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    """--server, else $SHELLEXEC_GRPC_ADDRESS, else the default; checked before the agent
+    starts (`service_options`). Set but empty, the variable is an error, as for the
+    service's own `serve`."""
+    if args.server is not None:
+        name, server = "--server", str(args.server)
+    elif "SHELLEXEC_GRPC_ADDRESS" in env:
+        name, server = "SHELLEXEC_GRPC_ADDRESS", env["SHELLEXEC_GRPC_ADDRESS"]
+        if not server.strip():
+            raise UsageError("SHELLEXEC_GRPC_ADDRESS is set but empty: unset it for the "
+                             f"default {DEFAULT_SERVER}, or set it to {ADDRESS_FORM}")
+    else:
+        return DEFAULT_SERVER
+    if (problem := address_problem(server)) is not None:
+        raise UsageError(f"{name} must be {ADDRESS_FORM} ({problem}); got {server[:80]!r}")
+    return server
+
+
+def _token(args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    """--token, else $SHELLEXEC_TOKEN (empty: none), checked before the agent starts; the
+    message never shows the token."""
+    name, token = (("--token", str(args.token)) if args.token is not None
+                   else ("SHELLEXEC_TOKEN", env.get("SHELLEXEC_TOKEN", "")))
+    if (problem := token_problem(token)) is not None:
+        cause = (" (read from a file with Windows line endings?)"
+                 if problem.startswith("ends with a carriage return") else "")
+        raise UsageError(f"{name} {problem}{cause}: a token is at most "
+                         f"{MAX_BEARER_TOKEN_CHARS} visible ASCII characters")
+    return token
 
 
 def _task_id(args: argparse.Namespace) -> str:
@@ -202,10 +259,12 @@ def _options(args: argparse.Namespace, command: tuple[str, ...]) -> BridgeOption
     if not cwd.is_dir():
         raise UsageError(f"--cwd is not a directory: {cwd}")
     permission: PermissionAnswer = args.permission
+    server, tls = _server(args, os.environ), _tls(args)
     return BridgeOptions(
-        command=command, prompt=_read_prompt(args), server=args.server, token=args.token,
-        tls=_tls(args), task_id=_task_id(args), cwd=cwd,
-        agent=_agent(args, command), web_url=args.web_url, permission=permission,
+        command=command, prompt=_read_prompt(args), server=server,
+        token=_token(args, os.environ), tls=tls, task_id=_task_id(args), cwd=cwd,
+        agent=_agent(args, command), web_url=_web_url(args.web_url, os.environ, server, tls),
+        permission=permission,
         allow_fs_read=args.allow_fs_read, allow_fs_write=args.allow_fs_write,
         env_names=validate_names(args.env),
         retry=RetryPolicy(window=_positive("--retry-for", args.retry_for)),
@@ -226,9 +285,45 @@ def parse(argv: Sequence[str]) -> tuple[BridgeOptions, bool]:
     return _options(args, command), bool(args.verbose)
 
 
-def _configure_logging(verbose: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("shellexec bridge: %(message)s"))
+class _OneLine(logging.Formatter):
+    """Each message escaped (`log_text`): whatever text of the agent's reached it, a log line
+    stays one line, with no control character that could rewrite a terminal. A traceback
+    (the SDK's, or `-v`'s) keeps its lines, each escaped and indented, so that none reads as
+    a line of the bridge's even if an exception's message holds a newline."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return escaped(super().formatMessage(record))
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 (logging's name)
+        return _indented(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:  # noqa: N802 (logging's name)
+        return _indented(super().formatStack(stack_info))
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"  {escaped(line)}" for line in text.split("\n"))
+
+
+class _StderrHandler(logging.Handler):
+    """Writes each record, a line, to the bridge's stderr, which may be lost (`stdio`)."""
+
+    def __init__(self, stderr: Stderr) -> None:
+        super().__init__()
+        self._stderr = stderr
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record)
+        except Exception:  # a malformed record: logging's own way of saying so
+            self.handleError(record)
+            return
+        self._stderr.write((line + "\n").encode("utf-8", "backslashreplace"))
+
+
+def _configure_logging(verbose: bool, stderr: Stderr) -> None:
+    handler = _StderrHandler(stderr)
+    handler.setFormatter(_OneLine("shellexec bridge: %(message)s"))
     handler.addFilter(_drop_sdk_update_errors)
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -244,10 +339,15 @@ def _drop_sdk_update_errors(record: logging.LogRecord) -> bool:
 
 
 def _print_result(result: RunResult, options: BridgeOptions) -> None:
+    """The JSON line; when stdout cannot take it (closed, its reader gone), the log says so
+    and names the session, and the exit status stays the run's: the turn is recorded."""
+    url = options.session_url(result.turn.session_id)
     line = {"session_id": result.turn.session_id, "turn_id": result.turn.turn_id,
-            "stop_reason": result.stop_reason, "url": options.session_url(result.turn.session_id)}
-    sys.stdout.write(json.dumps(line) + "\n")
-    sys.stdout.flush()
+            "stop_reason": result.stop_reason, "url": url}
+    failure = print_line(json.dumps(line))
+    if failure is not None:
+        log.error("cannot print the result line (%s); the turn is recorded: session %s (%s)",
+                  failure, result.turn.session_id, url)
 
 
 async def _run(options: BridgeOptions) -> int:
@@ -268,13 +368,16 @@ async def _run(options: BridgeOptions) -> int:
 
 def main(argv: list[str]) -> int:
     """Runs `shellexec bridge ARGV`; returns the exit status (see the module docstring)."""
+    open_closed_descriptors()  # before anything opens a file or a socket (`stdio`)
+    stderr = Stderr.of_process()
     try:
         options, verbose = parse(argv)
     except UsageError as error:
-        sys.stderr.write(f"usage: {USAGE}\nshellexec bridge: error: {error}\n")
+        stderr.write(f"usage: {USAGE}\nshellexec bridge: error: {error}\n".encode(
+            "utf-8", "backslashreplace"))
         return error.exit_code
     except SystemExit as exit_:  # argparse: --help (0) or a bad option (2, already printed)
         return int(exit_.code or 0)
-    _configure_logging(verbose)
+    _configure_logging(verbose, stderr)
     close_to_inspection()  # before the agent exists: it must never see this process's /proc
     return asyncio.run(_run(options))

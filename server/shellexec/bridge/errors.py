@@ -2,7 +2,8 @@
 
     BridgeError                     base class; `exit_code` is the process exit status
     ├── UsageError                  bad arguments, unreadable prompt file, or a
-    │                               session the service refused for our arguments  (exit 2)
+    │                               session, token or TLS certificate the first
+    │                               calls show no retry can fix                    (exit 2)
     ├── AgentError                  the agent did not start, failed the ACP handshake
     │                               or the prompt, or exited early                 (exit 1)
     ├── ServiceError                the service could not record the session       (exit 3)
@@ -58,9 +59,10 @@ class ServiceError(BridgeError):
 class ServiceUnavailableError(ServiceError):
     """`operation` kept failing with retryable errors for `window` seconds."""
 
-    def __init__(self, operation: str, window: float, last_error: str) -> None:
+    def __init__(self, operation: str, window: float, last_error: str,
+                 hint: str = START_HINT) -> None:
         super().__init__(f"service unreachable for {window:g} s while trying to {operation} "
-                         f"(last error: {last_error}); {START_HINT}")
+                         f"(last error: {last_error}); {hint}")
         self.operation = operation
         self.window = window
         self.last_error = last_error

@@ -1,8 +1,9 @@
 """The one ACP session a bridge run opens, and telling other sessions' messages from its own.
 
 An agent may name another session in an update or a request (a bug, or a second session it
-opened itself). ACP clients keep sessions apart by their id: the bridge records only its own
-session's updates, and answers only its own session's requests.
+opened itself), or none at all. ACP clients keep sessions apart by their id: the bridge records
+only its own session's updates, and answers only its own session's requests. A message that
+names no session (no `sessionId`, or null) is none of the run's: ACP requires the id.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ class OwnSession:
         self.id: str | None = None
 
     def foreign(self, session_id: object) -> bool:
-        """Whether `session_id` names another session than this run's (none is named before
-        `session/new` answers: no session is open yet, and nothing is refused)."""
-        return self.id is not None and session_id is not None and session_id != self.id
+        """Whether `session_id` is not this run's session: no session id (None), or another
+        session's once `session/new` answered (before, any other id is taken: the answer may
+        not have come by yet)."""
+        if session_id is None:
+            return True
+        return self.id is not None and session_id != self.id

@@ -44,8 +44,9 @@ def choose(answer: PermissionAnswer, options: Sequence[PermissionOption]
 
 
 def describe(response: RequestPermissionResponse) -> str:
-    """What was answered, for the log: `selected <option id>` or `cancelled`."""
+    """What was answered, for the log: `selected '<option id>'` or `cancelled`. The option
+    id is the agent's: quoted, so a newline in it cannot forge a log line."""
     outcome = response.outcome
     if isinstance(outcome, AllowedOutcome):
-        return f"selected {outcome.option_id}"
+        return f"selected {outcome.option_id!r}"
     return "cancelled"

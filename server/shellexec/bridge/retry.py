@@ -20,7 +20,13 @@ from typing import TypeVar
 
 import grpc
 
-from shellexec.bridge.errors import START_HINT, ServiceRejectedError, ServiceUnavailableError
+from shellexec.bridge.errors import (
+    START_HINT,
+    BridgeError,
+    ServiceRejectedError,
+    ServiceUnavailableError,
+)
+from shellexec.bridge.tls_failures import tls_failure
 from shellexec.client import error_details
 
 T = TypeVar("T")
@@ -63,17 +69,31 @@ class RetryPolicy:
         return next_delay
 
 
-def _describe(error: grpc.aio.AioRpcError) -> str:
+def describe(error: grpc.aio.AioRpcError) -> str:
+    """A gRPC error as the log quotes it: its code and details."""
     return f"{error.code().name}: {error.details()}"
 
 
+def _hint(error: grpc.aio.AioRpcError) -> str:
+    """What to do about a failure that is retried: about TLS when TLS failed, else start the
+    service (the usual cause of an outage is that it was never started)."""
+    failure = tls_failure(error.details() or "")
+    return START_HINT if failure is None else failure.what
+
+
+# What a retryable failure may turn into when no retry can help (`retrying`'s `definite`).
+Definite = Callable[[grpc.aio.AioRpcError], BridgeError | None]
+
+
 async def retrying(policy: RetryPolicy, operation: str, attempt: Callable[[], Awaitable[T]],
-                   on_retry: Callable[[], Awaitable[None]] | None = None) -> T:
+                   on_retry: Callable[[], Awaitable[None]] | None = None,
+                   definite: Definite | None = None) -> T:
     """`await attempt()` until it succeeds, retrying transient failures within the window.
 
     `on_retry` runs before each new attempt (the service link uses it to open a fresh
     channel, so a restarted server is reached at once instead of after gRPC's own reconnect
-    backoff, which grows to minutes).
+    backoff, which grows to minutes). `definite` may name a retryable failure that no retry
+    can help with (a certificate the bridge does not trust): its error is raised at once.
     """
     loop = asyncio.get_running_loop()
     deadline: float | None = None
@@ -86,14 +106,16 @@ async def retrying(policy: RetryPolicy, operation: str, attempt: Callable[[], Aw
                 raise ServiceRejectedError(operation, error.code().name,
                                            error.details() or "",
                                            error_details(error)) from None
+            if definite is not None and (final := definite(error)) is not None:
+                raise final from None
             if deadline is None:
                 deadline = loop.time() + policy.window
                 log.warning("service unreachable (%s); will retry for up to %g s to %s; %s",
-                            _describe(error), policy.window, operation, START_HINT)
+                            describe(error), policy.window, operation, _hint(error))
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise ServiceUnavailableError(operation, policy.window,
-                                              _describe(error)) from None
+                raise ServiceUnavailableError(operation, policy.window, describe(error),
+                                              _hint(error)) from None
             await asyncio.sleep(min(next_delay(), remaining))
             if on_retry is not None:
                 await on_retry()

@@ -24,7 +24,12 @@ from typing import Any
 from acp import text_block
 from acp.schema import PromptResponse
 
-from shellexec.bridge.agent import AgentHandle, open_acp_session, running_agent
+from shellexec.bridge.agent import (
+    AgentHandle,
+    failure_reason,
+    open_acp_session,
+    running_agent,
+)
 from shellexec.bridge.child_exit import exited_within
 from shellexec.bridge.environment import agent_environment
 from shellexec.bridge.errors import (
@@ -89,7 +94,7 @@ class BridgeRun:
         self._calls = OpenCalls(options.agent)
         self._terminals: TerminalHost | None = None
         self._own = OwnSession()
-        self._foreign_sessions: set[str] = set()
+        self._foreign_sessions: set[str | None] = set()
 
     async def execute(self) -> RunResult:
         """Runs the agent and records its turn; raises what prevented recording it."""
@@ -140,21 +145,29 @@ class BridgeRun:
         return turn, stop_reason, error
 
     def _observed(self, update: object) -> None:
-        """Each `session/update` of the agent, in arrival order: followed, then recorded."""
+        """Each `session/update` of the agent, in arrival order: followed, then recorded. A
+        terminal update the agent sent for a terminal the bridge hosts is dropped: the bridge
+        records that terminal's output and exit itself, and the agent's must not overwrite
+        them (ADR 0087)."""
+        if self._terminals is not None and self._terminals.forged(update):
+            self._forwarder.stats.rejected += 1
+            return
         self._calls.observe(update)
         self._forwarder.enqueue(update)
         if self._terminals is not None:
             self._terminals.observe(update)
 
     def _foreign(self, method: str, session_id: object) -> None:
-        """An update or permission request for another session than the run's: not recorded
-        (the permission request is refused by its handler). Said once per session."""
+        """An update or permission request for another session than the run's, or naming
+        none: not recorded (the permission request is refused by its handler, or by the SDK
+        when it names no session). Said once per session."""
         self._forwarder.stats.rejected += 1
-        name = str(session_id)[:80]
+        name = None if session_id is None else str(session_id)[:80]
         if name not in self._foreign_sessions and len(self._foreign_sessions) < 100:
             self._foreign_sessions.add(name)
-            log.warning("agent sent %s for session %r, not the session this bridge opened "
-                        "(%r): not recorded", method, name, self._own.id)
+            named = "naming no session" if name is None else f"for session {name!r}"
+            log.warning("agent sent %s %s, not the session this bridge opened (%r): not "
+                        "recorded", method, named, self._own.id)
 
     def _asked(self, params: object) -> None:
         """A permission request, in arrival order: the call it names is recorded as a
@@ -234,10 +247,10 @@ async def _outcome(agent: AgentHandle, prompt: asyncio.Future[PromptResponse],
     if cancel_sent:
         # ACP wants `stopReason: cancelled`, but some agents answer a cancelled prompt with
         # the error their aborted model call raised; the user asked for this, it is no failure.
-        log.info("the cancelled prompt ended with an error: %s", error)
+        log.info("the cancelled prompt ended with an error: %s", failure_reason(error))
         return CANCELLED, None
     # A lost connection usually means the agent died: give it a moment so the message can
     # say with which status.
     await exited_within(agent.exited, 1.0)
-    return AGENT_FAILED, AgentError("session/prompt", f"{error or type(error).__name__}"
-                                                      f"{agent.exit_note()}")
+    return AGENT_FAILED, AgentError("session/prompt",
+                                    f"{failure_reason(error)}{agent.exit_note()}")

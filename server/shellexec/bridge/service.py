@@ -6,10 +6,12 @@ import logging
 import uuid
 from dataclasses import dataclass
 
+import grpc
 from google.protobuf import struct_pb2
 
-from shellexec.bridge.errors import ServiceRejectedError
-from shellexec.bridge.retry import RetryPolicy, retrying
+from shellexec.bridge.errors import BridgeError, ServiceRejectedError, UsageError
+from shellexec.bridge.retry import RetryPolicy, describe, retrying
+from shellexec.bridge.tls_failures import tls_failure
 from shellexec.client import AsyncShellExecClient
 from shellexec.vocabulary import REASON_TURN_ALREADY_RUNNING
 
@@ -67,8 +69,20 @@ class ServiceLink:
         create_id = new_request_id()
         session = await retrying(self._policy, "create the session",
                                  lambda: self._client.create_session(task_id, agent, create_id),
-                                 self._reconnect)
+                                 self._reconnect, self._untrusted)
         return ServiceTurn(session_id=session.id, turn_id=await self._start_turn(session.id))
+
+    def _untrusted(self, error: grpc.aio.AioRpcError) -> BridgeError | None:
+        """A TLS failure of the run's first call (creating the session) that every attempt
+        would meet (a certificate not trusted or naming another host, a server that does not
+        speak TLS): the options are wrong, and waiting out the retry window cannot help.
+        Once the service was reached, the same failure is retried like an outage (the front
+        door changed its certificate), so only the first call asks."""
+        failure = tls_failure(error.details() or "") if self._tls is not False else None
+        if failure is None or not failure.definite:
+            return None
+        return UsageError(f"cannot reach the service at {self._target} over TLS: "
+                          f"{failure.what} ({describe(error)})")
 
     async def _start_turn(self, session_id: str) -> str:
         start_id = new_request_id()

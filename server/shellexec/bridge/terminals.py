@@ -23,6 +23,14 @@ terminal belongs to (`open_calls`) in `_meta.shellexec_tool_call_id`; if the age
 later names the terminal in another call, the bridge clears what it recorded into the first
 call and records the terminal's output again into the call that named it.
 
+While the bridge hosts the agent's terminals it alone reports terminals. An agent's own
+terminal updates (ACP v1 has none: these are v2's) would rank with the bridge's in the record:
+one naming a hosted terminal after its exit (the agent learns the id from `terminal/create`),
+or one of a terminal of the agent's own that the tool call names or that carries the bridge's
+`_meta.shellexec_tool_call_id`, overwrote the exact output and exit code with the agent's. So
+every terminal update the agent sends is dropped (`forged`), counted as refused, and warned of
+as frames are (`flood_log`).
+
 A terminal created while no tool call is open belongs to no call yet, and the service would
 hold its updates only up to a bound (ADR 0086). So the bridge records nothing of it while no
 call names it: it keeps the newest output (`coalescing.OutputTail`), and records one
@@ -52,10 +60,11 @@ from acp.schema import EnvVariable, TerminalExitStatus
 from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
+from shellexec.bridge.flood_log import FloodLog
 from shellexec.bridge.guarded_command import GUARD_GRACE_SECONDS, GuardedCommand
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
-from shellexec.normalize.terminal_updates import terminal_refs
+from shellexec.normalize.terminal_updates import is_terminal_update, terminal_id_of, terminal_refs
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
     ACP_TERMINAL_UPDATE,
@@ -71,6 +80,12 @@ _DRAIN_SECONDS = 1.0
 MAX_TERMINALS = 64
 
 Record = Callable[[dict[str, Any]], None]
+
+# The tally of a flood of terminal updates the agent sent while the bridge hosts terminals.
+_FORGED_TALLY = ("agent sent {count} terminal updates of its own so far (the latest of "
+                 "terminal {latest}): not recorded")
+# How much of a terminal id the agent chose a warning quotes.
+_QUOTED_ID_CHARS = 80
 
 
 @dataclass(slots=True)
@@ -117,6 +132,7 @@ class TerminalHost:
         self._record = record
         self._calls = calls
         self._terminals: dict[str, _Terminal] = {}
+        self._forged = FloodLog(_FORGED_TALLY)
         # Terminals being started: they count towards MAX_TERMINALS before they exist, since
         # the agent may send its requests at once. `stop_all` ends them as they come up.
         self._starting = 0
@@ -194,6 +210,20 @@ class TerminalHost:
             self._calls.moved(terminal.call_id, named)
             terminal.call_id = named
             self._record(self._snapshot(terminal))
+
+    def forged(self, update: object) -> bool:
+        """Whether `update`, which the agent sent, is a terminal update (`terminal_update`,
+        `terminal_output_chunk`): while the bridge hosts terminals, it alone reports them
+        (module docstring). Each one is warned of, as long as they are few."""
+        if not is_terminal_update(update):
+            return False
+        assert isinstance(update, Mapping)  # is_terminal_update read its `sessionUpdate`
+        terminal_id = terminal_id_of(update)
+        named = "none" if terminal_id is None else repr(terminal_id[:_QUOTED_ID_CHARS])
+        self._forged.note(f"agent sent a {update['sessionUpdate']} of terminal {named}: "
+                          "while the bridge hosts terminals it alone reports them; not "
+                          "recorded", named)
+        return True
 
     async def stop_all(self) -> None:
         """Kills what every terminal started (cancel, the bridge stopping), and what those

@@ -1,0 +1,87 @@
+"""How the bridge reaches the service (`--server`, `--token`), checked before the agent starts.
+
+gRPC takes far more than HOST:PORT as a target, and reports a bad one late or not at all: an
+empty target fails only at the first call ("Failed to create channel to ''"), a port above
+65535 is taken modulo 65536 (`127.0.0.1:86836` reached the service on port 21300), and
+`http://host:port` is a name it keeps failing to resolve, which read as an outage for the whole
+`--retry-for`. A token holding a line break or a character outside ASCII (`$(cat token.txt)`
+of a file with Windows line endings) cannot go into a header, and failed inside gRPC after the
+agent had started. So both are checked first, as usage errors; a message about the token says
+what is wrong with it, never what it is.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Final
+
+from shellexec.rules.limits import MAX_BEARER_TOKEN_CHARS
+
+MAX_PORT: Final = 65_535
+# A host name: labels of letters, digits, `-` and `_` (a container's service name), joined by
+# dots; at most 253 characters (DNS).
+_HOST_NAME: Final = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?"
+                               r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?",
+                               re.ASCII)
+_MAX_HOST_CHARS: Final = 253
+ADDRESS_FORM: Final = ("HOST:PORT, such as 127.0.0.1:50051, [::1]:50051 or "
+                       "shellexec.example.com:443")
+# The characters a bearer token may hold: visible ASCII, as an HTTP header value can carry it.
+_TOKEN_CHARS: Final = frozenset(chr(code) for code in range(0x21, 0x7F))
+_NAMED_CHARACTERS: Final = {"\r": "a carriage return", "\n": "a line feed", "\t": "a tab",
+                            " ": "a space", "\0": "a NUL byte"}
+
+
+def address_problem(value: str) -> str | None:
+    """Why `value` is no HOST:PORT the bridge can call (a name, an IPv4 address or an IPv6
+    address in brackets, and a port from 1 to 65535), or None when it is one."""
+    if "://" in value:
+        return "a URL: give HOST:PORT alone, without a scheme; for TLS add --tls or --tls-ca"
+    host, colon, port = value.rpartition(":")
+    if not colon:
+        return "no :PORT"
+    if not host:
+        return "no HOST"
+    if not (port.isascii() and port.isdigit() and len(port) <= 5
+            and 1 <= int(port) <= MAX_PORT):
+        return f"the port must be a number from 1 to {MAX_PORT}"
+    return _host_problem(host)
+
+
+def _host_problem(host: str) -> str | None:
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return "the host in brackets is no IPv6 address"
+        return None
+    if ":" in host:
+        return "an IPv6 address goes in brackets: [::1]:50051"
+    if len(host) > _MAX_HOST_CHARS or not _HOST_NAME.fullmatch(host):
+        return "the host must be a name or an IP address"
+    if host.rstrip(".").replace(".", "").isdigit():  # all digits: it must be an address
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return "the host is no IPv4 address"
+    return None
+
+
+def token_problem(token: str) -> str | None:
+    """What is wrong with a bearer token (never the token itself), or None: a token is at
+    most MAX_BEARER_TOKEN_CHARS visible ASCII characters (docs/api.md, "Limits")."""
+    for index, character in enumerate(token):
+        if character in _TOKEN_CHARS:
+            continue
+        name = _NAMED_CHARACTERS.get(character)
+        if name is None:
+            name = ("a control character" if character.isascii()
+                    else "a character outside ASCII")
+        if index == len(token) - 1:
+            return f"ends with {name}"
+        return f"holds {name} (character {index + 1} of {len(token)})"
+    if len(token) > MAX_BEARER_TOKEN_CHARS:
+        return (f"is {len(token)} characters long; the service takes at most "
+                f"{MAX_BEARER_TOKEN_CHARS}")
+    return None
