@@ -6,7 +6,11 @@ import json
 import tracemalloc
 from typing import Any
 
+import pytest
+
+from shellexec.bridge import open_calls
 from shellexec.bridge.open_calls import MAX_OPEN_CALLS, OpenCalls
+from shellexec.rules.limits import MAX_TOOL_CALL_ID_CHARS
 
 
 def call(call_id: str, **fields: Any) -> dict[str, Any]:
@@ -142,3 +146,42 @@ def test_a_command_longer_than_the_record_s_bound_is_compared_as_the_record_show
     calls.observe(call("long", kind="execute", rawInput={"command": long_command}))
     calls.observe(call("other", kind="execute", rawInput={"command": "ls"}))
     assert calls.fallback(long_command) == "long"
+
+
+def test_ids_the_service_would_refuse_are_not_followed() -> None:
+    """Each call id was remembered for good whatever its length: 40 calls with 8 MiB ids kept
+    320 MiB in the bridge."""
+    calls = OpenCalls()
+    too_long = "c" * (MAX_TOOL_CALL_ID_CHARS + 1)
+    calls.observe(call(too_long, kind="execute", rawInput={"command": "make"},
+                       content=[{"type": "terminal", "terminalId": "t" * 300}]))
+    assert not calls.known(too_long)
+    assert calls.fallback("make") is None
+    calls.observe(call("c1", kind="execute",
+                       content=[{"type": "terminal", "terminalId": "t" * 300}]))
+    assert calls.naming("t" * 300) is None
+
+
+def test_a_hostile_kind_or_tool_name_is_not_kept_whole() -> None:
+    calls = OpenCalls()
+    huge = "x" * 1_000_000
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(20):
+            calls.observe(call(f"c{index}", kind=huge + str(index),
+                               _meta={"claudeCode": {"toolName": huge + str(index)}}))
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 1_000_000, grown  # the texts alone are 40 MB
+
+
+def test_the_ids_remembered_are_bounded_oldest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(open_calls, "MAX_FOLLOWED_IDS", 3)
+    calls = OpenCalls()
+    for index in range(4):
+        calls.observe(call(f"c{index}", status="completed",
+                           content=[{"type": "terminal", "terminalId": f"t{index}"}]))
+    assert [calls.known(f"c{index}") for index in range(4)] == [False, True, True, True]
+    assert [calls.naming(f"t{index}") for index in range(4)] == [None, "c1", "c2", "c3"]

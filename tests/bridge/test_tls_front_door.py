@@ -61,6 +61,15 @@ def test_an_outage_is_no_tls_failure() -> None:
     assert tls_failure(REFUSED) is None
 
 
+def test_a_server_s_own_words_are_no_tls_failure_of_the_bridge() -> None:
+    """A proxy whose own upstream TLS failed answers UNAVAILABLE naming the failure: the
+    bridge's handshake succeeded, and it exited 2 telling the user to fix --tls-ca."""
+    upstream = ("upstream connect error or disconnect/reset before headers. reset reason: "
+                "connection failure, transport failure reason: TLS_error:|268435581:SSL "
+                "routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED:TLS_error_end")
+    assert tls_failure(upstream) is None
+
+
 @pytest.mark.parametrize(("details", "hint"), [
     (CUT, "the TLS handshake with the service failed"),
     (REFUSED, "is the service running? Start it with `make run`"),

@@ -15,17 +15,19 @@ tool call. A hosted terminal belongs to (ADR 0087):
 reported last. What the record shows is the normalizer's own fold of the call's updates, so
 each agent's dialect counts: Mistral Vibe's `rawInput` is JSON text, and Kimi sends its
 arguments as JSON text in `content`, with no `kind`. Only what these rules read of a call's
-fold state is kept (its bounded command and shell signals, never its output), while it is
-open; and at most MAX_OPEN_CALLS calls are open at once: an agent that opens more, never
-ending them (Kimi sends no final update for a cancelled call), has its oldest ones taken for
-ended.
+fold state is kept (its bounded command and shell signals, never its output or other texts),
+while it is open; and at most MAX_OPEN_CALLS calls are open at once: an agent that opens more,
+never ending them (Kimi sends no final update for a cancelled call), has its oldest ones taken
+for ended. A call or terminal id longer than the service takes is not followed (the service
+refuses its updates), and at most MAX_FOLLOWED_IDS of each are remembered, the oldest
+forgotten first: an agent cannot grow the bridge by naming ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Final
+from typing import Final, TypeVar
 
 from shellexec.normalize.commands import command_of
 from shellexec.normalize.fold import fold
@@ -33,10 +35,17 @@ from shellexec.normalize.state import ShellState, new_state
 from shellexec.normalize.terminal_updates import terminal_refs
 from shellexec.normalize.text import bounded_head
 from shellexec.normalize.vocabulary import is_terminal
+from shellexec.rules.limits import MAX_TERMINAL_ID_CHARS, MAX_TOOL_CALL_ID_CHARS
 from shellexec.vocabulary import ACP_TOOL_UPDATES
 
 # The open calls whose fold state is kept; past it, the one reported first is taken for ended.
 MAX_OPEN_CALLS: Final = 256
+# The call ids and terminal ids remembered; past it, the one first seen is forgotten.
+MAX_FOLLOWED_IDS: Final = 65_536
+# How much of a tool's name is kept: enough to tell every shell tool's name from the rest.
+_TOOL_NAME_CHARS: Final = 64
+
+T = TypeVar("T")
 
 
 class OpenCalls:
@@ -54,13 +63,11 @@ class OpenCalls:
         if not isinstance(update, Mapping) or update.get("sessionUpdate") not in ACP_TOOL_UPDATES:
             return
         call_id = update.get("toolCallId")
-        if not isinstance(call_id, str) or not call_id:
+        if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_TOOL_CALL_ID_CHARS:
             return
         if call_id not in self._terminals:
-            self._terminals[call_id] = 0
-            self._open[call_id] = new_state(self._agent)
-            if len(self._open) > MAX_OPEN_CALLS:
-                del self._open[next(iter(self._open))]
+            _bounded_add(self._terminals, call_id, 0, MAX_FOLLOWED_IDS)
+            _bounded_add(self._open, call_id, new_state(self._agent), MAX_OPEN_CALLS)
         if (state := self._open.get(call_id)) is not None:
             state = fold(state, update)
             if is_terminal(state.reported_status):
@@ -68,7 +75,8 @@ class OpenCalls:
             else:
                 self._open[call_id] = _identity(state)
         for terminal_id in terminal_refs(update):
-            self._named.setdefault(terminal_id, call_id)
+            if len(terminal_id) <= MAX_TERMINAL_ID_CHARS and terminal_id not in self._named:
+                _bounded_add(self._named, terminal_id, call_id, MAX_FOLLOWED_IDS)
 
     def known(self, call_id: str) -> bool:
         """Whether the agent reported the call in any update."""
@@ -105,9 +113,18 @@ class OpenCalls:
             self._terminals[terminal_to] += 1
 
 
+def _bounded_add(table: dict[str, T], key: str, value: T, bound: int) -> None:
+    """Adds `key` last, forgetting the first key when `table` holds more than `bound`."""
+    table[key] = value
+    if len(table) > bound:
+        del table[next(iter(table))]
+
+
 def _identity(state: ShellState) -> ShellState:
-    """What the rules read of a call's state: its command, bounded as the record shows it, and
-    its shell signals; its output and other texts are let go."""
+    """What the rules read of a call's state: its command, bounded as the record shows it, its
+    shell signals, and its tool's name (no shell tool's name is longer than a few characters);
+    its output and other texts are let go."""
     command = None if state.command is None else bounded_head(state.command)
+    tool = None if state.tool is None else state.tool[:_TOOL_NAME_CHARS]
     return replace(state, stdout=None, stderr=None, title=None, description=None,
-                   work_dir=None, command=command)
+                   work_dir=None, kind=None, command=command, tool=tool)

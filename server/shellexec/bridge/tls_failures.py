@@ -50,8 +50,17 @@ _SIGNS: Final = (
 )
 
 
+# How gRPC's own channel words a connection it could not make. Only such details are read:
+# a server, or a proxy whose own upstream TLS failed, may answer UNAVAILABLE with any text,
+# `CERTIFICATE_VERIFY_FAILED` included, after the bridge's handshake succeeded.
+_CHANNEL_FAILURE: Final = "failed to connect to all addresses"
+
+
 def tls_failure(details: str) -> TlsFailure | None:
-    """The TLS failure an UNAVAILABLE's `details` report, or None when they report none."""
+    """The TLS failure an UNAVAILABLE's `details` report, or None when they report none, or
+    when the channel did not fail itself (the details are then the server's words)."""
+    if not details.startswith(_CHANNEL_FAILURE):
+        return None
     for signs, failure in _SIGNS:
         if any(sign in details for sign in signs):
             return failure
