@@ -9,14 +9,24 @@ export const OLDER_PAGE_LIMIT = 100;
 // Sessions per page of the index at `/`.
 export const SESSION_PAGE_LIMIT = 20;
 
-/** A non-2xx answer. `status` is the HTTP status, `code` the gRPC code from the JSON body. */
+/** A non-2xx answer. `status` is the HTTP status, `code` the gRPC code from the JSON body,
+ * `reason` the reason its details name (docs/api.md, Error reasons), or ''. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, reason = '') {
     super(message || `HTTP ${status}`);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
+    this.reason = reason;
   }
+}
+
+/** The reason an error body's details name (`google.rpc.ErrorInfo`), or ''. */
+export function reasonOf(body) {
+  const details = Array.isArray(body?.details) ? body.details : [];
+  const info = details.find((detail) => typeof detail?.reason === 'string' && detail.reason !== ''
+    && String(detail['@type'] ?? '').endsWith('google.rpc.ErrorInfo'));
+  return info?.reason ?? '';
 }
 
 /** True for an answer saying that what was asked for does not exist (a deleted session). */
@@ -106,7 +116,7 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis),
       body = null;
     }
     if (!response.ok) {
-      throw new ApiError(response.status, body?.code, body?.message || `HTTP ${response.status} for ${path}`);
+      throw new ApiError(response.status, body?.code, body?.message || `HTTP ${response.status} for ${path}`, reasonOf(body));
     }
     if (body === null || typeof body !== 'object') {
       throw new ApiError(response.status, undefined, `Expected JSON from ${path}`);

@@ -2,7 +2,7 @@
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
 import { ApiError, UnaddressableIdError, createApi, isNotFound, revisionOf } from './api.js';
-import { authHeaders, createTokenStore, needsSignIn } from './auth.js';
+import { authHeaders, createTokenStore, refusalOf, tokenProblem } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { createCommandFinished } from './command-finished.js';
 import { h } from './dom.js';
@@ -12,12 +12,14 @@ import { suspendWhileHidden } from './hidden-tab.js';
 import { createMessageList } from './message-list.js';
 import { createBottomKeeper } from './page-bottom.js';
 import { holdReaderPlace } from './reader-place.js';
+import { reloadOnce } from './reload-once.js';
 import { parseRoute, sessionUrl } from './route.js';
 import { createPlainRow, guardRows } from './row-guard.js';
 import { createRow } from './rows.js';
 import { createScrollWindow } from './scroll-window.js';
 import { sessionHeaderParts } from './session-header.js';
 import { showSessionIndex } from './session-index.js';
+import { offerSignOut, showSignIn } from './sign-in.js';
 import { rowKind } from './status.js';
 import { createTurnMarker } from './turn-marker.js';
 
@@ -36,11 +38,24 @@ const header = document.getElementById('session');
 const feedStatus = document.getElementById('feed-status');
 const tokens = createTokenStore();
 const withToken = () => authHeaders(tokens.get());
+// "Sign out" while the tab holds a token: the only way to give another one when the service
+// does not refuse it (a token limited to other tasks is answered 404).
+const signOut = offerSignOut(document.getElementById('sign-out'), tokens);
+const route = parseRoute(window.location.href);
 
-start().catch((error) => (needsSignIn(error) ? showSignIn() : showError(error)));
+start().catch((error) => {
+  const refusal = refusalOf(error, tokens.get() !== '');
+  if (refusal) signIn(refusal, error.message);
+  else showError(error);
+});
 
 async function start() {
-  const route = parseRoute(window.location.href);
+  // A kept token no header can carry (fetch would throw before sending anything) is asked again.
+  const problem = tokens.get() === '' ? null : tokenProblem(tokens.get());
+  if (problem) {
+    signIn('invalid', problem);
+    return;
+  }
   const api = createApi({ headers: withToken });
   if (!route) {
     document.title = 'Sessions · shellexec';
@@ -116,16 +131,24 @@ async function start() {
       rows.destroy();
       showDeleted(session);
     },
-    // The events after our revision were compacted away: load the state again.
-    onReset: () => window.location.reload(),
+    // The events after our revision were compacted away, or our revision is beyond the
+    // session's (REVISION_AHEAD): load the state again, and follow from its revision. Once: a
+    // feed that says so again right after is not followed into a reload loop.
+    onReset: () => {
+      if (reloadOnce()) return;
+      console.error('The feed still says this page must load the session again, right after it did: it stopped.');
+      list.before(h('p', { class: 'page-error', role: 'alert', 'data-testid': 'feed-stopped' },
+        'The live feed stopped: the service says this page is out of step with the session, even after loading it again. Reload the page to try again.'));
+    },
     // EventSource cannot send the token: a fetch-based reader does (ADR 0051).
     EventSource: fetchEventSource({
       headers: withToken,
       onRefused: (status) => {
-        if (status !== 401) return;
+        const refusal = refusalOf({ status }, tokens.get() !== '');
+        if (!refusal) return;
         feed.stop();
         rows.destroy();
-        showSignIn();
+        signIn(refusal);
       },
     }),
   });
@@ -204,47 +227,25 @@ function showDeleted(session) {
 }
 
 function showError(error) {
+  const signedIn = tokens.get() !== '';
   const text =
     error instanceof ApiError && error.status === 404
-      ? 'Not found: check the session or task id in the address.'
+      ? `Not found: check the session or task id in the address${signedIn
+        ? ', or sign out and use a token that covers its task (this one may see only some tasks)' : ''}.`
       : error instanceof UnaddressableIdError
         ? `This page cannot open it. ${error.message}`
-        : `Could not load the session: ${error?.message ?? error}`;
+        : `Could not load ${route ? 'the session' : 'the list of sessions'}: ${error?.message ?? error}`;
   // The server's message may quote what was asked for (an id from the address, say).
   const line = h('p', { class: 'page-error', role: 'alert', 'data-testid': 'page-error' });
   setVisibleText(line, text);
   main.replaceChildren(line);
 }
 
-/** The sign-in form: shown when the service answers 401 (it requires a token). */
-function showSignIn() {
-  const rejected = tokens.get() !== '';
-  tokens.clear();
+/** The sign-in form (sign-in.js), saying why a token the tab held is asked again. */
+function signIn(refusal, detail = '') {
   feedStatus.hidden = true;
-  const input = h('input', {
-    id: 'sign-in-token', name: 'token', type: 'password', required: true, autocomplete: 'off', spellcheck: 'false',
-  });
-  const form = h(
-    'form',
-    { class: 'open-form', 'data-testid': 'sign-in-form' },
-    h('h1', {}, 'Sign in'),
-    h('p', {}, 'This service requires a token with the read scope. Create one with ',
-      h('code', {}, 'shellexec token create --name NAME --scope read'), '.'),
-    rejected ? h('p', { class: 'page-error', role: 'alert', 'data-testid': 'sign-in-rejected' },
-      'That token was not accepted: it is unknown or revoked.') : null,
-    h('div', { class: 'open-form__row' }, h('label', { class: 'visually-hidden', for: 'sign-in-token' }, 'Token'), input,
-      h('button', { type: 'submit' }, 'Sign in')),
-    h('p', { class: 'hint' }, 'The token is kept in this browser tab only, until it closes.'),
-  );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const token = input.value.trim();
-    if (!token) return;
-    tokens.set(token);
-    window.location.reload();
-  });
-  main.replaceChildren(form);
-  input.focus();
+  showSignIn(main, { tokens, refusal, detail });
+  signOut.refresh();
 }
 
 /** The form to open a session or task by id (under the session index at `/`). */

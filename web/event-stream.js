@@ -6,6 +6,10 @@
 // not a broken connection, and reconnecting would only skip past the event that caused it.
 // (feed.js catches its handlers' errors itself and retries the event once; this is the
 // backstop for any other handler.)
+// A feed refused with a JSON error says why: its error event carries the reason the error's
+// details name (`REVISION_AHEAD`: reload the session and watch from its revision).
+
+import { reasonOf } from './api.js';
 
 /**
  * Splits SSE text into events: `data:` lines joined by newlines, dispatched at a blank line;
@@ -62,8 +66,8 @@ export function fetchEventSource({
       this.controller.abort();
     }
 
-    fail(status) {
-      if (!this.controller.signal.aborted) this.onerror?.({ type: 'error', status });
+    fail(status, reason = '') {
+      if (!this.controller.signal.aborted) this.onerror?.({ type: 'error', status, reason });
     }
 
     async read() {
@@ -82,8 +86,13 @@ export function fetchEventSource({
       const kind = response.headers.get('content-type') ?? '';
       if (!response.ok || !kind.startsWith('text/event-stream') || !response.body) {
         if (response.status === 401 || response.status === 403) onRefused(response.status);
-        response.body?.cancel().catch(() => {});
-        this.fail(response.status);
+        let reason = '';
+        if (!response.ok && kind.startsWith('application/json')) {
+          reason = reasonOf(await response.json().catch(() => null));
+        } else {
+          response.body?.cancel().catch(() => {});
+        }
+        this.fail(response.status, reason);
         return;
       }
       if (signal.aborted) return;

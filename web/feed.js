@@ -7,7 +7,10 @@
 // capped backoff after an error, and when nothing (not even a heartbeat) arrived for `staleMs`.
 // Two events end the feed for good: `session_deleted` (the session is gone; reconnecting would
 // only answer 404) and `reset` (the events after our revision were compacted away: the state
-// must be loaded again, and the feed started anew from its revision). A feed answered 404 ends
+// must be loaded again, and the feed started anew from its revision). A feed refused with the
+// reason `REVISION_AHEAD` (our revision is beyond the session's: the database was restored
+// from a backup, or the page came from another one) ends as `reset` does: asking again from
+// the same revision was refused every 5 s, for ever, under "Reconnecting…". A feed answered 404 ends
 // as `session_deleted` does: the session was deleted while the page was not connected (a
 // laptop asleep, a server restarting), so its `session_deleted` event was never received, and
 // every later try would only be answered 404 again.
@@ -38,6 +41,8 @@ export const STALE_AFTER_MS = 60_000;
 const TOO_MANY_FEEDS = 429;
 // The HTTP status of a feed whose session does not exist (any more).
 const SESSION_GONE = 404;
+// The reason of a feed refused because its revision is beyond the session's (docs/api.md).
+const REVISION_AHEAD = 'REVISION_AHEAD';
 
 const MESSAGE_EVENTS = new Set(['session.message.added', 'session.message.updated']);
 const TURN_EVENTS = new Set(['session.turn.started', 'session.turn.completed']);
@@ -63,7 +68,8 @@ export function reconnectDelay(attempt, delays = RECONNECT_DELAYS_MS) {
  *   `paused`: suspended (a hidden tab) until `resume`.
  * @param {() => void} [options.onDeleted] the session was deleted (a `session_deleted` event,
  *   or a feed answered 404); the feed has stopped.
- * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed.
+ * @param {() => void} [options.onReset] the feed has stopped: reload the state, start a new feed
+ *   (a `reset` event, or a feed refused as `REVISION_AHEAD`).
  * @param {typeof EventSource} [options.EventSource]
  * @param {(sessionId: string, sinceRevision: number) => string} [options.urlFor]
  * @param {typeof setTimeout} [options.setTimeout]
@@ -149,6 +155,10 @@ export function createFeed(options) {
         deleted();
         return;
       }
+      if (event?.reason === REVISION_AHEAD) {
+        reset();
+        return;
+      }
       errors += 1;
       if (event?.status === TOO_MANY_FEEDS) {
         reconnect(delays.at(-1), 'busy');
@@ -189,6 +199,12 @@ export function createFeed(options) {
     onDeleted();
   }
 
+  /** The state must be loaded again: the feed ends, once. */
+  function reset() {
+    halt('stopped');
+    onReset();
+  }
+
   function handle(data) {
     let event;
     try {
@@ -212,8 +228,7 @@ export function createFeed(options) {
       return;
     }
     if (event.type === 'reset') {
-      halt('stopped');
-      onReset();
+      reset();
       return;
     }
     const deliver = handlerOf(event, eventRevision);

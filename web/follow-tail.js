@@ -1,4 +1,5 @@
-// Keeps an output region at its end while the reader follows it (has not scrolled up).
+// Keeps an output region where its reader is: at its end while they follow it (have not
+// scrolled up), else on the line they read.
 //
 // Setting `scrollTop = scrollHeight` once is not enough. The output's chunks are laid out only
 // near the viewport (`content-visibility: auto`), each estimated at 20 lines until then, and
@@ -8,6 +9,15 @@
 // line 1,500 px below the region, and a running command's open region stopped following after
 // some 10 KiB. So every change of a chunk's size (a ResizeObserver) takes a following region
 // to its end again.
+//
+// The same changes moved a reader who had scrolled up: a chunk above them drawn or laid out
+// for the first time (its estimate, or the nothing it was before it was drawn, became its real
+// height), or gone (the head of an output past 256 KiB is cut as it grows), moved every line
+// below it, so a reader pressing Page Up stood still or went down, and one reading while output
+// arrived was carried off. So, as reader-place.js does for the page, the first chunk on screen
+// is noted with its top at each scroll, and at each change of a chunk's size (or of the
+// content) the region scrolls by however far that chunk moved; the place noted is kept across
+// the region's own scrolls, so rounding never adds up.
 //
 // Whether the reader follows is decided by the reader's own scrolls only: a scroll counts as
 // theirs while they use the region (a wheel, a touch, a key, a press on it or its scroll bar),
@@ -37,17 +47,52 @@ export function followTail(el, {
   let following = true;
   let lastInput = -Infinity;
   let pressed = false; // a press on the region (its scroll bar being dragged) not yet released
-  const resized = typeof Observer === 'function' ? new Observer(() => keepAtEnd()) : null;
+  let place = null; // {chunk, top}: the first chunk on screen and its top in the region, unless following
+  let ownTop = null; // where keepPlace scrolled to last: its scroll event keeps the place as it was
+  const resized = typeof Observer === 'function' ? new Observer(() => keep()) : null;
+
+  function keep() {
+    if (following) keepAtEnd();
+    else keepPlace();
+  }
 
   function keepAtEnd() {
-    if (!following) return;
     const end = el.scrollHeight - el.clientHeight;
     if (Math.abs(el.scrollTop - end) > 1) el.scrollTop = end;
+  }
+
+  function notePlace() {
+    // The region lands on whole (device) pixels: noting the place again after our own scroll
+    // would add that rounding to it, move after move.
+    if (ownTop !== null && el.scrollTop === ownTop) return;
+    ownTop = null;
+    place = null;
+    if (following) return;
+    const chunk = firstVisibleChunk(el);
+    if (chunk) place = { chunk, top: topIn(el, chunk) };
+  }
+
+  function keepPlace() {
+    if (!place || place.chunk.parentNode !== el) {
+      notePlace(); // none yet, or gone: where the reader is now is their place
+      return;
+    }
+    const moved = topIn(el, place.chunk) - place.top;
+    if (Math.abs(moved) < 0.5) return; // as near as whole pixels allow
+    el.scrollTop += moved;
+    ownTop = el.scrollTop;
   }
 
   function onInput(event) {
     lastInput = now();
     if (event.type === 'pointerdown') pressed = true;
+    // Going up, asked for with the wheel or a key, stops the following at once: taken to the
+    // end by a size change before its (smooth) scroll had begun, the region dropped the
+    // reader's Page Up.
+    if (following && el.scrollTop > 0 && goesUp(event)) {
+      following = false;
+      notePlace();
+    }
   }
 
   function onRelease() {
@@ -56,23 +101,27 @@ export function followTail(el, {
   }
 
   function onScroll() {
-    // Not the reader's: it decides nothing. (Snapping back here would fight a script that
-    // scrolls the region; the next size change takes a following region to its end.)
-    if (!pressed && now() - lastInput > READER_SCROLL_MS) return;
-    following = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_END;
+    // Only the reader's scroll decides whether the region follows. (Snapping back after
+    // another would fight a script that scrolls the region; the next size change takes a
+    // following region to its end.) Any scroll but our own is where the reader now is.
+    if (pressed || now() - lastInput <= READER_SCROLL_MS) {
+      following = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_END;
+    }
+    notePlace();
   }
 
   for (const type of READER_INPUTS) el.addEventListener(type, onInput, { passive: true });
   el.ownerDocument?.addEventListener?.('pointerup', onRelease, { passive: true });
   el.addEventListener('scroll', onScroll, { passive: true });
   return {
-    /** The region's content was replaced: watch its new parts, and go to the end if following. */
+    /** The region's content changed: watch its parts, and go to the end if following, else
+     * back to the reader's place. */
     contentChanged() {
       if (resized) {
         resized.disconnect();
         for (const child of el.children) resized.observe(child);
       }
-      keepAtEnd();
+      keep();
     },
     get following() {
       return following;
@@ -84,4 +133,34 @@ export function followTail(el, {
       el.removeEventListener('scroll', onScroll);
     },
   };
+}
+
+// The keys that scroll a focused region up.
+const UP_KEYS = new Set(['PageUp', 'ArrowUp', 'Home']);
+
+/** Whether the reader's `event` asks to scroll the region up. */
+function goesUp(event) {
+  if (event.type === 'wheel') return event.deltaY < 0;
+  if (event.type === 'keydown') return UP_KEYS.has(event.key) || (event.key === ' ' && event.shiftKey);
+  return false;
+}
+
+/** The top of `chunk` below the top of the region's viewport (its border's inner edge), in px. */
+function topIn(el, chunk) {
+  return chunk.getBoundingClientRect().top - el.getBoundingClientRect().top - el.clientTop;
+}
+
+/** The first child of the region reaching below the top of its viewport, or null. The chunks
+ * are in order down the region, so a binary search finds it with a few reads of the layout. */
+export function firstVisibleChunk(el) {
+  const chunks = el.children;
+  const viewTop = el.getBoundingClientRect().top + el.clientTop;
+  let lo = 0;
+  let hi = chunks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (chunks[mid].getBoundingClientRect().bottom > viewTop) hi = mid;
+    else lo = mid + 1;
+  }
+  return chunks[lo] ?? null;
 }

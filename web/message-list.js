@@ -31,6 +31,7 @@ export function createMessageList(list, { createRow, createTurnMarker = null, ma
   const rows = new Map(); // message id -> row, for mounted messages only
   const turns = new Map(); // turn id -> {turn, marker}
   const lastOfTurn = new Map(); // turn id -> the turn's last message held
+  const markerTurns = new WeakMap(); // a turn's end marker element -> its turn id
   let lo = 0; // the window: store indexes [lo, hi) have rows
   let hi = 0;
   const emptyNote = h('li', { class: 'row row--empty', 'data-testid': 'empty-chat' }, 'No messages yet.');
@@ -51,6 +52,15 @@ export function createMessageList(list, { createRow, createTurnMarker = null, ma
       if (marker.el.parentNode === list && !lastOfTurn.has(marker.turnId)) return marker.el;
     }
     return null;
+  }
+
+  /** The element after a row in the list, past the end markers of turns that have a message
+   * (placed after their last message's row, `placeMarker`): the next row, or a marker of a turn
+   * without a message yet (at the bottom), or null. */
+  function nextAfterRow(el) {
+    let node = el.nextSibling;
+    while (node && lastOfTurn.has(markerTurns.get(node))) node = node.nextSibling;
+    return node;
   }
 
   function unmount(index) {
@@ -145,8 +155,11 @@ export function createMessageList(list, { createRow, createTurnMarker = null, ma
         hi += 1;
         if (existing && existing.kind === rowKind(held)) {
           existing.update(held);
+          // Moved only when out of place: a row moved in the list loses what the reader did
+          // in it (an output region scrolled up went back to its first line, a selection was
+          // lost), and the last row's next sibling is its turn's end marker, not a row.
           const next = index + 1 < hi ? rows.get(store.at(index + 1).id)?.el ?? null : null;
-          if (existing.el.nextSibling !== next || existing.el.parentNode !== list) {
+          if (existing.el.parentNode !== list || nextAfterRow(existing.el) !== (next ?? tailOf())) {
             list.insertBefore(existing.el, next ?? tailOf());
           }
         } else {
@@ -170,6 +183,7 @@ export function createMessageList(list, { createRow, createTurnMarker = null, ma
       if (!entry) {
         entry = { turn, marker: { ...createTurnMarker(turn), turnId: turn.id } };
         turns.set(turn.id, entry);
+        markerTurns.set(entry.marker.el, turn.id);
       }
       entry.turn = turn;
       entry.marker.update(turn);

@@ -1,9 +1,13 @@
 // The index at `/`: the recent sessions the token may see, newest first, each linking to its
-// chat, with "Show older sessions" paging back; and the form to open a session or task by id.
+// chat, with "Show older sessions" paging back (session-pages.js: a session shown that was
+// deleted meanwhile is dropped, and the pages go on from one still there); and the form to open
+// a session or task by id. A page that fails says so in a line of its own, under the count,
+// and the next press tries again.
 
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { h } from './dom.js';
 import { sessionUrl } from './route.js';
+import { createSessionPages } from './session-pages.js';
 import { capitalize } from './status.js';
 import { timeLabel } from './time-label.js';
 
@@ -15,13 +19,14 @@ import { timeLabel } from './time-label.js';
 export async function showSessionIndex(main, api, openForm) {
   const list = h('ol', { class: 'session-list', 'data-testid': 'session-index-list' });
   const count = h('p', { class: 'hint', 'data-testid': 'session-index-count' });
+  const failed = h('p', { class: 'page-error', role: 'alert', 'data-testid': 'session-index-error', hidden: true });
   const more = h('button', { type: 'button', class: 'more-button', 'data-testid': 'session-index-more' },
     'Show older sessions');
   const section = h('section', { class: 'session-index', 'data-testid': 'session-index', 'aria-labelledby': 'index-title' },
-    h('h1', { id: 'index-title' }, 'Recent sessions'), count, list, more);
+    h('h1', { id: 'index-title' }, 'Recent sessions'), count, list, failed, more);
   main.replaceChildren(section, openForm);
 
-  let cursor = '';
+  const pages = createSessionPages((options) => api.listSessions(options));
   let loading = false;
   const names = new Set(); // the links' accessible names so far: each must tell its session apart
   // While a page loads the button says so but stays enabled: disabling the focused button sent
@@ -34,10 +39,16 @@ export async function showSessionIndex(main, api, openForm) {
   async function loadPage() {
     setLoading(true);
     section.dataset.state = 'loading';
-    const page = await api.listSessions({ before: cursor || undefined });
+    const page = await pages.next();
+    for (const id of page.gone) {
+      // Deleted since it was shown: its link would only say "Not found".
+      for (const item of list.querySelectorAll('[data-testid=session-index-item]')) {
+        if (item.dataset.sessionId === id) item.remove();
+      }
+    }
     const items = page.sessions.map((session) => sessionItem(session, names));
     list.append(...items);
-    cursor = page.cursor;
+    failed.hidden = true;
     setLoading(false);
     // The last page hides the button: focus goes on to the first session it brought.
     const focused = more.ownerDocument.activeElement === more;
@@ -53,7 +64,8 @@ export async function showSessionIndex(main, api, openForm) {
     loadPage().catch((error) => {
       setLoading(false);
       section.dataset.state = 'error';
-      setVisibleText(count, `Could not load more sessions: ${error?.message ?? error}`);
+      setVisibleText(failed, `Could not load more sessions: ${error?.message ?? error}`);
+      failed.hidden = false;
     });
   });
   await loadPage();

@@ -319,14 +319,15 @@ function createBodyParts({ copy, download }) {
 
 /**
  * Show `text` in an output region as a terminal would (colours, carriage returns). The region
- * opens at its end and stays there while the reader follows it (follow-tail.js). Returns its
- * view (`shown()`, `dispose()`).
+ * opens at its end and stays there while the reader follows it (follow-tail.js). A newer text
+ * changes only what changed in it: a reader who scrolled up stays where they are, and their
+ * selection with them. Returns its view (`shown()`, `dispose()`).
  */
 function setOutputText(pre, text, { held, followers }) {
   const current = held.get(pre);
   if (current?.stored === text) return current.view;
-  current?.view.dispose();
-  const view = renderTerminalText(pre, text);
+  const view = current?.view ?? renderTerminalText(pre, text);
+  if (current) view.update(text);
   held.set(pre, { stored: text, view });
   if (!followers.has(pre)) followers.set(pre, followTail(pre));
   followers.get(pre).contentChanged();

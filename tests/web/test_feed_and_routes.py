@@ -357,6 +357,46 @@ def test_page_reloads_when_the_feed_it_resumes_was_compacted(
     expect(messages).to_have_count(3)
 
 
+def test_a_feed_refused_as_revision_ahead_loads_the_session_again_and_follows_it(
+        own_stack: Stack, chat: ChatPage) -> None:
+    """The page's revision is beyond the session's: its database was restored from a backup
+    while the page was open. The feed answers 400 REVISION_AHEAD, and docs/api.md says to load
+    the session again and watch from its revision: the page does so once, as after `reset`. It
+    used to ask again from the same revision every 5 s, for ever, showing "Reconnecting…"."""
+    api = own_stack.api
+    sid = api.new_session("codex")["id"]
+    api.start_turn(sid)
+    api.publish(sid, user_text("before the backup"))
+    database = own_stack.workdir / "shellexec.db"
+    backup = own_stack.workdir / "backup.db"
+    with sqlite3.connect(database) as source, sqlite3.connect(backup) as copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+    for index in range(3):
+        api.publish(sid, agent_text(f"lost with the restore {index}"))
+    loads: list[str] = []
+    chat.page.on("load", lambda page: loads.append(page.url))
+    chat.open(f"{own_stack.rest_url}/sessions/{sid}")
+    messages = chat.page.locator("[data-testid=message-list] > li[data-message-id]")
+    expect(messages).to_have_count(2)
+
+    own_stack.kill_server()
+    for suffix in ("", "-wal", "-shm"):
+        database.with_name(database.name + suffix).unlink(missing_ok=True)
+    backup.rename(database)
+    own_stack.start_server()
+    restored = int(api.session(sid)["revision"])
+    message_id = api.play(sid, [generic_start(unique("call"), "make check")])
+
+    expect(chat.shell_row(message_id)).to_be_visible(timeout=15_000)
+    expect(messages).to_have_count(2)  # "before the backup", and the command
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    assert len(loads) == 2, loads  # loaded once more, not in a loop
+    # The reloaded page watches from the restored session's revision, not beyond it.
+    assert restored <= since_revision(chat.feed_urls()[0]) <= int(api.session(sid)["revision"])
+
+
 def test_a_feed_refused_as_one_too_many_says_so_then_follows_once_one_ends(
         stack: Stack, api: Api, chat: ChatPage) -> None:
     # Authentication is off here, so this test and the page are one caller (ADR 0135).

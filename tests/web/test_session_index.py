@@ -101,3 +101,46 @@ def test_the_index_pages_back_by_keyboard_and_names_each_session_apart(
         names = links.evaluate_all("els => els.map(el => el.textContent)")
         assert len(set(names)) == len(names) == 2 * PAGE + 1, names
         expect(links.first).to_have_accessible_name(re.compile(r"^one-task session started "))
+
+
+def test_older_sessions_still_load_when_the_last_one_shown_was_deleted(
+        tmp_path: Path, chat: ChatPage) -> None:
+    """Each page goes on from the last session shown. Deleted meanwhile (another tab, a
+    colleague, the retention sweep), it is unknown to the service, which answered every press
+    of "Show older sessions" with 404 ("session (before) ... not found"), in place of the
+    count, for good. The page goes on from the session before it, and drops the deleted one."""
+    with running_stack(tmp_path) as stack:
+        for index in range(2 * PAGE + 5):
+            stack.api.create_session(f"task-{index:02}", "codex")
+        chat.page.goto(f"{stack.rest_url}/")
+        items = chat.page.get_by_test_id("session-index-item")
+        expect(items).to_have_count(PAGE)
+        shown = items.evaluate_all("els => els.map(el => el.dataset.sessionId)")
+        for gone in shown[-2:]:  # the last two shown
+            assert stack.api.request("DELETE", f"/api/v1/task-sessions/{gone}").status == 200
+
+        more = chat.page.get_by_test_id("session-index-more")
+        chat.press(more)
+        listed = stack.api.call("GET", "/api/v1/task-sessions?sort=desc&limit=100")["sessions"]
+        ids = [session["id"] for session in listed]
+        expect(items).to_have_count(2 * PAGE - 2)
+        shown_now = items.evaluate_all("els => els.map(el => el.dataset.sessionId)")
+        assert shown_now == ids[:2 * PAGE - 2]
+        count = chat.page.get_by_test_id("session-index-count")
+        expect(count).to_have_text(f"{2 * PAGE + 3} sessions")
+        expect(chat.page.get_by_test_id("session-index-error")).to_be_hidden()
+
+        chat.press(more)  # and on to the end
+        expect(items).to_have_count(2 * PAGE + 3)
+        expect(more).to_be_hidden()
+        assert items.evaluate_all("els => els.map(el => el.dataset.sessionId)") == ids
+
+
+def test_the_index_says_it_could_not_load_the_list_of_sessions(
+        tmp_path: Path, chat: ChatPage) -> None:
+    with running_stack(tmp_path) as stack:
+        stack.kill_server()  # the front door answers, the service does not
+        chat.page.goto(f"{stack.rest_url}/")
+        error = chat.page.get_by_test_id("page-error")
+        expect(error).to_contain_text("Could not load the list of sessions")
+        expect(error).not_to_contain_text("the session:")

@@ -16,7 +16,7 @@ from web.chat import (
     opencode_start,
 )
 
-from support.acp import codex_end, codex_start, load_fixture
+from support.acp import agent_text, codex_end, codex_start, load_fixture
 from support.rest import Api, unique
 from support.stack import Stack
 
@@ -67,6 +67,44 @@ def test_long_command_wraps_completely_with_disclosure_collapsed(
 
     chat.pump(1200)  # nothing fetches output behind the reader's back
     assert chat.shell_requests() == []
+
+
+# One grapheme cluster no line break can split: a letter and 200 combining marks, which a
+# monospace font draws side by side, some 2,000 px wide.
+CLUSTER = "Z" + "\u0336" * 200
+
+
+def test_a_command_no_line_break_can_split_stays_inside_its_card(
+        stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
+    """docs/web.md: nothing is wider than the viewport, at 390 px either. Such a command, work
+    directory or inline code in a reply ran out of its card, under the status badge, and made
+    the page wider than a phone's screen."""
+    session = api.new_session("codex")
+    api.start_turn(session["id"])
+    api.publish(session["id"], agent_text(f"Running `{CLUSTER}` in `/tmp/{CLUSTER}`."))
+    call = unique("call")
+    message_id = api.play(session["id"], [
+        codex_start(call, f"echo {CLUSTER}", work_dir=f"/tmp/{CLUSTER}"),
+        codex_end(call, "ok\n", 1),
+    ])
+    chat.open(f"{stack.rest_url}/?session={session['id']}")
+    row = chat.shell_row(message_id)
+    assert row.get_by_test_id("shell-command").text_content() == f"echo {CLUSTER}"  # all of it
+
+    chat.assert_no_horizontal_overflow()
+    card = chat.box(row.locator(".shell"))
+    badge = chat.box(row.get_by_test_id("shell-status"))
+    for part in ("shell-command", "shell-workdir"):
+        box = chat.box(row.get_by_test_id(part))
+        assert box["x"] + box["width"] <= card["x"] + card["width"], (part, box, card)
+        # What shows of it ends at its box: the rest is clipped, not drawn over the badge.
+        shown = row.get_by_test_id(part).evaluate(
+            "el => getComputedStyle(el).overflowX === 'clip' ? el.getBoundingClientRect().right"
+            " : el.getBoundingClientRect().left + el.scrollWidth")
+        assert shown <= card["x"] + card["width"], (part, shown, card)
+        if part == "shell-workdir":
+            assert shown <= badge["x"] or box["y"] + box["height"] <= badge["y"], (shown, badge)
+    chat.screenshot("unbreakable-command")
 
 
 def test_no_retained_output_shows_command_workdir_and_status_without_disclosure(

@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 from web.browser import new_context
 from web.chat import ChatPage, generic_start, user_text
+from web.test_accessibility import audit
 
 from support.acp import agent_text
 from support.rest import unique
@@ -83,3 +84,111 @@ def test_a_service_without_authentication_shows_no_form(stack: Stack, chat: Chat
     sid = stack.api.new_session("codex")["id"]
     chat.open(f"{stack.rest_url}/?session={sid}")
     expect(chat.page.get_by_test_id("sign-in-form")).to_have_count(0)
+
+
+def test_a_token_without_the_read_scope_asks_again_and_says_why(
+        secured: Stack, chat: ChatPage) -> None:
+    """A bridge's `ingest` token is valid, and answered 403 for reading: the form comes back
+    and says the token lacks the read scope. The page used to show "Could not load the
+    session" and keep the token, with no way to give another."""
+    admin = secured.api_as(secured.create_token("admin", "admin"))
+    ingest = secured.create_token("bridge", "ingest")
+    reader = secured.create_token("reader", "read")
+    sid = admin.new_session("codex")["id"]
+    chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
+    sign_in(chat, ingest)
+    rejected = chat.page.get_by_test_id("sign-in-rejected")
+    expect(rejected).to_have_attribute("data-reason", "scope")
+    expect(rejected).to_contain_text("lacks the read scope")
+    expect(chat.page.get_by_test_id("sign-in-form")).to_be_visible()
+    assert chat.page.evaluate("sessionStorage.length") == 0
+
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("message-list")).to_have_attribute("data-loaded", "true")
+    expect(chat.page.get_by_test_id("sign-out")).to_be_visible()
+
+
+@pytest.mark.parametrize(("pasted", "said"), [
+    ("TOKEN\u2026", "U+2026"),  # a terminal's ellipsis: no header can carry it
+    ("TOKEN with spaces", "U+0020"),
+    ("shx_" + "a" * 253, "at most 256 characters"),
+])
+def test_a_token_no_header_can_carry_is_refused_before_it_is_kept(
+        secured: Stack, chat: ChatPage, pasted: str, said: str) -> None:
+    reader = secured.create_token("reader", "read")
+    admin = secured.api_as(secured.create_token("admin", "admin"))
+    sid = admin.new_session("codex")["id"]
+    chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
+    expect(chat.page.get_by_test_id("sign-in-form")).to_be_visible()
+    asked = len(chat.requests)
+    sign_in(chat, pasted.replace("TOKEN", reader[:20]))
+    expect(chat.page.get_by_test_id("sign-in-invalid")).to_contain_text(said)
+    expect(chat.page.get_by_label("Token")).to_be_focused()
+    assert chat.page.evaluate("sessionStorage.length") == 0
+    assert [r.url for r in chat.requests[asked:] if "/api/" in r.url] == [], "nothing was sent"
+
+    sign_in(chat, reader)  # the form still takes a good one
+    expect(chat.page.get_by_test_id("message-list")).to_have_attribute("data-loaded", "true")
+
+
+def test_a_kept_token_no_header_can_carry_is_asked_again(secured: Stack, chat: ChatPage) -> None:
+    """A token kept by an older page (or pasted before tokens were checked) that fetch cannot
+    send: every request threw a TypeError and the tab was stuck until it was closed."""
+    admin = secured.api_as(secured.create_token("admin", "admin"))
+    sid = admin.new_session("codex")["id"]
+    url = f"{secured.rest_url}/sessions/{sid}"
+    chat.page.goto(url)
+    expect(chat.page.get_by_test_id("sign-in-form")).to_be_visible()  # it forgot any token
+    chat.page.evaluate("sessionStorage.setItem('shellexec.token', 'shx_abc\\u2026')")
+    chat.page.reload()
+    rejected = chat.page.get_by_test_id("sign-in-rejected")
+    expect(rejected).to_have_attribute("data-reason", "invalid")
+    expect(rejected).to_contain_text("U+2026")
+    assert chat.page.evaluate("sessionStorage.length") == 0
+
+
+def test_sign_out_lets_a_token_limited_to_other_tasks_give_way(
+        secured: Stack, chat: ChatPage) -> None:
+    """A token limited to other tasks is answered 404 for this session, and for everything
+    else it cannot see: no answer asks for another token. "Sign out" does, in the top bar
+    whenever the tab holds a token, on the chat and on the index."""
+    admin = secured.api_as(secured.create_token("admin", "admin"))
+    sid = admin.new_session("codex", task_id=unique("app"))["id"]
+    limited = secured.create_token("limited", "read", tasks="other-*")
+    reader = secured.create_token("reader", "read")
+    chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
+    sign_in(chat, limited)
+    expect(chat.page.get_by_test_id("page-error")).to_contain_text("sign out")
+    sign_out = chat.page.get_by_test_id("sign-out")
+    expect(sign_out).to_be_visible()
+
+    chat.page.goto(f"{secured.rest_url}/")  # the index is the tab's too
+    expect(chat.page.get_by_test_id("session-index")).to_have_attribute("data-state", "ready")
+    expect(sign_out).to_be_visible()
+    sign_out.click()
+    expect(chat.page.get_by_test_id("sign-in-form")).to_be_visible()
+    expect(chat.page.get_by_test_id("sign-in-rejected")).to_have_count(0)
+    expect(sign_out).to_be_hidden()
+    assert chat.page.evaluate("sessionStorage.length") == 0
+
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("session-index-item")).to_have_count(1)
+
+
+def test_the_sign_in_form_and_sign_out_have_no_serious_violations(
+        secured: Stack, chat: ChatPage) -> None:
+    admin = secured.api_as(secured.create_token("admin", "admin"))
+    ingest = secured.create_token("bridge", "ingest")
+    reader = secured.create_token("reader", "read")
+    sid = admin.new_session("codex")["id"]
+    chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
+    sign_in(chat, ingest)
+    expect(chat.page.get_by_test_id("sign-in-rejected")).to_be_visible()
+    sign_in(chat, "shx_\u2026")
+    expect(chat.page.get_by_test_id("sign-in-invalid")).to_be_visible()
+    assert audit(chat) == []
+
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    expect(chat.page.get_by_test_id("sign-out")).to_be_visible()
+    assert audit(chat) == []

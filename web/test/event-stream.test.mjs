@@ -108,6 +108,25 @@ describe('fetchEventSource', () => {
     assert.deepEqual(events, ['error 401']);
   });
 
+  test('a feed refused with a JSON error carries the reason its details name', async () => {
+    const body = {
+      code: 3,
+      message: "since_revision: is ahead of the session's latest revision 0",
+      details: [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'REVISION_AHEAD', domain: 'shellexec', metadata: {} },
+        { '@type': 'type.googleapis.com/google.rpc.BadRequest', field_violations: [{ field: 'since_revision', reason: '' }] },
+      ],
+    };
+    const Source = fetchEventSource({
+      fetch: async () => new Response(JSON.stringify(body), { status: 400, headers: { 'content-type': 'application/json' } }),
+    });
+    const events = [];
+    const source = new Source('/feed?since_revision=9');
+    source.onerror = (event) => events.push([event.status, event.reason]);
+    await flush();
+    assert.deepEqual(events, [[400, 'REVISION_AHEAD']]);
+  });
+
   test('a network failure is an error', async () => {
     const Source = fetchEventSource({ fetch: async () => { throw new TypeError('network'); } });
     const events = [];

@@ -23,9 +23,10 @@ function fakeEventSource() {
     emit(json) {
       this.onmessage?.({ data: typeof json === 'string' ? json : JSON.stringify(json) });
     }
-    fail(status) {
+    fail(status, reason) {
       const event = new Event('error');
       if (status !== undefined) event.status = status;
+      if (reason !== undefined) event.reason = reason;
       this.onerror?.(event);
     }
   }
@@ -241,6 +242,31 @@ describe('feed', () => {
     assert.deepEqual(events, [], 'nothing after reset is applied to the stale state');
     await clock.advance(60_000);
     assert.equal(instances.length, 1);
+  });
+
+  test('a feed refused as REVISION_AHEAD ends as reset does: the state is loaded again, once', async () => {
+    // docs/api.md: REVISION_AHEAD -> "reload the session (boot state) and watch from its
+    // revision". The same since_revision was asked for again every 5 s, for ever.
+    const { clock, instances, statuses, endings, feed } = setup(9);
+    feed.start();
+    instances[0].fail(400, 'REVISION_AHEAD');
+    assert.equal(instances[0].closed, true);
+    assert.deepEqual(endings, ['reset']);
+    assert.equal(feed.status, 'stopped');
+    assert.ok(!statuses.includes('reconnecting'), statuses.join());
+    await clock.advance(60_000);
+    assert.equal(instances.length, 1, 'never asked again from that revision');
+    assert.deepEqual(clock.pendingDelays(), []);
+  });
+
+  test('another 400 is an error like any other: backed off and retried', async () => {
+    const { clock, instances, endings, feed } = setup(9);
+    feed.start();
+    instances[0].fail(400, 'SOMETHING_ELSE');
+    assert.deepEqual(endings, []);
+    assert.equal(feed.status, 'reconnecting');
+    await clock.advance(500);
+    assert.equal(instances.length, 2);
   });
 
   test('suspend lets go of the connection; resume asks for everything after the last revision', async () => {
