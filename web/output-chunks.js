@@ -31,6 +31,8 @@ export function chunkStarts(text, from = 0, to = text.length) {
 const MAX_HEAD_CUTS = 16;
 // What of the new text is looked for in the old text to find where its head was cut.
 const PROBE = 64;
+// The block `commonPrefix` starts comparing with, and below which it compares characters.
+const BLOCK = 64;
 
 /**
  * The chunks of `after`, given the chunks of `before` (`beforeStarts`, from `chunkStarts`).
@@ -141,10 +143,25 @@ function alignment(before, after) {
   return best;
 }
 
-/** How many characters of `a` from `aFrom` and of `b` from `bFrom` are alike. */
-function commonPrefix(a, aFrom, b, bFrom) {
+/** How many characters of `a` from `aFrom` and of `b` from `bFrom` are alike. Compared a
+ * block at a time (a block twice the size of the last one alike, then halving the block that
+ * differs): the engine compares a block natively, where a loop of single characters took up
+ * to 130 ms a poll on 256 KiB of repetitive output, whose many alignments each ran far. */
+export function commonPrefix(a, aFrom, b, bFrom) {
   const most = Math.min(a.length - aFrom, b.length - bFrom);
+  const alike = (from, to) => a.slice(aFrom + from, aFrom + to) === b.slice(bFrom + from, bFrom + to);
   let n = 0;
+  let end = n;
+  for (let size = BLOCK; n < most; size *= 2) {
+    end = Math.min(most, n + size);
+    if (!alike(n, end)) break;
+    n = end;
+  }
+  while (end - n > BLOCK) { // the first difference lies in [n, end)
+    const middle = n + Math.floor((end - n) / 2);
+    if (alike(n, middle)) n = middle;
+    else end = middle;
+  }
   while (n < most && a.charCodeAt(aFrom + n) === b.charCodeAt(bFrom + n)) n += 1;
   return n;
 }

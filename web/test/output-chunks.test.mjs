@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { CHUNK_LINES, chunkStarts, planChunks } from '../output-chunks.js';
+import { CHUNK_LINES, chunkStarts, commonPrefix, planChunks } from '../output-chunks.js';
 
 const lines = (from, to) => Array.from({ length: to - from }, (_, i) => `line ${from + i}\n`).join('');
 
@@ -169,5 +169,26 @@ describe('a newer text keeps the chunks whose text did not change', () => {
         if (result[k].same) assert.equal(shown, old);
       }
     }
+  });
+});
+
+describe('commonPrefix', () => {
+  const naive = (a, aFrom, b, bFrom) => {
+    let n = 0;
+    while (aFrom + n < a.length && bFrom + n < b.length && a[aFrom + n] === b[bFrom + n]) n += 1;
+    return n;
+  };
+
+  test('counts the characters alike, a block at a time, wherever the first difference is', () => {
+    const base = 'build log line\n'.repeat(2000);
+    for (const at of [0, 1, 63, 64, 65, 127, 128, 129, 1000, 4095, 4096, 20000, base.length - 1]) {
+      const other = `${base.slice(0, at)}#${base.slice(at + 1)}`;
+      for (const [aFrom, bFrom] of [[0, 0], [15, 15], [3, 3]]) {
+        assert.equal(commonPrefix(base, aFrom, other, bFrom), naive(base, aFrom, other, bFrom), `at ${at}`);
+      }
+    }
+    assert.equal(commonPrefix(base, 0, base, 0), base.length);
+    assert.equal(commonPrefix(base, 15, base, 0), base.length - 15); // one line on: periodic
+    assert.equal(commonPrefix('', 0, base, 0), 0);
   });
 });
