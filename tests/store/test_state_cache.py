@@ -65,6 +65,20 @@ def test_cache_counts_a_call_s_long_command_title_and_directory_too() -> None:
     assert cache.get(4, 1) is not None
 
 
+def test_cache_counts_a_call_s_long_kind_and_tool_name_too() -> None:
+    """A `kind` or a tool's name of megabytes was not counted (the row's record holds them
+    again, so such a call was counted at about half)."""
+    cache = StateCache(capacity=100, max_bytes=2 * 1024 * 1024)
+    text = "k" * (384 * 1024)
+    named = normalize.fold(normalize.new_state(), {
+        "sessionUpdate": "tool_call", "toolCallId": "named", "kind": text,
+        "_meta": {"claudeCode": {"toolName": text + "2"}}})
+    for position in range(1, 4):
+        cache.put(position, 1, (object(), named))  # type: ignore[arg-type]
+    assert cache.get(1, 1) is None, "three calls of 768 KiB of texts exceed 2 MiB"
+    assert cache.get(3, 1) is not None
+
+
 def test_unexpected_failure_of_a_unit_of_work_clears_every_cache(tmp_path: Path) -> None:
     app = compose(Settings(database_url=f"sqlite:///{tmp_path / 'units.db'}"))
     database, caches = app.database, app.caches

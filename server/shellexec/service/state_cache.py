@@ -25,13 +25,14 @@ ENTRY_OVERHEAD_BYTES = 4096
 
 def _weight(call: Call) -> int:
     """About the memory an entry holds, in O(fields): its bodies' bytes (their counts), every
-    other text of the state (a command, title, directory or description may be megabytes)
+    other text of the state (a command, title, directory, description, kind or tool name may
+    be megabytes)
     and of the row (its columns hold them again, bounded, and the record), and the fixed
     part. Counting the bodies alone, 3 x 256 KiB titles per call held 900 MB in a cache of
     32 MiB."""
     row, state = call
-    texts = (state.command, state.title, state.work_dir, state.description,
-             *getattr(row, "__data__", {}).values())
+    texts = (state.command, state.title, state.work_dir, state.description, state.kind,
+             state.tool, state.agent, state.tool_call_id, *getattr(row, "__data__", {}).values())
     return ENTRY_OVERHEAD_BYTES + sum(
         0 if text is None else text.byte_count for text in (state.stdout, state.stderr)
     ) + sum(sys.getsizeof(text) for text in texts if isinstance(text, str | bytes))
