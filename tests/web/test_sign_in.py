@@ -86,17 +86,24 @@ def test_a_service_without_authentication_shows_no_form(stack: Stack, chat: Chat
     expect(chat.page.get_by_test_id("sign-in-form")).to_have_count(0)
 
 
-def test_a_token_without_the_read_scope_asks_again_and_says_why(
-        secured: Stack, chat: ChatPage) -> None:
-    """A bridge's `ingest` token is valid, and answered 403 for reading: the form comes back
-    and says the token lacks the read scope. The page used to show "Could not load the
-    session" and keep the token, with no way to give another."""
+def _signed_in_without_read(secured: Stack, chat: ChatPage) -> str:
+    """Opens a session's page signed in with an `ingest` token (the bridge's); returns a
+    `read` token to sign in with next."""
     admin = secured.api_as(secured.create_token("admin", "admin"))
     ingest = secured.create_token("bridge", "ingest")
     reader = secured.create_token("reader", "read")
     sid = admin.new_session("codex")["id"]
     chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
     sign_in(chat, ingest)
+    return reader
+
+
+def test_a_token_without_the_read_scope_asks_again_and_says_why(
+        secured: Stack, chat: ChatPage) -> None:
+    """A bridge's `ingest` token is valid, and answered 403 for reading: the form comes back
+    and says the token lacks the read scope. The page used to show "Could not load the
+    session" and keep the token, with no way to give another."""
+    reader = _signed_in_without_read(secured, chat)
     rejected = chat.page.get_by_test_id("sign-in-rejected")
     expect(rejected).to_have_attribute("data-reason", "scope")
     expect(rejected).to_contain_text("lacks the read scope")
@@ -177,12 +184,7 @@ def test_sign_out_lets_a_token_limited_to_other_tasks_give_way(
 
 def test_the_sign_in_form_and_sign_out_have_no_serious_violations(
         secured: Stack, chat: ChatPage) -> None:
-    admin = secured.api_as(secured.create_token("admin", "admin"))
-    ingest = secured.create_token("bridge", "ingest")
-    reader = secured.create_token("reader", "read")
-    sid = admin.new_session("codex")["id"]
-    chat.page.goto(f"{secured.rest_url}/sessions/{sid}")
-    sign_in(chat, ingest)
+    reader = _signed_in_without_read(secured, chat)
     expect(chat.page.get_by_test_id("sign-in-rejected")).to_be_visible()
     sign_in(chat, "shx_\u2026")
     expect(chat.page.get_by_test_id("sign-in-invalid")).to_be_visible()

@@ -9,7 +9,12 @@ import {
 } from "@connectrpc/connect-node";
 
 import { ShellExecClient, type ClientOptions } from "./client.js";
-import { interceptors, MAX_MESSAGE_BYTES, type TransportOptions } from "./transport.js";
+import {
+  interceptors,
+  MAX_MESSAGE_BYTES,
+  someCause,
+  type TransportOptions,
+} from "./transport.js";
 
 export interface NodeTransportOptions extends TransportOptions {
   /** HTTP/2 by default; gRPC-Web and Connect may use "1.1". gRPC is always HTTP/2. */
@@ -53,14 +58,9 @@ const CERTIFICATE_FAILURES = new Set([
  * EPROTO, with OpenSSL's words). Only Node's own errors count, never a message the server
  * wrote. */
 export function wasTlsFailure(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && (CERTIFICATE_FAILURES.has(code)
-        || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_")
-        || (code === "EPROTO" && cause.message.includes("SSL routines")))) return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
+  return someCause(error, (cause, code) => code !== undefined && (CERTIFICATE_FAILURES.has(code)
+    || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_")
+    || (code === "EPROTO" && cause.message.includes("SSL routines"))));
 }
 
 /** Reports a TLS failure as UNAVAILABLE, as gRPC's Go and Java libraries do: the call never

@@ -45,9 +45,17 @@ export function retryRefusedStream(): Interceptor {
  * Node's own error counts, never a message the server wrote: a server's message can hold any
  * text (a task id), and a call the server answered must not be sent again. */
 export function wasRefusedStream(error: unknown): boolean {
+  return someCause(error, (cause, code) => code === "ERR_HTTP2_STREAM_ERROR"
+    && cause.message.endsWith("NGHTTP2_REFUSED_STREAM"));
+}
+
+/** Whether `test` holds for `error` or one of its first causes (Node's own errors carry a
+ * string `code`; a server's message never reaches one). */
+export function someCause(error: unknown,
+                          test: (cause: Error, code: string | undefined) => boolean): boolean {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; depth += 1) {
-    if ((cause as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR"
-        && cause.message.endsWith("NGHTTP2_REFUSED_STREAM")) return true;
+    const code = (cause as { code?: unknown }).code;
+    if (test(cause, typeof code === "string" ? code : undefined)) return true;
     cause = (cause as { cause?: unknown }).cause;
   }
   return false;
