@@ -1,7 +1,8 @@
 """`GuardedCommand` on its own, with real processes (ADR 0136): the shell's return code while a
 background job still runs, a signal reported as `subprocess` reports one, a guard that ends
 before the shell started, a start cancelled before the guard said it was ready, a guard the
-command stopped, and one that does not end when told."""
+command stopped, a shell that says it is ready before the command can stop its guard, and a
+guard that does not end when told."""
 
 from __future__ import annotations
 
@@ -113,6 +114,21 @@ def test_a_guard_the_command_stopped_still_ends_it(tmp_path: Path) -> None:
         return ended_itself, gone(sleeper)
 
     assert _run(scenario()) == (True, True)
+
+
+def test_the_shell_says_ready_before_it_runs_the_command_line() -> None:
+    # Written by the guard after the fork, `ready` could come too late: a command that began
+    # with `kill -STOP $PPID` stopped the guard first, and the bridge waited for ever.
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, False)
+    try:
+        shell = terminal_guard.start_shell([SHELL, "-c", "exit 5"], write_end)
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as report:
+        said = report.read()
+    assert said == b"ready\n"
+    assert os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1]) == 5
 
 
 def test_a_guard_that_does_not_end_is_killed_after_its_grace(

@@ -30,11 +30,34 @@ def test_normalize_route_folds_updates_into_one_record(stack: Stack) -> None:
         "output": {"exit_code": 4, "stdout": "a\nb\n", "stderr": "", "truncated": False},
         "status": "failed",
         "result": "failure",
+        "is_shell": True,
+        "title": "make test",
     }
+
+
+def test_normalize_says_when_a_call_is_not_a_shell_command(stack: Stack) -> None:
+    read_call = [
+        {"sessionUpdate": "tool_call", "toolCallId": "r1", "kind": "read",
+         "title": "Read notes.txt", "status": "pending", "rawInput": {"path": "notes.txt"}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "r1", "status": "completed",
+         "content": [{"type": "content", "content": {"type": "text", "text": "hello\n"}}]}]
+    response = stack.api.request("POST", "/api/v1/shell-exec:normalize",
+                                 {"updates": read_call})
+    assert response.status == 200, response.body
+    body = response.json()
+    assert (body["is_shell"], body["title"], body["shell_exec"]["command"]) == (
+        False, "Read notes.txt", "")
+    # The same call becomes a shell command when an update says so.
+    became_shell = [*read_call[:1], {"sessionUpdate": "tool_call_update", "toolCallId": "r1",
+                                     "kind": "execute", "rawInput": {"command": "cat notes.txt"}}]
+    body = stack.api.request("POST", "/api/v1/shell-exec:normalize",
+                             {"updates": became_shell}).json()
+    assert (body["is_shell"], body["shell_exec"]["command"]) == (True, "cat notes.txt")
 
 
 def test_normalize_over_grpc_matches_rest(stack: Stack, client: ShellExecClient) -> None:
     response = client.normalize(CODEX_EXIT_4)
+    assert (response.is_shell, response.title) == (True, "make test")
     assert response.result == "failure"
     assert response.output.exit_code == 4
     assert response.output.stdout == "a\nb\n"

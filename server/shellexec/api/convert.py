@@ -132,4 +132,5 @@ def normalized(record: ShellRecord, output_summary: OutputSummary
         shell_exec=shell_output_pb2.ShellExecSummary(
             command=record.command or "", work_dir=record.work_dir or "",
             output=summary(output_summary), result=record.result),
-        output=output(record.output), status=record.status, result=record.result)
+        output=output(record.output), status=record.status, result=record.result,
+        is_shell=record.is_shell, title=record.title or "")

@@ -54,8 +54,7 @@ class PathTemplate:
 
     @classmethod
     def parse(cls, text: str) -> PathTemplate:
-        # The verb (`:complete`) follows the last segment; a variable cannot contain `:`.
-        path, _, verb = text.rpartition(":") if ":" in text.rsplit("/", 1)[-1] else (text, "", "")
+        path, verb = _split_verb(text)
         # A variable's own pattern (`{name=shelves/*}`) stands for its segments.
         expanded = _VARIABLE.sub(lambda found: found.group(1) or "*", path)
         parts = expanded.strip("/").split("/")
@@ -70,8 +69,7 @@ class PathTemplate:
     @property
     def verb(self) -> str:
         """The custom verb (`complete` for `...:complete`), "" when there is none."""
-        last = self.text.rsplit("/", 1)[-1]
-        return last.rpartition(":")[2] if ":" in last else ""
+        return _split_verb(self.text)[1]
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -90,9 +88,7 @@ class PathTemplate:
     def fields_regex(self) -> str:
         """A Python regex matching the request paths (without query) of this template, with a
         named group for each field it binds, holding that field's segment as sent."""
-        path, verb = self.text, ""
-        if ":" in path.rsplit("/", 1)[-1]:
-            path, _, verb = path.rpartition(":")
+        path, verb = _split_verb(self.text)
         pieces = (_variable_group(piece) if piece.startswith("{") else re.escape(piece)
                   for piece in re.split(r"(\{[^}]*\})", path))
         return r"\A" + "".join(pieces) + (re.escape(f":{verb}") if verb else "") + r"\Z"
@@ -113,6 +109,16 @@ class RestBinding:
     method: str
     template: PathTemplate
     rpc: str
+
+
+def _split_verb(text: str) -> tuple[str, str]:
+    """A template's path and its custom verb (`complete` for `...:complete`, else "").
+
+    The verb follows the last segment; a variable cannot contain `:`."""
+    if ":" not in text.rsplit("/", 1)[-1]:
+        return text, ""
+    path, _, verb = text.rpartition(":")
+    return path, verb
 
 
 def _escape(text: str) -> str:

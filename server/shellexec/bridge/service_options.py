@@ -25,6 +25,10 @@ _HOST_NAME: Final = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?"
                                r"(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?",
                                re.ASCII)
 _MAX_HOST_CHARS: Final = 253
+# The schemes gRPC reads at the start of a target. `unix:/path` split at its last colon read
+# as host `unix` and port `/path`, and `ipv4:1.2.3.4:5` as an IPv6 address without brackets.
+_GRPC_TARGET_SCHEME: Final = re.compile(
+    r"(unix|unix-abstract|vsock|dns|ipv4|ipv6|xds|google-c2p):", re.IGNORECASE)
 ADDRESS_FORM: Final = ("HOST:PORT, such as 127.0.0.1:50051, [::1]:50051 or "
                        "shellexec.example.com:443")
 # The characters a bearer token may hold: visible ASCII, as an HTTP header value can carry it.
@@ -36,6 +40,10 @@ _NAMED_CHARACTERS: Final = {"\r": "a carriage return", "\n": "a line feed", "\t"
 def address_problem(value: str) -> str | None:
     """Why `value` is no HOST:PORT the bridge can call (a name, an IPv4 address or an IPv6
     address in brackets, and a port from 1 to 65535), or None when it is one."""
+    scheme = _GRPC_TARGET_SCHEME.match(value)
+    if scheme:
+        return (f"a gRPC target with a scheme ({scheme.group(1)}:), which the bridge does "
+                "not take: give HOST:PORT alone")
     if "://" in value:
         return "a URL: give HOST:PORT alone, without a scheme; for TLS add --tls or --tls-ca"
     host, colon, port = value.rpartition(":")

@@ -14,10 +14,12 @@ and holds little while it waits. What it does:
 - It runs the shell in a process group of its own, writing to the pipe the bridge reads,
   and keeps no copy of that pipe, so the bridge sees the output end when the command's
   processes close it.
-- It writes `ready` to STATUS_FD once the shell runs and SIGTERM is sure to reach the guard's
-  own handling (before that, SIGTERM would end the guard before the shell ran at all), then
-  the shell's return code once the shell exited (negative for a signal, as `subprocess`
-  reports one), while background jobs may still run.
+- `ready` goes to STATUS_FD once SIGTERM is sure to reach the guard's own handling (before
+  that, SIGTERM would end the guard before the shell ran at all), written by the shell's
+  process just before it becomes the shell: the command cannot stop the guard before the
+  bridge has heard it (`kill -STOP $PPID`). Then the guard writes the shell's return code
+  once the shell exited (negative for a signal, as `subprocess` reports one), while
+  background jobs may still run.
 - On SIGTERM it SIGKILLs its children until none is left. A killed process's own children
   become the guard's, so the whole tree goes, a level at a time; and since only the guard
   reaps its children, no pid it signals can have been reused by another process.
@@ -60,8 +62,9 @@ def guard_the_command(bridge_pid: int) -> None:
         sys.exit(1)
 
 
-def start_shell(argv: list[str]) -> int:
-    """Forks the shell in a process group of its own; its pid."""
+def start_shell(argv: list[str], status_fd: int) -> int:
+    """Forks the shell in a process group of its own, saying `ready` on `status_fd` before it
+    runs; its pid."""
     pid = os.fork()
     if pid:
         return pid
@@ -70,6 +73,7 @@ def start_shell(argv: list[str]) -> int:
         for number in RESTORED:
             signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        os.write(status_fd, b"ready\n")  # closed by the exec: the fd is not inheritable
         os.execv(argv[0], argv)
     except OSError as error:
         os.write(2, f"cannot run {argv[0]!r}: {error.strerror}\n".encode())
@@ -166,9 +170,8 @@ def main(argv: list[str]) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     os.set_inheritable(status_fd, False)
     guard_the_command(bridge_pid)
-    shell = start_shell(command)
+    shell = start_shell(command, status_fd)
     let_go_of_the_output()
-    os.write(status_fd, b"ready\n")
     Guard(shell, status_fd).watch()
 
 

@@ -26,16 +26,20 @@ class NormalizeShellExecRequest(_message.Message):
     def __init__(self, updates: _Optional[_Iterable[_Union[_struct_pb2.Value, _Mapping]]] = ..., agent: _Optional[str] = ..., mask_secrets: _Optional[bool] = ...) -> None: ...
 
 class NormalizeShellExecResponse(_message.Message):
-    __slots__ = ("shell_exec", "output", "status", "result")
+    __slots__ = ("shell_exec", "output", "status", "result", "is_shell", "title")
     SHELL_EXEC_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    IS_SHELL_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
     shell_exec: _shell_output_pb2.ShellExecSummary
     output: _shell_output_pb2.ShellOutput
     status: str
     result: str
-    def __init__(self, shell_exec: _Optional[_Union[_shell_output_pb2.ShellExecSummary, _Mapping]] = ..., output: _Optional[_Union[_shell_output_pb2.ShellOutput, _Mapping]] = ..., status: _Optional[str] = ..., result: _Optional[str] = ...) -> None: ...
+    is_shell: bool
+    title: str
+    def __init__(self, shell_exec: _Optional[_Union[_shell_output_pb2.ShellExecSummary, _Mapping]] = ..., output: _Optional[_Union[_shell_output_pb2.ShellOutput, _Mapping]] = ..., status: _Optional[str] = ..., result: _Optional[str] = ..., is_shell: _Optional[bool] = ..., title: _Optional[str] = ...) -> None: ...
 
 class SummarizeShellOutputRequest(_message.Message):
     __slots__ = ("output",)

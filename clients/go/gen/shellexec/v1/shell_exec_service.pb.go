@@ -108,7 +108,16 @@ type NormalizeShellExecResponse struct {
 	// `cancelled`.
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	// The result: `running`, `success`, `failure` or `unknown`.
-	Result        string `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	Result string `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	// Whether the updates describe a shell command: the call a publish would
+	// store as a `tool_execute` message with a `shell_exec` payload. When
+	// false (a file read, an edit, a search), `shell_exec` holds no command and
+	// `status`, `result` and `output` describe the tool call as the rules for
+	// shell commands read it.
+	IsShell bool `protobuf:"varint,5,opt,name=is_shell,json=isShell,proto3" json:"is_shell,omitempty"`
+	// The tool title the agent reported, or empty; a client shows it while
+	// `shell_exec.command` is empty.
+	Title         string `protobuf:"bytes,6,opt,name=title,proto3" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -167,6 +176,20 @@ func (x *NormalizeShellExecResponse) GetStatus() string {
 func (x *NormalizeShellExecResponse) GetResult() string {
 	if x != nil {
 		return x.Result
+	}
+	return ""
+}
+
+func (x *NormalizeShellExecResponse) GetIsShell() bool {
+	if x != nil {
+		return x.IsShell
+	}
+	return false
+}
+
+func (x *NormalizeShellExecResponse) GetTitle() string {
+	if x != nil {
+		return x.Title
 	}
 	return ""
 }
@@ -1759,13 +1782,15 @@ const file_shellexec_v1_shell_exec_service_proto_rawDesc = "" +
 	"\x19NormalizeShellExecRequest\x126\n" +
 	"\aupdates\x18\x01 \x03(\v2\x16.google.protobuf.ValueB\x04\xe2A\x01\x02R\aupdates\x12\x1a\n" +
 	"\x05agent\x18\x02 \x01(\tB\x04\xe2A\x01\x01R\x05agent\x12'\n" +
-	"\fmask_secrets\x18\x03 \x01(\bB\x04\xe2A\x01\x01R\vmaskSecrets\"\xbe\x01\n" +
+	"\fmask_secrets\x18\x03 \x01(\bB\x04\xe2A\x01\x01R\vmaskSecrets\"\xef\x01\n" +
 	"\x1aNormalizeShellExecResponse\x12=\n" +
 	"\n" +
 	"shell_exec\x18\x01 \x01(\v2\x1e.shellexec.v1.ShellExecSummaryR\tshellExec\x121\n" +
 	"\x06output\x18\x02 \x01(\v2\x19.shellexec.v1.ShellOutputR\x06output\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\tR\x06status\x12\x16\n" +
-	"\x06result\x18\x04 \x01(\tR\x06result\"V\n" +
+	"\x06result\x18\x04 \x01(\tR\x06result\x12\x19\n" +
+	"\bis_shell\x18\x05 \x01(\bR\aisShell\x12\x14\n" +
+	"\x05title\x18\x06 \x01(\tR\x05title\"V\n" +
 	"\x1bSummarizeShellOutputRequest\x127\n" +
 	"\x06output\x18\x01 \x01(\v2\x19.shellexec.v1.ShellOutputB\x04\xe2A\x01\x02R\x06output\"Z\n" +
 	"\x1cSummarizeShellOutputResponse\x12:\n" +

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private NormalizeShellExecResponse() {
     status_ = "";
     result_ = "";
+    title_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -227,6 +228,74 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int IS_SHELL_FIELD_NUMBER = 5;
+  private boolean isShell_ = false;
+  /**
+   * <pre>
+   * Whether the updates describe a shell command: the call a publish would
+   * store as a `tool_execute` message with a `shell_exec` payload. When
+   * false (a file read, an edit, a search), `shell_exec` holds no command and
+   * `status`, `result` and `output` describe the tool call as the rules for
+   * shell commands read it.
+   * </pre>
+   *
+   * <code>bool is_shell = 5 [json_name = "isShell"];</code>
+   * @return The isShell.
+   */
+  @java.lang.Override
+  public boolean getIsShell() {
+    return isShell_;
+  }
+
+  public static final int TITLE_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object title_ = "";
+  /**
+   * <pre>
+   * The tool title the agent reported, or empty; a client shows it while
+   * `shell_exec.command` is empty.
+   * </pre>
+   *
+   * <code>string title = 6 [json_name = "title"];</code>
+   * @return The title.
+   */
+  @java.lang.Override
+  public java.lang.String getTitle() {
+    java.lang.Object ref = title_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      title_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The tool title the agent reported, or empty; a client shows it while
+   * `shell_exec.command` is empty.
+   * </pre>
+   *
+   * <code>string title = 6 [json_name = "title"];</code>
+   * @return The bytes for title.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTitleBytes() {
+    java.lang.Object ref = title_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      title_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -253,6 +322,12 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(result_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, result_);
     }
+    if (isShell_ != false) {
+      output.writeBool(5, isShell_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(title_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, title_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -270,6 +345,13 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(result_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, result_);
+    }
+    if (isShell_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(5, isShell_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(title_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, title_);
     }
     return size;
   }
@@ -309,6 +391,10 @@ private static final long serialVersionUID = 0L;
         .equals(other.getStatus())) return false;
     if (!getResult()
         .equals(other.getResult())) return false;
+    if (getIsShell()
+        != other.getIsShell()) return false;
+    if (!getTitle()
+        .equals(other.getTitle())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -332,6 +418,11 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getStatus().hashCode();
     hash = (37 * hash) + RESULT_FIELD_NUMBER;
     hash = (53 * hash) + getResult().hashCode();
+    hash = (37 * hash) + IS_SHELL_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getIsShell());
+    hash = (37 * hash) + TITLE_FIELD_NUMBER;
+    hash = (53 * hash) + getTitle().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -486,6 +577,8 @@ private static final long serialVersionUID = 0L;
       }
       status_ = "";
       result_ = "";
+      isShell_ = false;
+      title_ = "";
       return this;
     }
 
@@ -538,6 +631,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.result_ = result_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.isShell_ = isShell_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.title_ = title_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -567,6 +666,14 @@ private static final long serialVersionUID = 0L;
       if (!other.getResult().isEmpty()) {
         result_ = other.result_;
         bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      if (other.getIsShell() != false) {
+        setIsShell(other.getIsShell());
+      }
+      if (!other.getTitle().isEmpty()) {
+        title_ = other.title_;
+        bitField0_ |= 0x00000020;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -617,6 +724,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 40: {
+              isShell_ = input.readBool();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
+            case 50: {
+              title_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1129,6 +1246,159 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       result_ = value;
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private boolean isShell_ ;
+    /**
+     * <pre>
+     * Whether the updates describe a shell command: the call a publish would
+     * store as a `tool_execute` message with a `shell_exec` payload. When
+     * false (a file read, an edit, a search), `shell_exec` holds no command and
+     * `status`, `result` and `output` describe the tool call as the rules for
+     * shell commands read it.
+     * </pre>
+     *
+     * <code>bool is_shell = 5 [json_name = "isShell"];</code>
+     * @return The isShell.
+     */
+    @java.lang.Override
+    public boolean getIsShell() {
+      return isShell_;
+    }
+    /**
+     * <pre>
+     * Whether the updates describe a shell command: the call a publish would
+     * store as a `tool_execute` message with a `shell_exec` payload. When
+     * false (a file read, an edit, a search), `shell_exec` holds no command and
+     * `status`, `result` and `output` describe the tool call as the rules for
+     * shell commands read it.
+     * </pre>
+     *
+     * <code>bool is_shell = 5 [json_name = "isShell"];</code>
+     * @param value The isShell to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIsShell(boolean value) {
+
+      isShell_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Whether the updates describe a shell command: the call a publish would
+     * store as a `tool_execute` message with a `shell_exec` payload. When
+     * false (a file read, an edit, a search), `shell_exec` holds no command and
+     * `status`, `result` and `output` describe the tool call as the rules for
+     * shell commands read it.
+     * </pre>
+     *
+     * <code>bool is_shell = 5 [json_name = "isShell"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearIsShell() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      isShell_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object title_ = "";
+    /**
+     * <pre>
+     * The tool title the agent reported, or empty; a client shows it while
+     * `shell_exec.command` is empty.
+     * </pre>
+     *
+     * <code>string title = 6 [json_name = "title"];</code>
+     * @return The title.
+     */
+    public java.lang.String getTitle() {
+      java.lang.Object ref = title_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        title_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tool title the agent reported, or empty; a client shows it while
+     * `shell_exec.command` is empty.
+     * </pre>
+     *
+     * <code>string title = 6 [json_name = "title"];</code>
+     * @return The bytes for title.
+     */
+    public com.google.protobuf.ByteString
+        getTitleBytes() {
+      java.lang.Object ref = title_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        title_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The tool title the agent reported, or empty; a client shows it while
+     * `shell_exec.command` is empty.
+     * </pre>
+     *
+     * <code>string title = 6 [json_name = "title"];</code>
+     * @param value The title to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTitle(
+        java.lang.String value) {
+      java.util.Objects.requireNonNull(value);
+      title_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tool title the agent reported, or empty; a client shows it while
+     * `shell_exec.command` is empty.
+     * </pre>
+     *
+     * <code>string title = 6 [json_name = "title"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTitle() {
+      title_ = getDefaultInstance().getTitle();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The tool title the agent reported, or empty; a client shows it while
+     * `shell_exec.command` is empty.
+     * </pre>
+     *
+     * <code>string title = 6 [json_name = "title"];</code>
+     * @param value The bytes for title to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTitleBytes(
+        com.google.protobuf.ByteString value) {
+      java.util.Objects.requireNonNull(value);
+      checkByteStringIsUtf8(value);
+      title_ = value;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

@@ -105,4 +105,40 @@ public interface NormalizeShellExecResponseOrBuilder extends
    */
   com.google.protobuf.ByteString
       getResultBytes();
+
+  /**
+   * <pre>
+   * Whether the updates describe a shell command: the call a publish would
+   * store as a `tool_execute` message with a `shell_exec` payload. When
+   * false (a file read, an edit, a search), `shell_exec` holds no command and
+   * `status`, `result` and `output` describe the tool call as the rules for
+   * shell commands read it.
+   * </pre>
+   *
+   * <code>bool is_shell = 5 [json_name = "isShell"];</code>
+   * @return The isShell.
+   */
+  boolean getIsShell();
+
+  /**
+   * <pre>
+   * The tool title the agent reported, or empty; a client shows it while
+   * `shell_exec.command` is empty.
+   * </pre>
+   *
+   * <code>string title = 6 [json_name = "title"];</code>
+   * @return The title.
+   */
+  java.lang.String getTitle();
+  /**
+   * <pre>
+   * The tool title the agent reported, or empty; a client shows it while
+   * `shell_exec.command` is empty.
+   * </pre>
+   *
+   * <code>string title = 6 [json_name = "title"];</code>
+   * @return The bytes for title.
+   */
+  com.google.protobuf.ByteString
+      getTitleBytes();
 }

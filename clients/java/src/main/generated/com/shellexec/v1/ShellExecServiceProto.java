@@ -190,141 +190,143 @@ public final class ShellExecServiceProto extends com.google.protobuf.GeneratedFi
       "zeShellExecRequest\0226\n\007updates\030\001 \003(\0132\026.go" +
       "ogle.protobuf.ValueB\004\342A\001\002R\007updates\022\032\n\005ag" +
       "ent\030\002 \001(\tB\004\342A\001\001R\005agent\022\'\n\014mask_secrets\030\003" +
-      " \001(\010B\004\342A\001\001R\013maskSecrets\"\276\001\n\032NormalizeShe" +
+      " \001(\010B\004\342A\001\001R\013maskSecrets\"\357\001\n\032NormalizeShe" +
       "llExecResponse\022=\n\nshell_exec\030\001 \001(\0132\036.she" +
       "llexec.v1.ShellExecSummaryR\tshellExec\0221\n" +
       "\006output\030\002 \001(\0132\031.shellexec.v1.ShellOutput" +
       "R\006output\022\026\n\006status\030\003 \001(\tR\006status\022\026\n\006resu" +
-      "lt\030\004 \001(\tR\006result\"V\n\033SummarizeShellOutput" +
-      "Request\0227\n\006output\030\001 \001(\0132\031.shellexec.v1.S" +
-      "hellOutputB\004\342A\001\002R\006output\"Z\n\034SummarizeShe" +
-      "llOutputResponse\022:\n\007summary\030\001 \001(\0132 .shel" +
-      "lexec.v1.ShellOutputSummaryR\007summary\"v\n\024" +
-      "CreateSessionRequest\022\035\n\007task_id\030\001 \001(\tB\004\342" +
-      "A\001\002R\006taskId\022\032\n\005agent\030\002 \001(\tB\004\342A\001\001R\005agent\022" +
-      "#\n\nrequest_id\030\003 \001(\tB\004\342A\001\001R\trequestId\"H\n\025" +
-      "CreateSessionResponse\022/\n\007session\030\001 \001(\0132\025" +
-      ".shellexec.v1.SessionR\007session\"8\n\021GetSes" +
-      "sionRequest\022#\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\ts" +
-      "essionId\"E\n\022GetSessionResponse\022/\n\007sessio" +
+      "lt\030\004 \001(\tR\006result\022\031\n\010is_shell\030\005 \001(\010R\007isSh" +
+      "ell\022\024\n\005title\030\006 \001(\tR\005title\"V\n\033SummarizeSh" +
+      "ellOutputRequest\0227\n\006output\030\001 \001(\0132\031.shell" +
+      "exec.v1.ShellOutputB\004\342A\001\002R\006output\"Z\n\034Sum" +
+      "marizeShellOutputResponse\022:\n\007summary\030\001 \001" +
+      "(\0132 .shellexec.v1.ShellOutputSummaryR\007su" +
+      "mmary\"v\n\024CreateSessionRequest\022\035\n\007task_id" +
+      "\030\001 \001(\tB\004\342A\001\002R\006taskId\022\032\n\005agent\030\002 \001(\tB\004\342A\001" +
+      "\001R\005agent\022#\n\nrequest_id\030\003 \001(\tB\004\342A\001\001R\trequ" +
+      "estId\"H\n\025CreateSessionResponse\022/\n\007sessio" +
       "n\030\001 \001(\0132\025.shellexec.v1.SessionR\007session\"" +
-      "\\\n\020StartTurnRequest\022#\n\nsession_id\030\001 \001(\tB" +
-      "\004\342A\001\002R\tsessionId\022#\n\nrequest_id\030\002 \001(\tB\004\342A" +
-      "\001\001R\trequestId\";\n\021StartTurnResponse\022&\n\004tu" +
-      "rn\030\001 \001(\0132\022.shellexec.v1.TurnR\004turn\"\245\001\n\024P" +
-      "ublishUpdateRequest\022#\n\nsession_id\030\001 \001(\tB" +
-      "\004\342A\001\002R\tsessionId\0224\n\006update\030\002 \001(\0132\026.googl" +
-      "e.protobuf.ValueB\004\342A\001\002R\006update\022%\n\010sequen" +
-      "ce\030\003 \001(\003B\004\342A\001\001H\000R\010sequence\210\001\001B\013\n\t_sequen" +
-      "ce\"f\n\025PublishUpdateResponse\022/\n\007message\030\001" +
-      " \001(\0132\025.shellexec.v1.MessageR\007message\022\034\n\t" +
-      "duplicate\030\002 \001(\010R\tduplicate\"\200\001\n\023CompleteT" +
-      "urnRequest\022#\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\tse" +
-      "ssionId\022\035\n\007turn_id\030\002 \001(\tB\004\342A\001\002R\006turnId\022%" +
-      "\n\013stop_reason\030\003 \001(\tB\004\342A\001\001R\nstopReason\"r\n" +
-      "\024CompleteTurnResponse\022&\n\004turn\030\001 \001(\0132\022.sh" +
-      "ellexec.v1.TurnR\004turn\0222\n\025cancelled_messa" +
-      "ge_ids\030\002 \003(\tR\023cancelledMessageIds\"\205\001\n\023Li" +
-      "stSessionsRequest\022\032\n\005limit\030\001 \001(\005B\004\342A\001\001R\005" +
-      "limit\022\034\n\006before\030\002 \001(\tB\004\342A\001\001R\006before\022\032\n\005a" +
-      "fter\030\003 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort\030\004 \001(\tB\004\342" +
-      "A\001\001R\004sort\"\222\001\n\024ListSessionsResponse\0221\n\010se" +
-      "ssions\030\001 \003(\0132\025.shellexec.v1.SessionR\010ses" +
-      "sions\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010has_more\030" +
-      "\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR\006cursor\"\252" +
-      "\001\n\023ListMessagesRequest\022#\n\nsession_id\030\001 \001" +
-      "(\tB\004\342A\001\002R\tsessionId\022\032\n\005limit\030\002 \001(\005B\004\342A\001\001" +
-      "R\005limit\022\034\n\006before\030\003 \001(\tB\004\342A\001\001R\006before\022\032\n" +
-      "\005after\030\004 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort\030\005 \001(\tB" +
-      "\004\342A\001\001R\004sort\"\274\001\n\024ListMessagesResponse\0221\n\010" +
-      "messages\030\001 \003(\0132\025.shellexec.v1.MessageR\010m" +
-      "essages\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010has_mor" +
-      "e\030\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR\006cursor" +
-      "\022(\n\005turns\030\005 \003(\0132\022.shellexec.v1.TurnR\005tur" +
-      "ns\"a\n\025GetShellOutputRequest\022#\n\nsession_i" +
-      "d\030\001 \001(\tB\004\342A\001\002R\tsessionId\022#\n\nmessage_id\030\002" +
-      " \001(\tB\004\342A\001\002R\tmessageId\"\275\001\n\026GetShellOutput" +
-      "Response\022\035\n\nmessage_id\030\001 \001(\tR\tmessageId\022" +
-      "\026\n\006status\030\002 \001(\tR\006status\0229\n\nupdated_at\030\003 " +
-      "\001(\0132\032.google.protobuf.TimestampR\tupdated" +
-      "At\0221\n\006output\030\004 \001(\0132\031.shellexec.v1.ShellO" +
-      "utputR\006output\"\200\001\n\024WatchMessagesRequest\022#" +
-      "\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\tsessionId\0220\n\016s" +
-      "ince_revision\030\002 \001(\005B\004\342A\001\001H\000R\rsinceRevisi" +
-      "on\210\001\001B\021\n\017_since_revision\"\240\001\n\025WatchMessag" +
-      "esResponse\022\022\n\004type\030\001 \001(\tR\004type\022\032\n\010revisi" +
-      "on\030\002 \001(\005R\010revision\022/\n\007message\030\003 \001(\0132\025.sh" +
-      "ellexec.v1.MessageR\007message\022&\n\004turn\030\004 \001(" +
-      "\0132\022.shellexec.v1.TurnR\004turn\"4\n\023GetBootSt" +
-      "ateRequest\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006taskI" +
-      "d\"T\n\024GetBootStateResponse\022<\n\rinitial_sta" +
-      "te\030\001 \001(\0132\027.shellexec.v1.BootStateR\014initi" +
-      "alState\"\270\001\n\tBootState\022/\n\007session\030\001 \001(\0132\025" +
-      ".shellexec.v1.SessionR\007session\0221\n\010messag" +
-      "es\030\002 \003(\0132\025.shellexec.v1.MessageR\010message" +
-      "s\022\035\n\ntask_state\030\003 \001(\tR\ttaskState\022(\n\005turn" +
-      "s\030\004 \003(\0132\022.shellexec.v1.TurnR\005turns\";\n\024De" +
-      "leteSessionRequest\022#\n\nsession_id\030\001 \001(\tB\004" +
-      "\342A\001\002R\tsessionId\"6\n\025DeleteSessionResponse" +
-      "\022\035\n\nsession_id\030\001 \001(\tR\tsessionId\"2\n\021Delet" +
-      "eTaskRequest\022\035\n\007task_id\030\001 \001(\tB\004\342A\001\002R\006tas" +
-      "kId\"D\n\022DeleteTaskResponse\022.\n\023deleted_ses" +
-      "sion_ids\030\001 \003(\tR\021deletedSessionIds2\342\017\n\020Sh" +
-      "ellExecService\022\220\001\n\022NormalizeShellExec\022\'." +
-      "shellexec.v1.NormalizeShellExecRequest\032(" +
-      ".shellexec.v1.NormalizeShellExecResponse" +
-      "\"\'\202\323\344\223\002!\"\034/api/v1/shell-exec:normalize:\001" +
-      "*\022\226\001\n\024SummarizeShellOutput\022).shellexec.v" +
-      "1.SummarizeShellOutputRequest\032*.shellexe" +
-      "c.v1.SummarizeShellOutputResponse\"\'\202\323\344\223\002" +
-      "!\"\034/api/v1/shell-exec:summarize:\001*\022z\n\rCr" +
-      "eateSession\022\".shellexec.v1.CreateSession" +
-      "Request\032#.shellexec.v1.CreateSessionResp" +
-      "onse\" \202\323\344\223\002\032\"\025/api/v1/task-sessions:\001*\022{" +
-      "\n\nGetSession\022\037.shellexec.v1.GetSessionRe" +
-      "quest\032 .shellexec.v1.GetSessionResponse\"" +
-      "*\202\323\344\223\002$\022\"/api/v1/task-sessions/{session_" +
-      "id}\022\201\001\n\tStartTurn\022\036.shellexec.v1.StartTu" +
-      "rnRequest\032\037.shellexec.v1.StartTurnRespon" +
-      "se\"3\202\323\344\223\002-\"(/api/v1/task-sessions/{sessi" +
-      "on_id}/turns:\001*\022\217\001\n\rPublishUpdate\022\".shel" +
-      "lexec.v1.PublishUpdateRequest\032#.shellexe" +
-      "c.v1.PublishUpdateResponse\"5\202\323\344\223\002/\"*/api" +
-      "/v1/task-sessions/{session_id}/updates:\001" +
-      "*\022\235\001\n\014CompleteTurn\022!.shellexec.v1.Comple" +
-      "teTurnRequest\032\".shellexec.v1.CompleteTur" +
-      "nResponse\"F\202\323\344\223\002@\";/api/v1/task-sessions" +
-      "/{session_id}/turns/{turn_id}:complete:\001" +
-      "*\022t\n\014ListSessions\022!.shellexec.v1.ListSes" +
-      "sionsRequest\032\".shellexec.v1.ListSessions" +
-      "Response\"\035\202\323\344\223\002\027\022\025/api/v1/task-sessions\022" +
-      "\272\001\n\014ListMessages\022!.shellexec.v1.ListMess" +
-      "agesRequest\032\".shellexec.v1.ListMessagesR" +
-      "esponse\"c\202\323\344\223\002]\022+/api/v1/task-sessions/{" +
-      "session_id}/messagesZ.\022,/api/v1/agent-se" +
-      "ssions/{session_id}/messages\022\252\001\n\016GetShel" +
-      "lOutput\022#.shellexec.v1.GetShellOutputReq" +
-      "uest\032$.shellexec.v1.GetShellOutputRespon" +
-      "se\"M\202\323\344\223\002G\022E/api/v1/task-sessions/{sessi" +
-      "on_id}/messages/{message_id}/shell-outpu" +
-      "t\022\225\001\n\rWatchMessages\022\".shellexec.v1.Watch" +
-      "MessagesRequest\032#.shellexec.v1.WatchMess" +
-      "agesResponse\"9\202\323\344\223\0023\0221/api/v1/task-sessi" +
-      "ons/{session_id}/messages:watch0\001\022\201\001\n\014Ge" +
-      "tBootState\022!.shellexec.v1.GetBootStateRe" +
-      "quest\032\".shellexec.v1.GetBootStateRespons" +
-      "e\"*\202\323\344\223\002$\022\"/api/v1/tasks/{task_id}/boot-" +
-      "state\022\204\001\n\rDeleteSession\022\".shellexec.v1.D" +
-      "eleteSessionRequest\032#.shellexec.v1.Delet" +
-      "eSessionResponse\"*\202\323\344\223\002$*\"/api/v1/task-s" +
-      "essions/{session_id}\022p\n\nDeleteTask\022\037.she" +
-      "llexec.v1.DeleteTaskRequest\032 .shellexec." +
-      "v1.DeleteTaskResponse\"\037\202\323\344\223\002\031*\027/api/v1/t" +
-      "asks/{task_id}B\255\001\n\020com.shellexec.v1B\025She" +
-      "llExecServiceProtoP\001Z1shellexec/clients/" +
-      "go/gen/shellexec/v1;shellexecv1\242\002\003SXX\252\002\014" +
-      "Shellexec.V1\312\002\014Shellexec\\V1\342\002\030Shellexec\\" +
-      "V1\\GPBMetadata\352\002\rShellexec::V1b\006proto3"
+      "8\n\021GetSessionRequest\022#\n\nsession_id\030\001 \001(\t" +
+      "B\004\342A\001\002R\tsessionId\"E\n\022GetSessionResponse\022" +
+      "/\n\007session\030\001 \001(\0132\025.shellexec.v1.SessionR" +
+      "\007session\"\\\n\020StartTurnRequest\022#\n\nsession_" +
+      "id\030\001 \001(\tB\004\342A\001\002R\tsessionId\022#\n\nrequest_id\030" +
+      "\002 \001(\tB\004\342A\001\001R\trequestId\";\n\021StartTurnRespo" +
+      "nse\022&\n\004turn\030\001 \001(\0132\022.shellexec.v1.TurnR\004t" +
+      "urn\"\245\001\n\024PublishUpdateRequest\022#\n\nsession_" +
+      "id\030\001 \001(\tB\004\342A\001\002R\tsessionId\0224\n\006update\030\002 \001(" +
+      "\0132\026.google.protobuf.ValueB\004\342A\001\002R\006update\022" +
+      "%\n\010sequence\030\003 \001(\003B\004\342A\001\001H\000R\010sequence\210\001\001B\013" +
+      "\n\t_sequence\"f\n\025PublishUpdateResponse\022/\n\007" +
+      "message\030\001 \001(\0132\025.shellexec.v1.MessageR\007me" +
+      "ssage\022\034\n\tduplicate\030\002 \001(\010R\tduplicate\"\200\001\n\023" +
+      "CompleteTurnRequest\022#\n\nsession_id\030\001 \001(\tB" +
+      "\004\342A\001\002R\tsessionId\022\035\n\007turn_id\030\002 \001(\tB\004\342A\001\002R" +
+      "\006turnId\022%\n\013stop_reason\030\003 \001(\tB\004\342A\001\001R\nstop" +
+      "Reason\"r\n\024CompleteTurnResponse\022&\n\004turn\030\001" +
+      " \001(\0132\022.shellexec.v1.TurnR\004turn\0222\n\025cancel" +
+      "led_message_ids\030\002 \003(\tR\023cancelledMessageI" +
+      "ds\"\205\001\n\023ListSessionsRequest\022\032\n\005limit\030\001 \001(" +
+      "\005B\004\342A\001\001R\005limit\022\034\n\006before\030\002 \001(\tB\004\342A\001\001R\006be" +
+      "fore\022\032\n\005after\030\003 \001(\tB\004\342A\001\001R\005after\022\030\n\004sort" +
+      "\030\004 \001(\tB\004\342A\001\001R\004sort\"\222\001\n\024ListSessionsRespo" +
+      "nse\0221\n\010sessions\030\001 \003(\0132\025.shellexec.v1.Ses" +
+      "sionR\010sessions\022\024\n\005total\030\002 \001(\005R\005total\022\031\n\010" +
+      "has_more\030\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(\tR" +
+      "\006cursor\"\252\001\n\023ListMessagesRequest\022#\n\nsessi" +
+      "on_id\030\001 \001(\tB\004\342A\001\002R\tsessionId\022\032\n\005limit\030\002 " +
+      "\001(\005B\004\342A\001\001R\005limit\022\034\n\006before\030\003 \001(\tB\004\342A\001\001R\006" +
+      "before\022\032\n\005after\030\004 \001(\tB\004\342A\001\001R\005after\022\030\n\004so" +
+      "rt\030\005 \001(\tB\004\342A\001\001R\004sort\"\274\001\n\024ListMessagesRes" +
+      "ponse\0221\n\010messages\030\001 \003(\0132\025.shellexec.v1.M" +
+      "essageR\010messages\022\024\n\005total\030\002 \001(\005R\005total\022\031" +
+      "\n\010has_more\030\003 \001(\010R\007hasMore\022\026\n\006cursor\030\004 \001(" +
+      "\tR\006cursor\022(\n\005turns\030\005 \003(\0132\022.shellexec.v1." +
+      "TurnR\005turns\"a\n\025GetShellOutputRequest\022#\n\n" +
+      "session_id\030\001 \001(\tB\004\342A\001\002R\tsessionId\022#\n\nmes" +
+      "sage_id\030\002 \001(\tB\004\342A\001\002R\tmessageId\"\275\001\n\026GetSh" +
+      "ellOutputResponse\022\035\n\nmessage_id\030\001 \001(\tR\tm" +
+      "essageId\022\026\n\006status\030\002 \001(\tR\006status\0229\n\nupda" +
+      "ted_at\030\003 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tupdatedAt\0221\n\006output\030\004 \001(\0132\031.shellexec." +
+      "v1.ShellOutputR\006output\"\200\001\n\024WatchMessages" +
+      "Request\022#\n\nsession_id\030\001 \001(\tB\004\342A\001\002R\tsessi" +
+      "onId\0220\n\016since_revision\030\002 \001(\005B\004\342A\001\001H\000R\rsi" +
+      "nceRevision\210\001\001B\021\n\017_since_revision\"\240\001\n\025Wa" +
+      "tchMessagesResponse\022\022\n\004type\030\001 \001(\tR\004type\022" +
+      "\032\n\010revision\030\002 \001(\005R\010revision\022/\n\007message\030\003" +
+      " \001(\0132\025.shellexec.v1.MessageR\007message\022&\n\004" +
+      "turn\030\004 \001(\0132\022.shellexec.v1.TurnR\004turn\"4\n\023" +
+      "GetBootStateRequest\022\035\n\007task_id\030\001 \001(\tB\004\342A" +
+      "\001\002R\006taskId\"T\n\024GetBootStateResponse\022<\n\rin" +
+      "itial_state\030\001 \001(\0132\027.shellexec.v1.BootSta" +
+      "teR\014initialState\"\270\001\n\tBootState\022/\n\007sessio" +
+      "n\030\001 \001(\0132\025.shellexec.v1.SessionR\007session\022" +
+      "1\n\010messages\030\002 \003(\0132\025.shellexec.v1.Message" +
+      "R\010messages\022\035\n\ntask_state\030\003 \001(\tR\ttaskStat" +
+      "e\022(\n\005turns\030\004 \003(\0132\022.shellexec.v1.TurnR\005tu" +
+      "rns\";\n\024DeleteSessionRequest\022#\n\nsession_i" +
+      "d\030\001 \001(\tB\004\342A\001\002R\tsessionId\"6\n\025DeleteSessio" +
+      "nResponse\022\035\n\nsession_id\030\001 \001(\tR\tsessionId" +
+      "\"2\n\021DeleteTaskRequest\022\035\n\007task_id\030\001 \001(\tB\004" +
+      "\342A\001\002R\006taskId\"D\n\022DeleteTaskResponse\022.\n\023de" +
+      "leted_session_ids\030\001 \003(\tR\021deletedSessionI" +
+      "ds2\342\017\n\020ShellExecService\022\220\001\n\022NormalizeShe" +
+      "llExec\022\'.shellexec.v1.NormalizeShellExec" +
+      "Request\032(.shellexec.v1.NormalizeShellExe" +
+      "cResponse\"\'\202\323\344\223\002!\"\034/api/v1/shell-exec:no" +
+      "rmalize:\001*\022\226\001\n\024SummarizeShellOutput\022).sh" +
+      "ellexec.v1.SummarizeShellOutputRequest\032*" +
+      ".shellexec.v1.SummarizeShellOutputRespon" +
+      "se\"\'\202\323\344\223\002!\"\034/api/v1/shell-exec:summarize" +
+      ":\001*\022z\n\rCreateSession\022\".shellexec.v1.Crea" +
+      "teSessionRequest\032#.shellexec.v1.CreateSe" +
+      "ssionResponse\" \202\323\344\223\002\032\"\025/api/v1/task-sess" +
+      "ions:\001*\022{\n\nGetSession\022\037.shellexec.v1.Get" +
+      "SessionRequest\032 .shellexec.v1.GetSession" +
+      "Response\"*\202\323\344\223\002$\022\"/api/v1/task-sessions/" +
+      "{session_id}\022\201\001\n\tStartTurn\022\036.shellexec.v" +
+      "1.StartTurnRequest\032\037.shellexec.v1.StartT" +
+      "urnResponse\"3\202\323\344\223\002-\"(/api/v1/task-sessio" +
+      "ns/{session_id}/turns:\001*\022\217\001\n\rPublishUpda" +
+      "te\022\".shellexec.v1.PublishUpdateRequest\032#" +
+      ".shellexec.v1.PublishUpdateResponse\"5\202\323\344" +
+      "\223\002/\"*/api/v1/task-sessions/{session_id}/" +
+      "updates:\001*\022\235\001\n\014CompleteTurn\022!.shellexec." +
+      "v1.CompleteTurnRequest\032\".shellexec.v1.Co" +
+      "mpleteTurnResponse\"F\202\323\344\223\002@\";/api/v1/task" +
+      "-sessions/{session_id}/turns/{turn_id}:c" +
+      "omplete:\001*\022t\n\014ListSessions\022!.shellexec.v" +
+      "1.ListSessionsRequest\032\".shellexec.v1.Lis" +
+      "tSessionsResponse\"\035\202\323\344\223\002\027\022\025/api/v1/task-" +
+      "sessions\022\272\001\n\014ListMessages\022!.shellexec.v1" +
+      ".ListMessagesRequest\032\".shellexec.v1.List" +
+      "MessagesResponse\"c\202\323\344\223\002]\022+/api/v1/task-s" +
+      "essions/{session_id}/messagesZ.\022,/api/v1" +
+      "/agent-sessions/{session_id}/messages\022\252\001" +
+      "\n\016GetShellOutput\022#.shellexec.v1.GetShell" +
+      "OutputRequest\032$.shellexec.v1.GetShellOut" +
+      "putResponse\"M\202\323\344\223\002G\022E/api/v1/task-sessio" +
+      "ns/{session_id}/messages/{message_id}/sh" +
+      "ell-output\022\225\001\n\rWatchMessages\022\".shellexec" +
+      ".v1.WatchMessagesRequest\032#.shellexec.v1." +
+      "WatchMessagesResponse\"9\202\323\344\223\0023\0221/api/v1/t" +
+      "ask-sessions/{session_id}/messages:watch" +
+      "0\001\022\201\001\n\014GetBootState\022!.shellexec.v1.GetBo" +
+      "otStateRequest\032\".shellexec.v1.GetBootSta" +
+      "teResponse\"*\202\323\344\223\002$\022\"/api/v1/tasks/{task_" +
+      "id}/boot-state\022\204\001\n\rDeleteSession\022\".shell" +
+      "exec.v1.DeleteSessionRequest\032#.shellexec" +
+      ".v1.DeleteSessionResponse\"*\202\323\344\223\002$*\"/api/" +
+      "v1/task-sessions/{session_id}\022p\n\nDeleteT" +
+      "ask\022\037.shellexec.v1.DeleteTaskRequest\032 .s" +
+      "hellexec.v1.DeleteTaskResponse\"\037\202\323\344\223\002\031*\027" +
+      "/api/v1/tasks/{task_id}B\255\001\n\020com.shellexe" +
+      "c.v1B\025ShellExecServiceProtoP\001Z1shellexec" +
+      "/clients/go/gen/shellexec/v1;shellexecv1" +
+      "\242\002\003SXX\252\002\014Shellexec.V1\312\002\014Shellexec\\V1\342\002\030S" +
+      "hellexec\\V1\\GPBMetadata\352\002\rShellexec::V1b" +
+      "\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -348,7 +350,7 @@ public final class ShellExecServiceProto extends com.google.protobuf.GeneratedFi
     internal_static_shellexec_v1_NormalizeShellExecResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_shellexec_v1_NormalizeShellExecResponse_descriptor,
-        new java.lang.String[] { "ShellExec", "Output", "Status", "Result", });
+        new java.lang.String[] { "ShellExec", "Output", "Status", "Result", "IsShell", "Title", });
     internal_static_shellexec_v1_SummarizeShellOutputRequest_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_shellexec_v1_SummarizeShellOutputRequest_fieldAccessorTable = new
