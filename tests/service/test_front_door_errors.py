@@ -170,10 +170,23 @@ def test_server_down_is_503_unavailable_and_grpc_unavailable(own_stack: Stack) -
     assert error.code() == grpc.StatusCode.UNAVAILABLE
 
 
+def test_a_preflight_without_a_cors_policy_is_an_options_like_any_other(stack: Stack) -> None:
+    # It reached the transcoder, which knows no OPTIONS: 404 on a known path.
+    preflight = stack.api.request("OPTIONS", "/api/v1/task-sessions", headers={
+        "origin": stack.rest_url, "access-control-request-method": "POST"})
+    assert_json_error(preflight, 405, UNIMPLEMENTED)
+    assert preflight.headers["allow"] == "GET, POST"
+    assert "access-control-allow-origin" not in preflight.headers
+
+
 def test_cors_preflight_passes_the_405_routes(tmp_path: Path) -> None:
     origin = "http://page.example"
     stack = Stack(tmp_path, extra_env={"SHELLEXEC_CORS_ORIGINS": origin}).start()
     try:
+        # The page's own origin is allowed, but not a CORS origin: no preflight to answer.
+        own_origin = stack.api.request("OPTIONS", "/api/v1/task-sessions", headers={
+            "origin": stack.rest_url, "access-control-request-method": "POST"})
+        assert_json_error(own_origin, 405, UNIMPLEMENTED)
         preflight = stack.api.request("OPTIONS", "/api/v1/task-sessions", headers={
             "origin": origin, "access-control-request-method": "POST"})
         assert preflight.status == 200

@@ -360,6 +360,20 @@ def _cors_policy(origins: tuple[str, ...]) -> str:
     return f"{' ' * 22}typed_per_filter_config: {json.dumps(policy)}"
 
 
+def cors_preflight_routes(origins: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The routes taking CORS preflights of the API from `origins` (SHELLEXEC_CORS_ORIGINS) to
+    the cluster, where the CORS filter answers them. The filter skips a direct response, such
+    as the 405 routes'; a preflight it does not answer (no policy, or an origin off it) would
+    reach the transcoder, which knows no OPTIONS and answered 404 even on a known path."""
+    preflight = [{"name": ":method", "string_match": {"exact": "OPTIONS"}},
+                 {"name": "access-control-request-method", "present_match": True}]
+    return [{"match": {"prefix": "/api/",
+                       "headers": [*preflight, {"name": "origin",
+                                                "string_match": {"exact": origin}}]},
+             "route": {"cluster": "shellexec_grpc", "timeout": "60s"}}
+            for origin in origins]
+
+
 def _tls_transport_socket(settings: Settings) -> str:
     """The front door's TLS, when a certificate and key are configured (else nothing)."""
     if not settings.tls_cert_file:
@@ -476,6 +490,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_endpoints=_grpc_endpoints(grpc_host, ports), health_checks=_health_checks(ports),
         cors_policy=_cors_policy(settings.cors_origins),
+        cors_preflight_routes=_items(_ROUTE_INDENT, cors_preflight_routes(settings.cors_origins)),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         streams_per_connection=FRONT_DOOR_STREAMS_PER_CONNECTION,
