@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import queue
 import signal
@@ -107,6 +108,13 @@ def running_up(tmp_path: Path) -> Iterator[Up]:
     service.start().wait_for(BANNER)
     yield service
     service.stop()
+
+
+def envoy_pid(running_up: Up) -> int:
+    assert running_up.process is not None
+    [front] = [pid for pid in descendants(running_up.process.pid)
+               if Path(f"/proc/{pid}/comm").read_text().strip() == "envoy"]
+    return front
 
 
 def run_shellexec(args: list[str], env: dict[str, str],
@@ -262,6 +270,44 @@ def test_ctrl_c_ends_open_streams_at_once_and_prints_no_traceback(running_up: Up
     assert "CancelledError" not in running_up.stderr
     # Envoy leaves its admin socket behind; a stale socket outlived every stop.
     assert list((running_up.workdir / ".run" / "envoy").iterdir()) == []
+
+
+def test_the_server_and_front_door_lines_stay_whole_on_one_stderr(running_up: Up) -> None:
+    """Both logs go to `up`'s stderr. Envoy wrote its own there in pieces that could end
+    inside a line, and a server line written in between broke both (about one in a thousand
+    under load); Envoy's lines now come through `line_relay`, a whole line per write."""
+    front = envoy_pid(running_up)
+    # Not the file `up` writes to: a pipe `up` reads.
+    assert os.readlink(f"/proc/{front}/fd/2").startswith("pipe:")
+    assert os.readlink(f"/proc/{front}/fd/1").startswith("pipe:")
+    env = running_up.env
+    front_door = RestApi(f"http://127.0.0.1:{env['SHELLEXEC_REST_PORT']}",
+                         timeout=STOP_TIMEOUT * 3)
+    paths = [f"/api/v1/task-sessions/ses_{index:026d}" for index in range(400)]
+
+    def ask(share: list[str]) -> None:
+        for path in share:
+            assert front_door.request("GET", path).status == 404
+
+    askers = [threading.Thread(target=ask, args=(paths[start::8],)) for start in range(8)]
+    for asker in askers:
+        asker.start()
+    for asker in askers:
+        asker.join(timeout=STOP_TIMEOUT * 6)
+    running_up.stop()
+    logged = [json.loads(line) for line in running_up.stderr.splitlines()
+              if '"request_id"' in line]
+    front_door_paths = {line.get("path") for line in logged if "http_status" in line}
+    assert front_door_paths >= set(paths)
+    assert sum(line.get("method", "").endswith("/GetSession") for line in logged) >= len(paths)
+
+
+def test_an_envoy_that_dies_stops_up_saying_so(running_up: Up) -> None:
+    os.kill(envoy_pid(running_up), signal.SIGKILL)
+    assert running_up.process is not None
+    assert running_up.process.wait(timeout=STOP_TIMEOUT) == 1
+    assert "shellexec: Envoy exited with status -9" in running_up.stderr
+    assert "shellexec stopped" in running_up.rest_of_stdout()
 
 
 def test_ctrl_c_in_a_terminal_ends_every_open_feed_with_end_of_stream(running_up: Up) -> None:

@@ -46,6 +46,8 @@ from shellexec.store import (
 )
 
 RUN_DIR = Path(".run")
+# How long an exited Envoy's last lines may take to be passed on before `up` says it exited.
+RELAY_FLUSH_SECONDS = 2.0
 
 
 def _banner(settings: Settings, grpc_port: int) -> str:
@@ -107,11 +109,11 @@ async def _up(settings: Settings) -> int:
         config.write_text(envoy.render(settings, running.port))
         # Started from this thread, which ends with the process (processes.tied_to_us); only
         # the wait runs off the loop.
-        process, node_id = envoy.spawn(config, Path(settings.admin_socket))
+        process, node_id, relay = envoy.spawn(config, Path(settings.admin_socket))
         await asyncio.to_thread(envoy.wait_ready, Path(settings.admin_socket), process,
                                 node_id)
         print(_banner(settings, running.port), flush=True)
-        exited = asyncio.create_task(asyncio.to_thread(process.wait))
+        exited = asyncio.create_task(asyncio.to_thread(_wait_for_envoy, process, relay))
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait({exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
@@ -128,6 +130,13 @@ async def _up(settings: Settings) -> int:
         if process is not None:
             envoy.stop(process, Path(settings.admin_socket))
         print("shellexec stopped", flush=True)
+
+
+def _wait_for_envoy(process: subprocess.Popen[bytes], relay: threading.Thread | None) -> None:
+    """Until Envoy has exited and its last lines are passed on (they say why it exited)."""
+    process.wait()
+    if relay is not None:
+        relay.join(RELAY_FLUSH_SECONDS)
 
 
 def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int:

@@ -17,6 +17,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -24,7 +25,7 @@ from string import Template
 from typing import IO, Any
 
 from shellexec.api.call_log import LOG_ERRORS, LOG_OFF, LogLevel
-from shellexec.app import admin_socket, content_type_case, processes, token_check
+from shellexec.app import admin_socket, content_type_case, line_relay, processes, token_check
 from shellexec.app.browser_boundary import (
     allowed_hosts,
     allowed_origins,
@@ -597,9 +598,9 @@ def ensure_admin_socket_free(socket: Path) -> None:
 def launch(config: Path, socket: Path, log: IO[bytes] | None = None,
            timeout: float = 20.0) -> subprocess.Popen[bytes]:
     """Starts Envoy on `config` with its admin interface on `socket` (its folder made private
-    first), its output going to `log` (None: ours), and waits until it is live; stops it
-    again if it never is."""
-    process, node_id = spawn(config, socket, log)
+    first), its output going to `log` (None: ours, a line at a time), and waits until it is
+    live; stops it again if it never is."""
+    process, node_id, _ = spawn(config, socket, log)
     try:
         wait_ready(socket, process, node_id, timeout)
     except BaseException:
@@ -617,13 +618,28 @@ def stop(process: subprocess.Popen[bytes], socket: Path, timeout: float = 5.0) -
         admin_socket.remove(socket)
 
 
-def spawn(config: Path, socket: Path,
-          log: IO[bytes] | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """Starts Envoy as `launch` does, without waiting: returns the process and its node id
-    for `wait_ready`. Call it from the thread that outlives Envoy (`processes.tied_to_us`)."""
+def spawn(config: Path, socket: Path, log: IO[bytes] | None = None
+          ) -> tuple[subprocess.Popen[bytes], str, threading.Thread | None]:
+    """Starts Envoy as `launch` does, without waiting: returns the process, its node id for
+    `wait_ready`, and the thread relaying its output to ours (None with a `log`), which ends
+    once Envoy's last line is passed on. Call it from the thread that outlives Envoy
+    (`processes.tied_to_us`)."""
     ensure_admin_socket_free(socket)
     node_id = new_node_id()
+    # Not our stderr itself: the server writes there too, and Envoy's pieces split its lines.
+    output = log if log is not None else subprocess.PIPE
     process = subprocess.Popen(processes.tied_to_us(envoy_command(config, node_id)),
-                               stdout=log, stderr=log,
+                               stdout=output, stderr=subprocess.STDOUT if log is None else log,
                                process_group=processes.OWN_PROCESS_GROUP)
-    return process, node_id
+    relay = None
+    if process.stdout is not None:
+        relay = line_relay.start(process.stdout, _stderr_fd())
+    return process, node_id, relay
+
+
+def _stderr_fd() -> int | None:
+    """Our stderr's file descriptor; None when it was closed when we started (`2>&-`)."""
+    try:
+        return sys.stderr.fileno() if sys.stderr is not None else None
+    except (OSError, ValueError):
+        return None
