@@ -314,6 +314,33 @@ def test_a_postgres_restart_answers_unavailable_then_the_replicas_serve_again(
 
 
 @pytest.mark.slow
+def test_connections_idle_through_a_postgres_restart_serve_their_next_call(
+        tmp_path: Path, own_postgres: LocalPostgres) -> None:
+    """Each reader's and the writer's connection broke while idle; each failed its next use
+    with UNAVAILABLE, minutes after the database was back, while readiness (a new connection)
+    said SERVING. A lost connection opened before a read or a write is now renewed once."""
+    with running_stack(tmp_path, SHELLEXEC_DATABASE_URL=own_postgres.url(), **QUIET) as stack:
+        session_id = stack.api.new_session()["id"]
+        stream = tool_stream("c1", 4)
+        stack.api.publish(session_id, stream[0], sequence=1)
+        # Every reader thread opens its connection.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda _: stack.api.session(session_id), range(32)))
+
+        own_postgres.restart()
+
+        path = f"/api/v1/task-sessions/{session_id}"
+        reads = [stack.api.request("GET", path).status for _ in range(16)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            reads += pool.map(lambda _: stack.api.request("GET", path).status, range(32))
+        publishes = [stack.api.request("POST", f"{path}/updates",
+                                       {"update": update, "sequence": sequence}).status
+                     for sequence, update in enumerate(stream[1:], start=2)]
+        assert set(reads) == {200}, reads
+        assert set(publishes) == {200}, publishes
+
+
+@pytest.mark.slow
 def test_with_authentication_a_postgres_outage_answers_unavailable_saying_why(
         tmp_path: Path, own_postgres: LocalPostgres) -> None:
     """The token lookup runs before the handler the error interceptor wraps: direct calls

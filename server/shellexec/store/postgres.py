@@ -217,7 +217,7 @@ class PostgresDatabase(Database):
             return refused
         sessions = {session for _, _, session in group if session is not None}
         try:
-            return refused + self._transaction(lambda: [
+            return refused + self._transaction_renewing_a_lost_connection(lambda: [
                 (future, work(), None) for work, future, _ in group], sessions)
         except DatabaseUnavailableError as error:  # the COMMIT's outcome is unknown
             return refused + [(future, None, error) for _, future, _ in group]
@@ -286,6 +286,23 @@ class PostgresDatabase(Database):
             if self._broken():
                 return future, None, DatabaseUnavailableError()
             return future, None, error
+
+    def _transaction_renewing_a_lost_connection(self, work: Callable[[], T],
+                                                sessions: set[str]) -> T:
+        """`_transaction`, run again once on a new connection when the writer's connection,
+        opened before it, turns out to be lost before COMMIT was sent: a connection left idle
+        through a database restart fails its first use, and nothing of it was stored (the
+        caches were cleared as for any rollback). A COMMIT whose outcome is unknown is never
+        run again."""
+        reused = not self.db.is_closed() and not self._renew_connection
+        try:
+            return self._transaction(work, sessions)
+        except DatabaseUnavailableError:
+            raise
+        except Exception as error:
+            if not (reused and self._lost(error)):
+                raise
+        return self._transaction(work, sessions)
 
     def _connect_writer(self) -> None:
         if self._renew_connection:
@@ -382,6 +399,17 @@ class PostgresDatabase(Database):
         return False
 
     def _read(self, work: Callable[[], T]) -> T:
+        if self.db.is_closed():
+            return self._read_once(work)
+        try:
+            return self._read_once(work)
+        except DatabaseUnavailableError:
+            # This thread's connection, opened before, is lost: most likely it sat idle
+            # through a database restart, and this read is its first use since. A read is
+            # safe to run again, once, on a new connection.
+            return self._read_once(work)
+
+    def _read_once(self, work: Callable[[], T]) -> T:
         try:
             self._ensure_connected()
             # One snapshot for the whole read, as a WAL reader has in SQLite.
