@@ -61,3 +61,23 @@ def test_events_taken_from_the_queue_no_longer_count_against_its_weight() -> Non
         return subscription.lagged, [item.revision for item in taken if item is not None]
 
     assert asyncio.run(scenario()) == (False, list(range(1, 11)))
+
+
+def test_a_watcher_cancelled_as_its_next_event_arrives_is_cancelled() -> None:
+    """The stream's client went away just as an event came: `asyncio.wait_for` (Python 3.11)
+    returned the event and dropped the cancellation, so the stream held its place among its
+    caller's feeds until the next heartbeat's write failed."""
+    async def scenario() -> bool:
+        hub = FeedHub()
+        subscription = hub.subscribe("s")
+        waiting = asyncio.create_task(subscription.next(60))
+        await asyncio.sleep(0)  # waiting for its next event
+        hub.broadcast("s", event(1))
+        waiting.cancel()  # in the same turn of the loop as the event
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    assert asyncio.run(scenario())

@@ -128,8 +128,10 @@ class ShellExecServicer(pb_grpc.ShellExecServiceServicer):
         try:
             async for event in events:
                 try:
-                    await asyncio.wait_for(context.write(convert.feed_event(event)),
-                                           self._stalled_after)
+                    # Not `wait_for`, which drops a cancellation that comes as the write
+                    # completes (Python 3.11): see `Subscription.next`.
+                    async with asyncio.timeout(self._stalled_after):
+                        await context.write(convert.feed_event(event))
                 except TimeoutError:
                     # The watcher stopped reading and every buffer on the way is full.
                     # Ending the stream frees what it holds here; what was sent still

@@ -111,9 +111,14 @@ class Subscription:
         self.close()
 
     async def next(self, timeout: float) -> FeedEvent | None:
-        """The next live event, or None when `timeout` seconds pass without one."""
+        """The next live event, or None when `timeout` seconds pass without one.
+
+        Not `asyncio.wait_for`: on Python 3.11 it returns an event that arrived as the watcher
+        was cancelled, and drops the cancellation; the stream, closed by its client, then
+        held its place among its caller's feeds until the next heartbeat's write failed."""
         try:
-            event, announced, weight = await asyncio.wait_for(self._queue.get(), timeout)
+            async with asyncio.timeout(timeout):
+                event, announced, weight = await self._queue.get()
         except TimeoutError:
             return None
         self._queued_bytes -= weight
