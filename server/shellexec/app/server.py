@@ -94,7 +94,8 @@ class RunningServer:
         await self.health.stop()
         if drain:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for((cut_short or asyncio.Event()).wait(), drain)
+                async with asyncio.timeout(drain):
+                    await (cut_short or asyncio.Event()).wait()
         self.housekeeping.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.housekeeping

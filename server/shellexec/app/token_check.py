@@ -232,7 +232,8 @@ class TokenCheckEndpoint:
         await asyncio.gather(*self._connections.values(), return_exceptions=True)
         if self._server is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._server.wait_closed(), timeout=1)
+                async with asyncio.timeout(1):
+                    await self._server.wait_closed()
         self._path.unlink(missing_ok=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -265,5 +266,7 @@ class TokenCheckEndpoint:
     async def _next_head(reader: asyncio.StreamReader) -> bytes:
         """The next request head: its first byte within IDLE_SECONDS, the rest within
         HEAD_SECONDS (a head that never ends holds a connection only that long)."""
-        first = await asyncio.wait_for(reader.readexactly(1), IDLE_SECONDS)
-        return first + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_SECONDS)
+        async with asyncio.timeout(IDLE_SECONDS):
+            first = await reader.readexactly(1)
+        async with asyncio.timeout(HEAD_SECONDS):
+            return first + await reader.readuntil(b"\r\n\r\n")

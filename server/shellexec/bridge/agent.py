@@ -205,8 +205,9 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     finally:
         await connection.close()
         await _stop(process, exited, shutdown_grace)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(relay, _TERMINATE_GRACE)  # grandchildren may hold stderr
+        with contextlib.suppress(TimeoutError):  # grandchildren may hold stderr
+            async with asyncio.timeout(_TERMINATE_GRACE):
+                await relay  # cancelled with this await when the time is up
         close_pipes()  # what a grandchild still holds is no longer read
 
 

@@ -50,7 +50,8 @@ async def spawn_watched(*argv: str, limit: int = DEFAULT_LIMIT, **options: Any) 
 async def exited_within(exited: asyncio.Event, seconds: float) -> bool:
     """Whether the process whose exit `exited` tells ended within `seconds`."""
     try:
-        await asyncio.wait_for(exited.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await exited.wait()
     except TimeoutError:
         return False
     return True

@@ -276,7 +276,8 @@ class TerminalHost:
         reading = asyncio.ensure_future(self._read(terminal))
         returncode = await terminal.process.shell_exit()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reading), _DRAIN_SECONDS)
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                await asyncio.shield(reading)
         reading.cancel()
         if terminal.timer is not None:
             terminal.timer.cancel()
