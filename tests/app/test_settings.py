@@ -41,6 +41,8 @@ BAD = [
     ("SHELLEXEC_REST_HOST", "localhost"), ("SHELLEXEC_REST_HOST", ""),
     # Checked when Envoy's configuration was made: after the server had started.
     ("SHELLEXEC_ALLOWED_HOSTS", "*.example"), ("SHELLEXEC_ALLOWED_HOSTS", "a b"),
+    ("SHELLEXEC_ALLOWED_HOSTS", "example.com:99999"), ("SHELLEXEC_ALLOWED_HOSTS", "a.b:0"),
+    ("SHELLEXEC_LOG", "loud"), ("SHELLEXEC_LOG", "call s"),
     # float() takes these: 10 seconds, and Arabic-Indic digits.
     ("SHELLEXEC_HEARTBEAT_SECONDS", "1_0"), ("SHELLEXEC_RETENTION_DAYS", "\u0661\u0660"),
     # An origin is matched exactly: each of these would match nothing, or (`null`) every
@@ -73,6 +75,15 @@ def test_a_bad_value_is_refused_naming_its_variable(name: str, value: str) -> No
 ])
 def test_a_value_at_a_bound_is_taken(name: str, value: str) -> None:
     Settings.from_env({name: value})
+
+
+@pytest.mark.parametrize(("value", "level"), [
+    ("errors", "errors"), (" Errors ", "errors"), ("OFF", "off"), ("", "calls"),
+    ("  ", "calls"),
+])
+def test_the_log_setting_is_read_as_every_other(value: str, level: str) -> None:
+    """In any case, without its spaces, and empty for the default (it was refused)."""
+    assert Settings.from_env({"SHELLEXEC_LOG": value}).log == level
 
 
 @pytest.mark.parametrize(("value", "origins"), [

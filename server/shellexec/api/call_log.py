@@ -29,11 +29,14 @@ LOG_LEVELS: Final[tuple[LogLevel, ...]] = (LOG_CALLS, LOG_ERRORS, LOG_OFF)
 
 
 def log_level(word: str) -> LogLevel:
-    """`word` as a `LogLevel`; ValueError naming the setting for any other word."""
+    """`word` as a `LogLevel`, read as every other setting is: in any case, without the
+    spaces around it, and empty for the default (`calls`); ValueError naming the setting
+    for any other word."""
+    word = word.strip().lower() or LOG_CALLS
     for level in LOG_LEVELS:
         if word == level:
             return level
-    raise ValueError(f"SHELLEXEC_LOG must be one of {', '.join(LOG_LEVELS)}, not {word!r}")
+    raise ValueError(f"SHELLEXEC_LOG must be one of {', '.join(LOG_LEVELS)}, not {word[:16]!r}")
 
 
 @functools.lru_cache(maxsize=2)

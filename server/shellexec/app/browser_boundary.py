@@ -57,7 +57,7 @@ def _with_port(name: str, port: int) -> list[str]:
 
 def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS") -> list[str]:
     match = _HOST.fullmatch(value.lower())
-    if match is None:
+    if match is None or (match["port"] and not 0 < int(match["port"]) <= 65535):
         raise AllowedHostError(
             f"{setting} must name a host or host:port (e.g. shellexec.internal or "
             f"10.0.0.5:8080; no wildcard), not {value[:64]!r}")

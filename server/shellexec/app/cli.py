@@ -150,6 +150,14 @@ def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int
         print("shellexec stopped", flush=True)
 
 
+def _port(value: str) -> int:
+    """A TCP port from 1 to 65535, for argparse (which names the option when it fails)."""
+    if not (value.isascii() and value.isdigit() and len(value) <= 5
+            and 1 <= int(value) <= 65_535):
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, not {value[:16]!r}")
+    return int(value)
+
+
 def _envoy_config(settings: Settings, grpc_port: int | None) -> int:
     port = grpc_port if grpc_port is not None else int(settings.grpc_address.rsplit(":", 1)[1])
     sys.stdout.write(envoy.render(settings, port))
@@ -167,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--database", help="the database URL (default: SHELLEXEC_DATABASE_URL)")
     commands.add_parser("serve", help="run the gRPC server alone")
     config = commands.add_parser("envoy-config", help="print the rendered Envoy configuration")
-    config.add_argument("--grpc-port", type=int, help="the gRPC server's port")
+    config.add_argument("--grpc-port", type=_port, help="the gRPC server's port")
     token_cli.add_parser(commands)
     commands.add_parser("bridge", help="run an ACP agent and stream it into the service",
                         add_help=False)
