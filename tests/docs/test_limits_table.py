@@ -60,6 +60,8 @@ ROWS: dict[str, list[tuple[str, ...]]] = {
                                         ("REQUEST_BUDGET_BYTES_PER_CALLER",),
                                         ("MAX_GRPC_MESSAGE_BYTES",)],
     "request streams a server serves at once": [("MAX_REQUEST_STREAMS",)],
+    "calls without a valid token a server runs at once, with authentication on": [
+        ("MAX_TOKENLESS_CALLS",)],
     "a call's request message, once the call is admitted": [("MESSAGE_ARRIVAL_SECONDS",)],
     "calls of one token waiting for room in that budget": [("MAX_WAITING_CALLS_PER_CALLER",)],
     "calls a server runs at once": [("MAX_SERVER_CALLS",),

@@ -16,7 +16,8 @@ from typing import Protocol
 
 import grpc
 
-from shellexec.api.handlers import refusal
+from shellexec.api.handlers import refusal, when_call_ends
+from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 from shellexec.service import NOBODY, UNRESTRICTED, Caller
 from shellexec.store import DatabaseUnavailableError
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -58,6 +59,10 @@ _CALLER: contextvars.ContextVar[Caller] = contextvars.ContextVar("shellexec_call
 MISSING_TOKEN = ("this service requires a bearer token: send the header "
                  "`authorization: Bearer <token>` (create one with `shellexec token create`)")
 UNKNOWN_TOKEN = "the bearer token is unknown or revoked"
+TOKENLESS_CALLS_FULL = (
+    f"the server already runs {MAX_TOKENLESS_CALLS} calls without a valid token (health "
+    "checks and reflection), the most it may at once: try again once one has ended, or send "
+    "a bearer token")
 
 
 def current_caller() -> Caller:
@@ -106,10 +111,17 @@ def _required_scopes(method: str) -> frozenset[Scope] | None:
 
 class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc is untyped
     """Authenticates every call of ShellExecService; `lookup` is None when authentication
-    is off (loopback only), and every caller is then UNRESTRICTED."""
+    is off (loopback only), and every caller is then UNRESTRICTED.
 
-    def __init__(self, lookup: CallerLookup | None) -> None:
+    With authentication on, a call of an open service (health, reflection) is its token's
+    when it carries a valid one, and the server runs at most `max_tokenless_calls` of those
+    that do not at once: they are one caller, anyone who reaches the port."""
+
+    def __init__(self, lookup: CallerLookup | None,
+                 max_tokenless_calls: int = MAX_TOKENLESS_CALLS) -> None:
         self._lookup = lookup
+        self._max_tokenless_calls = max_tokenless_calls
+        self.tokenless_calls = 0
 
     async def intercept_service(
         self, continuation: Callable[[grpc.HandlerCallDetails],
@@ -118,11 +130,12 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         required = _required_scopes(handler_call_details.method)
-        if handler is None or required is None:
+        if handler is None or self._lookup is None:
+            if handler is not None and required is not None:
+                _CALLER.set(UNRESTRICTED)  # see below
             return handler
-        if self._lookup is None:
-            _CALLER.set(UNRESTRICTED)  # see below
-            return handler
+        if required is None:
+            return await self._open(handler, handler_call_details.invocation_metadata)
         metadata = handler_call_details.invocation_metadata
         secret = bearer_token(metadata)
         if secret is None:
@@ -145,3 +158,28 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         # before this one, which act after it (the request budget).
         _CALLER.set(caller)
         return handler
+
+    async def _open(self, handler: grpc.RpcMethodHandler,
+                    metadata: Sequence[tuple[str, str | bytes]] | None
+                    ) -> grpc.RpcMethodHandler:
+        """A call of an open service: its token's when it has a valid one (a token holder's
+        health watch or reflection has its own line of the request budget); else counted
+        among the tokenless calls, past their bound refused without reading its request."""
+        secret = bearer_token(metadata)
+        if secret:
+            assert self._lookup is not None
+            try:
+                caller = await self._lookup(secret, _ticket(metadata))
+            except DatabaseUnavailableError:
+                caller = None  # served as a tokenless call: a health check says why
+            if caller is not None:
+                _CALLER.set(caller)
+                return handler
+        if self.tokenless_calls >= self._max_tokenless_calls:
+            return refusal(handler, grpc.StatusCode.RESOURCE_EXHAUSTED, TOKENLESS_CALLS_FULL)
+        self.tokenless_calls += 1
+        when_call_ends(self._tokenless_call_ended)
+        return handler
+
+    def _tokenless_call_ended(self) -> None:
+        self.tokenless_calls -= 1

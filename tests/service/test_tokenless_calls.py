@@ -1,0 +1,69 @@
+"""With authentication on, the open services (health, reflection) need no token, and the
+server runs a bounded number of such calls at once (MAX_TOKENLESS_CALLS): 5,120 tokenless
+health watches took every call the server may run, and every token holder's call failed. A
+call of an open service that carries a valid token is its token's, outside that bound."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shellexec.client import ShellExecClient
+from shellexec.rules.limits import MAX_TOKENLESS_CALLS
+
+from support.processes import wait_until
+from support.stack import Stack, running_stack
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+# Bounds each call: the calls refused here are refused at once.
+CALL_SECONDS = 10
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[Stack]:
+    with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_LOG="errors") as stack:
+        yield stack
+
+
+def check(channel: grpc.Channel, token: str | None = None) -> int:
+    metadata = None if token is None else (("authorization", f"Bearer {token}"),)
+    answer = health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service=""), timeout=CALL_SECONDS, metadata=metadata)
+    return int(answer.status)
+
+
+def test_tokenless_calls_past_their_bound_are_refused_and_token_holders_are_served(
+        secured: Stack) -> None:
+    token = secured.create_token("holder", "admin")
+    with grpc.insecure_channel(secured.grpc_target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        watches = [health.Watch(health_pb2.HealthCheckRequest(service=""))
+                   for _ in range(MAX_TOKENLESS_CALLS)]
+        try:
+            assert {next(watch).status for watch in watches} == {SERVING}
+            with pytest.raises(grpc.RpcError) as refused:
+                check(channel)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "without a valid token" in (refused.value.details() or "")
+            # A token holder's calls, and its own health check, are served meanwhile.
+            assert check(channel, token) == SERVING
+            with ShellExecClient(secured.grpc_target, token=token) as client:
+                session = client.create_session("tokenless-bound")
+                assert client.get_session(session.id).id == session.id
+        finally:
+            for watch in watches:
+                watch.cancel()
+        # The bound counts calls while they run: once the watches end, a probe is served.
+        assert wait_until(lambda: _served(channel), CALL_SECONDS)
+
+
+def _served(channel: grpc.Channel) -> bool:
+    try:
+        return check(channel) == SERVING
+    except grpc.RpcError as error:
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        return False
