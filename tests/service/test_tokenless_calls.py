@@ -63,7 +63,7 @@ def test_tokenless_calls_past_their_bound_are_refused_and_token_holders_are_serv
 
 def _served(channel: grpc.Channel) -> bool:
     try:
-        return check(channel) == SERVING
+        return bool(check(channel) == SERVING)
     except grpc.RpcError as error:
         if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
             raise
