@@ -43,6 +43,7 @@ BAD = [
     ("SHELLEXEC_ALLOWED_HOSTS", "*.example"), ("SHELLEXEC_ALLOWED_HOSTS", "a b"),
     ("SHELLEXEC_ALLOWED_HOSTS", "example.com:99999"), ("SHELLEXEC_ALLOWED_HOSTS", "a.b:0"),
     ("SHELLEXEC_LOG", "loud"), ("SHELLEXEC_LOG", "call s"),
+    ("SHELLEXEC_PROBE_SECRET", "short"), ("SHELLEXEC_PROBE_SECRET", "a b" * 20),
     # float() takes these: 10 seconds, and Arabic-Indic digits.
     ("SHELLEXEC_HEARTBEAT_SECONDS", "1_0"), ("SHELLEXEC_RETENTION_DAYS", "\u0661\u0660"),
     # An origin is matched exactly: each of these would match nothing, or (`null`) every

@@ -65,6 +65,7 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
         assert all(api.messages(session_id)[0]["content"] == "hello" for session_id in sessions)
         logs = [(tmp_path / ".run" / f"replica-{index}.log").read_text() for index in (1, 2)]
         assert all("CreateSession" in log for log in logs)  # round robin: both served
+        _health_checks_carry_the_run_s_probe_secret(tmp_path, printed)
         _killed_replica_comes_back(tmp_path, printed, api, up)
         feed = _open_feed(env, sessions[0])
         os.killpg(up.pid, signal.SIGINT)  # Ctrl-C
@@ -105,6 +106,20 @@ def _open_feed(env: dict[str, str], session_id: str) -> _Feed:
     feed.start()
     assert feed.opened.wait(30)
     return feed
+
+
+def _health_checks_carry_the_run_s_probe_secret(tmp_path: Path, printed: str) -> None:
+    """Envoy's health checks carry a secret made for this run, which the replicas know, and
+    its configuration is this user's alone (ADR 0140)."""
+    config = tmp_path / ".run" / "envoy.yaml"
+    assert config.stat().st_mode & 0o777 == 0o600
+    secret = re.search(r'"x-shellexec-probe", "value": "([A-Za-z0-9_-]{32,})"',
+                       config.read_text())
+    assert secret is not None
+    pid = re.search(r"replica 1 .*\(pid (\d+),", printed)
+    assert pid is not None, printed
+    environment = Path(f"/proc/{pid[1]}/environ").read_bytes().split(b"\0")
+    assert f"SHELLEXEC_PROBE_SECRET={secret[1]}".encode() in environment
 
 
 def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,

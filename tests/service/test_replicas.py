@@ -16,10 +16,13 @@ from typing import Any
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from shellexec.app import admin_socket
 from shellexec.app.front_door_errors import CHECK_UNAVAILABLE
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.client import ShellExecClient
+from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 from shellexec.demo.rest import JsonObject, RestError
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
@@ -366,6 +369,44 @@ def test_with_authentication_a_postgres_outage_answers_unavailable_saying_why(
         assert "Traceback" not in (stack.workdir / "server.log").read_text()
         until(lambda: stack.api_as(token).request(
             "GET", f"/api/v1/task-sessions/{session_id}").status == 200)
+
+
+def health_check_successes(front: Stack) -> int:
+    """How many of the front door's health checks of the replicas succeeded, in all."""
+    stats = admin_socket.get_json(front.admin_socket,
+                                  "/stats?format=json&filter=health_check\\.success$")
+    return sum(int(stat["value"]) for stat in stats["stats"] if "value" in stat)
+
+
+@pytest.mark.slow
+def test_the_front_door_health_checks_pass_calls_without_a_token(
+        tmp_path: Path, postgres_server: PostgresServer) -> None:
+    """Anyone who reaches a replica's gRPC port can hold every call the replica runs without
+    a token; the front door's health checks, which carry none, were refused, and the replicas
+    left the rotation. They carry the probe secret, and have a line of their own."""
+    secured = {**QUIET, "SHELLEXEC_AUTH": "on",
+               "SHELLEXEC_PROBE_SECRET": "probe-secret-of-these-tests-0123456789"}
+    with running_cluster(tmp_path, postgres_server.new_database(), secured) as cluster:
+        channels = [grpc.insecure_channel(replica.grpc_target) for replica in cluster.replicas]
+        watches = [health_pb2_grpc.HealthStub(channel).Watch(
+            health_pb2.HealthCheckRequest(service=""))
+            for channel in channels for _ in range(MAX_TOKENLESS_CALLS)]
+        try:
+            assert all(next(watch).status for watch in watches)  # each one running
+            for channel in channels:  # every tokenless call is refused now
+                with pytest.raises(grpc.RpcError) as refused:
+                    health_pb2_grpc.HealthStub(channel).Check(
+                        health_pb2.HealthCheckRequest(service=""), timeout=READ_TIMEOUT)
+                assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            # Two more rounds of the front door's checks of every replica's every cluster
+            # pass while no call without a token is served.
+            before = health_check_successes(cluster.front)
+            until(lambda: health_check_successes(cluster.front) >= before + 2 * len(channels))
+        finally:
+            for watch in watches:
+                watch.cancel()
+            for channel in channels:
+                channel.close()
 
 
 def test_a_watcher_on_the_other_replica_hears_session_deleted(cluster: Cluster) -> None:

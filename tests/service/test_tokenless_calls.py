@@ -1,7 +1,8 @@
 """With authentication on, the open services (health, reflection) need no token, and the
 server runs a bounded number of such calls at once (MAX_TOKENLESS_CALLS): 5,120 tokenless
 health watches took every call the server may run, and every token holder's call failed. A
-call of an open service that carries a valid token is its token's, outside that bound."""
+call of an open service that carries a valid token is its token's, outside that bound, and
+so is the front door's health check, which carries the probe secret (ADR 0140)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from shellexec.api.auth import PROBE_HEADER
 from shellexec.client import ShellExecClient
 from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 
@@ -23,14 +25,21 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 CALL_SECONDS = 10
 
 
+# The secret the front door's health checks of the replicas carry (`up --replicas` makes one).
+PROBE_SECRET = "probe-secret-of-these-tests-0123456789"
+
+
 @pytest.fixture
 def secured(tmp_path: Path) -> Iterator[Stack]:
-    with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_LOG="errors") as stack:
+    with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_LOG="errors",
+                       SHELLEXEC_PROBE_SECRET=PROBE_SECRET) as stack:
         yield stack
 
 
-def check(channel: grpc.Channel, token: str | None = None) -> int:
-    metadata = None if token is None else (("authorization", f"Bearer {token}"),)
+def check(channel: grpc.Channel, token: str | None = None, probe: str | None = None) -> int:
+    metadata = [] if token is None else [("authorization", f"Bearer {token}")]
+    if probe is not None:
+        metadata.append((PROBE_HEADER, probe))
     answer = health_pb2_grpc.HealthStub(channel).Check(
         health_pb2.HealthCheckRequest(service=""), timeout=CALL_SECONDS, metadata=metadata)
     return int(answer.status)
@@ -49,8 +58,13 @@ def test_tokenless_calls_past_their_bound_are_refused_and_token_holders_are_serv
                 check(channel)
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "without a valid token" in (refused.value.details() or "")
-            # A token holder's calls, and its own health check, are served meanwhile.
+            # A token holder's calls, and its own health check, are served meanwhile; so is
+            # the front door's health check, which carries the probe secret, and only that.
             assert check(channel, token) == SERVING
+            assert check(channel, probe=PROBE_SECRET) == SERVING
+            with pytest.raises(grpc.RpcError) as guessed:
+                check(channel, probe=PROBE_SECRET[:-1] + "x")
+            assert guessed.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             with ShellExecClient(secured.grpc_target, token=token) as client:
                 session = client.create_session("tokenless-bound")
                 assert client.get_session(session.id).id == session.id

@@ -11,6 +11,7 @@ interceptors before this one, which act after it (the request budget), know it t
 from __future__ import annotations
 
 import contextvars
+import hmac
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -84,6 +85,11 @@ class CallerLookup(Protocol):
 
 # The request header that carries the front door's token check to the call it admitted.
 TICKET_HEADER = "x-shellexec-ticket"
+# The request header of the front door's own health checks of the replicas, carrying the
+# secret they share (SHELLEXEC_PROBE_SECRET); clients' requests lose it at the front door.
+PROBE_HEADER = "x-shellexec-probe"
+# The caller of those health checks: a name no token has (token names have no space).
+FRONT_DOOR_PROBE = Caller("front door probe", frozenset())
 
 
 def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
@@ -114,13 +120,16 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     is off (loopback only), and every caller is then UNRESTRICTED.
 
     With authentication on, a call of an open service (health, reflection) is its token's
-    when it carries a valid one, and the server runs at most `max_tokenless_calls` of those
-    that do not at once: they are one caller, anyone who reaches the port."""
+    when it carries a valid one, the front door's probe's when it carries `probe_secret`,
+    and the server runs at most `max_tokenless_calls` of the others at once: they are one
+    caller, anyone who reaches the port."""
 
     def __init__(self, lookup: CallerLookup | None,
-                 max_tokenless_calls: int = MAX_TOKENLESS_CALLS) -> None:
+                 max_tokenless_calls: int = MAX_TOKENLESS_CALLS,
+                 probe_secret: str = "") -> None:
         self._lookup = lookup
         self._max_tokenless_calls = max_tokenless_calls
+        self._probe_secret = probe_secret.encode()
         self.tokenless_calls = 0
 
     async def intercept_service(
@@ -165,6 +174,9 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         """A call of an open service: its token's when it has a valid one (a token holder's
         health watch or reflection has its own line of the request budget); else counted
         among the tokenless calls, past their bound refused without reading its request."""
+        if self._is_front_door_probe(metadata):
+            _CALLER.set(FRONT_DOOR_PROBE)
+            return handler
         secret = bearer_token(metadata)
         if secret:
             assert self._lookup is not None
@@ -183,3 +195,12 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
 
     def _tokenless_call_ended(self) -> None:
         self.tokenless_calls -= 1
+
+    def _is_front_door_probe(self, metadata: Sequence[tuple[str, str | bytes]] | None
+                             ) -> bool:
+        if not self._probe_secret:
+            return False
+        for key, value in metadata or ():
+            if key == PROBE_HEADER and isinstance(value, str):
+                return hmac.compare_digest(value.encode(), self._probe_secret)
+        return False

@@ -106,7 +106,7 @@ async def _up(settings: Settings) -> int:
     config = RUN_DIR / "envoy.yaml"
     process: subprocess.Popen[bytes] | None = None
     try:
-        config.write_text(envoy.render(settings, running.port))
+        envoy.write_config(config, envoy.render(settings, running.port))
         # Started from this thread, which ends with the process (processes.tied_to_us); only
         # the wait runs off the loop.
         process, node_id, relay = envoy.spawn(config, Path(settings.admin_socket))

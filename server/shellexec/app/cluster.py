@@ -9,6 +9,7 @@ started for trying it (`local_postgres`), in a temporary folder that goes with i
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import threading
 import time
@@ -49,6 +50,7 @@ def replica_env(settings: Settings, database_url: str, port: int,
     # ready (a call that came meanwhile was cancelled, unretried: 12 in 51 restarts).
     return {**os.environ, "SHELLEXEC_DATABASE_URL": database_url,
             "SHELLEXEC_GRPC_ADDRESS": f"{host}:{port}",
+            "SHELLEXEC_PROBE_SECRET": settings.probe_secret,
             "SHELLEXEC_METRICS_PORT": str(metrics_port), "SHELLEXEC_ENVOY_METRICS_PORT": "0",
             "SHELLEXEC_DRAIN_SECONDS": str(envoy.REPLICA_DRAIN_SECONDS)}
 
@@ -134,6 +136,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
     everything it started; returns the exit status."""
     check_cluster(settings, replicas)
+    # Envoy's health checks of the replicas carry it, and so have a line of their own there.
+    settings = replace(settings, probe_secret=settings.probe_secret or secrets.token_urlsafe(32))
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
         url = started.enter_context(_database(settings, database))
@@ -151,7 +155,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
             _wait_serving(replica, REPLICA_START_SECONDS)
             started_replicas.append(replica)
         config = RUN_DIR / "envoy.yaml"
-        config.write_text(envoy.render(replace(settings, database_url=url), *grpc_ports))
+        envoy.write_config(config, envoy.render(replace(settings, database_url=url),
+                                                *grpc_ports))
         front = envoy.launch(config, Path(settings.admin_socket))
         started.callback(envoy.stop, front, Path(settings.admin_socket))
         # The replicas stop first, together, while Envoy still relays: open feeds get their

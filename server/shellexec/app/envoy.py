@@ -14,6 +14,7 @@ header fields, and the access log (`SHELLEXEC_LOG`).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any
 
+from shellexec.api.auth import PROBE_HEADER
 from shellexec.api.call_log import LOG_ERRORS, LOG_OFF, LogLevel
 from shellexec.app import admin_socket, content_type_case, line_relay, processes, token_check
 from shellexec.app.browser_boundary import (
@@ -218,11 +220,21 @@ TRANSCODER_HEADERS = ("x-envoy-original-path", "x-envoy-original-method")
 
 def early_header_mutations() -> list[dict[str, Any]]:
     """HttpConnectionManager `early_header_mutation_extensions`: a client's own copies of
-    TRANSCODER_HEADERS are removed, so a request cannot be logged as another path."""
+    TRANSCODER_HEADERS are removed, so a request cannot be logged as another path, and of
+    the front door's probe header, which only its own health checks send."""
     return [{"name": "envoy.http.early_header_mutation.header_mutation", "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.http.early_header_mutation."
                  "header_mutation.v3.HeaderMutation",
-        "mutations": [{"remove": name} for name in TRANSCODER_HEADERS]}}]
+        "mutations": [{"remove": name} for name in (*TRANSCODER_HEADERS, PROBE_HEADER)]}}]
+
+
+def write_config(path: Path, text: str) -> None:
+    """Writes Envoy's configuration readable by this user only: it may hold the probe
+    secret."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as config:
+        os.fchmod(config.fileno(), 0o600)  # a file that existed keeps its mode otherwise
+        config.write(text)
 
 
 def access_log(level: LogLevel) -> list[dict[str, Any]]:
@@ -468,9 +480,13 @@ def _replica_health_checks(ports: tuple[int, ...], probe: dict[str, Any]
              "unhealthy_threshold": 1, "healthy_threshold": 1, **probe}]
 
 
-def _health_checks(ports: tuple[int, ...]) -> str:
-    """The gRPC clusters' readiness probes (the gRPC health service's default name)."""
-    checks = _replica_health_checks(ports, {"grpc_health_check": {"service_name": ""}})
+def _health_checks(ports: tuple[int, ...], probe_secret: str) -> str:
+    """The gRPC clusters' readiness probes (the gRPC health service's default name), with
+    the probe secret, which gives them a line of their own at each replica (ADR 0140)."""
+    probe: dict[str, Any] = {"service_name": ""}
+    if probe_secret:
+        probe["initial_metadata"] = [{"header": {"key": PROBE_HEADER, "value": probe_secret}}]
+    checks = _replica_health_checks(ports, {"grpc_health_check": probe})
     return f"{_CLUSTER_FIELD_INDENT}health_checks: {json.dumps(checks)}\n" if checks else ""
 
 
@@ -489,7 +505,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         admin_socket=json.dumps(settings.admin_socket),
         admin_socket_mode=admin_socket.SOCKET_MODE, rest_host=settings.rest_host,
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
-        grpc_endpoints=_grpc_endpoints(grpc_host, ports), health_checks=_health_checks(ports),
+        grpc_endpoints=_grpc_endpoints(grpc_host, ports), health_checks=_health_checks(ports, settings.probe_secret),
         cors_policy=_cors_policy(settings.cors_origins),
         cors_preflight_routes=_items(_ROUTE_INDENT, cors_preflight_routes(settings.cors_origins)),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,

@@ -164,7 +164,8 @@ async def start_server(settings: Settings) -> RunningServer:
     app = compose(settings)
     # The front door's token check leaves each caller it finds for the call it admits.
     checked = CheckedTokens(app.tokens.authenticate)
-    authenticator = Authenticator(checked.authenticate if settings.auth else None)
+    authenticator = Authenticator(checked.authenticate if settings.auth else None,
+                                  probe_secret=settings.probe_secret)
     # The live calls come first, so a stopping server waits for every call it runs. The
     # metrics interceptor is next, so it counts the status callers get from every
     # interceptor after it (it reports the same status wherever it stands). The error

@@ -73,6 +73,9 @@ def _whole_number(env: Mapping[str, str], name: str, default: int, most: int,
     return int(digits)
 
 
+# A probe secret: long enough not to be guessed, and a header value as it is.
+_PROBE_SECRET = re.compile(r"[A-Za-z0-9_-]{32,128}")
+
 # The longest drain a stopping server takes (a balancer checks its servers every few seconds).
 MAX_DRAIN_SECONDS = 60.0
 
@@ -210,9 +213,15 @@ class Settings:
     # Feed events older than this many hours are pruned, and publish receipts older than
     # RECEIPT_WINDOW_SECONDS with them (0: both kept forever); at least the receipt window.
     feed_retention_hours: float = RECEIPT_WINDOW_SECONDS / 3600
+    # The secret the front door's health checks of the replicas carry (PROBE_HEADER), which
+    # gives them a line of their own; `up --replicas` makes one per run ("": none).
+    probe_secret: str = ""
 
     def __post_init__(self) -> None:
         _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0)
+        if self.probe_secret and not _PROBE_SECRET.fullmatch(self.probe_secret):
+            raise ValueError("SHELLEXEC_PROBE_SECRET must be 32 to 128 of A-Z a-z 0-9 _ -, "
+                             "or empty (a secret: its value is not repeated here)")
         if (problem := database_url_problem(self.database_url)) is not None:
             raise ValueError(f"SHELLEXEC_DATABASE_URL: {problem}")
         try:
@@ -309,4 +318,5 @@ class Settings:
             feed_retention_hours=_not_negative(env, "SHELLEXEC_FEED_RETENTION_HOURS",
                                                default.feed_retention_hours,
                                                MAX_RETENTION_DAYS * 24),
+            probe_secret=env.get("SHELLEXEC_PROBE_SECRET", default.probe_secret).strip(),
         )
