@@ -22,8 +22,8 @@ from shellexec.app import admin_socket
 from shellexec.app.front_door_errors import CHECK_UNAVAILABLE
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.client import ShellExecClient
-from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 from shellexec.demo.rest import JsonObject, RestError
+from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 from support.cluster import Cluster, running_cluster
