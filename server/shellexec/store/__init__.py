@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shellexec.store.database import Database
 from shellexec.store.errors import (
+    DatabaseFullError,
     DatabaseOpenError,
     DatabaseUnavailableError,
     MigrationFailedError,
@@ -28,6 +29,7 @@ from shellexec.store.statements import Statements
 __all__ = [
     "SCHEMA_VERSION",
     "Database",
+    "DatabaseFullError",
     "DatabaseOpenError",
     "DatabaseUnavailableError",
     "MigrationFailedError",

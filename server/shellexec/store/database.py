@@ -24,6 +24,7 @@ block the writer).
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from peewee import DatabaseError as PeeweeDatabaseError
 from peewee import SqliteDatabase
 
 from shellexec.store.errors import (
+    DatabaseFullError,
     DatabaseOpenError,
     DatabaseUnavailableError,
     UnsupportedDatabaseError,
@@ -79,6 +81,20 @@ def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], 
         # size again in writes. FAST still zeroes what lies in pages being written anyway.
         ("secure_delete", "fast"),
     )
+
+
+_log = logging.getLogger(__name__)
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether `error` is SQLite's SQLITE_FULL ("database or disk is full": no room on the
+    disk, or the file at `max_page_count`), as sqlite3 raises it or under peewee's error."""
+    for found in (error, getattr(error, "orig", None), error.__cause__):
+        if isinstance(found, sqlite3.Error) and (
+                getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL:
+            return True
+    return False
+
 
 # A unit of work, the future its caller awaits and the id of the session it changes (or None).
 Job = tuple[Callable[[], Any], "asyncio.Future[Any]", str | None]
@@ -128,6 +144,8 @@ class Database:
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-commit")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
         self._reader_count = readers
+        # Whether the last write found the disk full (told once, until a write commits).
+        self._full = False
 
     def on_rollback(self, listener: Callable[[], None]) -> None:
         """Calls `listener` whenever writes roll back, so that caches of what units of work
@@ -223,6 +241,7 @@ class Database:
             connection.execute("BEGIN IMMEDIATE")
             outcomes: list[Outcome] = [(future, work(), None) for work, future, _ in group]
             await self._commit(connection)
+            self._room_again()
             return outcomes
         except Exception:
             self._roll_back(connection)
@@ -236,10 +255,32 @@ class Database:
             connection.execute("BEGIN IMMEDIATE")
             value = work()
             await self._commit(connection)
+            self._room_again()
             return future, value, None
         except Exception as error:
             self._roll_back(connection)
-            return future, None, error
+            return future, None, self._stored_nothing(error)
+
+    def _stored_nothing(self, error: Exception) -> Exception:
+        """What a unit's failure is told as. A full disk (SQLITE_FULL, from a statement or
+        from COMMIT, which SQLite then rolled back) stored nothing and passes once space is
+        freed: `DatabaseFullError`, answered UNAVAILABLE, rather than the driver's
+        OperationalError, answered INTERNAL and logged where the committer thread ran it. The
+        operator is told once, until a write commits again."""
+        if not disk_full(error):
+            return error
+        if not self._full:
+            self._full = True
+            _log.warning("the database's disk is full: writes are answered UNAVAILABLE, "
+                         "and store nothing, until space is freed")
+        full = DatabaseFullError()
+        full.__cause__ = error
+        return full
+
+    def _room_again(self) -> None:
+        if self._full:
+            self._full = False
+            _log.warning("the database's disk has room again: writes are stored")
 
     async def _commit(self, connection: sqlite3.Connection) -> None:
         # The fsync happens off the loop; nothing else uses this connection meanwhile (only

@@ -5,6 +5,7 @@
     ├── DatabaseOpenError          the SQLite file cannot be opened, read or written
     ├── StaleWriteError            a row changed since it was read (another writer)
     ├── DatabaseUnavailableError   the database server cannot be reached (PostgreSQL); retry
+    │   └── DatabaseFullError      the database's disk is full: nothing was stored; retry
     ├── NewerSchemaError           a newer shellexec migrated the database past this one
     └── OlderSchemaError           the database lacks steps, and migrating was not asked for
 """
@@ -55,6 +56,19 @@ class DatabaseUnavailableError(StoreError):
                          + "; retry shortly")
         # The work may have been stored (the connection failed once COMMIT was sent).
         self.outcome_unknown = outcome_unknown
+
+
+class DatabaseFullError(DatabaseUnavailableError):
+    """The database's disk is full (or the file at its `max_page_count`): a write found no
+    room, and nothing of it was stored (SQLite rolls the transaction back). Reads go on.
+    Answered like an unavailable database (UNAVAILABLE, retry): the write succeeds once space
+    is freed."""
+
+    def __init__(self, reason: str = "") -> None:
+        why = " ".join(reason.split("\n", 1)[0].split())[:240]
+        StoreError.__init__(self, "the database's disk is full, so nothing was stored"
+                            + (f" ({why})" if why else "") + "; retry once space is freed")
+        self.outcome_unknown = False
 
 
 class MigrationFailedError(StoreError):

@@ -357,24 +357,76 @@ def applied_version(db: PeeweeDatabase) -> int:
 
 def migrate(db: PeeweeDatabase, upgrade: bool = True) -> int:
     """Applies every step the database lacks, all in one transaction; returns the resulting
-    schema version. MigrationFailedError, with nothing changed, when a step fails. Without
+    schema version. MigrationFailedError, with nothing changed, when a step or the COMMIT of
+    the steps fails, with the first error (a full disk: see `_one_transaction`). Without
     `upgrade`, only a new database is migrated (made): one that has some steps and lacks
     others is OlderSchemaError."""
-    with _references_unenforced(db), db.atomic():
-        current = applied_version(db)
-        if current > len(STEPS):
-            raise NewerSchemaError(current, len(STEPS))
-        if not upgrade and 0 < current < len(STEPS):
-            raise OlderSchemaError(current, len(STEPS))
-        for version, step in enumerate(STEPS[current:], start=current + 1):
-            try:
-                step(db)
-            except PeeweeDatabaseError as error:
-                raise MigrationFailedError(current, version, step.__name__.strip("_")
-                                           .replace("_", " "), str(error)) from error
-            SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)
-        _raise_session_counter(db)
+    current = 0
+    try:
+        with _references_unenforced(db), _one_transaction(db):
+            current = applied_version(db)
+            if current > len(STEPS):
+                raise NewerSchemaError(current, len(STEPS))
+            if not upgrade and 0 < current < len(STEPS):
+                raise OlderSchemaError(current, len(STEPS))
+            for version, step in enumerate(STEPS[current:], start=current + 1):
+                try:
+                    step(db)
+                except PeeweeDatabaseError as error:
+                    raise MigrationFailedError(current, version, step.__name__.strip("_")
+                                               .replace("_", " "), str(error)) from error
+                SchemaVersion.create(version=version, applied_at=time.time_ns() // 1000)
+            _raise_session_counter(db)
+    except _CommitFailedError as failed:
+        cause = failed.__cause__ or failed
+        if current >= len(STEPS):  # no step ran: the error is the start's own
+            raise cause from None
+        raise MigrationFailedError(
+            current, len(STEPS), f"committing steps {current + 1} to {len(STEPS)}",
+            str(cause)) from cause
     return SCHEMA_VERSION
+
+
+class _CommitFailedError(Exception):
+    """COMMIT failed (its error is the cause): the steps ran, and nothing of them is stored."""
+
+
+@contextlib.contextmanager
+def _one_transaction(db: PeeweeDatabase) -> Iterator[None]:
+    """`db.atomic()`, keeping the first error. On SQLite a full disk ends the transaction by
+    itself: a statement or the COMMIT fails with "database or disk is full" and SQLite rolls
+    back. peewee's `atomic()` then sends ROLLBACK all the same, which fails with "cannot
+    rollback - no transaction is active" and replaces the real error, though the database is
+    intact at its old version. Here ROLLBACK is sent only to a transaction still open, and a
+    failed COMMIT is `_CommitFailedError`, so that `migrate` names it. Within a caller's
+    transaction (PostgreSQL's migration lock) the steps run in a savepoint, as before."""
+    if not isinstance(db, SqliteDatabase) or db.transaction_depth():
+        with db.atomic():
+            yield
+        return
+    db.begin()
+    db.push_transaction(db.transaction())  # steps' own atomic() become savepoints
+    try:
+        yield
+    except BaseException:
+        db.pop_transaction()  # type: ignore[no-untyped-call]
+        _roll_back_if_open(db)
+        raise
+    db.pop_transaction()  # type: ignore[no-untyped-call]
+    try:
+        db.commit()
+    except PeeweeDatabaseError as error:
+        _roll_back_if_open(db)
+        raise _CommitFailedError from error
+
+
+def _roll_back_if_open(db: PeeweeDatabase) -> None:
+    """ROLLBACK, unless SQLite already ended the transaction (a full disk, an I/O error); a
+    failing ROLLBACK never hides the error that made it needed."""
+    connection = db.connection()  # type: ignore[no-untyped-call]
+    if connection.in_transaction:
+        with contextlib.suppress(PeeweeDatabaseError):
+            db.rollback()
 
 
 def _raise_session_counter(db: PeeweeDatabase) -> None:

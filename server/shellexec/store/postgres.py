@@ -91,6 +91,21 @@ def _lock_not_available(error: BaseException) -> bool:
         error.__context__, psycopg.errors.LockNotAvailable)
 
 
+def _stale_plan(error: BaseException) -> bool:
+    """Whether `error` (the driver's, or peewee's raised from it) is PostgreSQL refusing a
+    statement this connection prepared before a schema change altered the type of a column it
+    returns ("cached plan must not change result type"): another replica's migration did, in
+    a rolling upgrade. The statement fails so for as long as the connection lives, whatever
+    the transaction; a new connection prepares it anew. Known by the function that raises it
+    (the message may be translated)."""
+    for found in (error, getattr(error, "orig", None), error.__cause__, error.__context__):
+        if isinstance(found, psycopg.errors.FeatureNotSupported) and (
+                found.diag.source_function == "RevalidateCachedQuery"
+                or "cached plan must not change result type" in str(found)):
+            return True
+    return False
+
+
 def _drain(pipeline: psycopg.Pipeline) -> None:
     """Reads what a failed transaction left in `pipeline`, errors and all. After a refused
     statement the server skips every statement until the next sync, and leaving the pipeline
@@ -392,8 +407,11 @@ class PostgresDatabase(Database):
             listener()
 
     def _lost(self, error: BaseException) -> bool:
-        """Whether `error` came from a connection that is gone; if so, it is dropped."""
-        if isinstance(error, _CONNECTION_ERRORS) and (self.db.is_closed() or self._broken()):
+        """Whether `error` came from a connection that is gone, or whose prepared statements
+        a schema change made stale (`_stale_plan`); if so, it is dropped. Either way the work
+        stored nothing, and runs on a new connection."""
+        gone = isinstance(error, _CONNECTION_ERRORS) and (self.db.is_closed() or self._broken())
+        if gone or _stale_plan(error):
             self._discard_connection()
             return True
         return False
@@ -405,8 +423,9 @@ class PostgresDatabase(Database):
             return self._read_once(work)
         except DatabaseUnavailableError:
             # This thread's connection, opened before, is lost: most likely it sat idle
-            # through a database restart, and this read is its first use since. A read is
-            # safe to run again, once, on a new connection.
+            # through a database restart, and this read is its first use since; or its
+            # prepared statements went stale in a migration. A read is safe to run again,
+            # once, on a new connection.
             return self._read_once(work)
 
     def _read_once(self, work: Callable[[], T]) -> T:
@@ -415,10 +434,10 @@ class PostgresDatabase(Database):
             # One snapshot for the whole read, as a WAL reader has in SQLite.
             with self.db.atomic(isolation_level="REPEATABLE READ"):
                 return work()
-        except _CONNECTION_ERRORS as error:
-            if self.db.is_closed() or self._broken():
-                self._discard_connection()
-                raise DatabaseUnavailableError() from error
+        except Exception as error:
+            if self._lost(error):
+                raise DatabaseUnavailableError(
+                    str(error) if _stale_plan(error) else "") from error
             raise
 
 
