@@ -106,6 +106,12 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         return
     if error is None:
         future.set_result(value)
+    elif isinstance(error, StopIteration):
+        # A future refuses StopIteration (TypeError), and its caller would wait for ever:
+        # SHELLEXEC_KNOWN_SESSIONS=0 made every publish do so. It is a bug of the unit's.
+        wrapped = RuntimeError(f"a unit of work raised StopIteration: {error!r}")
+        wrapped.__cause__ = error
+        future.set_exception(wrapped)
     else:
         future.set_exception(error)
 
