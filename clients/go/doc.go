@@ -11,6 +11,8 @@
 // otherwise). ACP updates are plain Go values that encoding/json encodes to a JSON object
 // (map[string]any, a struct, json.RawMessage), never google.protobuf.Value builders. The
 // generated messages (package shellexec/clients/go/gen/shellexec/v1) are returned as they are.
+// Dial refuses a token no header can carry and a negative timeout; after an outage the client
+// tries to reconnect at least every MaxReconnectDelay (5 seconds).
 //
 // A failed call returns an *Error: its gRPC code, message and the google.rpc details the
 // service sends (the ErrorInfo reason such as TURN_ALREADY_RUNNING, the BadRequest field,

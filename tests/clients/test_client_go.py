@@ -1,7 +1,8 @@
 """The Go client's own tests (tests/clients/go/clienttest: the token on every call, errors
 keeping their status and google.rpc details, plain Go values as updates, the context bounding
-each call, paging and deletion), run by `go test` against a stack with authentication on,
-straight to the server and through Envoy."""
+each call, paging and deletion, and the tokens and timeouts Dial refuses), run by `go test`
+against a stack with authentication on, straight to the server and through Envoy; and the unit
+tests inside the client's own module (clients/go: its bounded reconnect backoff)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from support.stack import Stack, running_stack
 
 GO_MODULE = Path(__file__).resolve().parent / "go"
+CLIENT_MODULE = Path(__file__).resolve().parents[2] / "clients" / "go"
 
 pytestmark = pytest.mark.slow  # its own stack, and `go test` builds the tests
 
@@ -31,4 +33,11 @@ def test_the_go_client_tests_pass(secured: Stack) -> None:
     tested = subprocess.run(["go", "test", "-count=1", "-v", "./clienttest/"], cwd=GO_MODULE,
                             env=env, capture_output=True, text=True, timeout=300, check=False)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert tested.stdout.count("--- PASS") == 6, tested.stdout
+    assert tested.stdout.count("--- PASS") == 8, tested.stdout
+
+
+def test_the_go_client_s_unit_tests_pass() -> None:
+    tested = subprocess.run(["go", "test", "-count=1", "-v", "."], cwd=CLIENT_MODULE,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert tested.stdout.count("--- PASS") == 2, tested.stdout

@@ -1,7 +1,8 @@
 """The conformance scenario (tests/clients/scenario.json, described in its README) played by
 the Java client (clients/java), straight to the server and through Envoy; and what the client
 reports of failed calls (gRPC code, ErrorInfo reason) and of its bearer token; TLS to a front
-door with a certificate, and closing the client with a feed open.
+door with a certificate, and closing the client with a feed open; the tokens its builder
+refuses, and its bound on reconnects after an outage.
 
 Maven's wrapper builds the client and its runner once (fetching Maven and the dependencies on
 a fresh machine); each case then runs the runner on one address.
@@ -25,6 +26,7 @@ SCENARIO = Path(__file__).parent / "scenario.json"
 RUNNER = "com.shellexec.conformance.ConformanceRunner"
 PROBE = "com.shellexec.conformance.ErrorProbe"
 CLIENT_PROBE = "com.shellexec.conformance.ClientProbe"
+OPTIONS_PROBE = "com.shellexec.client.OptionsProbe"
 # The builder refuses a negative timeout at once; `timeout(null)` was taken, then every call
 # failed with a NullPointerException. The probe's client now runs with null: no deadline.
 NEGATIVE_TIMEOUT = "negative_timeout timeout: must not be negative, got PT-1S"
@@ -38,6 +40,29 @@ PROBE_LINES = [
     "get_unknown_session NOT_FOUND shellexec.v1.Session",
 ]
 CLASSPATH_FILE = JAVA_CLIENT / "target" / "conformance.classpath"
+# What OptionsProbe prints: a token no header can carry refused by the builder, in the words of
+# the other clients and the bridge, never showing the token (grpc-java dropped the header with a
+# warning, and the service answered UNAUTHENTICATED); and the reconnect bound (grpc-java's
+# backoff grows to two minutes, and no builder option of grpc-java 1.85 bounds it).
+TOKEN_RULE = ": a token is at most 256 visible ASCII characters"
+OPTIONS_PROBE_LINES = [
+    *(f"refused token {problem}{TOKEN_RULE}" for problem in [
+        "ends with a line feed",
+        "holds a carriage return (character 21 of 22)",
+        "holds a space (character 7 of 27)",
+        "ends with a tab",
+        "holds a NUL byte (character 21 of 22)",
+        "ends with a control character",
+        "holds a character outside ASCII (character 21 of 41)",
+        "ends with a character outside ASCII",
+        "is 257 characters long; the service takes at most 256",
+    ]),
+    "token_taken 256",
+    "token_taken none",
+    "reconnect_every PT5S",
+    "reconnect_stopped true",
+    "reconnect_reset [TRANSIENT_FAILURE]",
+]
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +131,11 @@ def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(
         address = f"127.0.0.1:{secured.rest_port}"
         assert _client_probe(classpath, address, token, str(cert)) == [
             NEGATIVE_TIMEOUT, "tls ses_", "feed_after_close CANCELLED"]
+
+
+def test_the_builder_refuses_a_token_no_header_can_carry_and_reconnects_are_bounded(
+        classpath: str) -> None:
+    result = subprocess.run(["java", "-cp", classpath, OPTIONS_PROBE],
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.splitlines() == OPTIONS_PROBE_LINES
+    assert "shx_Secret" not in result.stdout + result.stderr

@@ -2,8 +2,10 @@
 TypeScript client (clients/typescript): in Node over gRPC straight to the server, and through
 Envoy over gRPC, gRPC-Web and Connect; and once in Chromium, from the page the front door
 serves, over gRPC-Web to the page's own origin with the page's Content-Security-Policy. Then
-the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on, and TLS
-to a front door with a certificate (clients/typescript/test/tls.ts)."""
+the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on, TLS
+to a front door with a certificate (clients/typescript/test/tls.ts), the failures of the way to
+the service reported as UNAVAILABLE (test/transport-failures.ts) and the tokens and timeouts
+the client refuses when it is made (test/client-options.ts)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ RUNNER_TIMEOUT_S = 120
 # Where the page loads the browser runner from: a path of the page's own origin that Envoy does
 # not serve, so the test's answer for it is the only one.
 RUNNER_PATH = "/conformance-runner.js"
+# The Node runners of clients/typescript/test that `npm run conformance:build` does not bundle.
+OWN_RUNNERS = ("transport-failures", "client-options")
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +39,11 @@ def runners() -> Path:
         pytest.fail("clients/typescript/node_modules is missing: run `make check-generated`")
     subprocess.run(["npm", "run", "--silent", "conformance:build"], cwd=PACKAGE, check=True,
                    timeout=RUNNER_TIMEOUT_S)
+    for name in OWN_RUNNERS:
+        subprocess.run([PACKAGE / "node_modules" / ".bin" / "esbuild", f"test/{name}.ts",
+                        "--bundle", "--platform=node", "--format=esm",
+                        f"--outfile=build/{name}-node.mjs", "--log-level=warning"],
+                       cwd=PACKAGE, check=True, timeout=RUNNER_TIMEOUT_S)
     return PACKAGE / "build"
 
 
@@ -89,11 +98,34 @@ def test_a_unary_call_whose_stream_was_refused_is_sent_once_more(runners: Path) 
     assert result.stdout.strip() == "refused-stream: passed"
 
 
+def test_a_failure_of_the_way_to_the_service_is_unavailable(runners: Path) -> None:
+    """A stream the server cancels (RST_STREAM CANCEL, as it does while it stops), a
+    connection reset or closed at once: Connect said CANCELED, ABORTED or INTERNAL ("write
+    EPIPE") where Go, Java and Python say UNAVAILABLE. The caller's own abort stays CANCELED.
+    The runner's own servers break the calls on cue."""
+    result = subprocess.run(["node", str(runners / "transport-failures-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "transport-failures: passed"
+
+
+def test_a_token_or_timeout_the_client_cannot_use_is_refused_when_it_is_made(
+        runners: Path) -> None:
+    """A token with a line feed was trimmed silently, a negative `timeoutMs` taken as no
+    deadline and NaN as an immediate one."""
+    result = subprocess.run(["node", str(runners / "client-options-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "client-options: passed"
+
+
 def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(runners: Path,
                                                                   tmp_path: Path) -> None:
     """A front door with a self-signed certificate was out of reach: no option took the
     certificate (`[internal] self-signed certificate`), and a hand-made transport lost the
-    refused-stream retry. `ca` trusts it alone, over each protocol."""
+    refused-stream retry. `ca` trusts it alone, over each protocol. Plaintext (`http://`) to
+    its TLS port is UNAVAILABLE (it was CANCELED over HTTP/2, INTERNAL "write EPIPE" over
+    HTTP/1.1)."""
     cert, key = certificate(tmp_path)
     with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_TLS_CERT_FILE=str(cert),
                        SHELLEXEC_TLS_KEY_FILE=str(key)) as secured:

@@ -47,8 +47,28 @@ export interface WatchOptions extends CallOptions {
 }
 
 export interface ClientOptions {
-  /** Per-call deadline of the unary calls, in milliseconds (watch has none). */
+  /** Per-call deadline of the unary calls, in milliseconds (watch has none): 30,000 unless
+   * given; 0 for none, as in the Go, Java and Python clients. A negative or non-finite one,
+   * or one past MAX_TIMEOUT_MS, is refused when the client is made. */
   timeoutMs?: number;
+}
+
+/** The longest deadline Node's timers keep (about 24.8 days): a longer one fired at once, and
+ * every call failed with DEADLINE_EXCEEDED. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** The deadline `timeoutMs` asks for, checked now: Connect took a negative one (or NaN) as no
+ * deadline at all. */
+function callTimeout(timeoutMs: number | undefined): number {
+  if (timeoutMs === undefined) return 30_000;
+  if (!Number.isFinite(timeoutMs)) {
+    throw new Error(`timeoutMs: must be a finite number of milliseconds, got ${timeoutMs}`);
+  }
+  if (timeoutMs < 0) throw new Error(`timeoutMs: must not be negative, got ${timeoutMs}`);
+  if (timeoutMs > MAX_TIMEOUT_MS) {
+    throw new Error(`timeoutMs: must be at most ${MAX_TIMEOUT_MS} (0 for none), got ${timeoutMs}`);
+  }
+  return timeoutMs;
 }
 
 /** Blocking-free calls to one shellexec service over `transport`. */
@@ -58,7 +78,7 @@ export class ShellExecClient {
 
   constructor(transport: Transport, options: ClientOptions = {}) {
     this.stub = createClient(ShellExecService, transport);
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = callTimeout(options.timeoutMs);
   }
 
   /** The normalized record of one tool call's updates (plain ACP `params.update` objects). */

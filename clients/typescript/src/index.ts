@@ -3,7 +3,13 @@
 
 export * from "./client.js";
 export * from "./errors.js";
-export { bearerToken, MAX_MESSAGE_BYTES, type Protocol, type TransportOptions } from "./transport.js";
+export {
+  bearerToken,
+  MAX_MESSAGE_BYTES,
+  transportFailuresAreUnavailable,
+  type Protocol,
+  type TransportOptions,
+} from "./transport.js";
 export * from "./gen/shellexec/v1/message_pb.js";
 export * from "./gen/shellexec/v1/session_pb.js";
 export * from "./gen/shellexec/v1/shell_exec_service_pb.js";

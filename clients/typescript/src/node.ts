@@ -1,7 +1,7 @@
 /** Node: gRPC over HTTP/2 straight to the server or through Envoy, gRPC-Web and Connect
  * through Envoy. */
 
-import { Code, ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -12,7 +12,7 @@ import { ShellExecClient, type ClientOptions } from "./client.js";
 import {
   interceptors,
   MAX_MESSAGE_BYTES,
-  someCause,
+  transportFailuresAreUnavailable,
   type TransportOptions,
 } from "./transport.js";
 
@@ -42,47 +42,18 @@ function tlsOptions(options: NodeTransportOptions): { ca: string } | undefined {
   return { ca };
 }
 
-/** OpenSSL's certificate verification failures, as Node names them in an error's `code`
- * (its `tls` documentation lists them); Node's own TLS errors start with ERR_TLS_ or ERR_SSL_. */
-const CERTIFICATE_FAILURES = new Set([
-  "CERT_CHAIN_TOO_LONG", "CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID", "CERT_REJECTED",
-  "CERT_REVOKED", "CERT_SIGNATURE_FAILURE", "CERT_UNTRUSTED", "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "HOSTNAME_MISMATCH", "INVALID_CA", "INVALID_PURPOSE", "PATH_LENGTH_EXCEEDED",
-  "SELF_SIGNED_CERT_IN_CHAIN", "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
-  "UNABLE_TO_DECRYPT_CERT_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-]);
-
-/** Whether Node's TLS failed under `error`: a certificate it could not trust, or a handshake
- * that could not be made (over HTTP/1.1 Node reports a failed handshake as the system error
- * EPROTO, with OpenSSL's words). Only Node's own errors count, never a message the server
- * wrote. */
-export function wasTlsFailure(error: unknown): boolean {
-  return someCause(error, (cause, code) => code !== undefined && (CERTIFICATE_FAILURES.has(code)
-    || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_")
-    || (code === "EPROTO" && cause.message.includes("SSL routines"))));
-}
-
-/** Reports a TLS failure as UNAVAILABLE, as gRPC's Go and Java libraries do: the call never
- * reached the service, so no fault of the service (INTERNAL, Connect's word) is to blame. */
-export function tlsFailureIsUnavailable(): Interceptor {
-  return (next) => async (request) => {
-    try {
-      return await next(request);
-    } catch (error) {
-      if (!wasTlsFailure(error)) throw error;
-      const failure = ConnectError.from(error);
-      throw new ConnectError(failure.rawMessage, Code.Unavailable, undefined, undefined, error);
-    }
-  };
-}
+// Once this module's own, kept for the programs that import them from here: transport.ts now
+// maps the failures of every transport, TLS and others (`transportFailuresAreUnavailable`).
+export { wasTlsFailure } from "./transport.js";
+/** @deprecated every transport has `transportFailuresAreUnavailable` (transport.ts). */
+export const tlsFailureIsUnavailable = transportFailuresAreUnavailable;
 
 export function nodeTransport(options: NodeTransportOptions): Transport {
   // The same options serve http2.connect (HTTP/2) and https.request (HTTP/1.1).
   const nodeOptions = tlsOptions(options);
   const common = {
     baseUrl: options.baseUrl,
-    interceptors: [tlsFailureIsUnavailable(), ...interceptors(options.token)],
+    interceptors: interceptors(options.token),
     readMaxBytes: MAX_MESSAGE_BYTES, writeMaxBytes: MAX_MESSAGE_BYTES, nodeOptions,
   };
   const httpVersion = options.httpVersion ?? "2";

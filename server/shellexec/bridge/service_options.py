@@ -7,7 +7,8 @@ empty target fails only at the first call ("Failed to create channel to ''"), a 
 `--retry-for`. A token holding a line break or a character outside ASCII (`$(cat token.txt)`
 of a file with Windows line endings) cannot go into a header, and failed inside gRPC after the
 agent had started. So both are checked first, as usage errors; a message about the token says
-what is wrong with it, never what it is.
+what is wrong with it, never what it is. The token's rule is the Python client's own
+(`shellexec.client._auth.token_problem`), which refuses such a token when a client is made.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import ipaddress
 import re
 from typing import Final
 
-from shellexec.rules.limits import MAX_BEARER_TOKEN_CHARS
+from shellexec.client._auth import token_problem
+
+__all__ = ["ADDRESS_FORM", "MAX_PORT", "address_problem", "token_problem"]
 
 MAX_PORT: Final = 65_535
 # A host name: labels of letters, digits, `-` and `_` (a container's service name), joined by
@@ -31,10 +34,6 @@ _GRPC_TARGET_SCHEME: Final = re.compile(
     r"(unix|unix-abstract|vsock|dns|ipv4|ipv6|xds|google-c2p):", re.IGNORECASE)
 ADDRESS_FORM: Final = ("HOST:PORT, such as 127.0.0.1:50051, [::1]:50051 or "
                        "shellexec.example.com:443")
-# The characters a bearer token may hold: visible ASCII, as an HTTP header value can carry it.
-_TOKEN_CHARS: Final = frozenset(chr(code) for code in range(0x21, 0x7F))
-_NAMED_CHARACTERS: Final = {"\r": "a carriage return", "\n": "a line feed", "\t": "a tab",
-                            " ": "a space", "\0": "a NUL byte"}
 
 
 def address_problem(value: str) -> str | None:
@@ -73,23 +72,4 @@ def _host_problem(host: str) -> str | None:
             ipaddress.IPv4Address(host)
         except ValueError:
             return "the host is no IPv4 address"
-    return None
-
-
-def token_problem(token: str) -> str | None:
-    """What is wrong with a bearer token (never the token itself), or None: a token is at
-    most MAX_BEARER_TOKEN_CHARS visible ASCII characters (docs/api.md, "Limits")."""
-    for index, character in enumerate(token):
-        if character in _TOKEN_CHARS:
-            continue
-        name = _NAMED_CHARACTERS.get(character)
-        if name is None:
-            name = ("a control character" if character.isascii()
-                    else "a character outside ASCII")
-        if index == len(token) - 1:
-            return f"ends with {name}"
-        return f"holds {name} (character {index + 1} of {len(token)})"
-    if len(token) > MAX_BEARER_TOKEN_CHARS:
-        return (f"is {len(token)} characters long; the service takes at most "
-                f"{MAX_BEARER_TOKEN_CHARS}")
     return None

@@ -7,9 +7,13 @@
         client.complete_turn(session.id, turn.id, "end_turn")
 
 `token` is a bearer token (`shellexec token create`), needed when the service has
-authentication on; it is sent with every call. `tls` speaks TLS to a front door with a
-certificate: `tls="cert.pem"` trusts that PEM file's certificates alone, `tls=True` the
-system's.
+authentication on; it is sent with every call. A token no header can carry (a line feed read
+with it from a file, a character outside ASCII, more than 256 characters) is refused at once
+with ValueError, which says what is wrong and never what the token is. `timeout` is each
+unary call's deadline in seconds (30 by default; None or 0 for none). `tls` speaks TLS to a
+front door with a certificate: `tls="cert.pem"` trusts that PEM file's certificates alone,
+`tls=True` the system's. After an outage a client tries to reconnect at least every 5 seconds
+(gRPC's own backoff grows to two minutes).
 
 `watch` returns a `Feed`: iterate it, and `close()` it when done. `AsyncShellExecClient` has
 the same methods with the same parameters, awaited (and `watch` iterated with `async for`,

@@ -1,12 +1,51 @@
 """Sending a bearer token with every call: a channel interceptor for each client, so no
-method can forget it."""
+method can forget it; and the token checked when the client is made."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import grpc
+
+# The longest bearer token the service takes (docs/api.md, "Limits"). The client installs
+# without the server, so it cannot read shellexec.rules.limits; tests/clients holds the two
+# equal, and `token_problem` word for word the bridge's.
+MAX_BEARER_TOKEN_CHARS: Final = 256
+# The characters a bearer token may hold: visible ASCII, as an HTTP header value can carry it.
+_TOKEN_CHARS: Final = frozenset(chr(code) for code in range(0x21, 0x7F))
+_NAMED_CHARACTERS: Final = {"\r": "a carriage return", "\n": "a line feed", "\t": "a tab",
+                            " ": "a space", "\0": "a NUL byte"}
+
+
+def token_problem(token: str) -> str | None:
+    """What is wrong with a bearer token (never the token itself), or None: a token is at
+    most MAX_BEARER_TOKEN_CHARS visible ASCII characters (docs/api.md, "Limits")."""
+    for index, character in enumerate(token):
+        if character in _TOKEN_CHARS:
+            continue
+        name = _NAMED_CHARACTERS.get(character)
+        if name is None:
+            name = ("a control character" if character.isascii()
+                    else "a character outside ASCII")
+        if index == len(token) - 1:
+            return f"ends with {name}"
+        return f"holds {name} (character {index + 1} of {len(token)})"
+    if len(token) > MAX_BEARER_TOKEN_CHARS:
+        return (f"is {len(token)} characters long; the service takes at most "
+                f"{MAX_BEARER_TOKEN_CHARS}")
+    return None
+
+
+def check_token(token: str) -> None:
+    """ValueError, saying what is wrong and never what the token is, when `token` cannot be
+    sent: a header cannot carry a line feed read with it from a file, or a character outside
+    ASCII, which failed every call (INTERNAL "Invalid metadata" in the blocking client, an
+    error that was no grpc.RpcError in the asyncio one)."""
+    problem = token_problem(token)
+    if problem is not None:
+        raise ValueError(f"token {problem}: a token is at most {MAX_BEARER_TOKEN_CHARS} "
+                         "visible ASCII characters")
 
 
 def _header(token: str) -> tuple[str, str]:

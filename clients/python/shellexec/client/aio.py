@@ -9,8 +9,8 @@ from typing import Any
 
 import grpc
 
-from shellexec.client._auth import async_bearer_token
-from shellexec.client._channel import Tls, channel_credentials
+from shellexec.client._auth import async_bearer_token, check_token
+from shellexec.client._channel import Tls, call_timeout, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
     publish_request,
@@ -23,12 +23,15 @@ from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 
 class AsyncShellExecClient:
-    """Asynchronous calls to a shellexec server at `target` (host:port); `token` is sent as
-    `authorization: Bearer` on every call, and `tls` chooses plaintext or TLS as for
-    `ShellExecClient`."""
+    """Asynchronous calls to a shellexec server at `target` (host:port); `timeout`, `token`
+    (sent as `authorization: Bearer` on every call) and `tls` (plaintext or TLS) are taken, and
+    refused, as by `ShellExecClient`."""
 
-    def __init__(self, target: str, timeout: float = 30.0, token: str = "",
+    def __init__(self, target: str, timeout: float | None = 30.0, token: str = "",
                  tls: Tls = False) -> None:
+        self._timeout = call_timeout(timeout)
+        if token:
+            check_token(token)
         credentials = channel_credentials(tls)
         interceptors = async_bearer_token(token) if token else None
         self._channel = (
@@ -38,7 +41,6 @@ class AsyncShellExecClient:
             grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS,
                                       interceptors=interceptors))
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
-        self._timeout = timeout
 
     async def __aenter__(self) -> AsyncShellExecClient:
         return self

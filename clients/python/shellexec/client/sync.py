@@ -8,8 +8,8 @@ from typing import Any
 
 import grpc
 
-from shellexec.client._auth import BearerToken
-from shellexec.client._channel import Tls, channel_credentials
+from shellexec.client._auth import BearerToken, check_token
+from shellexec.client._channel import Tls, call_timeout, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
     publish_request,
@@ -57,20 +57,26 @@ class Feed(Iterator[pb.WatchMessagesResponse]):
 
 
 class ShellExecClient:
-    """Blocking calls to a shellexec server at `target` (host:port); `token` is sent as
-    `authorization: Bearer` on every call (needed when the service has authentication on).
+    """Blocking calls to a shellexec server at `target` (host:port). `timeout` is each unary
+    call's deadline in seconds: None or 0 for none; a negative or non-finite one is refused
+    (ValueError). `token` is sent as `authorization: Bearer` on every call (needed when the
+    service has authentication on): at most 256 visible ASCII characters, else ValueError,
+    saying what is wrong with it (a line feed read with it from a file) and never what it is.
     `tls` is False for plaintext, True to check the server against the system's trusted
     certificates, or a PEM file (its path, or its bytes) to check it against those
-    certificates alone."""
+    certificates alone. After an outage the channel tries to reconnect at least every 5
+    seconds."""
 
-    def __init__(self, target: str, timeout: float = 30.0, token: str = "",
+    def __init__(self, target: str, timeout: float | None = 30.0, token: str = "",
                  tls: Tls = False) -> None:
+        self._timeout = call_timeout(timeout)
+        if token:
+            check_token(token)
         credentials = channel_credentials(tls)
         channel = (grpc.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
                    if credentials else grpc.insecure_channel(target, options=CHANNEL_OPTIONS))
         self._channel = grpc.intercept_channel(channel, BearerToken(token)) if token else channel
         self._stub = pb_grpc.ShellExecServiceStub(self._channel)
-        self._timeout = timeout
 
     def __enter__(self) -> ShellExecClient:
         return self

@@ -65,19 +65,34 @@ public final class ShellExecClient implements AutoCloseable {
   /** The gRPC message limit of docs/api.md ("Limits"), both ways. */
   public static final int MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+  /** The longest bearer token the service takes (docs/api.md, "Limits"). */
+  public static final int MAX_BEARER_TOKEN_CHARS = 256;
+
+  /**
+   * The longest wait between two attempts to reconnect after an outage. grpc-java's own backoff
+   * grows to two minutes, and grpc-java 1.85 has no option to bound it: while the channel waits
+   * after a failed attempt, the client cuts the wait short this often. The Go and Python
+   * clients bound it alike.
+   */
+  public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(5);
+
   private static final int ALL_PAGES_LIMIT = 500;
 
   private final ManagedChannel channel;
   private final ShellExecServiceGrpc.ShellExecServiceBlockingStub stub;
   private final Duration timeout;
   private final Set<Feed> openFeeds = ConcurrentHashMap.newKeySet();
+  private final Runnable stopBoundingReconnects;
 
-  private ShellExecClient(ManagedChannel channel, String token, Duration timeout) {
+  private ShellExecClient(ManagedChannel channel, String token, Duration timeout,
+      ReconnectBound.Timer reconnectTimer) {
     Channel calls = token.isEmpty() ? channel : ClientInterceptors.intercept(channel,
         new BearerToken(token));
     this.channel = channel;
     this.stub = ShellExecServiceGrpc.newBlockingStub(calls);
     this.timeout = timeout;
+    this.stopBoundingReconnects =
+        ReconnectBound.start(channel, MAX_RECONNECT_DELAY, reconnectTimer);
   }
 
   /** A client of the server at {@code target} ({@code host:port}; plaintext unless
@@ -227,6 +242,7 @@ public final class ShellExecClient implements AutoCloseable {
     for (Feed feed : List.copyOf(openFeeds)) {
       feed.close();
     }
+    stopBoundingReconnects.run();
     channel.shutdown();
     try {
       channel.awaitTermination(5, TimeUnit.SECONDS);
@@ -268,15 +284,28 @@ public final class ShellExecClient implements AutoCloseable {
     private String token = "";
     private Duration timeout = Duration.ofSeconds(30);
     private ChannelCredentials credentials = InsecureChannelCredentials.create();
+    private ReconnectBound.Timer reconnectTimer = ReconnectBound.SHARED;
 
     private Builder(String target) {
       this.target = target;
     }
 
-    /** Sends {@code authorization: Bearer <token>} with every call ("" or null for none, so
-     * {@code System.getenv("SHELLEXEC_TOKEN")} may be passed as it is). */
+    /**
+     * Sends {@code authorization: Bearer <token>} with every call ("" or null for none, so
+     * {@code System.getenv("SHELLEXEC_TOKEN")} may be passed as it is). A token no header can
+     * carry (more than {@link ShellExecClient#MAX_BEARER_TOKEN_CHARS} characters, or any but
+     * visible ASCII, such as a line feed read with it from a file) is refused here, with an
+     * {@link IllegalArgumentException} saying what is wrong and never what the token is:
+     * grpc-java dropped it with a warning, and the service answered UNAUTHENTICATED.
+     */
     public Builder token(String token) {
-      this.token = token == null ? "" : token;
+      String given = token == null ? "" : token;
+      String problem = given.isEmpty() ? null : BearerToken.problem(given);
+      if (problem != null) {
+        throw new IllegalArgumentException("token " + problem + ": a token is at most "
+            + MAX_BEARER_TOKEN_CHARS + " visible ASCII characters");
+      }
+      this.token = given;
       return this;
     }
 
@@ -309,11 +338,19 @@ public final class ShellExecClient implements AutoCloseable {
       return this;
     }
 
+    /** The clock of the reconnect bound, for tests. */
+    Builder reconnectTimer(ReconnectBound.Timer timer) {
+      this.reconnectTimer = timer;
+      return this;
+    }
+
+    /** The client, on a channel that tries to reconnect after an outage at least every
+     * {@link ShellExecClient#MAX_RECONNECT_DELAY}. */
     public ShellExecClient build() {
       ManagedChannel channel = Grpc.newChannelBuilder(target, credentials)
           .maxInboundMessageSize(MAX_MESSAGE_BYTES).build();
       try {
-        return new ShellExecClient(channel, token, timeout);
+        return new ShellExecClient(channel, token, timeout, reconnectTimer);
       } catch (RuntimeException | Error error) {
         // No one else holds the channel: left open, its threads outlive the failed build.
         channel.shutdownNow();

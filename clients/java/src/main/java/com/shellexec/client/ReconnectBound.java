@@ -1,0 +1,62 @@
+package com.shellexec.client;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Bounds the wait of a channel's reconnects after an outage. grpc-java's backoff grows to two
+ * minutes, and no builder option of grpc-java 1.85 changes it, so a client kept failing
+ * UNAVAILABLE for up to ~17 s (longer after a longer outage) once the service was back. While
+ * the channel is in TRANSIENT_FAILURE (its last attempt to connect failed, and it waits to try
+ * again), this tells it every period to try again at once
+ * ({@link ManagedChannel#resetConnectBackoff()}, grpc-java's public way to cut the wait short).
+ */
+final class ReconnectBound {
+  /** Runs a task every period until the returned handle is run; tests give their own clock. */
+  @FunctionalInterface
+  interface Timer {
+    Runnable every(Duration period, Runnable task);
+  }
+
+  /** One daemon thread for every client of the process: a look at a channel's state every
+   * few seconds costs nothing. */
+  static final Timer SHARED = new Timer() {
+    private final ScheduledThreadPoolExecutor executor = executor();
+
+    @Override
+    public Runnable every(Duration period, Runnable task) {
+      ScheduledFuture<?> scheduled = executor.scheduleWithFixedDelay(
+          task, period.toNanos(), period.toNanos(), TimeUnit.NANOSECONDS);
+      return () -> scheduled.cancel(false);
+    }
+  };
+
+  private ReconnectBound() {}
+
+  /** Starts bounding {@code channel}'s reconnects to one every {@code period}; the handle
+   * returned stops it. */
+  static Runnable start(ManagedChannel channel, Duration period, Timer timer) {
+    return timer.every(period, () -> check(channel));
+  }
+
+  /** Cuts the channel's wait for its next attempt short if it waits after a failed one. */
+  static void check(ManagedChannel channel) {
+    if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+      channel.resetConnectBackoff();
+    }
+  }
+
+  private static ScheduledThreadPoolExecutor executor() {
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
+      Thread thread = new Thread(task, "shellexec-reconnect-bound");
+      thread.setDaemon(true);
+      return thread;
+    });
+    executor.setRemoveOnCancelPolicy(true);  // a closed client leaves nothing behind
+    return executor;
+  }
+}
