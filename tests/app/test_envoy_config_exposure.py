@@ -37,3 +37,14 @@ def test_envoy_config_refuses_a_grpc_port_that_is_none(tmp_path: Path, port: str
     assert rendered.returncode == 2
     assert rendered.stdout == ""
     assert "--grpc-port: must be a port from 1 to 65535" in rendered.stderr
+
+
+def test_envoy_config_needs_a_port_when_the_address_has_none(tmp_path: Path) -> None:
+    env = {**os.environ, "SHELLEXEC_REST_PORT": str(free_port()),
+           "SHELLEXEC_GRPC_ADDRESS": "127.0.0.1:0",
+           "SHELLEXEC_DATABASE_URL": f"sqlite:///{tmp_path / 'shellexec.db'}"}
+    rendered = subprocess.run([BIN / "shellexec", "envoy-config"], cwd=tmp_path, env=env,
+                              text=True, capture_output=True, timeout=60, check=False)
+    assert rendered.returncode == 2
+    assert rendered.stdout == ""
+    assert "port 0 (any free port), so pass --grpc-port" in rendered.stderr

@@ -42,6 +42,10 @@ BAD = [
     # Checked when Envoy's configuration was made: after the server had started.
     ("SHELLEXEC_ALLOWED_HOSTS", "*.example"), ("SHELLEXEC_ALLOWED_HOSTS", "a b"),
     ("SHELLEXEC_ALLOWED_HOSTS", "example.com:99999"), ("SHELLEXEC_ALLOWED_HOSTS", "a.b:0"),
+    # Envoy matches the Host as written: a port of other digits, or with a leading zero,
+    # would never match what a browser sends.
+    ("SHELLEXEC_ALLOWED_HOSTS", "example.com:\u0668\u0660\u0668\u0660"),
+    ("SHELLEXEC_ALLOWED_HOSTS", "a.b:0099"), ("SHELLEXEC_ALLOWED_HOSTS", "a.b:" + "9" * 5000),
     ("SHELLEXEC_LOG", "loud"), ("SHELLEXEC_LOG", "call s"),
     ("SHELLEXEC_PROBE_SECRET", "short"), ("SHELLEXEC_PROBE_SECRET", "a b" * 20),
     # float() takes these: 10 seconds, and Arabic-Indic digits.

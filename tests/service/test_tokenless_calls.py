@@ -1,8 +1,9 @@
 """With authentication on, the open services (health, reflection) need no token, and the
-server runs a bounded number of such calls at once (MAX_TOKENLESS_CALLS): 5,120 tokenless
-health watches took every call the server may run, and every token holder's call failed. A
-call of an open service that carries a valid token is its token's, outside that bound, and
-so is the front door's health check, which carries the probe secret (ADR 0140)."""
+server runs a bounded number of their streams without one at once (MAX_TOKENLESS_CALLS):
+5,120 tokenless health watches took every call the server may run, and every token holder's
+call failed. A stream that carries a valid token is its token's, outside that bound, and so
+is the front door's probe, which carries the probe secret; a health check, answered at once,
+is never counted (ADR 0140)."""
 
 from __future__ import annotations
 
@@ -36,48 +37,56 @@ def secured(tmp_path: Path) -> Iterator[Stack]:
         yield stack
 
 
-def check(channel: grpc.Channel, token: str | None = None, probe: str | None = None) -> int:
+def check(channel: grpc.Channel, token: str | None = None) -> int:
     metadata = [] if token is None else [("authorization", f"Bearer {token}")]
-    if probe is not None:
-        metadata.append((PROBE_HEADER, probe))
     answer = health_pb2_grpc.HealthStub(channel).Check(
         health_pb2.HealthCheckRequest(service=""), timeout=CALL_SECONDS, metadata=metadata)
     return int(answer.status)
 
 
-def test_tokenless_calls_past_their_bound_are_refused_and_token_holders_are_served(
+def watch(channel: grpc.Channel, token: str | None = None,
+          probe: str | None = None) -> Iterator[health_pb2.HealthCheckResponse]:
+    metadata = [] if token is None else [("authorization", f"Bearer {token}")]
+    if probe is not None:
+        metadata.append((PROBE_HEADER, probe))
+    return iter(health_pb2_grpc.HealthStub(channel).Watch(
+        health_pb2.HealthCheckRequest(service=""), metadata=metadata))
+
+
+def test_tokenless_streams_past_their_bound_are_refused_and_others_are_served(
         secured: Stack) -> None:
     token = secured.create_token("holder", "admin")
     with grpc.insecure_channel(secured.grpc_target) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        watches = [health.Watch(health_pb2.HealthCheckRequest(service=""))
-                   for _ in range(MAX_TOKENLESS_CALLS)]
+        watches = [watch(channel) for _ in range(MAX_TOKENLESS_CALLS)]
+        held = []
         try:
-            assert {next(watch).status for watch in watches} == {SERVING}
+            assert {next(each).status for each in watches} == {SERVING}
             with pytest.raises(grpc.RpcError) as refused:
-                check(channel)
+                next(watch(channel))
             assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "without a valid token" in (refused.value.details() or "")
-            # A token holder's calls, and its own health check, are served meanwhile; so is
-            # the front door's health check, which carries the probe secret, and only that.
-            assert check(channel, token) == SERVING
-            assert check(channel, probe=PROBE_SECRET) == SERVING
+            # A probe's health check is answered at once: not counted, and never refused.
+            assert check(channel) == SERVING
+            # A token holder's stream is its token's, and so is the front door's probe's,
+            # which carries the probe secret (only that one: a guess is one more tokenless).
+            held = [watch(channel, token=token), watch(channel, probe=PROBE_SECRET)]
+            assert [next(each).status for each in held] == [SERVING, SERVING]
             with pytest.raises(grpc.RpcError) as guessed:
-                check(channel, probe=PROBE_SECRET[:-1] + "x")
+                next(watch(channel, probe=PROBE_SECRET[:-1] + "x"))
             assert guessed.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             with ShellExecClient(secured.grpc_target, token=token) as client:
                 session = client.create_session("tokenless-bound")
                 assert client.get_session(session.id).id == session.id
         finally:
-            for watch in watches:
-                watch.cancel()
-        # The bound counts calls while they run: once the watches end, a probe is served.
+            for each in [*watches, *held]:
+                each.cancel()  # type: ignore[attr-defined]
+        # The bound counts streams while they run: once they end, another is served.
         assert wait_until(lambda: _served(channel), CALL_SECONDS)
 
 
 def _served(channel: grpc.Channel) -> bool:
     try:
-        return bool(check(channel) == SERVING)
+        return bool(next(watch(channel)).status == SERVING)
     except grpc.RpcError as error:
         if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
             raise

@@ -61,8 +61,8 @@ MISSING_TOKEN = ("this service requires a bearer token: send the header "
                  "`authorization: Bearer <token>` (create one with `shellexec token create`)")
 UNKNOWN_TOKEN = "the bearer token is unknown or revoked"
 TOKENLESS_CALLS_FULL = (
-    f"the server already runs {MAX_TOKENLESS_CALLS} calls without a valid token (health "
-    "checks and reflection), the most it may at once: try again once one has ended, or send "
+    f"the server already runs {MAX_TOKENLESS_CALLS} streams without a valid token (health "
+    "watches and reflection), the most it may at once: try again once one has ended, or send "
     "a bearer token")
 
 
@@ -119,10 +119,10 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     """Authenticates every call of ShellExecService; `lookup` is None when authentication
     is off (loopback only), and every caller is then UNRESTRICTED.
 
-    With authentication on, a call of an open service (health, reflection) is its token's
-    when it carries a valid one, the front door's probe's when it carries `probe_secret`,
-    and the server runs at most `max_tokenless_calls` of the others at once: they are one
-    caller, anyone who reaches the port."""
+    With authentication on, a call of an open service (health, reflection) is the front
+    door's probe's when it carries `probe_secret`; a stream of theirs is its token's when it
+    carries a valid one, and the server runs at most `max_tokenless_calls` of the other
+    streams at once: they are one caller, anyone who reaches the port."""
 
     def __init__(self, lookup: CallerLookup | None,
                  max_tokenless_calls: int = MAX_TOKENLESS_CALLS,
@@ -171,11 +171,16 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     async def _open(self, handler: grpc.RpcMethodHandler,
                     metadata: Sequence[tuple[str, str | bytes]] | None
                     ) -> grpc.RpcMethodHandler:
-        """A call of an open service: its token's when it has a valid one (a token holder's
-        health watch or reflection has its own line of the request budget); else counted
-        among the tokenless calls, past their bound refused without reading its request."""
+        """A call of an open service. A single call (a health check) is answered at once and
+        looks nothing up: a probe's liveness must not wait on the database, and a flood of
+        checks through the front door, which needs no token, must not crowd out the probes
+        (its line of the request budget is the tokenless one, or the front door probe's). A
+        stream (a health watch, reflection) is its token's when it has a valid one, else
+        counted among the tokenless streams, past their bound refused without reading it."""
         if self._is_front_door_probe(metadata):
             _CALLER.set(FRONT_DOOR_PROBE)
+            return handler
+        if not (handler.request_streaming or handler.response_streaming):
             return handler
         secret = bearer_token(metadata)
         if secret:
@@ -183,7 +188,7 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
             try:
                 caller = await self._lookup(secret, _ticket(metadata))
             except DatabaseUnavailableError:
-                caller = None  # served as a tokenless call: a health check says why
+                caller = None  # served as a tokenless stream
             if caller is not None:
                 _CALLER.set(caller)
                 return handler

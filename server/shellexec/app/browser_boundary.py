@@ -27,7 +27,8 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 # Ports a browser leaves out of Host (http, https).
 _DEFAULT_PORTS = (80, 443)
-_HOST = re.compile(r"(?P<name>[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:(?P<port>\d+))?")
+_HOST = re.compile(r"(?P<name>[a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])"
+                   r"(:(?P<port>[1-9][0-9]{0,4}))?")
 
 # Content types a page may send cross-origin without a CORS preflight ("simple requests").
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data", "text/plain")

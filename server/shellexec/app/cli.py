@@ -160,6 +160,10 @@ def _port(value: str) -> int:
 
 def _envoy_config(settings: Settings, grpc_port: int | None) -> int:
     port = grpc_port if grpc_port is not None else int(settings.grpc_address.rsplit(":", 1)[1])
+    if port == 0:  # any free port: a server's own choice, which Envoy cannot know
+        print("shellexec: envoy-config needs the gRPC server's port: SHELLEXEC_GRPC_ADDRESS "
+              "has port 0 (any free port), so pass --grpc-port", file=sys.stderr, flush=True)
+        return 2
     sys.stdout.write(envoy.render(settings, port))
     return 0
 

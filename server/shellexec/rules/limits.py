@@ -150,10 +150,12 @@ MAX_STREAM_REQUEST_BYTES: Final = 16 * 1024
 # at once, each able to hold a message of MAX_GRPC_MESSAGE_BYTES; the next is refused with
 # RESOURCE_EXHAUSTED until one ends (ADR 0140).
 MAX_REQUEST_STREAMS: Final = 16
-# With authentication on, the calls the server runs at once that carry no valid token (health
-# checks, health watches and reflection, the open services): the next is refused with
+# With authentication on, the streams of the open services (health watches and reflection)
+# the server runs at once that carry no valid token: the next is refused with
 # RESOURCE_EXHAUSTED until one ends. Without a bound, 5,120 tokenless health watches took
-# every call the server may run (MAX_SERVER_CALLS), every token holder's included.
+# every call the server may run (MAX_SERVER_CALLS), every token holder's included. A health
+# check, answered at once, is not counted: a flood of them through the front door would
+# refuse the probes.
 MAX_TOKENLESS_CALLS: Final = 64
 # What Envoy buffers for one stream, and for one client connection, before flow control
 # stops the sender: a watcher that stops reading costs about this much at the front door.
