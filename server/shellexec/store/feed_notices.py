@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 
@@ -63,8 +64,12 @@ class FeedListener:
     """Listens for the notices of other replicas and passes them to the loop."""
 
     def __init__(self, url: str, replica: str, on_notice: Callable[[FeedNotice], None],
-                 on_reconnect: Callable[[], None]) -> None:
+                 on_reconnect: Callable[[], None],
+                 options: Mapping[str, Any] | None = None) -> None:
         self._url = url
+        # libpq settings (`postgres.network_failure_options`): a listener whose server left
+        # the network notices it, and connects again, instead of hearing nothing for ever.
+        self._options = dict(options or {})
         self._replica = replica
         self._on_notice = on_notice
         self._on_reconnect = on_reconnect
@@ -88,7 +93,8 @@ class FeedListener:
         first = True
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self._url, autocommit=True, connect_timeout=3) as connection:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=3,
+                                     **self._options) as connection:
                     connection.execute(f"LISTEN {CHANNEL}")
                     self.connected.set()
                     if not first:  # notices may have been missed meanwhile

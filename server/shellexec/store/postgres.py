@@ -58,6 +58,12 @@ SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"
 DEFAULT_POOL_SIZE = 4
 # Seconds a connection attempt may take: a database that is down fails a call quickly.
 CONNECT_TIMEOUT_SECONDS = 3
+# An idle connection is probed after 10 s of silence, every 5 s, and given up after 3
+# unanswered probes; data sent and not acknowledged for 15 s ends the connection (a write in
+# flight answers UNAVAILABLE then, its outcome unknown when it was the COMMIT).
+NETWORK_FAILURE_OPTIONS: dict[str, Any] = {
+    "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+    "tcp_user_timeout": 15_000}
 # How long a write transaction may wait for a row lock another transaction holds, and how long
 # it may sit idle (its replica neither sending nor committing) before the server ends it. A
 # replica that stops inside a transaction (frozen, paused, cut off with its connection open)
@@ -148,10 +154,20 @@ def _conninfo(url: str) -> str:
     return "postgresql" + url[len(urlparse(url).scheme):]
 
 
+def network_failure_options(url: str) -> dict[str, Any]:
+    """libpq's TCP settings that find a database server gone from the network (its machine
+    died, a partition), those of NETWORK_FAILURE_OPTIONS the URL does not set itself. Without
+    them a connection waited for the kernel's own retries, about fifteen minutes, and every
+    write of the replica with it. libpq ignores them on a Unix socket."""
+    given = conninfo_to_dict(_conninfo(url))
+    return {name: value for name, value in NETWORK_FAILURE_OPTIONS.items() if name not in given}
+
+
 def _peewee_database(url: str) -> PostgresqlDatabase:
     return PostgresqlDatabase(_conninfo(url), prefer_psycopg3=True, autoconnect=False,
                               connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                              application_name="shellexec-server")
+                              application_name="shellexec-server",
+                              **network_failure_options(url))
 
 
 class PostgresDatabase(Database):
@@ -392,7 +408,8 @@ class PostgresDatabase(Database):
     def listener(self, on_notice: Callable[[FeedNotice], None],
                  on_reconnect: Callable[[], None]) -> FeedListener:
         """A listener for the other replicas' notices (started by the server)."""
-        return FeedListener(self.url, self.replica, on_notice, on_reconnect)
+        return FeedListener(self.url, self.replica, on_notice, on_reconnect,
+                            network_failure_options(self.url))
 
     def _roll_back_writer(self, connection: Any) -> None:
         if not self._broken():
