@@ -170,8 +170,8 @@ def test_a_caller_with_a_token_has_a_bounded_number_of_calls_waiting() -> None:
         with pytest.raises(ResourceExhaustedError, match="2 of this token's calls already"):
             await budget.admit("a")
         other = await budget.admit("b")  # another caller is not refused
-        # Without a token every call is the same caller: it waits, unbounded.
-        anonymous = [await _pending(budget.admit("")) for _ in range(3)]
+        # With authentication off every call is the same caller: it waits, unbounded.
+        anonymous = [await _pending(budget.admit("", bounded=False)) for _ in range(3)]
         assert not any(task.done() for task in [*waiting, *anonymous])
         held[0].release()  # a's first waiting call is admitted: one more may wait
         await _settled()
@@ -182,6 +182,27 @@ def test_a_caller_with_a_token_has_a_bounded_number_of_calls_waiting() -> None:
             task.cancel()
         await _settled()
         for admission in [held[1], other, waiting[0].result()]:
+            admission.release()
+        assert budget.held == 0
+
+    asyncio.run(check())
+
+
+def test_the_calls_without_a_token_are_bounded_as_a_token_s_are() -> None:
+    """With authentication on, health checks that sent their headers and never a message
+    waited in the tokenless line without bound, until they filled every call the server may
+    run: a token holder's calls, and the front door's probes, were refused."""
+    async def check() -> None:
+        budget = RequestBudget(TOTAL, SHARE, MESSAGE, max_waiting_per_caller=2)
+        held = [await budget.admit(""), await budget.admit("")]  # the tokenless share
+        waiting = [await _pending(budget.admit("")) for _ in range(2)]
+        with pytest.raises(ResourceExhaustedError,
+                           match="2 of the calls without a token already wait"):
+            await budget.admit("")
+        for task in waiting:
+            task.cancel()
+        await _settled()
+        for admission in held:
             admission.release()
         assert budget.held == 0
 

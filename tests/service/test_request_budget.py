@@ -275,3 +275,49 @@ def test_one_token_s_calls_waiting_for_room_are_bounded(
     other = stack.create_token(unique("other"), "ingest", "read")
     session_id = stack.api_as(other).new_session()["id"]
     asyncio.run(_check_waiting_bound(stack, holder, other, session_id))
+
+
+@pytest.mark.slow
+def test_the_calls_without_a_token_waiting_for_room_are_bounded(
+        stack_with: Callable[..., Stack]) -> None:
+    """With authentication on, health checks need no token. Sent to the gRPC port with their
+    headers and never their message, the first few held the tokenless line of the budget and
+    the rest waited without bound, until they filled every call the server may run: a token
+    holder's call got RESOURCE_EXHAUSTED "Concurrent RPC limit exceeded!"."""
+    stack = stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_METRICS_PORT=str(free_port()))
+    other = stack.create_token(unique("other"), "ingest", "read")
+    session_id = stack.api_as(other).new_session()["id"]
+    asyncio.run(_check_tokenless_waiting_bound(stack, other, session_id))
+
+
+async def _check_tokenless_waiting_bound(stack: Stack, other: str, session_id: str) -> None:
+    stop = asyncio.Event()
+
+    async def never_sent() -> AsyncIterator[bytes]:
+        await stop.wait()
+        yield b""  # pragma: no cover - the calls end before
+
+    held = MAX_WAITING_CALLS_PER_CALLER + REQUEST_BUDGET_BYTES_PER_CALLER // (
+        MAX_GRPC_MESSAGE_BYTES) + 16
+    async with _channels(stack.grpc_target, 2) as channels:
+        check = [channel.stream_unary("/grpc.health.v1.Health/Check") for channel in channels]
+        calls = [asyncio.ensure_future(check[index % 2](never_sent(), timeout=TIMEOUT_SECONDS))
+                 for index in range(held)]
+        try:
+            refused = await asyncio.wait_for(next(asyncio.as_completed(calls)), TIMEOUT_SECONDS)
+        except grpc.aio.AioRpcError as error:
+            refused = error
+        finally:
+            try:
+                session = await asyncio.to_thread(stack.api_as(other).session, session_id)
+                assert session["id"] == session_id
+                assert value(scrape(stack), "shellexec_requests_waiting") <= (
+                    MAX_WAITING_CALLS_PER_CALLER)
+            finally:
+                stop.set()
+                for call in calls:
+                    call.cancel()
+    assert isinstance(refused, grpc.aio.AioRpcError)
+    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert f"{MAX_WAITING_CALLS_PER_CALLER} of the calls without a token already wait" in str(
+        refused.details())

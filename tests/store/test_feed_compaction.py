@@ -252,36 +252,3 @@ def test_receipts_of_updates_that_changed_no_message_go_after_their_window(
 
     # Receipt 2's message is unchanged for 25 h and goes; receipt 1 is as old and must too.
     assert stored(path, session_id)["receipts"] == [3]
-
-
-def mode_update(mode: str) -> dict[str, Any]:
-    return {"sessionUpdate": "current_mode_update", "currentModeId": mode}
-
-
-def test_receipts_of_a_session_whose_feed_was_compacted_whole_go_once_it_is_quiet(
-        app: Composition, clock: SettableClock, path: Path) -> None:
-    """An update that changes no message logs no event, so receipts published after the feed
-    was compacted whole left the session at its compaction point: the sweep picked sessions by
-    their events only and never visited it again, and the receipts stayed for ever (a probe
-    found them two days on). A session that never changed a message was never picked at
-    all."""
-    compacted = new_session(app, "task-late-receipts")
-    publish(app, compacted, codex_start("c", "ls"), 1)
-    clock.now += 48 * HOUR
-    asyncio.run(app.housekeeping.sweep())
-    assert stored(path, compacted) == {"revision": 1, "compacted": 1, "events": [],
-                                       "receipts": []}
-    for sequence in range(2, 7):
-        publish(app, compacted, mode_update(f"m{sequence}"), sequence)
-    assert publish(app, compacted, mode_update("m2"), 2), "a retry is a duplicate"
-    never_changed = new_session(app, "task-no-messages")
-    publish(app, never_changed, mode_update("plan"), 1)
-
-    clock.now += 25 * HOUR
-    asyncio.run(app.housekeeping.sweep())
-
-    assert stored(path, compacted) == {"revision": 1, "compacted": 1, "events": [],
-                                       "receipts": []}
-    assert stored(path, never_changed) == {"revision": 0, "compacted": 0, "events": [],
-                                           "receipts": []}
-    assert pruned(app, "publish_receipt") == 1 + 5 + 1

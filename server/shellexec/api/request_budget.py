@@ -13,7 +13,9 @@ lets it buffer (the server turns off gRPC's window probing, which would let it g
 megabytes). Waiting is fair between callers: a caller at its share waits alone, and the
 others' calls go past it. A caller with a token has at most `max_waiting_per_caller` calls
 waiting at once, and its next is refused: each waiting call holds a stream of the front door's
-pools, which one caller's calls must not fill. A call that waits too long ends by its
+pools, which one caller's calls must not fill. With authentication on, so have the calls
+without a token together: health checks that never sent their message waited without bound,
+and filled every call the server may run. A call that waits too long ends by its
 deadline, or by the front door's timeout. Once admitted, a call's message must arrive within
 MESSAGE_ARRIVAL_SECONDS, or the call ends and gives its reservation back
 (`_arriving_in_time`).
@@ -43,7 +45,7 @@ import grpc
 from shellexec.api.auth import current_caller
 from shellexec.api.handlers import close_stream, refusal, rewrapped, when_call_ends
 from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES, MESSAGE_ARRIVAL_SECONDS
-from shellexec.service import InvalidArgumentError, ResourceExhaustedError
+from shellexec.service import UNRESTRICTED, InvalidArgumentError, ResourceExhaustedError
 
 
 class Admission:
@@ -103,20 +105,23 @@ class RequestBudget:
         """How many calls wait for room now (the metrics read it)."""
         return sum(len(share.waiting) for share in self._waiting.values())
 
-    async def admit(self, caller: str) -> Admission:
+    async def admit(self, caller: str, bounded: bool = True) -> Admission:
         """Reserves a message's worth for one of `caller`'s calls, waiting until it fits;
         ResourceExhaustedError when `caller` (a token's name; "" is every caller without
-        one) already has `max_waiting_per_caller` calls waiting."""
+        one) already has `max_waiting_per_caller` calls waiting, unless not `bounded` (with
+        authentication off every call is the one caller "", a laptop's own)."""
         share = self._shares.get(caller)
         if share is None:
             share = self._shares[caller] = _Share(caller)
         if not share.waiting and self._fits(share):
             return self._take(share)
-        if caller and self._max_waiting is not None and len(share.waiting) >= self._max_waiting:
+        if (bounded and self._max_waiting is not None
+                and len(share.waiting) >= self._max_waiting):
+            whose = "this token's calls" if caller else "the calls without a token"
             raise ResourceExhaustedError(
-                f"{self._max_waiting} of this token's calls already wait for their messages "
-                "to be read, the most one caller may: let some finish (send their messages, "
-                "or end them) before starting more")
+                f"{self._max_waiting} of {whose} already wait for their messages to be read, "
+                "the most one caller may: let some finish (send their messages, or end them) "
+                "before starting more")
         granted: asyncio.Future[Admission] = asyncio.get_running_loop().create_future()
         share.waiting.append(granted)
         self._waiting.setdefault(caller, share)
@@ -190,8 +195,13 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
         if handler.request_streaming:
             return rewrapped(handler, self._counting, self._counting,
                              handler.request_deserializer)
+        caller = current_caller()
         try:
-            admission = await self._budget.admit(current_caller().name)
+            # Without authentication every call is the one caller "", and not bounded; with
+            # it, the calls without a token (NOBODY) are bounded as a token's are: health
+            # checks that never sent their message filled every call the server may run.
+            admission = await self._budget.admit(caller.name,
+                                                 bounded=caller is not UNRESTRICTED)
         except ResourceExhaustedError as refused:
             return refusal(handler, grpc.StatusCode.RESOURCE_EXHAUSTED, str(refused))
         when_call_ends(admission.release)

@@ -17,7 +17,6 @@ from shellexec.store.models import (
     Event,
     Message,
     OutputChunk,
-    PublishReceipt,
     Session,
     SessionRequest,
     Task,
@@ -306,33 +305,23 @@ Compactable = tuple[str, int, int]
 
 def compactable_sessions(cutoff: int, after_id: str, limit: int) -> list[Compactable]:
     """Up to `limit` sessions (by id, after `after_id`) with feed events from before `cutoff`
-    still stored, or quiet since before `cutoff` with publish receipts still stored.
+    still stored.
 
     Events carry no time of their own (a timestamp on every publish's row would cost bytes on
     every publish): an event of a message that has not changed since before `cutoff` is
     older than it, and revisions grow with time, so every event up to the highest such
     revision is older too (ADR 0062). A session quiet since before `cutoff` (every event
-    moves its `active_at`) has only older events, its turns' events too.
-
-    Receipts are pruned in the same units, so a session is picked for its receipts too: an
-    update that changes no message (a mode, a plan, a thought) logs no event, so its receipt,
-    published once the session's feed was compacted whole, left the session at its compaction
-    point, where the events alone would never pick it again. Such a session is picked once it
-    has been quiet since before `cutoff` (its receipts then go, `Statements.prune_receipts`);
-    whether it holds a receipt is one probe of the receipts' primary key."""
+    moves its `active_at`) has only older events, its turns' events too."""
     old_message = (Message.select(fn.MAX(Event.revision))
                    .join(Event, on=(Event.message == Message.position))
                    .where((Message.session == Session.id) & (Message.updated_at < cutoff)
                           & (Event.session_number == Session.number)
                           & (Event.revision > Session.compacted_revision)))
     prunable = Case(None, [(Session.active_at < cutoff, Session.revision)], old_message)
-    holds_receipts = fn.EXISTS(PublishReceipt.select(PublishReceipt.sequence).where(
-        PublishReceipt.session_number == Session.number))
     rows = (Session.select(Session.id, Session.compacted_revision,
                            prunable.alias("prunable"))
             .where((Session.id > after_id) & (Session.created_at < cutoff)
-                   & ((Session.revision > Session.compacted_revision)
-                      | ((Session.active_at < cutoff) & holds_receipts)))
+                   & (Session.revision > Session.compacted_revision))
             .order_by(Session.id).limit(limit))
     found = [cast(Any, row) for row in rows]  # `prunable` is set on the row at run time
     return [(str(row.id), int(row.compacted_revision), int(row.prunable or 0))
