@@ -228,9 +228,11 @@ def test_a_caller_at_its_share_waits_without_holding_up_another(
     asyncio.run(_check_fair_waiting(stack, flood, other, session_id))
 
 
-async def _check_waiting_bound(stack: Stack, holder: str, other: str, session_id: str) -> None:
-    """`holder` opens more GetSession calls than may wait, sending headers and never a
-    message; the calls past the bound are refused, and `other`'s call is answered."""
+async def _check_waiting_bound(stack: Stack, target: str, method: str, token: str | None,
+                               other: str, session_id: str) -> str:
+    """Opens more calls of `method` (with `token`, or none) than may wait, sending headers and
+    never a message; checks that `other`'s call is answered meanwhile and that no more than
+    the bound wait; returns the refusal the calls past the bound got."""
     stop = asyncio.Event()
 
     async def never_sent() -> AsyncIterator[bytes]:
@@ -240,11 +242,11 @@ async def _check_waiting_bound(stack: Stack, holder: str, other: str, session_id
     held = MAX_WAITING_CALLS_PER_CALLER + REQUEST_BUDGET_BYTES_PER_CALLER // (
         MAX_GRPC_MESSAGE_BYTES) + 16
     per_channel = 200  # below the streams the front door allows one connection
-    async with _channels(f"127.0.0.1:{stack.rest_port}", -(-held // per_channel)) as channels:
-        get = [channel.stream_unary(f"{SERVICE}/GetSession") for channel in channels]
-        calls = [asyncio.ensure_future(get[index // per_channel](
-            never_sent(), timeout=TIMEOUT_SECONDS,
-            metadata=(("authorization", f"Bearer {holder}"),))) for index in range(held)]
+    metadata = () if token is None else (("authorization", f"Bearer {token}"),)
+    async with _channels(target, -(-held // per_channel)) as channels:
+        calls_of = [channel.stream_unary(method) for channel in channels]
+        calls = [asyncio.ensure_future(calls_of[index // per_channel](
+            never_sent(), timeout=TIMEOUT_SECONDS, metadata=metadata)) for index in range(held)]
         try:
             refused = await asyncio.wait_for(next(asyncio.as_completed(calls)), TIMEOUT_SECONDS)
         except grpc.aio.AioRpcError as error:
@@ -261,8 +263,7 @@ async def _check_waiting_bound(stack: Stack, holder: str, other: str, session_id
                     call.cancel()
     assert isinstance(refused, grpc.aio.AioRpcError)
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert f"{MAX_WAITING_CALLS_PER_CALLER} of this token's calls already wait" in str(
-        refused.details())
+    return str(refused.details())
 
 
 @pytest.mark.slow
@@ -274,7 +275,10 @@ def test_one_token_s_calls_waiting_for_room_are_bounded(
     holder = stack.create_token(unique("holder"), "read")
     other = stack.create_token(unique("other"), "ingest", "read")
     session_id = stack.api_as(other).new_session()["id"]
-    asyncio.run(_check_waiting_bound(stack, holder, other, session_id))
+    refused = asyncio.run(_check_waiting_bound(
+        stack, f"127.0.0.1:{stack.rest_port}", f"{SERVICE}/GetSession", holder, other,
+        session_id))
+    assert f"{MAX_WAITING_CALLS_PER_CALLER} of this token's calls already wait" in refused
 
 
 @pytest.mark.slow
@@ -287,37 +291,7 @@ def test_the_calls_without_a_token_waiting_for_room_are_bounded(
     stack = stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_METRICS_PORT=str(free_port()))
     other = stack.create_token(unique("other"), "ingest", "read")
     session_id = stack.api_as(other).new_session()["id"]
-    asyncio.run(_check_tokenless_waiting_bound(stack, other, session_id))
-
-
-async def _check_tokenless_waiting_bound(stack: Stack, other: str, session_id: str) -> None:
-    stop = asyncio.Event()
-
-    async def never_sent() -> AsyncIterator[bytes]:
-        await stop.wait()
-        yield b""  # pragma: no cover - the calls end before
-
-    held = MAX_WAITING_CALLS_PER_CALLER + REQUEST_BUDGET_BYTES_PER_CALLER // (
-        MAX_GRPC_MESSAGE_BYTES) + 16
-    async with _channels(stack.grpc_target, 2) as channels:
-        check = [channel.stream_unary("/grpc.health.v1.Health/Check") for channel in channels]
-        calls = [asyncio.ensure_future(check[index % 2](never_sent(), timeout=TIMEOUT_SECONDS))
-                 for index in range(held)]
-        try:
-            refused = await asyncio.wait_for(next(asyncio.as_completed(calls)), TIMEOUT_SECONDS)
-        except grpc.aio.AioRpcError as error:
-            refused = error
-        finally:
-            try:
-                session = await asyncio.to_thread(stack.api_as(other).session, session_id)
-                assert session["id"] == session_id
-                assert value(scrape(stack), "shellexec_requests_waiting") <= (
-                    MAX_WAITING_CALLS_PER_CALLER)
-            finally:
-                stop.set()
-                for call in calls:
-                    call.cancel()
-    assert isinstance(refused, grpc.aio.AioRpcError)
-    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert f"{MAX_WAITING_CALLS_PER_CALLER} of the calls without a token already wait" in str(
-        refused.details())
+    refused = asyncio.run(_check_waiting_bound(
+        stack, stack.grpc_target, "/grpc.health.v1.Health/Check", None, other, session_id))
+    assert f"{MAX_WAITING_CALLS_PER_CALLER} of the calls without a token already wait" in (
+        refused)
