@@ -171,12 +171,13 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     async def _open(self, handler: grpc.RpcMethodHandler,
                     metadata: Sequence[tuple[str, str | bytes]] | None
                     ) -> grpc.RpcMethodHandler:
-        """A call of an open service. A single call (a health check) is answered at once and
-        looks nothing up: a probe's liveness must not wait on the database, and a flood of
-        checks through the front door, which needs no token, must not crowd out the probes
-        (its line of the request budget is the tokenless one, or the front door probe's). A
-        stream (a health watch, reflection) is its token's when it has a valid one, else
-        counted among the tokenless streams, past their bound refused without reading it."""
+        """A call of an open service. A single call (a health check) looks nothing up and is
+        not counted: a probe's liveness must not wait on the database, and a flood of checks
+        through the front door, which needs no token, must not get the probes refused (its
+        line of the request budget is the tokenless one, bounded there, or the front door
+        probe's). A stream (a health watch, reflection) is its token's when it has a valid
+        one, else counted among the tokenless streams, past their bound refused without
+        reading it."""
         if self._is_front_door_probe(metadata):
             _CALLER.set(FRONT_DOOR_PROBE)
             return handler
