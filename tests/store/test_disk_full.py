@@ -4,25 +4,28 @@ OperationalError, raised on the committer thread (`concurrent/futures/thread.py 
 SQLite had stored nothing, and the write passes once space is freed, so the store now raises
 `DatabaseFullError` (a `DatabaseUnavailableError`: the interceptor answers UNAVAILABLE, which
 callers retry). The file is made full by `PRAGMA max_page_count` on the writer's connection.
-In-process, SQLite only (the pragma is SQLite's)."""
+In-process; the pragma is SQLite's, and PostgreSQL's own disk-full error is raised by a unit
+of work instead."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from store.test_weighed_reads import run
 
 from shellexec.app.composition import Composition, compose
 from shellexec.app.settings import Settings
 from shellexec.store import DatabaseFullError, DatabaseUnavailableError
+from shellexec.store.opening import open_database
 
 from support.acp import codex_delta, codex_start
-
-pytestmark = pytest.mark.sqlite_only
+from support.postgres import PostgresServer
 
 # SQLite's own bound: the pragma set back to it lifts the limit.
 _NO_LIMIT = 1_073_741_823
@@ -51,6 +54,7 @@ def _lift_limit(app: Composition) -> None:
     run(app.database.write(lambda: db.execute_sql(f"PRAGMA max_page_count = {_NO_LIMIT}")))
 
 
+@pytest.mark.sqlite_only
 def test_a_publish_that_finds_the_disk_full_stores_nothing_and_says_so(
         app: Composition, caplog: pytest.LogCaptureFixture) -> None:
     session_id = run(app.sessions.create("task-full", "codex")).id
@@ -75,3 +79,28 @@ def test_a_publish_that_finds_the_disk_full_stores_nothing_and_says_so(
     message = run(app.reader.list_messages(session_id, 10, "", "", False)).messages[0]
     output = run(app.reader.shell_output(session_id, message.id)).output
     assert output.stdout == ("y" * 199 + "\n") * 1000
+
+
+def test_postgresql_s_disk_full_is_told_as_such(postgres_server: PostgresServer) -> None:
+    """PostgreSQL's own "could not extend file" (`DiskFull`, SQLSTATE 53100) answered
+    INTERNAL. A statement raising it stored nothing, as on SQLite; it is DatabaseFullError."""
+    database = open_database(postgres_server.new_database(), readers=1)
+
+    def no_room() -> None:
+        raise psycopg.errors.DiskFull("could not extend file: No space left on device")
+
+    async def writes() -> tuple[BaseException | None, int]:
+        failed = None
+        try:
+            await database.write(no_room)
+        except DatabaseUnavailableError as error:
+            failed = error
+        return failed, await database.write(lambda: 1)
+
+    try:
+        failed, after = asyncio.run(writes())
+    finally:
+        database.close()
+    assert isinstance(failed, DatabaseFullError)
+    assert isinstance(failed.__cause__, psycopg.errors.DiskFull)
+    assert after == 1

@@ -273,7 +273,7 @@ class Database:
         freed: `DatabaseFullError`, answered UNAVAILABLE, rather than the driver's
         OperationalError, answered INTERNAL and logged where the committer thread ran it. The
         operator is told once, until a write commits again."""
-        if not disk_full(error):
+        if not self._disk_full(error):
             return error
         if not self._full:
             self._full = True
@@ -282,6 +282,10 @@ class Database:
         full = DatabaseFullError()
         full.__cause__ = error
         return full
+
+    def _disk_full(self, error: BaseException) -> bool:
+        """Whether `error` says the database's disk is full (SQLite's SQLITE_FULL here)."""
+        return disk_full(error)
 
     def _room_again(self) -> None:
         if self._full:

@@ -248,8 +248,10 @@ class PostgresDatabase(Database):
             return refused
         sessions = {session for _, _, session in group if session is not None}
         try:
-            return refused + self._transaction_renewing_a_lost_connection(lambda: [
+            outcomes = self._transaction_renewing_a_lost_connection(lambda: [
                 (future, work(), None) for work, future, _ in group], sessions)
+            self._room_again()
+            return refused + outcomes
         except DatabaseUnavailableError as error:  # the COMMIT's outcome is unknown
             return refused + [(future, None, error) for _, future, _ in group]
         except Exception as error:
@@ -305,7 +307,7 @@ class PostgresDatabase(Database):
     def _alone(self, job: Job) -> Outcome:
         work, future, session = job
         try:
-            return future, self._transaction(work, set() if session is None else {session}), None
+            value = self._transaction(work, set() if session is None else {session})
         except DatabaseUnavailableError as error:
             return future, None, error
         except Exception as error:
@@ -316,7 +318,17 @@ class PostgresDatabase(Database):
             self._lost(error)
             if self._broken():
                 return future, None, DatabaseUnavailableError()
-            return future, None, error
+            return future, None, self._stored_nothing(error)
+        self._room_again()
+        return future, value, None
+
+    def _disk_full(self, error: BaseException) -> bool:
+        """Whether `error` is PostgreSQL's "could not extend file" or another of its
+        disk-full errors (SQLSTATE 53100), raised by a statement: the transaction stored
+        nothing."""
+        return any(isinstance(found, psycopg.errors.DiskFull)
+                   for found in (error, getattr(error, "orig", None), error.__cause__,
+                                 error.__context__))
 
     def _transaction_renewing_a_lost_connection(self, work: Callable[[], T],
                                                 sessions: set[str]) -> T:
