@@ -90,6 +90,10 @@ TICKET_HEADER = "x-shellexec-ticket"
 PROBE_HEADER = "x-shellexec-probe"
 # The caller of those health checks: a name no token has (token names have no space).
 FRONT_DOOR_PROBE = Caller("front door probe", frozenset())
+# The request header the front door adds, with the same secret, to the health checks its
+# clients send through it: their caller is FRONT_DOOR_CHECKS, a line of their own.
+FRONT_DOOR_CHECK_HEADER = "x-shellexec-front-door"
+FRONT_DOOR_CHECKS = Caller("front door health checks", frozenset())
 
 
 def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
@@ -120,7 +124,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     is off (loopback only), and every caller is then UNRESTRICTED.
 
     With authentication on, a call of an open service (health, reflection) is the front
-    door's probe's when it carries `probe_secret`; a stream of theirs is its token's when it
+    door's probe's, or the front door's clients' health check, when it carries `probe_secret`
+    in the header of either; a stream of theirs is its token's when it
     carries a valid one, and the server runs at most `max_tokenless_calls` of the other
     streams at once: they are one caller, anyone who reaches the port."""
 
@@ -178,8 +183,11 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         probe's). A stream (a health watch, reflection) is its token's when it has a valid
         one, else counted among the tokenless streams, past their bound refused without
         reading it."""
-        if self._is_front_door_probe(metadata):
+        if self._carries_the_secret(metadata, PROBE_HEADER):
             _CALLER.set(FRONT_DOOR_PROBE)
+            return handler
+        if self._carries_the_secret(metadata, FRONT_DOOR_CHECK_HEADER):
+            _CALLER.set(FRONT_DOOR_CHECKS)
             return handler
         if not (handler.request_streaming or handler.response_streaming):
             return handler
@@ -202,11 +210,11 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
     def _tokenless_call_ended(self) -> None:
         self.tokenless_calls -= 1
 
-    def _is_front_door_probe(self, metadata: Sequence[tuple[str, str | bytes]] | None
-                             ) -> bool:
+    def _carries_the_secret(self, metadata: Sequence[tuple[str, str | bytes]] | None,
+                            header: str) -> bool:
         if not self._probe_secret:
             return False
         for key, value in metadata or ():
-            if key == PROBE_HEADER and isinstance(value, str):
+            if key == header and isinstance(value, str):
                 return hmac.compare_digest(value.encode(), self._probe_secret)
         return False

@@ -25,7 +25,7 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any
 
-from shellexec.api.auth import PROBE_HEADER
+from shellexec.api.auth import FRONT_DOOR_CHECK_HEADER, PROBE_HEADER
 from shellexec.api.call_log import LOG_ERRORS, LOG_OFF, LogLevel
 from shellexec.app import admin_socket, content_type_case, line_relay, processes, token_check
 from shellexec.app.browser_boundary import (
@@ -225,7 +225,19 @@ def early_header_mutations() -> list[dict[str, Any]]:
     return [{"name": "envoy.http.early_header_mutation.header_mutation", "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.http.early_header_mutation."
                  "header_mutation.v3.HeaderMutation",
-        "mutations": [{"remove": name} for name in (*TRANSCODER_HEADERS, PROBE_HEADER)]}}]
+        "mutations": [{"remove": name} for name in (*TRANSCODER_HEADERS, PROBE_HEADER,
+                                                    FRONT_DOOR_CHECK_HEADER)]}}]
+
+
+def health_route_headers(probe_secret: str) -> str:
+    """The header the front door adds to the health checks its clients send through it,
+    carrying the probe secret: the server gives them a line of their own, apart from the
+    callers of its own port without a token and from Envoy's own checks (ADR 0140)."""
+    if not probe_secret:
+        return ""
+    header = {"header": {"key": FRONT_DOOR_CHECK_HEADER, "value": probe_secret},
+              "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}
+    return f"{' ' * 26}request_headers_to_add: {json.dumps([header])}"
 
 
 def write_config(path: Path, text: str) -> None:
@@ -507,6 +519,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         rest_port=settings.rest_port, descriptor=str(DESCRIPTOR), grpc_host=grpc_host,
         grpc_endpoints=_grpc_endpoints(grpc_host, ports),
         health_checks=_health_checks(ports, settings.probe_secret),
+        health_route_headers=health_route_headers(settings.probe_secret),
         cors_policy=_cors_policy(settings.cors_origins),
         cors_preflight_routes=_items(_ROUTE_INDENT, cors_preflight_routes(settings.cors_origins)),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
