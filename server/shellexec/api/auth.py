@@ -98,16 +98,17 @@ FRONT_DOOR_CHECKS = Caller("front door health checks", frozenset())
 
 def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
     """The token of an `authorization: Bearer ...` header, or None when there is none."""
-    for key, value in metadata or ():
-        if key == "authorization" and isinstance(value, str):
-            scheme, _, token = value.strip().partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
-    return None
+    value = _header(metadata, "authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def _ticket(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
+def _header(metadata: Sequence[tuple[str, str | bytes]] | None, name: str) -> str | None:
+    """The first text value of the header `name`, or None."""
     for key, value in metadata or ():
-        if key == TICKET_HEADER and isinstance(value, str):
+        if key == name and isinstance(value, str):
             return value
     return None
 
@@ -155,7 +156,7 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if secret is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
         try:
-            caller = await self._lookup(secret, _ticket(metadata))
+            caller = await self._lookup(secret, _header(metadata, TICKET_HEADER))
         except DatabaseUnavailableError as error:
             # Here, before the handler the error interceptor wraps: gRPC said UNKNOWN and
             # named our exception class, and a bridge does not retry UNKNOWN.
@@ -195,7 +196,7 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         if secret:
             assert self._lookup is not None
             try:
-                caller = await self._lookup(secret, _ticket(metadata))
+                caller = await self._lookup(secret, _header(metadata, TICKET_HEADER))
             except DatabaseUnavailableError:
                 caller = None  # served as a tokenless stream
             if caller is not None:
@@ -212,9 +213,6 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
 
     def _carries_the_secret(self, metadata: Sequence[tuple[str, str | bytes]] | None,
                             header: str) -> bool:
-        if not self._probe_secret:
-            return False
-        for key, value in metadata or ():
-            if key == header and isinstance(value, str):
-                return hmac.compare_digest(value.encode(), self._probe_secret)
-        return False
+        value = _header(metadata, header)
+        return bool(self._probe_secret) and value is not None and hmac.compare_digest(
+            value.encode(), self._probe_secret)
