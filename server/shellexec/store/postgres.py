@@ -97,6 +97,12 @@ def _lock_not_available(error: BaseException) -> bool:
         error.__context__, psycopg.errors.LockNotAvailable)
 
 
+def _driver_errors(error: BaseException) -> tuple[BaseException | None, ...]:
+    """`error` and what it may wrap: the driver's error under peewee's (`orig`), or the one
+    it was raised from or during."""
+    return error, getattr(error, "orig", None), error.__cause__, error.__context__
+
+
 def _stale_plan(error: BaseException) -> bool:
     """Whether `error` (the driver's, or peewee's raised from it) is PostgreSQL refusing a
     statement this connection prepared before a schema change altered the type of a column it
@@ -104,7 +110,7 @@ def _stale_plan(error: BaseException) -> bool:
     a rolling upgrade. The statement fails so for as long as the connection lives, whatever
     the transaction; a new connection prepares it anew. Known by the function that raises it
     (the message may be translated)."""
-    for found in (error, getattr(error, "orig", None), error.__cause__, error.__context__):
+    for found in _driver_errors(error):
         if isinstance(found, psycopg.errors.FeatureNotSupported) and (
                 found.diag.source_function == "RevalidateCachedQuery"
                 or "cached plan must not change result type" in str(found)):
@@ -327,8 +333,7 @@ class PostgresDatabase(Database):
         disk-full errors (SQLSTATE 53100), raised by a statement: the transaction stored
         nothing."""
         return any(isinstance(found, psycopg.errors.DiskFull)
-                   for found in (error, getattr(error, "orig", None), error.__cause__,
-                                 error.__context__))
+                   for found in _driver_errors(error))
 
     def _transaction_renewing_a_lost_connection(self, work: Callable[[], T],
                                                 sessions: set[str]) -> T:
