@@ -8,16 +8,15 @@ short one a watcher would see other replicas' events without any cross-replica w
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.app import admin_socket
 from shellexec.app.front_door_errors import CHECK_UNAVAILABLE
@@ -25,13 +24,12 @@ from shellexec.app.local_postgres import LocalPostgres
 from shellexec.client import ShellExecClient
 from shellexec.demo.rest import JsonObject, RestError
 from shellexec.rules.limits import (
-    MAX_GRPC_MESSAGE_BYTES,
     MESSAGE_ARRIVAL_SECONDS,
-    REQUEST_BUDGET_BYTES_PER_CALLER,
 )
 
 from support.acp import agent_text, codex_delta, codex_end, codex_start
 from support.cluster import Cluster, running_cluster
+from support.health import tokenless_line_held
 from support.postgres import PostgresServer
 from support.rest import Api, unique
 from support.stack import Stack, running_stack
@@ -383,19 +381,6 @@ def health_check_successes(front: Stack) -> int:
     return sum(int(stat["value"]) for stat in stats["stats"] if "value" in stat)
 
 
-def messageless_checks(channel: grpc.Channel, count: int) -> list[grpc.Future]:
-    """`count` health checks that send their headers and never their message: each holds a
-    message's worth of the tokenless line of the replica's request budget until it ends."""
-    never: threading.Event = threading.Event()
-
-    def no_message() -> Iterator[bytes]:
-        never.wait()
-        yield b""
-
-    check = channel.stream_unary("/grpc.health.v1.Health/Check")
-    return [check.future(no_message()) for _ in range(count)]
-
-
 @pytest.mark.slow
 def test_the_front_door_health_checks_pass_a_full_tokenless_line(
         tmp_path: Path, postgres_server: PostgresServer) -> None:
@@ -405,27 +390,18 @@ def test_the_front_door_health_checks_pass_a_full_tokenless_line(
     replicas left the rotation. They carry the probe secret, and have a line of their own."""
     secured = {**QUIET, "SHELLEXEC_AUTH": "on",
                "SHELLEXEC_PROBE_SECRET": "probe-secret-of-these-tests-0123456789"}
-    with running_cluster(tmp_path, postgres_server.new_database(), secured) as cluster:
-        channels = [grpc.insecure_channel(replica.grpc_target) for replica in cluster.replicas]
-        held = [check for channel in channels for check in messageless_checks(
-            channel, REQUEST_BUDGET_BYTES_PER_CALLER // MAX_GRPC_MESSAGE_BYTES)]
-        try:
-            for channel in channels:  # a tokenless check waits now
-                with pytest.raises(grpc.RpcError) as waited:
-                    health_pb2_grpc.HealthStub(channel).Check(
-                        health_pb2.HealthCheckRequest(service=""), timeout=1)
-                assert waited.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-            # Two more rounds of the front door's checks of every replica pass meanwhile
-            # (checked every second), while the held checks still hold the line: they end
-            # after MESSAGE_ARRIVAL_SECONDS, when a waiting check would pass too.
-            before = health_check_successes(cluster.front)
-            until(lambda: health_check_successes(cluster.front) >= before + 2 * len(channels),
-                  timeout=MESSAGE_ARRIVAL_SECONDS / 2)
-        finally:
-            for check in held:
-                check.cancel()
-            for channel in channels:
-                channel.close()
+    with (running_cluster(tmp_path, postgres_server.new_database(), secured) as cluster,
+          ExitStack() as held):
+        channels = [held.enter_context(grpc.insecure_channel(replica.grpc_target))
+                    for replica in cluster.replicas]
+        for channel in channels:
+            held.enter_context(tokenless_line_held(channel))
+        # Two more rounds of the front door's checks of every replica pass meanwhile
+        # (checked every second), while the held checks still hold the line: they end
+        # after MESSAGE_ARRIVAL_SECONDS, when a waiting check would pass too.
+        before = health_check_successes(cluster.front)
+        until(lambda: health_check_successes(cluster.front) >= before + 2 * len(channels),
+              timeout=MESSAGE_ARRIVAL_SECONDS / 2)
 
 
 def test_a_watcher_on_the_other_replica_hears_session_deleted(cluster: Cluster) -> None:

@@ -7,7 +7,6 @@ is never counted (ADR 0140)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +16,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.api.auth import PROBE_HEADER
 from shellexec.client import ShellExecClient
-from shellexec.rules.limits import (
-    MAX_GRPC_MESSAGE_BYTES,
-    MAX_TOKENLESS_CALLS,
-    MESSAGE_ARRIVAL_SECONDS,
-    REQUEST_BUDGET_BYTES_PER_CALLER,
-)
+from shellexec.rules.limits import MAX_TOKENLESS_CALLS, MESSAGE_ARRIVAL_SECONDS
 
+from support.health import tokenless_line_held
 from support.processes import wait_until
 from support.stack import Stack, running_stack
 
@@ -104,27 +99,10 @@ def test_health_checks_through_the_front_door_have_a_line_of_their_own(
     """Four health checks on the gRPC port that never send their message fill the line of
     the calls without a token for 20 s: the front door's clients' checks, which carry no
     token, waited there too. The front door now marks them with the run's secret."""
-    never = threading.Event()
-
-    def no_message() -> Iterator[bytes]:
-        never.wait()
-        yield b""
-
     with (grpc.insecure_channel(secured.grpc_target) as direct,
-          grpc.insecure_channel(f"127.0.0.1:{secured.rest_port}") as front_door):
-        messageless = direct.stream_unary("/grpc.health.v1.Health/Check")
-        held = [messageless.future(no_message()) for _ in range(
-            REQUEST_BUDGET_BYTES_PER_CALLER // MAX_GRPC_MESSAGE_BYTES)]
-        try:
-            with pytest.raises(grpc.RpcError) as waited:  # the tokenless line is full
-                health_pb2_grpc.HealthStub(direct).Check(
-                    health_pb2.HealthCheckRequest(service=""), timeout=1)
-            assert waited.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-            # Well within the held checks' 20 s: only a line of its own serves it now.
-            assert health_pb2_grpc.HealthStub(front_door).Check(
-                health_pb2.HealthCheckRequest(service=""),
-                timeout=MESSAGE_ARRIVAL_SECONDS / 4).status == SERVING
-        finally:
-            never.set()
-            for call in held:
-                call.cancel()
+          grpc.insecure_channel(f"127.0.0.1:{secured.rest_port}") as front_door,
+          tokenless_line_held(direct)):
+        # Well within the held checks' 20 s: only a line of its own serves it now.
+        assert health_pb2_grpc.HealthStub(front_door).Check(
+            health_pb2.HealthCheckRequest(service=""),
+            timeout=MESSAGE_ARRIVAL_SECONDS / 4).status == SERVING
