@@ -287,3 +287,11 @@ def test_a_postgresql_server_that_does_not_answer_is_named_with_the_driver_s_rea
     assert 'port 1 failed: Connection refused' in done.stderr
     assert "secret" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_up_keeps_a_probe_secret_given_and_makes_one_otherwise() -> None:
+    given = Settings(probe_secret="s" * 32)
+    assert given.with_probe_secret() is given
+    made = Settings().with_probe_secret().probe_secret
+    assert made != Settings().with_probe_secret().probe_secret  # one per run
+    assert Settings.from_env({"SHELLEXEC_PROBE_SECRET": made}).probe_secret == made

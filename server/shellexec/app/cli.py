@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import secrets
 import signal
 import subprocess
 import sys
@@ -96,8 +95,7 @@ def _front_door_listeners(settings: Settings) -> tuple[ports.Listener, ...]:
 
 
 async def _up(settings: Settings) -> int:
-    # The front door's clients' health checks carry it, and so have a line of their own.
-    settings = replace(settings, probe_secret=settings.probe_secret or secrets.token_urlsafe(32))
+    settings = settings.with_probe_secret()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in processes.STOP_SIGNALS:

@@ -9,7 +9,6 @@ started for trying it (`local_postgres`), in a temporary folder that goes with i
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import threading
 import time
@@ -136,8 +135,7 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
     everything it started; returns the exit status."""
     check_cluster(settings, replicas)
-    # Envoy's health checks of the replicas carry it, and so have a line of their own there.
-    settings = replace(settings, probe_secret=settings.probe_secret or secrets.token_urlsafe(32))
+    settings = settings.with_probe_secret()
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
         url = started.enter_context(_database(settings, database))

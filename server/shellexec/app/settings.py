@@ -6,9 +6,10 @@ import ipaddress
 import math
 import os
 import re
+import secrets
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shellexec.api.call_log import LOG_CALLS, LogLevel, log_level
 from shellexec.app import ports
@@ -216,6 +217,14 @@ class Settings:
     # The secret the front door's health checks of the replicas carry (PROBE_HEADER), which
     # gives them a line of their own; `up --replicas` makes one per run ("": none).
     probe_secret: str = ""
+
+    def with_probe_secret(self) -> Settings:
+        """These settings with their probe secret, or one made for this run when none is set:
+        `up` gives it to its servers and to Envoy, whose health checks, and its clients' that
+        it passes on, then have a line of their own at each server (ADR 0140)."""
+        if self.probe_secret:
+            return self
+        return replace(self, probe_secret=secrets.token_urlsafe(32))
 
     def __post_init__(self) -> None:
         _address("SHELLEXEC_GRPC_ADDRESS", self.grpc_address, 0)
