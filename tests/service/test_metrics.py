@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import socket
 import threading
 import time
@@ -13,6 +14,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from shellexec.app.metrics_endpoint import MAX_CONNECTIONS
@@ -123,6 +125,32 @@ def wait_for(stack: Stack, name: str, at_least: float, timeout: float = 10.0,
         if value(samples, name, **labels) >= at_least or time.monotonic() > deadline:
             return samples
         time.sleep(0.05)
+
+
+def test_calls_to_unknown_methods_are_counted_and_logged_under_one_name(
+        metered: Stack) -> None:
+    """A client built against another version of the API calls a method this server lacks:
+    gRPC answers UNIMPLEMENTED itself, and the operator still sees the call, under `unknown`
+    (the path is the caller's to choose, so neither the log nor a label repeats it)."""
+    before = scrape(metered)
+    odd_method = "/shellexec.v1.ShellExecService/NoSuchMethod" + "-secret" * 10
+    with grpc.insecure_channel(metered.grpc_target) as channel:
+        call = channel.unary_unary(odd_method)
+        with pytest.raises(grpc.RpcError) as raised:
+            call(b"", metadata=(("x-request-id", "unknown-method-1"),), timeout=10)
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+    counted = wait_for(metered, "shellexec_requests_total", value(
+        before, "shellexec_requests_total", method="unknown", code="UNIMPLEMENTED") + 1,
+        method="unknown", code="UNIMPLEMENTED")
+    assert value(counted, "shellexec_requests_total", method="unknown",
+                 code="UNIMPLEMENTED") == value(before, "shellexec_requests_total",
+                                                method="unknown", code="UNIMPLEMENTED") + 1
+    log = (metered.workdir / "server.log").read_text()
+    lines = [json.loads(line) for line in log.splitlines() if "unknown-method-1" in line]
+    assert [(line["method"], line["status"]) for line in lines] == [
+        ("unknown", "UNIMPLEMENTED")]
+    assert "secret" not in log
 
 
 def test_watchers_and_delivery_lag(metered: Stack) -> None:

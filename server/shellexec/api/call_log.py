@@ -26,6 +26,9 @@ LOG_CALLS: Final[LogLevel] = "calls"
 LOG_ERRORS: Final[LogLevel] = "errors"
 LOG_OFF: Final[LogLevel] = "off"
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = (LOG_CALLS, LOG_ERRORS, LOG_OFF)
+UNKNOWN_METHOD: Final = "unknown"
+"""The method of a call to one the server does not serve, in the log and the metrics: the
+caller's path could be anything, and a metric label must come from a fixed set."""
 
 
 def log_level(word: str) -> LogLevel:

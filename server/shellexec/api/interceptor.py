@@ -35,7 +35,7 @@ from google.protobuf import message, message_factory
 from grpc._cython.cygrpc import ExecuteBatchError
 
 from shellexec.api import wire
-from shellexec.api.call_log import CallLog, CallRecord
+from shellexec.api.call_log import UNKNOWN_METHOD, CallLog, CallRecord
 from shellexec.api.error_details import STATUS_DETAILS_KEY, rpc_status
 from shellexec.api.handlers import close_stream, method_descriptor, rewrapped, when_call_ends
 from shellexec.api.validation import REQUEST_ID_PATTERN, SESSION_ID_PATTERN
@@ -187,11 +187,15 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         started = time.time()
         clock = time.perf_counter()
         handler = await continuation(handler_call_details)
-        if handler is None:
+        request_id = request_id_of(handler_call_details.invocation_metadata)
+        if handler is None:  # gRPC answers UNIMPLEMENTED; the log still has the call
+            if self._log.wants(grpc.StatusCode.UNIMPLEMENTED):
+                self._log.write(CallRecord(
+                    started, request_id, UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED,
+                    (time.perf_counter() - clock) * 1000))
             return handler
         method = handler_call_details.method
-        call = _Call(self._log, method, self.shape(method),
-                     request_id_of(handler_call_details.invocation_metadata), started, clock)
+        call = _Call(self._log, method, self.shape(method), request_id, started, clock)
         return call.wrap(handler)
 
 

@@ -5,8 +5,9 @@ is a choice of `app/server.py`. Wherever it stands, it reports the status the ca
 outside the error interceptor it sees the status that interceptor set (an abort); inside it,
 it sees the use case's error before it is mapped, and maps it the same way (`status_of`).
 
-Labels are bounded: a method is one the server serves (unknown methods never get a handler),
-a code one of gRPC's. Each (method, code) child is looked up once and kept.
+Labels are bounded: a method is one the server serves, or `unknown` for any other (gRPC
+answers those UNIMPLEMENTED itself), a code one of gRPC's. Each (method, code) child is
+looked up once and kept.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Histogram
 
+from shellexec.api.call_log import UNKNOWN_METHOD
 from shellexec.api.error_details import status_of
 from shellexec.api.handlers import rewrapped
 from shellexec.service import ServiceError
@@ -56,8 +58,10 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
     async def intercept_service(self, continuation: Continuation,
                                 handler_call_details: grpc.HandlerCallDetails
                                 ) -> grpc.RpcMethodHandler:
+        started = self._clock()
         handler = await continuation(handler_call_details)
         if handler is None:
+            self.record(UNKNOWN_METHOD, grpc.StatusCode.UNIMPLEMENTED, self._clock() - started)
             return handler
         return self._wrap(handler, handler_call_details.method)
 
