@@ -10,8 +10,9 @@ from typing import TypeVar
 
 import pytest
 
+from shellexec.api.auth import FRONT_DOOR_CHECKS, FRONT_DOOR_PROBE
 from shellexec.api.request_budget import Admission, RequestBudget
-from shellexec.service import ResourceExhaustedError
+from shellexec.service import Caller, ResourceExhaustedError
 
 T = TypeVar("T")
 
@@ -182,6 +183,26 @@ def test_a_caller_with_a_token_has_a_bounded_number_of_calls_waiting() -> None:
             task.cancel()
         await _settled()
         for admission in [held[1], other, waiting[0].result()]:
+            admission.release()
+        assert budget.held == 0
+
+    asyncio.run(check())
+
+
+@pytest.mark.parametrize("line", [FRONT_DOOR_PROBE, FRONT_DOOR_CHECKS])
+def test_a_line_of_health_checks_is_refused_in_its_own_words(line: Caller) -> None:
+    """The front door's health checks carry no token: a refusal that spoke of "this token's
+    calls" sent their operator looking for a token that is not there."""
+    async def check() -> None:
+        budget = RequestBudget(TOTAL, SHARE, MESSAGE, max_waiting_per_caller=1)
+        held = [await budget.admit(line.name), await budget.admit(line.name)]
+        waiting = await _pending(budget.admit(line.name))
+        with pytest.raises(ResourceExhaustedError) as refused:
+            await budget.admit(line.name)
+        assert str(refused.value).startswith(f"1 of the {line.name} already wait")
+        waiting.cancel()
+        await _settled()
+        for admission in held:
             admission.release()
         assert budget.held == 0
 

@@ -117,11 +117,10 @@ class RequestBudget:
             return self._take(share)
         if (bounded and self._max_waiting is not None
                 and len(share.waiting) >= self._max_waiting):
-            whose = "this token's calls" if caller else "the calls without a token"
             raise ResourceExhaustedError(
-                f"{self._max_waiting} of {whose} already wait for their messages to be read, "
-                "the most one caller may: let some finish (send their messages, or end them) "
-                "before starting more")
+                f"{self._max_waiting} of {_whose(caller)} already wait for their messages to "
+                "be read, the most one caller may: let some finish (send their messages, or "
+                "end them) before starting more")
         granted: asyncio.Future[Admission] = asyncio.get_running_loop().create_future()
         share.waiting.append(granted)
         self._waiting.setdefault(caller, share)
@@ -171,6 +170,14 @@ class RequestBudget:
             self._waiting.pop(share.caller, None)
             if not share.held:
                 self._shares.pop(share.caller, None)
+
+
+def _whose(caller: str) -> str:
+    """The calls of `caller` in a refusal's words: a token's (its name has no space), the
+    calls without one (""), or a line of the front door's health checks (`auth`)."""
+    if not caller:
+        return "the calls without a token"
+    return f"the {caller}" if " " in caller else "this token's calls"
 
 
 class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
