@@ -18,7 +18,7 @@ AXE_VERSION := 4.10.3
 
 .PHONY: run run-cluster test bench demo generate check-generated lint lint-proto lint-python \
         envoy-validate web-unit chromium venv clean breaking baseline lint-ts lint-go \
-        java-codegen axe postgresql
+        java-codegen axe postgresql quick
 
 run: $(STAMP)  ## start the gRPC server and Envoy on the embedded SQLite default, with metrics
 	SHELLEXEC_METRICS_PORT=$${SHELLEXEC_METRICS_PORT:-9464} \
@@ -32,6 +32,12 @@ run-cluster: $(STAMP) postgresql  ## two replicas behind one Envoy on PostgreSQL
 test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium axe postgresql  ## every test
 	$(BIN)/pytest --numprocesses 2 --dist loadfile --cov --cov-report=term:skip-covered \
 	  --cov-fail-under=85
+
+# The quick loop: every test but the slow ones (MARKS="not slow and not postgresql" leaves
+# PostgreSQL out too), with the tools those tests need.
+MARKS ?= not slow
+quick: $(STAMP) $(BUF) postgresql  ## every test but the slow ones, on two workers (about 2 minutes)
+	$(BIN)/pytest -m "$(MARKS)" --numprocesses 2 -q
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md
 	@for script in bench/*.py; do \

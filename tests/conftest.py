@@ -45,6 +45,17 @@ def _runs_on_both_engines(item: pytest.Item) -> bool:
         item.get_closest_marker(name) for name in _SQLITE_ONLY_MARKERS)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Marks `postgresql` every test that starts PostgreSQL: the PostgreSQL variant of a test
+    on both engines, and a test of PostgreSQL alone (it asks for the server), so
+    `-m "not postgresql"` leaves them all out on a machine without it. Marked here, as each
+    is collected: `-m` deselects before `pytest_collection_modifyitems` below runs."""
+    callspec = getattr(item, "callspec", None)
+    on_postgres = callspec is not None and callspec.params.get("engine") == POSTGRESQL
+    if on_postgres or "postgres_server" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.postgresql)
+
+
 @pytest.hookimpl(trylast=True)  # after pytest has grouped the items by engine
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Drops the PostgreSQL variants of SQLite-only tests and of the folders that test
