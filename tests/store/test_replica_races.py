@@ -53,10 +53,9 @@ def app(url: str) -> Iterator[Composition]:
     composed.close()
 
 
-def _waits_for_a_lock(url: str) -> bool:
-    with psycopg.connect(url) as watcher:
-        found = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                                "current_database() AND wait_event_type = 'Lock'").fetchone()
+def _waits_for_a_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> bool:
+    found = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                            "current_database() AND wait_event_type = 'Lock'").fetchone()
     return bool(found and found[0])
 
 
@@ -72,12 +71,18 @@ def interleaved(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) ->
             assert stdout.readline() == "held\n"
 
             async def run() -> T:
-                call = asyncio.ensure_future(mine())
-                deadline = time.monotonic() + WAIT_SECONDS
-                while not await asyncio.to_thread(_waits_for_a_lock, url):
-                    assert not call.done(), "this replica did not wait for the other"
-                    assert time.monotonic() < deadline, "this replica never waited for a lock"
-                    await asyncio.sleep(0.01)
+                # One connection, opened before `mine` starts: a new one for every look took
+                # long enough on a loaded machine that `mine` could wait out its lock timeout
+                # (5 s) unseen. Autocommit: each look reads the activity afresh.
+                with psycopg.connect(url, autocommit=True) as watcher:
+                    call = asyncio.ensure_future(mine())
+                    deadline = time.monotonic() + WAIT_SECONDS
+                    while not await asyncio.to_thread(_waits_for_a_lock, watcher):
+                        if call.done():
+                            call.result()  # raises what ended it, if anything did
+                            pytest.fail("this replica did not wait for the other")
+                        assert time.monotonic() < deadline, "this replica never waited"
+                        await asyncio.sleep(0.01)
                 stdin.write("commit\n")
                 stdin.flush()
                 return await call
