@@ -133,6 +133,18 @@ def test_demo_command_refuses_a_front_door_without_the_api(
     assert "answers HTTP 503" in capsys.readouterr().err
 
 
+def test_demo_command_against_a_service_with_authentication_names_the_token_it_reads(
+        secured: Stack, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    demo_env(monkeypatch, secured.rest_port)
+    monkeypatch.delenv("SHELLEXEC_TOKEN", raising=False)
+    assert cli.main(["--pace", "0", "--exit"]) == 1
+    assert "set SHELLEXEC_TOKEN to a token with the ingest scope" in capsys.readouterr().err
+
+    monkeypatch.setenv("SHELLEXEC_TOKEN", secured.create_token("demo-ingest", "ingest"))
+    assert cli.main(["--pace", "0", "--exit", "--task", unique("demo-auth")]) == 0
+
+
 def test_demo_module_runs_as_a_command() -> None:
     done = subprocess.run([sys.executable, "-m", "shellexec.demo", "--help"], check=True,
                           capture_output=True, text=True, timeout=60)

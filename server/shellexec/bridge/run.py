@@ -187,9 +187,10 @@ class BridgeRun:
             return await self._link.open_turn(self._options.task_id, self._options.agent)
         except ServiceRejectedError as refusal:
             if refusal.code in TOKEN_REFUSALS:
-                raise UsageError(f"the service refused the token: {refusal.details} (pass "
-                                 "--token or set SHELLEXEC_TOKEN to a token with the ingest "
-                                 "scope)") from None
+                refused = ("the service refused the token" if self._options.token
+                           else "the service requires a token, and none was given")
+                raise UsageError(f"{refused}: {refusal.details} (pass --token or set "
+                                 "SHELLEXEC_TOKEN to a token with the ingest scope)") from None
             if refusal.code != "INVALID_ARGUMENT":
                 raise
             raise refused_options(refusal) from None

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from http import HTTPStatus
 from types import FrameType
 
 from shellexec.app.settings import Settings
@@ -67,6 +68,10 @@ def _demo(args: argparse.Namespace) -> int:
         return 130
     except RestError as error:
         print(f"error: {error}", file=sys.stderr)
+        if error.response is not None and error.response.status == HTTPStatus.UNAUTHORIZED:
+            print("The service has authentication on: set SHELLEXEC_TOKEN to a token with "
+                  "the ingest scope (`.venv/bin/shellexec token create --name demo --scope "
+                  "ingest`).", file=sys.stderr)
         return 1
     finally:
         if running.started_here:
