@@ -30,6 +30,10 @@ async def _lookup(secret: str) -> Checked | None:
     return Checked(UNRESTRICTED, TICKET) if secret == VALID else None
 
 
+async def _ready() -> bool:
+    return True
+
+
 def _check(authorization: str | None = None, path: str = "/api/v1/task-sessions") -> bytes:
     lines = [f"POST {CHECK_PREFIX}{path} HTTP/1.1", "host: token-check", "content-length: 0"]
     if authorization is not None:
@@ -46,9 +50,10 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[str, str | None, bytes]
 
 
 def _served(tmp_path: Path, talk: Callable[[asyncio.StreamReader, asyncio.StreamWriter],
-                                           Awaitable[Any]]) -> Any:
+                                           Awaitable[Any]],
+            ready: Callable[[], Awaitable[bool]] = _ready) -> Any:
     async def run() -> Any:
-        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup)
+        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup, ready)
         await endpoint.start()
         try:
             reader, writer = await asyncio.open_unix_connection(str(endpoint.path))
@@ -78,6 +83,26 @@ def test_checks_on_one_connection_are_answered_in_turn(tmp_path: Path) -> None:
     ]                                                                # the interceptor does
 
 
+def test_envoy_s_probe_is_answered_as_the_server_s_readiness(tmp_path: Path) -> None:
+    """A replica that lost its way to the database (while the others kept theirs) answered
+    every token check it got 503, and stayed in the pool: its probe said 200 whatever the
+    readiness. The gRPC pools had already left it out."""
+    readiness = [True, False, True]
+
+    async def ready() -> bool:
+        return readiness.pop(0)
+
+    async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> list[str]:
+        answers = []
+        for _ in range(3):
+            writer.write(f"GET {token_check.HEALTH_PATH} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+            answers.append((await _answer(reader))[0])
+        return answers
+
+    assert _served(tmp_path, talk, ready) == [
+        "HTTP/1.1 200 OK", "HTTP/1.1 503 Service Unavailable", "HTTP/1.1 200 OK"]
+
+
 @pytest.mark.parametrize("request_head", [
     b"GET /elsewhere HTTP/1.1\r\nhost: x\r\n\r\n",  # not under the check prefix
     b"POST /check/api HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello",  # a body
@@ -98,7 +123,7 @@ def test_stopping_ends_kept_alive_connections(tmp_path: Path) -> None:
     """Envoy keeps its connections open: stopping closes them instead of leaving their
     tasks to the loop's shutdown (which logs each as an error)."""
     async def run() -> tuple[bytes, int]:
-        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup)
+        endpoint = TokenCheckEndpoint(tmp_path / "checks" / "check.sock", _lookup, _ready)
         await endpoint.start()
         reader, writer = await asyncio.open_unix_connection(str(endpoint.path))
         writer.write(_check(f"Bearer {VALID}"))

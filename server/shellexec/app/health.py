@@ -38,6 +38,7 @@ class Health(health.aio.HealthServicer):
         self._interval = interval
         self._running: asyncio.Task[bool] | None = None
         self._watching: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def start(self) -> None:
         """Sets liveness, checks readiness once and keeps checking it."""
@@ -47,11 +48,17 @@ class Health(health.aio.HealthServicer):
 
     async def stop(self) -> None:
         """Every name NOT_SERVING from now on (grpc_health ignores later changes)."""
+        self._stopping = True
         if self._watching is not None:
             self._watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watching
         await self.enter_graceful_shutdown()
+
+    async def ready(self) -> bool:
+        """Readiness as a readiness `Check` answers it: checked now, and never while
+        stopping (for probes that are not gRPC: the front door's token check's)."""
+        return not self._stopping and await self.refresh()
 
     async def refresh(self) -> bool:
         """Runs the readiness check (or joins the one running) and publishes its answer."""

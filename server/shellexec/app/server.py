@@ -200,7 +200,8 @@ async def start_server(settings: Settings) -> RunningServer:
     token_check = None
     if settings.auth:
         token_check = TokenCheckEndpoint(
-            token_check_socket(settings.admin_socket, port), checked.check)
+            token_check_socket(settings.admin_socket, port), checked.check,
+            health_servicer.ready)
         try:
             await token_check.start()
         except (AdminSocketError, OSError):  # a folder others may enter, or a path too long

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,8 +64,11 @@ MAX_PENDING_CHECKS = 1024
 # Envoy's readiness probe of each socket, when there are several servers (replicas).
 HEALTH_PATH = "/health"
 
-# Envoy's readiness probe is answered so.
+# Envoy's readiness probe is answered so while the server is ready, and
 _HEALTHY = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"
+# so while it is not: then its checks go to the other replicas (a replica that lost its way to
+# the database answered every check it got 503).
+_NOT_READY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n"
 
 
 def socket_path(admin_socket_path: str | Path, grpc_port: int) -> Path:
@@ -80,6 +83,10 @@ class TokenCheck(Protocol):
     def __call__(self, secret: str) -> Awaitable[Checked | None]: ...
 
 
+# Whether the server is ready: the gRPC health service's readiness (`app.health`).
+Readiness = Callable[[], Awaitable[bool]]
+
+
 async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     """The answer to a check of a request with this `authorization` header: allowed, with the
     ticket Envoy adds to the request, or refused with the interceptor's own messages."""
@@ -91,7 +98,8 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     except DatabaseUnavailableError as error:
         # Envoy takes a 5xx for a failed check and answers 503 itself, which
         # `front_door_errors` gives a message; dropping the connection did the same, with a
-        # traceback here. Not retried on another server: they share the database.
+        # traceback here. Not retried on another server: they share the database, and a
+        # replica that cannot reach it while others can is out of the pool (`_NOT_READY`).
         return _refused(b"503 Service Unavailable", str(error))
     return _refused(b"401 Unauthorized", UNKNOWN_TOKEN) if checked is None else _allowed(
         checked.ticket)
@@ -168,7 +176,7 @@ class Check:
 
 
 def _is_health_probe(head: bytes) -> bool:
-    """Whether the head is Envoy's readiness probe (`GET /health`), answered 200."""
+    """Whether the head is Envoy's readiness probe (`GET /health`)."""
     return head.startswith(f"GET {HEALTH_PATH} HTTP/1.".encode())
 
 
@@ -199,11 +207,13 @@ def parse_check(head: bytes) -> Check | None:
 
 class TokenCheckEndpoint:
     """Answers Envoy's token checks on the Unix socket `path`, on the event loop (a check is a
-    parse and one indexed read, like the interceptor's), from `start()` to `stop()`."""
+    parse and one indexed read, like the interceptor's), from `start()` to `stop()`; Envoy's
+    readiness probe as `ready` says, as the gRPC health service answers its own probes."""
 
-    def __init__(self, path: Path, check: TokenCheck) -> None:
+    def __init__(self, path: Path, check: TokenCheck, ready: Readiness) -> None:
         self._path = path
         self._check = check
+        self._ready = ready
         self._server: asyncio.Server | None = None
         # Envoy's kept-alive connections and the tasks serving them: `stop` ends them itself,
         # since closing the server leaves open connections to the loop's shutdown.
@@ -247,7 +257,7 @@ class TokenCheckEndpoint:
             while True:
                 head = await self._next_head(reader)
                 if _is_health_probe(head):
-                    writer.write(_HEALTHY)
+                    writer.write(_HEALTHY if await self._ready() else _NOT_READY)
                     await writer.drain()
                     continue
                 check = parse_check(head)
