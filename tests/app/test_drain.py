@@ -13,8 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+import pytest
+import yaml  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from shellexec.app.envoy import render
+from shellexec.app.health import STOPPING
+from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
 
 from support.stack import Stack
@@ -23,13 +28,19 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 # Far longer than the test takes: a server that drains is seen draining, never timed.
 DRAIN_SECONDS = "60"
 TIMEOUT = 30
+# What `up` makes for a run: the front door marks the checks it passes on with it.
+PROBE_SECRET = "probe-secret-of-these-tests-0123456789"
 
 
 @contextmanager
-def draining_server(tmp_path: Path) -> Iterator[tuple[Stack, ShellExecClient, str]]:
+def draining_server(tmp_path: Path, front_door: bool = False
+                    ) -> Iterator[tuple[Stack, ShellExecClient, str]]:
     stack = Stack(tmp_path, extra_env={"SHELLEXEC_DRAIN_SECONDS": DRAIN_SECONDS,
-                                       "SHELLEXEC_HEARTBEAT_SECONDS": "60"})
+                                       "SHELLEXEC_HEARTBEAT_SECONDS": "60",
+                                       "SHELLEXEC_PROBE_SECRET": PROBE_SECRET})
     stack.start_server()
+    if front_door:
+        stack.start_envoy(stack.grpc_port)
     try:
         with stack.client() as client:
             yield stack, client, client.create_session("drained").id
@@ -66,3 +77,40 @@ def test_sigint_stops_at_once_whatever_the_drain(tmp_path: Path) -> None:
         assert stack.server is not None
         not_serving_after(stack, signal.SIGINT)
         assert stack.server.wait(timeout=TIMEOUT) == 0
+
+
+def test_a_stopping_server_answers_the_front_door_s_checks_unavailable(tmp_path: Path) -> None:
+    """While one replica drains, the front door's clients' probes heard its NOT_SERVING, a
+    liveness probe's "restart it", though the other replicas served. A stopping server
+    answers the checks the front door marked UNAVAILABLE, which the front door asks of
+    another replica (here there is none, so the client hears UNAVAILABLE); its own port's
+    probes still hear NOT_SERVING."""
+    with draining_server(tmp_path, front_door=True) as (stack, _, _):
+        not_serving_after(stack, signal.SIGTERM)
+        with grpc.insecure_channel(f"127.0.0.1:{stack.rest_port}") as front_door:
+            for service in ("liveness", ""):
+                with pytest.raises(grpc.RpcError) as refused:
+                    health_pb2_grpc.HealthStub(front_door).Check(
+                        health_pb2.HealthCheckRequest(service=service), timeout=TIMEOUT)
+                assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert refused.value.details() == STOPPING
+        with grpc.insecure_channel(stack.grpc_target) as direct:
+            assert health_pb2_grpc.HealthStub(direct).Check(
+                health_pb2.HealthCheckRequest(service="liveness"),
+                timeout=TIMEOUT).status == NOT_SERVING
+
+
+def test_the_front_door_asks_another_replica_when_a_check_is_unavailable() -> None:
+    """The other half of the above: the health check's route retries UNAVAILABLE (and a
+    refused connection or stream) on a replica it has not asked yet."""
+    rendered = yaml.safe_load(render(Settings(probe_secret=PROBE_SECRET), 50051, 50052))
+    manager = rendered["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]
+    routes = manager["typed_config"]["route_config"]["virtual_hosts"][0]["routes"]
+    check = next(route for route in routes
+                 if route["match"].get("path") == "/grpc.health.v1.Health/Check"
+                 and "route" in route)
+    retry = check["route"]["retry_policy"]
+    assert "unavailable" in retry["retry_on"].split(",")
+    assert retry["num_retries"] >= 1
+    assert [predicate["name"] for predicate in retry["retry_host_predicate"]] == [
+        "envoy.retry_host_predicates.previous_hosts"]

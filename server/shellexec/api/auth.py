@@ -214,6 +214,12 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
 
     def _carries_the_secret(self, metadata: Sequence[tuple[str, str | bytes]] | None,
                             header: str) -> bool:
-        value = _header(metadata, header)
-        return bool(self._probe_secret) and value is not None and hmac.compare_digest(
-            value.encode(), self._probe_secret)
+        return carries_secret(metadata, header, self._probe_secret)
+
+
+def carries_secret(metadata: Sequence[tuple[str, str | bytes]] | None, header: str,
+                   secret: bytes) -> bool:
+    """Whether the header `header` holds `secret` (compared in constant time); never when
+    there is no secret."""
+    value = _header(metadata, header)
+    return bool(secret) and value is not None and hmac.compare_digest(value.encode(), secret)

@@ -7,7 +7,10 @@
 
 Readiness is checked every `interval` seconds (what `Watch` callers hear) and again on each
 `Check` of a readiness name, so a probe never reads a stale answer; checks that overlap share
-one run, so a burst of probes costs one file open. Stopping sets every name NOT_SERVING.
+one run, so a burst of probes costs one file open. Stopping sets every name NOT_SERVING,
+except for the checks the front door passes on (marked with the run's probe secret, ADR
+0140): a stopping replica answers those UNAVAILABLE, which the front door retries on another
+replica, so its clients' probes hear about the service, not about one replica's restart.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2
 
 from shellexec.api import SERVICE_NAME
+from shellexec.api.auth import FRONT_DOOR_CHECK_HEADER, carries_secret
 
 LIVENESS = "liveness"
 READINESS = ("", SERVICE_NAME)
 SERVICE_NAMES = (LIVENESS, *READINESS)
 
+STOPPING = "this replica is stopping: the front door asks another"
 # None when ready, otherwise why not; blocking, so it runs on a worker thread.
 ReadinessCheck = Callable[[], str | None]
 
@@ -32,10 +37,12 @@ ReadinessCheck = Callable[[], str | None]
 class Health(health.aio.HealthServicer):
     """grpc_health's servicer, with readiness kept up to date from `check`."""
 
-    def __init__(self, check: ReadinessCheck, interval: float) -> None:
+    def __init__(self, check: ReadinessCheck, interval: float,
+                 probe_secret: str = "") -> None:
         super().__init__()
         self._check = check
         self._interval = interval
+        self._probe_secret = probe_secret.encode()
         self._running: asyncio.Task[bool] | None = None
         self._watching: asyncio.Task[None] | None = None
         self._stopping = False
@@ -85,6 +92,9 @@ class Health(health.aio.HealthServicer):
     # gRPC names the method.
     async def Check(self, request: health_pb2.HealthCheckRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> health_pb2.HealthCheckResponse:
+        if self._stopping and carries_secret(context.invocation_metadata(),
+                                             FRONT_DOOR_CHECK_HEADER, self._probe_secret):
+            await context.abort(grpc.StatusCode.UNAVAILABLE, STOPPING)
         if request.service in READINESS:
             await self.refresh()
         return await super().Check(request, context)

@@ -187,7 +187,7 @@ async def start_server(settings: Settings) -> RunningServer:
     if settings.bench_echo:
         server.add_generic_rpc_handlers((_bench_echo_handler(),))
     health_servicer = Health(app.database.readiness_problem,
-                             settings.readiness_check_seconds)
+                             settings.readiness_check_seconds, settings.probe_secret)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     enable_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     try:
