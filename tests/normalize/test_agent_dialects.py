@@ -133,6 +133,20 @@ def test_qwen_exit_code_is_read_only_from_the_line_that_ends_its_model_text() ->
     assert qwen_exit(text.replace("Exit Code: 0", "Exit Code: (none)")) is None
 
 
+@pytest.mark.parametrize(("signal", "result"), [
+    ("9", "failure"), ("SIGKILL", "failure"), ("(none)", "unknown")])
+def test_a_qwen_command_ended_by_a_signal_failed(signal: str, result: str) -> None:
+    """Qwen reports a killed command `completed` with `Exit Code: (none)` and the signal on
+    its own line: it failed, as Gemini's and an ACP v2 terminal's killed commands do."""
+    model = ("Command: sleep 100\nDirectory: (root)\nOutput: (empty)\nError: (none)\n"
+             f"Exit Code: (none)\nSignal: {signal}\nProcess Group PGID: 7")
+    state = fold_all([_start(title="Shell: sleep 100", kind="execute",
+                             rawInput={"command": "sleep 100"}),
+                      _update(status="completed", content=[_text(model)])], agent="qwen")
+    assert state.exit_code is None
+    assert state.result == result
+
+
 @pytest.mark.parametrize("mark", [{"_meta": {"toolName": "run_shell_command"}}, {}])
 def test_qwen_model_text_never_becomes_the_output(mark: Update) -> None:
     model = ("Command: ls\nDirectory: (root)\nOutput: a\nError: (none)\nExit Code: 0\n"

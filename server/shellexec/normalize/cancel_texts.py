@@ -4,8 +4,10 @@ ACP v1 has no `cancelled` tool status, so agents say it in words. Where the word
 agent's fixed text, the call is read as `cancelled` (ACP v2's word) instead, and the text keeps
 only the output it carries:
 
-- Gemini CLI, `completed`, a text starting `Command cancelled by user.`: the output kept is
-  what follows `Output before cancellation:` and a line break;
+- Gemini CLI, `completed`, the whole text `Command cancelled by user.`, or
+  `Command was automatically cancelled because it exceeded the timeout of X minutes without
+  output.` (its inactivity timeout), each alone or followed by a blank line,
+  `Output before cancellation:` and a line break: the output kept is what follows that line;
 - Qwen Code, `completed`, a model text starting `Command was cancelled by user before it
   could `: the output kept is the `rawOutput` display text, unless it is only
   `Command cancelled by user.`;
@@ -17,21 +19,23 @@ end of the prompt instead (`fold.cancel`), its transcript kept.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-_GEMINI_CANCEL: Final = "Command cancelled by user."
-_GEMINI_OUTPUT: Final = "Output before cancellation:\n"
+_GEMINI_CANCEL: Final = re.compile(
+    r"\A(?:Command cancelled by user\.|Command was automatically cancelled because it exceeded"
+    r" the timeout of [0-9]{1,9}(?:\.[0-9]{1,9})? minutes without output\.)"
+    r"(?:\n\nOutput before cancellation:\n(?P<output>.*)|\s*)\Z", re.DOTALL)
 _QWEN_CANCEL: Final = "Command was cancelled by user before it could "
 _QWEN_PLACEHOLDER: Final = "Command cancelled by user."
 _VIBE_INTERRUPT: Final = "Tool execution interrupted by user."
 
 
 def gemini_cancel_output(text: str) -> str | None:
-    """The output a Gemini cancel text carries (`""` if none), or None if it is no cancel."""
-    if not text.startswith(_GEMINI_CANCEL):
-        return None
-    _, found, output = text.partition(_GEMINI_OUTPUT)
-    return output if found else ""
+    """The output a whole Gemini cancel text carries (`""` if none), or None if it is no
+    cancel (a command that printed the words among other output)."""
+    found = _GEMINI_CANCEL.match(text)
+    return None if found is None else found.group("output") or ""
 
 
 def is_qwen_cancel(model_text: str) -> bool:

@@ -13,8 +13,9 @@ Which agent: the hint (`agents.agent_of`), else the shape of the update (`agent_
 - Goose: `_meta.goose`, or a `_meta.toolNotification` of type `live_output`;
 - Qwen Code: `_meta.toolName` is `run_shell_command`;
 - Mistral Vibe: `_meta.tool_name` is present;
-- Gemini CLI: a `tool_call` of kind `execute` without `rawInput` whose `content` is
-  `[current working directory ...]` (older releases: a title that ends with it);
+- Gemini CLI: a `tool_call` of kind `execute` without `rawInput` whose `content` is its
+  place text, `[current working directory ...]` or `[in ...]` (older releases: a title that
+  ends with it);
 - Kimi CLI: no `kind`, no `rawInput`, title `Shell` or `Shell: ...`;
 - Copilot CLI (second-hand): `rawInput` with both `command` and a `commands` list;
 - Cursor (second-hand): `rawOutput` with `exitCode` and `stdout` or `stderr`.
@@ -50,12 +51,15 @@ from shellexec.normalize.content import join_blocks
 from shellexec.normalize.live_meta import goose_live_output
 from shellexec.normalize.shell_tools import agent_shell_signal, tool_name
 from shellexec.normalize.text_exits import (
+    GeminiEnding,
     copilot_exit,
+    gemini_ending,
     gemini_exit,
     goose_exit,
     is_qwen_model_text,
     kimi_exit,
     qwen_exit,
+    qwen_signal,
     vibe_failure,
 )
 from shellexec.normalize.vocabulary import is_terminal, parse_acp_status
@@ -92,6 +96,8 @@ _CONTENT: Final = "content"
 _STATUS: Final = "status"
 # ACP v2 spells a cancelled tool call as our word: the fold reads it as `cancelled`.
 _ACP_CANCELLED: Final = STATUS_CANCELLED
+_ACP_FAILED: Final = STATUS_FAILED
+_GEMINI_BACKGROUND: Final[GeminiEnding] = "background"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,20 +197,38 @@ def _set_texts(work: _Work, texts: list[str]) -> None:
 
 
 def _gemini(work: _Work) -> int | None:
-    """Command from the title, directory from the place text; cancel and exit texts."""
+    """Command from the title, directory from the place text; cancel, ending and exit texts.
+
+    Gemini sends its place text with the call (`tool_call`, a permission request), never with
+    its result: a finished update's text is the result, even one that reads like a place."""
+    finished = _finished(work)
     if not is_obj(work.get(_RAW_INPUT)) and work.get("kind") == _EXECUTE:
-        arguments = gemini_arguments(text_at(work, "title"), work.get(_CONTENT))
+        places = None if finished else work.get(_CONTENT)
+        arguments = gemini_arguments(text_at(work, "title"), places)
         if arguments is not None:
             work[_RAW_INPUT] = arguments
-    texts = [text for text in block_texts(work.get(_CONTENT)) if not is_gemini_place(text)]
-    _set_texts(work, texts)
-    if not _finished(work) or not texts:
+    texts = block_texts(work.get(_CONTENT))
+    if not finished:
+        _set_texts(work, [text for text in texts if not is_gemini_place(text)])
         return None
-    shown = join_blocks(texts)
+    _set_texts(work, texts)
+    return _gemini_result(work, join_blocks(texts)) if texts else None
+
+
+def _gemini_result(work: _Work, shown: str) -> int | None:
+    """The final text of a Gemini call: a cancel, an ending without exit code, or an exit."""
     output = gemini_cancel_output(shown)
     if output is not None:
         work[_STATUS] = _ACP_CANCELLED
         _set_texts(work, [output])
+        return None
+    ending = gemini_ending(shown)
+    if ending is not None:
+        # A signal or an error failed the command (whatever status came with it); one sent to
+        # the background ended the call with no result. No output, no exit code.
+        if ending != _GEMINI_BACKGROUND:
+            work[_STATUS] = _ACP_FAILED
+        _set_texts(work, [])
         return None
     found = gemini_exit(shown)
     if found is None:
@@ -227,7 +251,10 @@ def _qwen(work: _Work) -> int | None:
         if isinstance(display, str) and is_qwen_placeholder(display):
             del work[_RAW_OUTPUT]
         return None
-    return next((code for code in map(qwen_exit, model) if code is not None), None)
+    code = next((code for code in map(qwen_exit, model) if code is not None), None)
+    if code is None and any(map(qwen_signal, model)):
+        work[_STATUS] = _ACP_FAILED  # killed by a signal: no exit code, and no success
+    return code
 
 
 def _goose(work: _Work) -> int | None:

@@ -16,6 +16,9 @@ class ShellRecord:
 
     `command` is None until an update names it; a client then shows `title` instead (the
     message content is the fallback). `work_dir` is the command's directory when reported.
+    A call that is not a shell command (`is_shell` false) has neither: what its arguments
+    name (a viewer's `view`, an MCP tool's `command` argument) is no command, though the
+    state keeps it in case a later update makes the call one.
     """
 
     is_shell: bool
@@ -32,11 +35,13 @@ def shell_record(state: ShellState) -> ShellRecord:
     """The record of `state`, output bodies included (joining them costs O(output) once).
 
     Its texts are bounded as a stored message's are (`bounded_head`), so that Normalize
-    answers what a publish stores and serves."""
+    answers what a publish stores and serves; a call that is not a shell command has no
+    command or directory (see `ShellRecord`)."""
+    shell = state.is_shell
     return ShellRecord(
-        is_shell=state.is_shell,
-        command=_bounded(state.command),
-        work_dir=_bounded(state.work_dir),
+        is_shell=shell,
+        command=_bounded(state.command) if shell else None,
+        work_dir=_bounded(state.work_dir) if shell else None,
         title=_bounded(state.title),
         description=_bounded(state.description),
         status=state.status,

@@ -18,16 +18,27 @@ text where they are the agent's own bookkeeping rather than output.
 - Gemini CLI: the whole text `Command exited with code: N` (sent only without output);
 - Kimi CLI: the whole text `Command failed with exit code: N.` (sent only without output).
 
-`Exit Code: (none)` (Qwen, a signal) and any other value are unknown, never 0.
+`Exit Code: (none)` (Qwen, a signal) and any other value are unknown, never 0; a Qwen command
+whose `Signal:` line names a signal failed (`qwen_signal`), as Gemini's `Command terminated by
+signal` and an ACP v2 terminal's signal do.
+
+Gemini CLI says how a command without output ended in other whole texts too, which state no
+exit code (`gemini_ending`): `Command terminated by signal: S` and `Command failed: <error>`
+(it failed), `Command moved to background (PID: N). Output hidden. Press Ctrl+B to view.` and
+`Background process started with PID N.` (it left the foreground: no result). None of them is
+output; the error's words are Gemini's, like Qwen's `Error:` line, so they are not stderr.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from shellexec.normalize.exit_codes import parse_exit_code
+
+GeminiEnding = Literal["signal", "error", "background"]
+"""How a Gemini command without output ended, when its text says so without an exit code."""
 
 _CODE: Final = r"(?P<code>[+-]?[0-9]{1,10})"
 _GOOSE: Final = re.compile(r"(?:\A|\n\n)Command exited with code " + _CODE + r"\s*\Z")
@@ -39,10 +50,21 @@ _VIBE_STDERR: Final = "\nStderr: "
 _COPILOT: Final = re.compile(r"\n?<exited with exit code " + _CODE + r">\s*\Z")
 _GEMINI: Final = re.compile(r"\ACommand exited with code: " + _CODE + r"\s*\Z")
 _KIMI: Final = re.compile(r"\ACommand failed with exit code: " + _CODE + r"\.\s*\Z")
+_PID: Final = r"[0-9]{1,10}"
+_GEMINI_ENDING_HEADS: Final = ("Command ", "Background ")
+_GEMINI_ENDINGS: Final[tuple[tuple[re.Pattern[str], GeminiEnding], ...]] = (
+    (re.compile(r"Command terminated by signal: [A-Za-z0-9_+-]{1,32}"), "signal"),
+    (re.compile(r"Command failed: [^\n]*"), "error"),
+    (re.compile(r"Command moved to background \(PID: " + _PID
+                + r"\)\. Output hidden\. Press Ctrl\+B to view\."), "background"),
+    (re.compile(r"Background process started with PID " + _PID + r"\."), "background"),
+)
 
 _QWEN_HEAD: Final = "Command: "
 _QWEN_EXIT: Final = "Exit Code: "
-_QWEN_TRAILERS: Final = ("Signal: ", "Background PIDs: ", "Process Group PGID: ")
+_QWEN_SIGNAL: Final = "Signal: "
+_QWEN_NONE: Final = "(none)"
+_QWEN_TRAILERS: Final = (_QWEN_SIGNAL, "Background PIDs: ", "Process Group PGID: ")
 _QWEN_SECTIONS: Final = ("\nDirectory: ", "\nOutput: ", "\nError: ")
 
 
@@ -63,6 +85,20 @@ def qwen_exit(text: str) -> int | None:
     """The code on the `Exit Code:` line of Qwen's model text, else None."""
     line = _qwen_exit_line(text)
     return None if line is None else parse_exit_code(line.removeprefix(_QWEN_EXIT))
+
+
+def qwen_signal(text: str) -> bool:
+    """Whether Qwen's model text names the signal that ended the command (its `Signal:` line
+    holds another value than `(none)`): then it failed, as a signal fails an ACP v2 terminal's
+    command, though Qwen reports the call `completed` with `Exit Code: (none)`."""
+    if _qwen_exit_line(text) is None:
+        return False
+    for line in reversed(text.rstrip().split("\n")):
+        if not line.startswith(_QWEN_TRAILERS):
+            return False
+        if line.startswith(_QWEN_SIGNAL):
+            return line.removeprefix(_QWEN_SIGNAL).strip() not in ("", _QWEN_NONE)
+    return False
 
 
 def _qwen_exit_line(text: str) -> str | None:
@@ -88,6 +124,16 @@ def copilot_exit(text: str) -> TextExit | None:
 def gemini_exit(text: str) -> TextExit | None:
     """Gemini's whole-text `Command exited with code: N` (no output)."""
     return _trailer(_GEMINI, text)
+
+
+def gemini_ending(text: str) -> GeminiEnding | None:
+    """How Gemini's whole text says the command ended without an exit code (see the module):
+    `signal`, `error` (both failed it) or `background`; None for any other text."""
+    if not text.startswith(_GEMINI_ENDING_HEADS):
+        return None
+    whole = text.rstrip()
+    return next((ending for pattern, ending in _GEMINI_ENDINGS if pattern.fullmatch(whole)),
+                None)
 
 
 def kimi_exit(text: str) -> TextExit | None:

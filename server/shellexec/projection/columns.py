@@ -18,22 +18,27 @@ from shellexec.vocabulary import MESSAGE_SHELL, MESSAGE_TOOL
 
 # Keys of the fold-state record that name a column of the row holding the same value when it
 # fits the column (a command within the stored bound): the record then leaves them out, so a
-# long command is not stored twice in every write of its row (ADR 0113).
+# long command is not stored twice in every write of its row (ADR 0113). A call that is not a
+# shell command has `""` in its command and directory columns: the record keeps what the
+# state knows of them, so a later update can still make the call a command that shows them.
 RECORD_KEYS_IN_COLUMNS: Final = ("is_shell", "command", "title", "work_dir")
 
 
 def state_columns(state: ShellState) -> dict[str, object]:
-    """The message row's column values for `state`, named as the `Message` fields."""
+    """The message row's column values for `state`, named as the `Message` fields.
+
+    A call that is not a shell command stores no command and no directory, and its content is
+    its title (`normalize.ShellRecord`): what its arguments name stays in the record only."""
     summary = state.summary()
     title = bounded_head(state.title or "")
-    command = bounded_head(state.command or "")
+    command = _shell_text(state, state.command)
     columns: dict[str, object] = {
         "is_shell": state.is_shell,
         "type": MESSAGE_SHELL if state.is_shell else MESSAGE_TOOL,
         "status": state.status,
         "title": title,
         "command": command,
-        "work_dir": bounded_head(state.work_dir or ""),
+        "work_dir": _shell_text(state, state.work_dir),
         "content": command or title,
         "exit_code": summary.exit_code,
         "truncated": summary.truncated,
@@ -47,6 +52,11 @@ def state_columns(state: ShellState) -> dict[str, object]:
             del record[key]
     columns["fold_state"] = json.dumps(record, separators=(",", ":"))
     return columns
+
+
+def _shell_text(state: ShellState, text: str | None) -> str:
+    """A shell command's `text` as its column holds it; `""` for any other call."""
+    return bounded_head(text or "") if state.is_shell else ""
 
 
 def state_record(row: Message) -> dict[str, object]:
