@@ -62,6 +62,9 @@ OPTIONS_PROBE_LINES = [
     "reconnect_every PT5S",
     "reconnect_stopped true",
     "reconnect_reset [TRANSIENT_FAILURE]",
+    # The shared thread ended once no client was open: Maven's exec:java waited 15 s for it.
+    "reconnect_thread_while_open true",
+    "reconnect_thread_once_closed false",
 ]
 
 

@@ -22,8 +22,15 @@ final class ReconnectBound {
     Runnable every(Duration period, Runnable task);
   }
 
-  /** One daemon thread for every client of the process: a look at a channel's state every
-   * few seconds costs nothing. */
+  // Before SHARED, which reads them as it is made.
+  /** How long the shared thread stays once no client is open. */
+  static final Duration THREAD_IDLE = Duration.ofSeconds(1);
+
+  /** The shared thread's name. */
+  static final String THREAD_NAME = "shellexec-reconnect-bound";
+
+  /** One daemon thread for every client of the process while one is open: a look at a
+   * channel's state every few seconds costs nothing. */
   static final Timer SHARED = new Timer() {
     private final ScheduledThreadPoolExecutor executor = executor();
 
@@ -52,11 +59,16 @@ final class ReconnectBound {
 
   private static ScheduledThreadPoolExecutor executor() {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-      Thread thread = new Thread(task, "shellexec-reconnect-bound");
+      Thread thread = new Thread(task, THREAD_NAME);
       thread.setDaemon(true);
       return thread;
     });
     executor.setRemoveOnCancelPolicy(true);  // a closed client leaves nothing behind
+    // Once no client is open (nothing is scheduled), the thread ends: a program run by a host
+    // that waits for its threads (Maven's exec:java waited 15 s, then warned) ends at once.
+    // A thread that would time out keeps running while a task is scheduled.
+    executor.setKeepAliveTime(THREAD_IDLE.toMillis(), TimeUnit.MILLISECONDS);
+    executor.allowCoreThreadTimeOut(true);
     return executor;
   }
 }

@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * service answered UNAUTHENTICATED), the longest token and none are taken
  * ({@code token_taken <how>}); a built client checks its channel every
  * {@code reconnect_every <period>} and stops when closed ({@code reconnect_stopped true}), and a
- * check cuts the backoff short in TRANSIENT_FAILURE alone ({@code reconnect_reset <states>}).
+ * check cuts the backoff short in TRANSIENT_FAILURE alone ({@code reconnect_reset <states>}),
+ * and the shared thread that checks runs while a client is open and ends once none is
+ * ({@code reconnect_thread_while_open true}, {@code reconnect_thread_once_closed false}).
  * tests/clients/test_conformance_java.py checks the lines.
  */
 public final class OptionsProbe {
@@ -60,6 +62,31 @@ public final class OptionsProbe {
       }
     }
     System.out.println("reconnect_reset " + reset);
+
+    try (ShellExecClient client = ShellExecClient.builder("127.0.0.1:9").build()) {
+      System.out.println("reconnect_thread_while_open " + reconnectThreadRuns());
+    }
+    System.out.println("reconnect_thread_once_closed " + waitForReconnectThreadEnd());
+  }
+
+  private static boolean reconnectThreadRuns() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(thread -> thread.getName().equals(ReconnectBound.THREAD_NAME));
+  }
+
+  /** Whether the shared thread runs still, after a bounded wait for it to end (it ends
+   * {@link ReconnectBound#THREAD_IDLE} after the last client closed). */
+  private static boolean waitForReconnectThreadEnd() {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (reconnectThreadRuns() && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    return reconnectThreadRuns();
   }
 
   /** A clock the probe reads instead of waiting on it. */
