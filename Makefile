@@ -33,10 +33,12 @@ test: $(STAMP) check-generated lint breaking envoy-validate web-unit chromium ax
 	$(BIN)/pytest --numprocesses 2 --dist loadfile --cov --cov-report=term:skip-covered \
 	  --cov-fail-under=85
 
-# The quick loop: every test but the slow ones (MARKS="not slow and not postgresql" leaves
-# PostgreSQL out too), with the tools those tests need.
+# The quick loop: every test but the slow ones, with the tools those tests need;
+# MARKS="not slow and not postgresql" leaves out the tests that start PostgreSQL, and does not
+# install it.
 MARKS ?= not slow
-quick: $(STAMP) $(BUF) postgresql  ## every test but the slow ones, on two workers (about 2 minutes)
+QUICK_POSTGRESQL := $(if $(findstring not postgresql,$(MARKS)),,postgresql)
+quick: $(STAMP) $(BUF) $(TS_STAMP) $(QUICK_POSTGRESQL)  ## every test but the slow ones, on two workers (about 2 minutes)
 	$(BIN)/pytest -m "$(MARKS)" --numprocesses 2 -q
 
 bench: $(STAMP)  ## benchmarks; figures are appended to bench/RESULTS.md

@@ -45,14 +45,19 @@ def _runs_on_both_engines(item: pytest.Item) -> bool:
         item.get_closest_marker(name) for name in _SQLITE_ONLY_MARKERS)
 
 
+# The fixtures that start a PostgreSQL server: the run's, and one a test stops and starts.
+_POSTGRES_FIXTURES = frozenset({"postgres_server", "own_postgres"})
+
+
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Marks `postgresql` every test that starts PostgreSQL: the PostgreSQL variant of a test
-    on both engines, and a test of PostgreSQL alone (it asks for the server), so
+    on both engines, and a test of PostgreSQL alone (it asks for a server; a test that
+    starts one otherwise, such as `up --replicas`, is marked where it is written), so
     `-m "not postgresql"` leaves them all out on a machine without it. Marked here, as each
     is collected: `-m` deselects before `pytest_collection_modifyitems` below runs."""
     callspec = getattr(item, "callspec", None)
     on_postgres = callspec is not None and callspec.params.get("engine") == POSTGRESQL
-    if on_postgres or "postgres_server" in getattr(item, "fixturenames", ()):
+    if on_postgres or not _POSTGRES_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())):
         item.add_marker(pytest.mark.postgresql)
 
 

@@ -47,6 +47,7 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes],
 
 
 @pytest.mark.slow
+@pytest.mark.postgresql  # `up --replicas` starts a local one
 def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -> None:
     env = _env(tmp_path)
     with open(tmp_path / "up.out", "wb") as out, open(tmp_path / "up.err", "wb") as err:
@@ -142,6 +143,7 @@ def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
 
 
 @pytest.mark.slow
+@pytest.mark.postgresql  # `up --replicas` starts a local one
 def test_a_killed_cluster_takes_its_replicas_envoy_and_postgresql_with_it(
         tmp_path: Path) -> None:
     """SIGKILL runs no handler: the replicas, Envoy and PostgreSQL ran on, holding their

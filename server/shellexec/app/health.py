@@ -29,7 +29,7 @@ LIVENESS = "liveness"
 READINESS = ("", SERVICE_NAME)
 SERVICE_NAMES = (LIVENESS, *READINESS)
 
-STOPPING = "this replica is stopping: the front door asks another"
+STOPPING = "this server is stopping: the front door asks another replica, if it has one"
 # None when ready, otherwise why not; blocking, so it runs on a worker thread.
 ReadinessCheck = Callable[[], str | None]
 
