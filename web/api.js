@@ -1,6 +1,7 @@
 // The REST routes the page uses (docs/api.md), same origin, JSON with snake_case
 // names. `fetch` is injected so the paging and error handling are unit-tested; `headers`
-// adds the bearer token of the tab (auth.js) to every request.
+// adds the bearer token of the tab (auth.js) to every request, and `onRefused` hears of every
+// answer refusing it (401, 403) before the caller gets the error.
 
 // The page the chat opens with and loads on scrolling up: a screenful or two, so a session of
 // any length shows its newest messages as fast as a short one.
@@ -103,10 +104,21 @@ export function turnsOf(body) {
   return Array.isArray(body?.turns) ? body.turns.filter((turn) => turn && typeof turn.id === 'string') : [];
 }
 
+/** Whether an answer's status refuses the token sent (or its absence): the page may ask for one. */
+export function isRefusal(status) {
+  return status === 401 || status === 403;
+}
+
 /**
- * @param {{fetch?: typeof fetch, headers?: () => Record<string, string>}} [options]
+ * @param {object} [options]
+ * @param {typeof fetch} [options.fetch]
+ * @param {() => Record<string, string>} [options.headers] read at each request.
+ * @param {(error: ApiError) => void} [options.onRefused] a 401 or 403 answer, to whatever
+ *   request, before its error is thrown (auth.js, `createRefusals`).
  */
-export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis), headers = () => ({}) } = {}) {
+export function createApi({
+  fetch: fetchFn = globalThis.fetch?.bind(globalThis), headers = () => ({}), onRefused = () => {},
+} = {}) {
   async function getJson(path, signal) {
     const response = await fetchFn(path, { headers: { Accept: 'application/json', ...headers() }, signal });
     let body = null;
@@ -116,7 +128,9 @@ export function createApi({ fetch: fetchFn = globalThis.fetch?.bind(globalThis),
       body = null;
     }
     if (!response.ok) {
-      throw new ApiError(response.status, body?.code, body?.message || `HTTP ${response.status} for ${path}`, reasonOf(body));
+      const error = new ApiError(response.status, body?.code, body?.message || `HTTP ${response.status} for ${path}`, reasonOf(body));
+      if (isRefusal(response.status)) onRefused(error);
+      throw error;
     }
     if (body === null || typeof body !== 'object') {
       throw new ApiError(response.status, undefined, `Expected JSON from ${path}`);

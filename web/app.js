@@ -2,7 +2,7 @@
 // Everything with rules lives in small modules (see docs/web.md); this file only wires them.
 
 import { ApiError, UnaddressableIdError, createApi, isNotFound, revisionOf } from './api.js';
-import { authHeaders, createTokenStore, refusalOf, tokenProblem } from './auth.js';
+import { authHeaders, createRefusals, createTokenStore, tokenProblem } from './auth.js';
 import { setVisibleText, visibleTextNodes } from './bidi.js';
 import { createCommandFinished } from './command-finished.js';
 import { h } from './dom.js';
@@ -42,12 +42,20 @@ const withToken = () => authHeaders(tokens.get());
 // does not refuse it (a token limited to other tasks is answered 404).
 const signOut = offerSignOut(document.getElementById('sign-out'), tokens);
 const route = parseRoute(window.location.href);
-
-start().catch((error) => {
-  const refusal = refusalOf(error, tokens.get() !== '');
-  if (refusal) signIn(refusal, error.message);
-  else showError(error);
+// What the session view runs (its feed, open outputs' polls, paging): stopped on a refusal.
+let stopSession = () => {};
+// Every answer refusing the tab's token comes here, whichever request it answered (the session,
+// a page of older messages, an open output's poll, the index's next page, the feed): the page
+// stops and shows the sign-in form, once (auth.js).
+const refusals = createRefusals({
+  holdsToken: () => tokens.get() !== '',
+  onRefused: (refusal, detail) => {
+    stopSession();
+    signIn(refusal, detail);
+  },
 });
+
+start().catch(showError);
 
 async function start() {
   // A kept token no header can carry (fetch would throw before sending anything) is asked again.
@@ -56,7 +64,7 @@ async function start() {
     signIn('invalid', problem);
     return;
   }
-  const api = createApi({ headers: withToken });
+  const api = createApi({ headers: withToken, onRefused: refusals.check });
   if (!route) {
     document.title = 'Sessions · shellexec';
     await showSessionIndex(main, api, openForm());
@@ -116,7 +124,9 @@ async function start() {
     sinceRevision: revisionOf(session.revision),
     onEvent: ({ message }) => {
       if (message.session_id && message.session_id !== session.id) return;
-      const change = keepingBottom(() => scrolling.append(() => rows.upsert(message)));
+      // A message older than those loaded waits for its page (scroll-window.js): unseen, it is
+      // not announced either.
+      const change = keepingBottom(() => scrolling.upsert(message));
       if (change !== 'ignored') finished.seen(message);
     },
     onTurn: ({ turn }) => {
@@ -141,23 +151,15 @@ async function start() {
         'The live feed stopped: the service says this page is out of step with the session, even after loading it again. Reload the page to try again.'));
     },
     // EventSource cannot send the token: a fetch-based reader does (ADR 0051).
-    EventSource: fetchEventSource({
-      headers: withToken,
-      onRefused: (status) => {
-        const refusal = refusalOf({ status }, tokens.get() !== '');
-        if (!refusal) return;
-        feed.stop();
-        rows.destroy();
-        signIn(refusal);
-      },
-    }),
+    EventSource: fetchEventSource({ headers: withToken, onRefused: (status) => refusals.check({ status }) }),
   });
   feed.start();
   // A hidden tab lets go of its connection: a browser opens only six to one host over HTTP/1.1.
   const hidden = suspendWhileHidden({ feed });
 
-  // Navigating away unmounts everything: open disclosures stop polling, the feed closes.
-  window.addEventListener('pagehide', () => {
+  // Navigating away, or a refused token, unmounts everything: open disclosures stop polling,
+  // the feed closes, no older page is asked for.
+  stopSession = () => {
     hidden.stop();
     bottom.stop();
     place.stop();
@@ -165,7 +167,8 @@ async function start() {
     scrolling.stop();
     feed.stop();
     rows.destroy();
-  });
+  };
+  window.addEventListener('pagehide', () => stopSession());
   window.addEventListener('pageshow', (event) => {
     if (event.persisted) window.location.reload(); // restored from the back-forward cache
   });
@@ -226,7 +229,9 @@ function showDeleted(session) {
   );
 }
 
+/** What went wrong, in place of the page; nothing once a refused token showed the sign-in form. */
 function showError(error) {
+  if (refusals.check(error)) return;
   const signedIn = tokens.get() !== '';
   const text =
     error instanceof ApiError && error.status === 404

@@ -6,7 +6,8 @@
 // over 256 characters. A pasted `…`, a line break or a stray quote left the tab stuck on "Failed
 // to execute 'fetch'", the token kept and no form to give another. The page asks for a token
 // again on a 401 (unknown or revoked) and on a 403 (a valid token without the `read` scope,
-// such as a bridge's `ingest` token), saying which (`refusalOf`).
+// such as a bridge's `ingest` token), saying which (`refusalOf`), whichever request it answered:
+// every answer's refusal goes through one place (`createRefusals`).
 
 const KEY = 'shellexec.token';
 
@@ -77,4 +78,39 @@ export function refusalOf(error, holdsToken) {
   if (error?.status === 401) return 'unknown';
   if (error?.status === 403 && holdsToken) return 'scope';
   return null;
+}
+
+/**
+ * The one place where the page learns that the service refused the tab's token, from any
+ * answer: the API's (api.js, `onRefused`: the session, a page of older messages, an open
+ * output's poll, the index's next page) and the feed's (event-stream.js). Only the first load
+ * and the feed used to check: a token revoked while the page was open made a page of older
+ * messages replace the chat with "Could not load the session", an open output poll on with
+ * "Output unavailable", and the index's next page say it failed, the token kept, until the feed
+ * was refused (up to a heartbeat interval later) or for good on the index.
+ * @param {object} options
+ * @param {() => boolean} options.holdsToken whether the tab sent a token (it holds one now)
+ * @param {(refusal: 'unknown'|'scope', detail: string) => void} options.onRefused told once, at
+ *   the first refusal: the page stops and shows the sign-in form.
+ */
+export function createRefusals({ holdsToken, onRefused }) {
+  let refused = false;
+  return {
+    /**
+     * Hands over an answer (an `ApiError`, or `{status}`); returns whether the page was refused,
+     * by this answer or by one before: then nothing else is to be shown for it.
+     * @param {{status?: number, message?: string}} answer
+     */
+    check(answer) {
+      if (refused) return true;
+      const refusal = refusalOf(answer, holdsToken());
+      if (!refusal) return false;
+      refused = true;
+      onRefused(refusal, typeof answer?.message === 'string' ? answer.message : '');
+      return true;
+    },
+    get refused() {
+      return refused;
+    },
+  };
 }

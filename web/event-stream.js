@@ -9,7 +9,7 @@
 // A feed refused with a JSON error says why: its error event carries the reason the error's
 // details name (`REVISION_AHEAD`: reload the session and watch from its revision).
 
-import { reasonOf } from './api.js';
+import { isRefusal, reasonOf } from './api.js';
 
 /**
  * Splits SSE text into events: `data:` lines joined by newlines, dispatched at a blank line;
@@ -85,7 +85,7 @@ export function fetchEventSource({
       }
       const kind = response.headers.get('content-type') ?? '';
       if (!response.ok || !kind.startsWith('text/event-stream') || !response.body) {
-        if (response.status === 401 || response.status === 403) onRefused(response.status);
+        if (isRefusal(response.status)) onRefused(response.status);
         let reason = '';
         if (!response.ok && kind.startsWith('application/json')) {
           reason = reasonOf(await response.json().catch(() => null));

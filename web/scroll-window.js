@@ -1,9 +1,12 @@
 // Scrolling through a long session: rows are mounted as the reader nears the top or the bottom
 // of what is mounted, older pages are fetched when the reader reaches the oldest message held,
 // and the far end is unmounted, so the DOM stays bounded (message-list.js). Every change above
-// the reader keeps their place: the first visible row stays where it was on screen.
+// the reader keeps their place: the first visible row stays where it was on screen. The list
+// holds one run of consecutive messages: a live update to a message older than the run waits
+// aside until its page is loaded (loaded-range.js).
 
 import { h } from './dom.js';
+import { createLoadedRange } from './loaded-range.js';
 import { keepingPlace } from './reader-place.js';
 
 const STEP_ROWS = 60;
@@ -27,7 +30,7 @@ export function createScrollWindow({
   const bottom = h('div', { class: 'scroll-sentinel', 'aria-hidden': 'true' });
   listEl.before(top);
   listEl.after(bottom);
-  let olderOnServer = hasOlder;
+  const range = createLoadedRange(hasOlder);
   let busy = false;
   let stopped = false;
   let trimPending = false;
@@ -78,14 +81,15 @@ export function createScrollWindow({
       });
       return true;
     }
-    if (!olderOnServer || rows.size === 0) return false;
+    if (!range.olderOnServer || rows.size === 0) return false;
     listEl.dataset.loadingOlder = 'true';
     const page = await loadOlder();
     delete listEl.dataset.loadingOlder;
-    olderOnServer = page.hasMore && page.messages.length > 0;
     keepingPlace(listEl, () => {
       for (const turn of page.turns) rows.setTurn(turn);
       for (const message of page.messages) rows.upsert(message);
+      // Then the updates held aside that this page reaches: the newer version of each stays.
+      for (const message of range.loaded(page, rows.oldest)) rows.upsert(message);
       rows.trimNewer();
     });
     return page.messages.length > 0;
@@ -101,7 +105,7 @@ export function createScrollWindow({
   }
 
   function showState() {
-    listEl.dataset.hasOlder = String(olderOnServer || rows.hasUnmountedOlder);
+    listEl.dataset.hasOlder = String(range.olderOnServer || rows.hasUnmountedOlder);
     listEl.dataset.mounted = String(rows.mounted);
   }
 
@@ -138,13 +142,27 @@ export function createScrollWindow({
     return -box.top < box.bottom - window.innerHeight;
   }
 
+  /** Run a change (a live message); the end farther from the reader is unmounted at the
+   * next frame if the window grew too long. */
+  function append(change) {
+    const result = change();
+    trimSoon();
+    return result;
+  }
+
   return {
-    /** Run a change (a live message); the end farther from the reader is unmounted at the
-     * next frame if the window grew too long. */
-    append(change) {
-      const result = change();
-      trimSoon();
-      return result;
+    append,
+    /**
+     * A live message: upserted in the list (as `append` runs a change), or, when it is older
+     * than every message held while older ones are still on the server, held aside until the
+     * page it belongs to is loaded, the list left as it was ('ignored'). The next older page
+     * is asked for before the oldest message held, so that one must end the run of messages
+     * loaded, with no gap above it.
+     * @returns {'added'|'updated'|'ignored'}
+     */
+    upsert(message) {
+      if (!range.admit(message, rows.oldest)) return 'ignored';
+      return append(() => rows.upsert(message));
     },
     stop() {
       stopped = true;

@@ -1,20 +1,22 @@
 """The page against a service with authentication on: a small sign-in form on the first 401,
 the token kept for the browser tab only, and every request, the live feed included, sending
-it (issue 11 "Authentication and authorization")."""
+it (issue 11 "Authentication and authorization"); a token revoked while the page is open brings
+the form back from whichever request is refused first."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Response, expect
 from web.browser import new_context
-from web.chat import ChatPage, generic_start, user_text
+from web.chat import ChatPage, codex_delta, generic_start, user_text
 from web.test_accessibility import audit
 
 from support.acp import agent_text
 from support.rest import unique
-from support.stack import Stack
+from support.stack import BIN, Stack
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -194,3 +196,116 @@ def test_the_sign_in_form_and_sign_out_have_no_serious_violations(
     expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
     expect(chat.page.get_by_test_id("sign-out")).to_be_visible()
     assert audit(chat) == []
+
+
+# ---- a token revoked while the page is open ------------------------------------------------
+
+@pytest.fixture
+def quiet_feed(stack_with: Callable[..., Stack]) -> Stack:
+    """Authentication on, and a feed that reads its log only when something is published: it
+    checks the token at each read (docs/security.md), so a revoked token's open feed goes on
+    here, and whatever the page shows after a revocation comes from its other requests."""
+    return stack_with(SHELLEXEC_AUTH="on", SHELLEXEC_HEARTBEAT_SECONDS="3600",
+                      SHELLEXEC_STREAM_LIFETIME_SECONDS="3600")
+
+
+def revoke(stack: Stack, name: str) -> None:
+    subprocess.run([BIN / "shellexec", "token", "revoke", name], env=stack.env, check=True,
+                   capture_output=True)
+
+
+def refused_urls(chat: ChatPage) -> list[str]:
+    """Starts recording the API answers refused 401; the list fills as they come."""
+    urls: list[str] = []
+
+    def record(response: Response) -> None:
+        if response.status == 401 and "/api/" in response.url:
+            urls.append(response.url)
+
+    chat.page.on("response", record)
+    return urls
+
+
+def expect_asked_again(chat: ChatPage) -> None:
+    """The sign-in form, saying the token was refused, and the token forgotten."""
+    expect(chat.page.get_by_test_id("sign-in-form")).to_be_visible()
+    expect(chat.page.get_by_test_id("sign-in-rejected")).to_have_attribute("data-reason", "unknown")
+    expect(chat.page.get_by_test_id("page-error")).to_have_count(0)
+    expect(chat.page.get_by_test_id("sign-out")).to_be_hidden()
+    assert chat.page.evaluate("sessionStorage.length") == 0
+
+
+def test_a_page_of_older_messages_refused_asks_for_a_token_again(
+        quiet_feed: Stack, chat: ChatPage) -> None:
+    """Revoked while the chat is open, the token was refused for the page of older messages
+    asked for on scrolling up: the chat was replaced with "Could not load the session: the
+    bearer token is unknown or revoked", the token kept, until the feed was refused too."""
+    admin = quiet_feed.api_as(quiet_feed.create_token("admin", "admin"))
+    reader = quiet_feed.create_token("reader", "read")
+    sid = admin.new_session("codex")["id"]
+    for index in range(110):  # more than the newest page
+        admin.publish(sid, generic_start(f"c{index}", f"echo {index}"))
+    refused = refused_urls(chat)
+    chat.page.goto(f"{quiet_feed.rest_url}/sessions/{sid}")
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    expect(chat.page.get_by_test_id("message-list")).to_have_attribute("data-has-older", "true")
+
+    refused.clear()  # the first load, before signing in, was refused too
+    revoke(quiet_feed, "reader")
+    for _ in range(50):
+        if chat.page.get_by_test_id("sign-in-form").count():
+            break
+        chat.page.evaluate("window.scrollTo(0, 0)")
+        chat.pump(100)
+    expect_asked_again(chat)
+    assert len(refused) == 1, refused
+    assert "before=" in refused[0], refused  # the page of older messages, not the feed
+
+
+def test_an_open_output_refused_asks_for_a_token_again_and_stops_polling(
+        quiet_feed: Stack, chat: ChatPage) -> None:
+    """Revoked while a running command's output is open: its poll was refused, and the output
+    said "Output unavailable. Retrying…" and went on polling with the revoked token."""
+    admin = quiet_feed.api_as(quiet_feed.create_token("admin", "admin"))
+    reader = quiet_feed.create_token("reader", "read")
+    sid = admin.new_session("codex")["id"]
+    running = admin.play(sid, [generic_start("run", "tail -f build.log"),
+                               codex_delta("run", "line\n")])
+    refused = refused_urls(chat)
+    chat.page.goto(f"{quiet_feed.rest_url}/sessions/{sid}")
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("feed-status")).to_have_attribute("data-state", "live")
+    body = chat.expand(running)
+    expect(body).to_contain_text("line")
+
+    refused.clear()  # the first load, before signing in, was refused too
+    revoke(quiet_feed, "reader")  # the next poll, a second after the last, is refused
+    expect_asked_again(chat)
+    assert len(refused) == 1, refused
+    assert "/shell-output" in refused[0], refused
+    polls = len(chat.shell_requests(running))
+    chat.pump(2500)  # longer than the poller's delays after a failure (1 s, then 2 s)
+    assert len(chat.shell_requests(running)) == polls, "the output went on polling"
+
+
+def test_the_next_page_of_sessions_refused_asks_for_a_token_again(
+        quiet_feed: Stack, chat: ChatPage) -> None:
+    """Revoked while the index is open, "Show older sessions" said it could not load more,
+    and the token stayed: every press failed so, with no form to give another."""
+    admin = quiet_feed.api_as(quiet_feed.create_token("admin", "admin"))
+    reader = quiet_feed.create_token("reader", "read")
+    for _ in range(21):  # more than a page of the index
+        admin.new_session("codex")
+    refused = refused_urls(chat)
+    chat.page.goto(f"{quiet_feed.rest_url}/")
+    sign_in(chat, reader)
+    expect(chat.page.get_by_test_id("session-index")).to_have_attribute("data-state", "ready")
+
+    refused.clear()  # the first load, before signing in, was refused too
+    revoke(quiet_feed, "reader")
+    chat.press(chat.page.get_by_test_id("session-index-more"))
+    expect_asked_again(chat)
+    expect(chat.page.get_by_test_id("session-index-error")).to_have_count(0)
+    assert len(refused) == 1, refused
+    assert "before=" in refused[0], refused

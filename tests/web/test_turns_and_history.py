@@ -1,7 +1,8 @@
 """Turn boundaries and long sessions in Chromium (issue 14 "Chat", "Long sessions"): each turn
 ends with a quiet marker naming its stop reason and duration, a running turn says so and
 updates live; a long session opens on its newest page, loads older ones on scrolling up
-keeping the reader's place, keeps a bounded DOM, and live messages never move the reader."""
+keeping the reader's place, keeps a bounded DOM, and live messages never move the reader; an
+update to a message older than the pages loaded waits for its page, so no message is skipped."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 
 import pytest
 from playwright.sync_api import expect
-from web.chat import ChatPage, user_text
+from web.chat import ChatPage, generic_end, generic_start, user_text
 
 from support.acp import agent_text, codex_start
 from support.rest import Api
@@ -151,3 +152,48 @@ def test_a_session_whose_older_messages_answer_404_is_shown_as_deleted(
     watches = len(chat.feed_urls())
     chat.pump(6000)  # longer than the longest reconnect delay (5 s)
     assert len(chat.feed_urls()) == watches, "the feed went on after the session was gone"
+
+
+def scroll_to_the_top(chat: ChatPage) -> None:
+    """Scrolls up until the list says nothing older is held or on the server."""
+    listed = chat.page.get_by_test_id("message-list")
+    for _ in range(50):
+        if listed.get_attribute("data-has-older") == "false":
+            break
+        chat.page.evaluate("window.scrollTo(0, 0)")
+        chat.page.wait_for_function(
+            "() => !document.querySelector('[data-testid=message-list]').dataset.loadingOlder")
+        chat.pump(100)
+    expect(listed).to_have_attribute("data-has-older", "false")
+
+
+def test_an_update_to_a_message_older_than_the_pages_loaded_skips_no_message(
+        stack: Stack, api: Api, chat: ChatPage) -> None:
+    """A command started before the newest page ends while the page is open. Its update went in
+    the list at the top and became the oldest message held, so the next page was asked for
+    before it: the five commands between it and the newest page were never loaded, and the list
+    said nothing older was left. It now waits for its page, and shows its end there."""
+    session_id = api.new_session("codex")["id"]
+    api.start_turn(session_id)
+    old = api.play(session_id, [generic_start("old", "npm run dev")])
+    for index in range(105):
+        api.play(session_id, [generic_start(f"c{index}", f"echo {index}"),
+                              generic_end(f"c{index}", "completed",
+                                          {"formatted_output": f"{index}\n", "exit_code": 0})])
+    chat.open(f"{stack.rest_url}/sessions/{session_id}")
+    rows = chat.page.get_by_test_id("shell-row")
+    assert rows.count() == 100  # the newest page: the running command is older than it
+
+    api.publish(session_id, generic_end("old", "cancelled",
+                                        {"formatted_output": "stopped\n", "exit_code": 130}))
+    api.publish(session_id, agent_text("after the old command ended"))
+    # The feed's events are handled in order: once the reply shows, the update was handled.
+    expect(chat.page.get_by_test_id("chat-text").last).to_have_text("after the old command ended")
+    expect(chat.shell_row(old)).to_have_count(0)  # not shown above the messages not loaded yet
+
+    scroll_to_the_top(chat)
+    commands = chat.page.get_by_test_id("shell-command").all_inner_texts()
+    assert commands == ["npm run dev"] + [f"echo {index}" for index in range(105)]
+    expect(chat.shell_row(old)).to_have_attribute("data-status", "cancelled")
+    older_pages = [r.url for r in chat.requests if "/messages?" in r.url and "before=" in r.url]
+    assert len(older_pages) == 1, older_pages  # one page brings the six commands left

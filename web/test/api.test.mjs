@@ -65,6 +65,38 @@ describe('api', () => {
     assert.equal(calls[0].init.headers.Accept, 'application/json');
   });
 
+  test('every request tells onRefused of a 401 or 403 answer before its error is thrown', async () => {
+    const refused = jsonResponse(401, { code: 16, message: 'the bearer token is unknown or revoked' });
+    const { fn } = fakeFetch({
+      '/api/v1/task-sessions/s': jsonResponse(403, { code: 7, message: 'missing scope read' }),
+      '/api/v1/task-sessions/s/messages?sort=desc&limit=100&before=m1': refused,
+      '/api/v1/task-sessions/s/messages/m2/shell-output': refused,
+      '/api/v1/task-sessions?sort=desc&limit=20&before=s9': refused,
+      '/api/v1/tasks/t/boot-state': refused,
+    });
+    const told = [];
+    const api = createApi({ fetch: fn, onRefused: (error) => told.push(error) });
+    const calls = [
+      () => api.getSession('s'), () => api.listOlderMessages('s', { before: 'm1' }), () => api.getShellOutput('s', 'm2'),
+      () => api.listSessions({ before: 's9' }), () => api.getBootState('t'),
+    ];
+    for (const call of calls) {
+      const count = told.length;
+      await assert.rejects(call(), (error) => error instanceof ApiError && told.length === count + 1 && told.at(-1) === error);
+    }
+    assert.deepEqual(told.map((error) => error.status), [403, 401, 401, 401, 401]);
+    assert.equal(told[0].message, 'missing scope read');
+  });
+
+  test('other failures are not refusals', async () => {
+    const { fn } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(503, { code: 14, message: 'down' }) });
+    const told = [];
+    const api = createApi({ fetch: fn, onRefused: (error) => told.push(error) });
+    await assert.rejects(api.getSession('s'), ApiError);
+    await assert.rejects(api.getSession('gone'), ApiError); // 404
+    assert.deepEqual(told, []);
+  });
+
   test('a 401 is an ApiError with its status', async () => {
     const { fn } = fakeFetch({ '/api/v1/task-sessions/s': jsonResponse(401, { code: 16, message: 'token' }) });
     await assert.rejects(createApi({ fetch: fn }).getSession('s'), (error) => error instanceof ApiError && error.status === 401);

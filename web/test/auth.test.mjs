@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { MAX_TOKEN_LENGTH, refusalOf, tokenProblem } from '../auth.js';
+import { MAX_TOKEN_LENGTH, createRefusals, refusalOf, tokenProblem } from '../auth.js';
 
 describe('tokenProblem', () => {
   test('a token the service makes, or any bearer token a header carries, is fine', () => {
@@ -37,5 +37,42 @@ describe('refusalOf', () => {
     assert.equal(refusalOf({ status: 403 }, false), null, 'without a token a 403 is the browser boundary');
     assert.equal(refusalOf({ status: 404 }, true), null);
     assert.equal(refusalOf(new TypeError('Failed to fetch'), true), null);
+  });
+});
+
+describe('createRefusals', () => {
+  const setup = (holds = true) => {
+    const told = [];
+    const refusals = createRefusals({ holdsToken: () => holds, onRefused: (...args) => told.push(args) });
+    return { refusals, told };
+  };
+
+  test('the first answer refusing the token is told once, with why and what the service said', () => {
+    const { refusals, told } = setup();
+    assert.equal(refusals.check({ status: 404, message: 'not found' }), false);
+    assert.equal(refusals.check(new TypeError('Failed to fetch')), false);
+    assert.equal(refusals.refused, false);
+    assert.equal(refusals.check({ status: 401, message: 'the bearer token is unknown or revoked' }), true);
+    assert.deepEqual(told, [['unknown', 'the bearer token is unknown or revoked']]);
+    assert.equal(refusals.refused, true);
+  });
+
+  test('once refused, every later answer is said to be handled and nothing is told again', () => {
+    // The feed, a page of older messages and an open output may each be refused: the form shows
+    // once, and no error line replaces it.
+    const { refusals, told } = setup();
+    refusals.check({ status: 403, message: 'missing scope read' });
+    assert.equal(refusals.check({ status: 401 }), true);
+    assert.equal(refusals.check({ status: 500, message: 'down' }), true);
+    assert.deepEqual(told, [['scope', 'missing scope read']]);
+  });
+
+  test('a 403 to a tab without a token is not about a token; a feed refusal carries no message', () => {
+    const anonymous = setup(false);
+    assert.equal(anonymous.refusals.check({ status: 403 }), false);
+    assert.deepEqual(anonymous.told, []);
+    const { refusals, told } = setup();
+    refusals.check({ status: 401 });
+    assert.deepEqual(told, [['unknown', '']]);
   });
 });
