@@ -80,6 +80,22 @@ def test_an_older_title_splits_at_the_last_mark_that_leaves_a_whole_place(
     assert shell_record(state).output.stdout == "out\n"
 
 
+@pytest.mark.parametrize(("title", "place", "work_dir", "description"), [
+    ("echo status [in progress]", "[current working directory /repo] (Print a marker)",
+     "/repo", "Print a marker"),
+    ("./run.sh [in a] (b)", "[in src]", "src", None),
+])
+@pytest.mark.parametrize("hint", [None, "gemini"])
+def test_a_current_title_is_the_whole_command_even_one_that_ends_like_a_place(
+        title: str, place: str, work_dir: str, description: str | None,
+        hint: str | None) -> None:
+    """Since v0.42 the title is the command as the model gave it, and the place is in
+    `content`: a title is read in the older form only when `content` has no place."""
+    state = fold_all([_start(title, place), _final(None)], agent=hint)
+    assert (state.command, state.work_dir, state.description) == (title, work_dir,
+                                                                  description)
+
+
 @pytest.mark.parametrize("title", [
     "[in src] (List files)", "ls [in src] trailing", "ls [in src]\nmore", "ls [in ] (x)",
 ])

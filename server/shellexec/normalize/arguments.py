@@ -143,8 +143,10 @@ def gemini_arguments(title: str | None, content: object) -> JsonObject | None:
     place = next((p for p in map(gemini_place, block_texts(content)) if p is not None), None)
     if place is not None:
         fields.update(_place_fields(place))
-    legacy = _legacy_title(title)
-    if legacy is not None:  # before v0.42 the title holds all three
+    # Before v0.42 the title held all three, and `content` no place: a title read so when the
+    # place is in `content` would cut a command that itself ends in ` [in x]`.
+    legacy = _legacy_title(title) if place is None else None
+    if legacy is not None:
         command, place_of_title = legacy
         fields = {**_place_fields(place_of_title), **fields, "command": command}
     elif title is not None and title.strip():
