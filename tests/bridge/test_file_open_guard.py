@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from shellexec.bridge.files import EscapedRootError, _open_regular, _write_text
+from shellexec.bridge.files import (
+    EscapedRootError,
+    PathThroughFileError,
+    _open_regular,
+    _write_text,
+)
 
 
 @pytest.fixture
@@ -60,3 +65,12 @@ def test_a_write_through_a_swapped_directory_creates_nothing_outside(root: Path,
 def test_a_write_inside_makes_its_directories_and_the_file(root: Path) -> None:
     _write_text(root / "dir" / "made" / "new.txt", root, b"content")
     assert (root / "dir" / "made" / "new.txt").read_text() == "content"
+
+
+@pytest.mark.parametrize("flags", [os.O_RDONLY, os.O_WRONLY | os.O_CREAT])
+def test_a_path_through_a_file_is_refused_as_such(root: Path, flags: int) -> None:
+    """`dir/notes.txt/x` names nothing: it was refused as outside the working directory, the
+    reason of a symlink leading out."""
+    with pytest.raises(PathThroughFileError):
+        _open_regular(root / "dir" / "notes.txt" / "x", root, flags)
+    assert (root / "dir" / "notes.txt").read_text() == "inside\n"

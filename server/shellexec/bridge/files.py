@@ -35,6 +35,7 @@ _OPEN_FLAGS = os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOT_REGULAR = "not a regular file"
 _OUTSIDE = "outside the bridge's working directory"
+_THROUGH_FILE = "goes through a file as if it were a directory"
 
 
 class RefusedPathError(Exception):
@@ -47,6 +48,12 @@ class NotRegularFileError(RefusedPathError):
     """The path names a directory, FIFO, socket or device."""
 
     reason = _NOT_REGULAR
+
+
+class PathThroughFileError(RefusedPathError):
+    """A name on the path, before its last, is a file where a directory would be."""
+
+    reason = _THROUGH_FILE
 
 
 class EscapedRootError(RefusedPathError):
@@ -164,10 +171,20 @@ def _open_at(parent: int, name: str, flags: int) -> int:
     try:
         return os.open(name, flags, 0o666, dir_fd=parent)
     except OSError as error:
-        # ELOOP: a symlink (O_NOFOLLOW); ENOTDIR: a symlink or a file where a directory was.
+        # ENOTDIR: a symlink or a file where a directory was; only a symlink may lead out.
+        if error.errno == errno.ENOTDIR and not _is_symlink(parent, name):
+            raise PathThroughFileError from None
+        # ELOOP: a symlink (O_NOFOLLOW).
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
             raise EscapedRootError from None
         # EISDIR: a directory opened for writing; ENXIO: a FIFO without a reader.
         if error.errno in (errno.EISDIR, errno.ENXIO):
             raise NotRegularFileError from None
         raise
+
+
+def _is_symlink(parent: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return True  # gone meanwhile: refused as the swap it may have been
