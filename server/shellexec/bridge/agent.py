@@ -50,6 +50,9 @@ from shellexec.bridge.stdio import Stderr
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
+# How long the agent's start (`initialize`, `session/new`) may go unanswered before the bridge
+# says it still waits.
+STARTUP_NOTICE_SECONDS = 30.0
 
 STDERR_PREFIX = b"[agent] "
 _RELAY_CHUNK = 64 * 1024
@@ -211,16 +214,35 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
         close_pipes()  # what a grandchild still holds is no longer read
 
 
-async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T]) -> T:
-    """Awaits one ACP request, turning every way it can fail into `AgentError(stage)`."""
+async def agent_step(handle: AgentHandle, stage: str, call: Awaitable[T],
+                     notice_after: float | None = None) -> T:
+    """Awaits one ACP request, turning every way it can fail into `AgentError(stage)`; says
+    once that it still waits if no answer came within `notice_after` seconds."""
     try:
-        return await call
+        return await _noticing(call, stage, notice_after)
     except Exception as error:  # RequestError, ConnectionError, a malformed answer ...
         if not isinstance(error, RequestError):
             # A lost connection usually means the agent died: a moment lets the message say
             # with which status, as a failed prompt's does. An error answer means it lives.
             await exited_within(handle.exited, 1.0)
         raise AgentError(stage, f"{failure_reason(error)}{handle.exit_note()}") from error
+
+
+async def _noticing(call: Awaitable[T], stage: str, notice_after: float | None) -> T:
+    """`call`'s answer; a warning once `notice_after` seconds passed without it. An agent
+    that never answers its start keeps the bridge waiting (as a slow first `npx` download
+    may, rightly): the user hears what it waits for, and that Ctrl-C stops it."""
+    if notice_after is None:
+        return await call
+    answer = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({answer}, timeout=notice_after)
+        if not done:
+            log.warning("the agent has not answered %s after %.0f s; still waiting (Ctrl-C "
+                        "stops)", stage, notice_after)
+        return await answer
+    finally:
+        answer.cancel()  # when this was cancelled meanwhile; nothing once answered
 
 
 def failure_reason(error: BaseException) -> str:
@@ -238,11 +260,12 @@ async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,
     started = await agent_step(handle, "initialize", connection.initialize(
         protocol_version=PROTOCOL_VERSION,
         client_capabilities=capabilities(files, host_terminals),
-        client_info=_client_info()))
+        client_info=_client_info()), STARTUP_NOTICE_SECONDS)
     info = started.agent_info
     # The agent names itself: quoted, so a newline in its name cannot forge a log line.
     log.info("agent %r %r speaks ACP v%s", info.name if info else "?",
              info.version if info else "", started.protocol_version)
     session = await agent_step(handle, "session/new",
-                               connection.new_session(cwd=str(cwd), mcp_servers=[]))
+                               connection.new_session(cwd=str(cwd), mcp_servers=[]),
+                               STARTUP_NOTICE_SECONDS)
     return session.session_id
