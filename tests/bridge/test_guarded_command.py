@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import pytest
 
 from shellexec.bridge import guarded_command, terminal_guard
+from shellexec.bridge.child_exit import Watched
 from shellexec.bridge.guarded_command import GuardedCommand
 
 from support.processes import gone
@@ -80,10 +81,10 @@ def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
     started: list[asyncio.subprocess.Process] = []
     spawn = guarded_command.spawn_guard
 
-    async def recording_spawn(*args: Any) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
-        process, exited = await spawn(*args)
-        started.append(process)
-        return process, exited
+    async def recording_spawn(*args: Any) -> Watched:
+        watched = await spawn(*args)
+        started.append(watched.process)
+        return watched
 
     monkeypatch.setattr(guarded_command, "spawn_guard", recording_spawn)
 

@@ -1,15 +1,20 @@
 """A hosted terminal's command runs under a guard (ADR 0136): `terminal/kill` and
 `terminal/release` end everything the command started, background jobs and processes that
 left its process group with `setsid` included, while `terminal/wait_for_exit` still answers
-when the shell exits; a command that ended leaves no guard behind; and the command gets
-SIGPIPE as a shell in a terminal does."""
+when the shell exits, and what a background job prints after that is still read; a command
+that ended leaves no guard behind; the command gets SIGPIPE as a shell in a terminal does; and
+a command that kills or keeps stopping its guard (same user, so it may) is still ended with
+everything it started."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import os
+import shlex
 import signal
+import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,3 +149,156 @@ def test_the_command_gets_sigpipe_as_in_a_terminal(stack: Stack, tmp_path: Path)
         tool_update("c1", status="completed"),
     ])
     assert answers(finished, "terminal_output")[0]["output"] == "y\n141\n"
+
+
+def _stderr_is_clean(stderr: str) -> None:
+    """No traceback: asyncio's "Event loop is closed" one came from an output pipe left open
+    and unread as the bridge exited."""
+    assert "Traceback" not in stderr, stderr
+    assert "Exception ignored" not in stderr, stderr
+
+
+def test_a_background_job_printing_after_the_shell_exited_is_read_on(
+        stack: Stack, tmp_path: Path) -> None:
+    """The bridge read the output for 1 s after the shell exited and then stopped: a job
+    printing later lost its output, and one printing more than the pipe holds blocked until
+    release killed it; the pipe left unread also made asyncio print a traceback at exit."""
+    go, printed = tmp_path / "go", tmp_path / "printed"
+    line = (f"(while [ ! -e {go} ]; do sleep 0.05; done; "
+            f"head -c 1000000 /dev/zero | tr '\\0' a; echo; echo late; touch {printed}) & "
+            "echo early")
+    launched = launch(stack, tmp_path, [
+        tool_call("c1", "background"), create(line, outputByteLimit=100),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"terminal_wait": "t1"}, {"mark": "exited"}, {"wait_for_file": str(printed)},
+        {"terminal_output": "t1"}, {"terminal_release": "t1"},
+        tool_update("c1", status="completed"),
+    ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
+    launched.wait_for_mark("exited", MARK_SECONDS)
+    go.touch()  # the job prints now, once `terminal/wait_for_exit` answered
+    job_finished = wait_until(printed.exists, MARK_SECONDS)
+    finished = launched.finish()
+
+    assert job_finished, "the background job blocked on a full output pipe"
+    assert finished.code == 0, finished.stderr
+    assert answers(finished, "terminal_wait")[0]["exitCode"] == 0
+    output = answers(finished, "terminal_output")[0]
+    assert (output["output"], output["truncated"]) == ("a" * 94 + "\nlate\n", True)
+    _, shell = shell_message(stack, finished)
+    assert shell["output"]["stdout"].endswith("aaa\nlate\n")
+    assert shell["output"]["truncated"] is True
+    _stderr_is_clean(finished.stderr)
+
+
+def test_output_held_open_out_of_the_guard_s_reach_is_closed_at_release(
+        stack: Stack, tmp_path: Path) -> None:
+    """A process outside the command's tree and session may hold the output open (here the
+    test itself, handed it over a Unix socket): release stops reading it and closes it, and
+    the bridge exits without asyncio's traceback about a pipe it closed too late."""
+    address = tmp_path / "socket"
+    handing = ("import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+               "socket.send_fds(s, [b'x'], [1])")
+    line = f"{shlex.quote(sys.executable)} -c {shlex.quote(handing)} {address}; echo handed"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(address))
+        listener.listen(1)
+        listener.settimeout(MARK_SECONDS)
+        launched = launch(stack, tmp_path, [
+            tool_call("c1", "hand over"), create(line),
+            tool_update("c1", status="in_progress",
+                        content=[{"type": "terminal", "terminalId": "@t1"}]),
+            {"terminal_wait": "t1"}, {"terminal_output": "t1"}, {"terminal_release": "t1"},
+            tool_update("c1", status="completed"),
+        ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
+        connection, _ = listener.accept()
+        with connection:
+            _, held, _, _ = socket.recv_fds(connection, 1, 1)
+        try:
+            finished = launched.finish_unhung(MARK_SECONDS)
+        finally:
+            for fd in held:
+                os.close(fd)
+
+    assert finished.code == 0, finished.stderr
+    assert answers(finished, "terminal_wait")[0]["exitCode"] == 0
+    assert answers(finished, "terminal_output")[0]["output"] == "handed\n"
+    _stderr_is_clean(finished.stderr)
+
+
+@contextlib.contextmanager
+def _rogue_cleaned_up(launched: Launched, pid_file: Path) -> Iterator[None]:
+    """What a failed test left of a command that fights its guard: its shell (whose command
+    line names `pid_file`) and its sleeps, killed by pid; the guard continued (it then ends,
+    told by the bridge); the bridge killed."""
+    try:
+        yield
+    finally:
+        for pid in _pids(pid_file) if pid_file.exists() else []:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                found = Path(f"/proc/{pid}/cmdline").read_bytes()
+                guard = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                if found.startswith(b"sleep\0") or str(pid_file).encode() in found:
+                    os.kill(pid, signal.SIGKILL)
+                    if b"terminal_guard.py" in Path(f"/proc/{guard}/cmdline").read_bytes():
+                        os.kill(guard, signal.SIGCONT)
+        if launched.process.poll() is None:
+            launched.process.kill()
+            launched.process.wait()
+
+
+def test_a_command_that_kills_its_guard_is_ended_at_once(stack: Stack, tmp_path: Path) -> None:
+    """A command killing its guard (`kill -KILL $PPID`) left everything it started with no
+    guard: it ran on after release, and after the bridge exited, under init."""
+    pid_file, go = tmp_path / "pids", tmp_path / "go"
+    line = (f"sleep {SLEEP} & a=$!; setsid sleep {SLEEP} & b=$!; "
+            f"echo $a $b $$ > {pid_file}.partial; mv {pid_file}.partial {pid_file}; "
+            f"kill -KILL $PPID; exec sleep {SLEEP}")
+    launched = launch(stack, tmp_path, [
+        tool_call("c1", "rogue"), create(line),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"terminal_wait": "t1"}, {"mark": "exited"}, {"wait_for_file": str(go)},
+        {"terminal_release": "t1"}, tool_update("c1", status="failed"),
+    ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
+    with _rogue_cleaned_up(launched, pid_file):
+        launched.wait_for_mark("exited", MARK_SECONDS)
+        left = [pid for pid in _pids(pid_file)
+                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        go.touch()
+        finished = launched.finish()
+
+        assert left == [], "still running after the command killed its guard"
+        assert finished.code == 0, finished.stderr
+        assert answers(finished, "terminal_wait")[0]["signal"] == "SIGKILL"
+        assert "its guard ended by SIGKILL before the command" in finished.stderr
+        _stderr_is_clean(finished.stderr)
+
+
+def test_a_command_that_keeps_stopping_its_guard_is_still_ended(
+        stack: Stack, tmp_path: Path) -> None:
+    """A command stopping its guard again and again (`kill -STOP $PPID` in a loop) outran
+    the SIGCONT the bridge sends: `terminal/kill` ended nothing, and release gave up on the
+    guard after 5 s, leaving the loop and its background job running."""
+    pid_file = tmp_path / "pids"
+    line = (f"sleep {SLEEP} & echo $! $$ > {pid_file}.partial; "
+            f"mv {pid_file}.partial {pid_file}; while :; do kill -STOP $PPID; done")
+    launched = launch(stack, tmp_path, [
+        tool_call("c1", "rogue"), create(line),
+        tool_update("c1", status="in_progress",
+                    content=[{"type": "terminal", "terminalId": "@t1"}]),
+        {"wait_for_file": str(pid_file)},
+        {"terminal_kill": "t1"}, {"terminal_wait": "t1"}, {"mark": "killed"},
+        {"terminal_release": "t1"}, tool_update("c1", status="failed"),
+    ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
+    with _rogue_cleaned_up(launched, pid_file):
+        launched.wait_for_mark("killed", MARK_SECONDS)
+        left = [pid for pid in _pids(pid_file)
+                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        finished = launched.finish()
+
+        assert left == [], "still running after terminal/kill"
+        assert finished.code == 0, finished.stderr
+        assert answers(finished, "terminal_wait")[0]["signal"] == "SIGKILL"
+        assert "what was left in its session" not in finished.stderr  # the guard ended
+        _stderr_is_clean(finished.stderr)

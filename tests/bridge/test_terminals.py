@@ -265,6 +265,34 @@ def test_a_terminal_starting_while_all_are_stopped_is_stopped_too(tmp_path: Path
     assert running(lambda command: str(marker).encode() in command) == []
 
 
+def test_a_terminal_no_call_names_is_recorded_again_with_what_its_job_printed_late(
+        tmp_path: Path) -> None:
+    """A terminal created while no call is open is recorded as one snapshot when its shell
+    exits (ADR 0123); what a background job printed after that was not read at all. Now the
+    snapshot is taken again once the output ended."""
+    go = tmp_path / "go"
+    recorded: list[dict[str, Any]] = []
+
+    async def printed(host: TerminalHost, terminal_id: str, text: str) -> None:
+        while text not in host.output(terminal_id)[0]:
+            await asyncio.sleep(0.05)
+
+    async def scenario() -> None:
+        host = TerminalHost(tmp_path, dict(os.environ), 60, recorded.append, OpenCalls())
+        terminal_id = await host.create(
+            f"(while [ ! -e {go} ]; do sleep 0.05; done; echo late) & echo early",
+            None, None, None, None)
+        await host.wait_for_exit(terminal_id)
+        go.touch()
+        await asyncio.wait_for(printed(host, terminal_id, "late"), 30)
+        await host.release(terminal_id)
+
+    asyncio.run(scenario())
+    assert [base64.b64decode(update["output"]["data"]) for update in recorded] == [
+        b"early\n", b"early\nlate\n"]
+    assert [update["exitStatus"]["exitCode"] for update in recorded] == [0, 0]
+
+
 def test_a_command_past_the_timeout_is_killed(stack: Stack, tmp_path: Path) -> None:
     finished = run(stack, tmp_path, [
         tool_call("c1", "slow"), create("exec sleep 60"),

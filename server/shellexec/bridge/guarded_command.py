@@ -17,12 +17,12 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from shellexec.bridge.child_exit import exited_within, spawn_watched
+from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
 
 _GUARD: Final = str(Path(__file__).with_name("terminal_guard.py"))
 # What the guard writes: that it is ready, then a return code as `subprocess` gives it.
@@ -33,14 +33,13 @@ GUARD_GRACE_SECONDS: Final = 5.0
 
 
 async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status_fd: int
-                      ) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
-    """The guard process started with `argv`, and the event set once it exited (its output
-    may stay open after that: `child_exit`)."""
-    guard, exited, _ = await spawn_watched(
+                      ) -> Watched:
+    """The guard process started with `argv`, the event set once it exited (its output may
+    stay open after that: `child_exit`), and what closes its pipes."""
+    return await spawn_watched(
         *argv, pass_fds=(status_fd,), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         cwd=str(cwd), env=dict(env), start_new_session=True)
-    return guard, exited
 
 
 @dataclass(slots=True)
@@ -49,6 +48,9 @@ class GuardedCommand:
     guard_exited: asyncio.Event
     report: asyncio.StreamReader
     report_pipe: asyncio.ReadTransport
+    # Closes the guard's output pipe: once the guard exited, no other process may still
+    # hold it open (a background job it left) when nothing reads it any more.
+    close_guard_pipes: Callable[[], None]
 
     @classmethod
     async def start(cls, shell: str, line: str, cwd: Path,
@@ -57,7 +59,7 @@ class GuardedCommand:
         stdout and stderr joined into `stdout`. OSError if the guard cannot be started."""
         read_end, write_end = os.pipe()
         try:
-            guard, exited = await spawn_guard(
+            guard, exited, close_pipes = await spawn_guard(
                 [sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(write_end),
                  shell, "-c", line], cwd, env, write_end)
         except BaseException:
@@ -77,7 +79,7 @@ class GuardedCommand:
             if pipe is not None:
                 pipe.close()
             raise
-        command = cls(guard, exited, report, pipe)
+        command = cls(guard, exited, report, pipe, close_pipes)
         if ready != _READY:
             pipe.close()
             raise OSError(f"its guard ended before the shell started ({await command._exit()})")

@@ -15,6 +15,18 @@ everything each terminal started is. Each command runs under a guard of its own
 shell's process group, and even when the bridge was SIGKILLed. This is not a sandbox: see
 docs/bridge.md.
 
+The output is read until it ends (every process holding it ended) or the terminal is released:
+a background job the shell left prints on, into the window and the record, and is never left
+blocked on a full pipe; `wait_for_exit` answers once the shell exited (and its output ended,
+or for at most `_DRAIN_SECONDS`).
+
+The command runs as the same user as its guard, so it may stop it (`kill -STOP $PPID`, again
+and again) or kill it. Then the bridge ends the command itself (`_sweep`): a guard not gone
+`_GUARD_PROMPT_SECONDS` after being told to end the command, or one that ended other than by
+itself (the command killed it), has the bridge SIGKILL every process of the guard's session
+(which the guard leads: the shell's process group and whatever stayed in the session) and of
+its tree while it lives (what left the session with `setsid`), and what those started.
+
 What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
 command and directory at create, a `terminal_output_chunk` per read of the output (the
 forwarder merges those still waiting into one, bounded as the service bounds a stream), and a
@@ -52,11 +64,12 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp.exceptions import RequestError
 from acp.schema import EnvVariable, TerminalExitStatus
 
+from shellexec.bridge.child_exit import exited_within
 from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
@@ -74,8 +87,15 @@ from shellexec.vocabulary import (
 log = logging.getLogger("shellexec.bridge")
 
 _READ_BYTES = 64 * 1024
-# Output still in the pipe once the shell exited (a background child may hold it open).
+# How long `wait_for_exit` waits, once the shell exited, for the output to end (a background
+# job may hold it open; its output is read on after that), and release for what is left of it
+# once the command ended (a process the guard could not reach may hold it).
 _DRAIN_SECONDS = 1.0
+# How long a guard told to end its command may take before the bridge kills what it guards
+# itself (it takes a round or two of 50 ms unless the command stops it).
+_GUARD_PROMPT_SECONDS = 0.5
+# How long the bridge waits between rounds of killing what a guard did not end.
+_SWEEP_ROUND_SECONDS = 0.05
 # Terminals one agent may hold at once (created and not released): each has a guard process.
 MAX_TERMINALS = 64
 
@@ -100,6 +120,14 @@ class _Terminal:
     status: TerminalExitStatus | None = None
     ended: asyncio.Task[TerminalExitStatus] | None = None
     timer: asyncio.TimerHandle | None = None
+    # Reads the output until it ends (`_read`).
+    reading: asyncio.Task[None] | None = None
+    # Ends what is left of the command once its guard is gone (`_after_the_guard`).
+    guarding: asyncio.Task[None] | None = None
+    # Ends the command at kill, release, timeout or stop (`_end_command`), once started.
+    ending: asyncio.Task[None] | None = None
+    # Output arrived after the snapshot taken at the exit of a terminal no call names yet.
+    late: bool = False
 
 
 def shell_line(command: str, args: Sequence[str] | None) -> str:
@@ -168,6 +196,8 @@ class TerminalHost:
         if terminal.call_id is not None:
             self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line,
                                       cwd=str(where)))
+        terminal.reading = asyncio.ensure_future(self._read(terminal))
+        terminal.guarding = asyncio.ensure_future(self._after_the_guard(terminal))
         terminal.ended = asyncio.ensure_future(self._run(terminal))
         terminal.timer = asyncio.get_running_loop().call_later(
             self._timeout, self._time_out, terminal)
@@ -175,7 +205,8 @@ class TerminalHost:
 
     def output(self, terminal_id: str) -> tuple[str, bool, TerminalExitStatus | None]:
         terminal = self._terminal(terminal_id)
-        text, truncated = terminal.window.text(complete=terminal.status is not None)
+        assert terminal.reading is not None
+        text, truncated = terminal.window.text(complete=terminal.reading.done())
         return text, truncated, terminal.status
 
     async def wait_for_exit(self, terminal_id: str) -> TerminalExitStatus:
@@ -187,7 +218,7 @@ class TerminalHost:
         terminal = self._terminal(terminal_id)
         if terminal.status is None:
             log.info("terminal %s: killed at the agent's request", terminal_id)
-        terminal.process.end()
+        self._end(terminal)
 
     async def release(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
@@ -273,12 +304,13 @@ class TerminalHost:
                 {"command": line, "reason": error.strerror or str(error)}) from None
 
     async def _run(self, terminal: _Terminal) -> TerminalExitStatus:
-        reading = asyncio.ensure_future(self._read(terminal))
+        assert terminal.reading is not None
         returncode = await terminal.process.shell_exit()
+        # What the shell printed is read before its exit is told; a background job holding
+        # the output is read on after that (`_read`).
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_DRAIN_SECONDS):
-                await asyncio.shield(reading)
-        reading.cancel()
+                await asyncio.shield(terminal.reading)
         if terminal.timer is not None:
             terminal.timer.cancel()
         terminal.status = _exit_status(returncode)
@@ -292,30 +324,90 @@ class TerminalHost:
         return terminal.status
 
     async def _read(self, terminal: _Terminal) -> None:
+        """Reads the output until every process holding it closed it (or the terminal is
+        released), so that nothing the command left running blocks on a full pipe."""
         stream = terminal.process.stdout
         assert stream is not None
-        while data := await stream.read(_READ_BYTES):
-            terminal.window.append(data)
-            terminal.recorded.append(data)
-            if terminal.call_id is not None:
-                self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
-                                          data=base64.b64encode(data).decode("ascii")))
+        try:
+            while data := await stream.read(_READ_BYTES):
+                terminal.window.append(data)
+                terminal.recorded.append(data)
+                if terminal.call_id is not None:
+                    self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
+                                              data=base64.b64encode(data).decode("ascii")))
+                elif terminal.status is not None:  # after the snapshot taken at the exit
+                    terminal.late = True
+        finally:
+            if terminal.late and terminal.call_id is None:
+                terminal.late = False
+                self._record(self._snapshot(terminal))
 
     def _time_out(self, terminal: _Terminal) -> None:
         if terminal.status is not None:
             return
         log.warning("terminal %s: still running after %g s (--terminal-timeout); killing it",
                     terminal.terminal_id, self._timeout)
+        self._end(terminal)
+
+    def _end(self, terminal: _Terminal) -> asyncio.Task[None]:
+        """Tells the guard to end the command, and starts making sure it ends (once)."""
         terminal.process.end()
+        if terminal.ending is None:
+            terminal.ending = asyncio.ensure_future(self._end_command(terminal))
+        return terminal.ending
+
+    async def _end_command(self, terminal: _Terminal) -> None:
+        """Waits until the guard ended the command; one that the command keeps stopping has
+        the bridge kill what it guards itself."""
+        process = terminal.process
+        if await exited_within(process.guard_exited, _GUARD_PROMPT_SECONDS):
+            return
+        killed = await _sweep(process)
+        if killed:
+            log.warning("terminal %s: its guard had not ended the command %g s after being "
+                        "told (the command may be stopping it); killed its %s",
+                        terminal.terminal_id, _GUARD_PROMPT_SECONDS, _processes(killed))
+        process.end()
+        if not await process.ended():
+            log.warning("terminal %s: its guard did not end within %g s; killed it and what "
+                        "was left in its session, and what left that may still run",
+                        terminal.terminal_id, GUARD_GRACE_SECONDS)
+
+    async def _after_the_guard(self, terminal: _Terminal) -> None:
+        """Once the guard is gone: if it did not end by itself (it does once the command and
+        all it started ended, or once it ended them), the command may run on with no guard,
+        so the bridge kills what is left in the guard's session."""
+        process = terminal.process
+        await process.guard_exited.wait()
+        code = process.guard.returncode
+        if code == 0:
+            return
+        told = terminal.ending is not None
+        killed = await _sweep(process)
+        if not told:
+            how = f"by {_exit_status(code).signal}" if code is not None and code < 0 else (
+                f"with code {code}")
+            log.warning("terminal %s: its guard ended %s before the command (which may have "
+                        "killed it); killed the %s left of the command",
+                        terminal.terminal_id, how, _processes(killed))
+        elif killed:
+            log.warning("terminal %s: killed the %s left in its guard's session",
+                        terminal.terminal_id, _processes(killed))
 
     async def _ended(self, terminal: _Terminal) -> None:
-        """Kills what the terminal's command started, and waits until it has ended."""
+        """Kills what the terminal's command started, waits until it has ended, and reads
+        what is left of its output."""
         assert terminal.ended is not None
-        terminal.process.end()
-        if not await terminal.process.ended():
-            log.warning("terminal %s: its guard did not end what the command started within "
-                        "%g s; killed it, and what it guarded may still run",
-                        terminal.terminal_id, GUARD_GRACE_SECONDS)
+        assert terminal.guarding is not None
+        assert terminal.reading is not None
+        await asyncio.wait({self._end(terminal)})
+        await asyncio.wait({terminal.guarding})
+        reading = terminal.reading
+        await asyncio.wait({reading}, timeout=_DRAIN_SECONDS)
+        if not reading.done():  # held by a process out of the guard's reach: not read on
+            reading.cancel()
+            await asyncio.wait({reading})
+        _close_pipes(terminal.process)
         await asyncio.wait({terminal.ended})
 
     def _update(self, terminal: _Terminal, kind: str, **fields: Any) -> dict[str, Any]:
@@ -333,3 +425,110 @@ class TerminalHost:
             fields["exitStatus"] = terminal.status.model_dump(by_alias=True,
                                                               exclude={"field_meta"})
         return self._update(terminal, ACP_TERMINAL_UPDATE, **fields)
+
+
+def _processes(count: int) -> str:
+    return f"{count} process" if count == 1 else f"{count} processes"
+
+
+class _Process(NamedTuple):
+    """A process as one read of /proc saw it: its pid and its start time tell it from a
+    later process given the same pid."""
+
+    pid: int
+    started: int
+
+
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """A process's state, parent, session and start time, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[1]), int(fields[3]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _processes_of(guard: int, guard_alive: bool) -> list[_Process]:
+    """The live processes of the command a guard runs: every one in the guard's session
+    (the guard leads it) and, while the guard lives, every one below it (a process that left
+    the session is adopted by the guard once its parent ends), with all they started,
+    parents first; never the guard itself. Off Linux (no /proc), none.
+
+    Once the guard is gone its pid can be given to another process only when no process is
+    left in its session: a process with that pid is not taken, nor one because its parent
+    has it."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    table: dict[int, tuple[int, int, int]] = {}
+    for entry in entries:
+        if entry.isdigit():
+            seen = _stat(int(entry))
+            if seen is not None and seen[0] not in ("Z", "X"):
+                table[int(entry)] = seen[1:]
+    below: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        below.setdefault(parent, []).append(pid)
+    reached = {pid for pid, (parent, session, _) in table.items()
+               if session == guard or (guard_alive and parent == guard)} - {guard, os.getpid()}
+    # Parents first: a shell killed before its child reports its own SIGKILL, not the
+    # child's status (137).
+    found = [pid for pid in reached if table[pid][0] not in reached]
+    for pid in found:  # grows as it goes
+        found.extend(child for child in below.get(pid, ()) if child not in found)
+    return [_Process(pid, table[pid][2]) for pid in found if pid != os.getpid()]
+
+
+def _kill(process: _Process) -> bool:
+    """SIGKILLs `process` unless it is gone (or another process has its pid by now); whether
+    it was signalled."""
+    try:
+        handle: int | None = os.pidfd_open(process.pid)
+    except ProcessLookupError:
+        return False
+    except OSError:  # a kernel without pidfds: by pid, as the guard signals
+        handle = None
+    try:
+        found = _stat(process.pid)
+        if found is None or found[3] != process.started:
+            return False
+        if handle is None:
+            os.kill(process.pid, signal.SIGKILL)
+        else:
+            signal.pidfd_send_signal(handle, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    finally:
+        if handle is not None:
+            os.close(handle)
+    return True
+
+
+async def _sweep(command: GuardedCommand) -> int:
+    """SIGKILLs the processes of the command its guard did not end, in rounds until none is
+    left (each round finds what the last one's started meanwhile), for at most
+    GUARD_GRACE_SECONDS; how many it killed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + GUARD_GRACE_SECONDS
+    killed: set[_Process] = set()
+    spared: set[_Process] = set()  # not ours to signal (set-user-ID), or gone meanwhile
+    while True:
+        found = [process for process in _processes_of(command.guard.pid,
+                                                      not command.guard_exited.is_set())
+                 if process not in spared]
+        if not found or loop.time() > deadline:
+            return len(killed)
+        for process in found:
+            (killed if _kill(process) else spared).add(process)
+        await asyncio.sleep(_SWEEP_ROUND_SECONDS)
+
+
+def _close_pipes(command: GuardedCommand) -> None:
+    """Closes the guard's output pipe once the guard exited and nothing reads it any more.
+    Left open, asyncio would close it once the loop is gone, with a traceback."""
+    # Closing it before the guard exited would also kill the guard, and reap it behind the
+    # child watcher's back.
+    if command.guard_exited.is_set():
+        command.close_guard_pipes()
