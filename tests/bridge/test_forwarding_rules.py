@@ -204,14 +204,19 @@ def test_waiting_updates_are_weighed_by_the_memory_their_values_hold() -> None:
 
 def test_terminal_output_waiting_stays_bounded_however_much_arrives() -> None:
     # Nothing is published meanwhile: the head waits (it may be in flight), the rest merge.
+    # Each terminal names a call announced ahead of it: only chunks of calls the service
+    # stores pass each other (ADR 0123).
     forwarder = Forwarder(BufferLimits(max_bytes=4 * TAIL_BYTES))
+    for terminal in ("t1", "t2"):
+        forwarder.enqueue({"sessionUpdate": "tool_call", "toolCallId": f"call-{terminal}"})
     for n in range(500):
         for terminal in ("t1", "t2"):
             forwarder.enqueue(_chunk(bytes([n % 256]) * 65_536, terminal))
 
     assert forwarder.failure is None
-    assert forwarder.pending == 3  # t1's first chunk, then one chunk per terminal
-    assert forwarder.stats.merged == 997
+    # The head (it may be in flight), the other call, then one chunk per terminal.
+    assert forwarder.pending == 4
+    assert forwarder.stats.merged == 998
 
 
 def test_an_update_kind_with_a_newline_is_logged_on_one_line(

@@ -14,8 +14,10 @@ Each update is converted once, when it arrives, into the google.protobuf.Value t
 and published (`publishable`). One that cannot be published at all is skipped then, and one
 the service refuses for itself alone (`refuses_only_the_update`) when it is answered: both with
 a warning naming its number and why. A terminal's output chunks still waiting are merged into
-one bounded chunk (`coalescing`), so terminal output never fills the buffer. Whatever else
-ends the drain becomes the forwarder's failure, so `flush` never waits forever (ADR 0123).
+one bounded chunk, and older output still waiting is cut (`coalescing.WaitingUpdates`, which also
+learns from the answers which tool calls the service stores), so terminal output never fills
+the buffer, whatever is interleaved with it. Whatever else ends the drain becomes the
+forwarder's failure, so `flush` never waits forever (ADR 0123).
 """
 
 from __future__ import annotations
@@ -23,21 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import struct_pb2
 
-from shellexec.bridge.coalescing import (
-    Chunk,
-    encoded_length,
-    joined,
-    merge_position,
-    read_chunk,
-    with_data,
-)
+from shellexec.bridge.coalescing import Waiting, WaitingUpdates, read_chunk
 from shellexec.bridge.errors import (
     BridgeError,
     BufferFullError,
@@ -46,6 +40,7 @@ from shellexec.bridge.errors import (
     refuses_only_the_update,
 )
 from shellexec.bridge.publishable import CUT_HEAD_BYTES, CUT_TAIL_BYTES, Unpublishable, encoded
+from shellexec.vocabulary import ACP_TOOL_UPDATES
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -65,32 +60,17 @@ class BufferLimits:
     max_bytes: int = DEFAULT_MAX_BYTES
 
 
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    sequence: int
-    value: struct_pb2.Value
-    kind: str
-    weight: int
-    chunk: Chunk | None = None
-    merged: bool = False
-
-    def payload(self) -> struct_pb2.Value:
-        """What is published: the update, or for merged chunks the update with their data
-        (encoded once, when it is published, however often it was merged)."""
-        if self.chunk is None or not self.merged:
-            return self.value
-        return with_data(self.value, self.chunk)
-
-
 @dataclass(slots=True)
 class ForwardStats:
     """What the forwarder did: published (new), duplicates (already stored), rejected
-    (skipped: refused or unpublishable), merged (terminal chunks joined to a waiting one)."""
+    (skipped: refused or unpublishable), merged (terminal chunks joined to a waiting one),
+    cut_bytes (terminal output cut while it waited, which the service would have cut too)."""
 
     published: int = 0
     duplicates: int = 0
     rejected: int = 0
     merged: int = 0
+    cut_bytes: int = 0
 
 
 class Forwarder:
@@ -99,8 +79,7 @@ class Forwarder:
     def __init__(self, limits: BufferLimits, agent: str | None = None) -> None:
         self._limits = limits
         self._agent = agent  # the normalization hint, for checking a cut update
-        self._queue: deque[_Pending] = deque()
-        self._bytes = 0
+        self._waiting = WaitingUpdates()
         self._next_sequence = 1
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
@@ -113,7 +92,7 @@ class Forwarder:
     @property
     def pending(self) -> int:
         """Updates recorded but not yet acknowledged by the service."""
-        return len(self._queue)
+        return self._waiting.count
 
     def enqueue(self, update: object) -> None:
         """Records one update. Synchronous on purpose: see the module docstring."""
@@ -139,42 +118,36 @@ class Forwarder:
                         "output fields are cut to their first %d and last %d bytes, more than "
                         "the service keeps of them", sequence, _kind(update), value.cut_from,
                         CUT_HEAD_BYTES, CUT_TAIL_BYTES)
-        if chunk is None or not self._merge(chunk):
-            self._append(_Pending(sequence, value.value, _kind(update), value.weight, chunk))
+        item = Waiting(sequence, value.value, _kind(update), value.weight, chunk,
+                       tool_call=_tool_call(update))
+        if chunk is None:
+            self._append(item, update)
+        else:
+            self._add_chunk(item)
 
-    def _append(self, item: _Pending) -> None:
-        if len(self._queue) >= self._limits.max_updates:
+    def _append(self, item: Waiting, update: Update) -> None:
+        if self._waiting.count >= self._limits.max_updates:
             self._full("updates", self._limits.max_updates)
-        elif self._bytes + item.weight > self._limits.max_bytes:
+        elif self._waiting.weight + item.weight > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
         else:
-            self._queue.append(item)
-            self._bytes += item.weight
+            self._waiting.add(item, update)
             self._idle.clear()
             self._wake.set()
 
-    def _merge(self, chunk: Chunk) -> bool:
-        """Joins `chunk` to a chunk of its terminal still waiting; False when none may take
-        it. The head of the queue may be in flight, so it never changes."""
-        waiting = len(self._queue) - 1
-        newest_first = (self._queue[-1 - offset].chunk for offset in range(max(waiting, 0)))
-        position = merge_position(newest_first, chunk)
-        if position is None:
-            return False
-        index = len(self._queue) - 1 - position
-        earlier = self._queue[index]
-        assert earlier.chunk is not None  # merge_position only points at chunks
-        both = joined(earlier.chunk, chunk)
-        weight = (earlier.weight + encoded_length(len(both.data))
-                  - encoded_length(len(earlier.chunk.data)))
-        if self._bytes - earlier.weight + weight > self._limits.max_bytes:
+    def _add_chunk(self, item: Waiting) -> None:
+        """Queues a terminal chunk, or merges it into one still waiting; the output cut
+        meanwhile may make room. The head of the queue may be in flight: it never changes."""
+        cut = self._waiting.cut_bytes
+        if self._waiting.add_chunk(item):
+            self.stats.merged += 1
+        self.stats.cut_bytes += self._waiting.cut_bytes - cut
+        self._idle.clear()
+        self._wake.set()
+        if self._waiting.count > self._limits.max_updates:
+            self._full("updates", self._limits.max_updates)
+        elif self._waiting.weight > self._limits.max_bytes:
             self._full("bytes", self._limits.max_bytes)
-            return True
-        self._queue[index] = _Pending(earlier.sequence, earlier.value, earlier.kind, weight,
-                                      both, merged=True)
-        self._bytes += weight - earlier.weight
-        self.stats.merged += 1
-        return True
 
     def start(self, publish: Publish) -> None:
         """Starts draining into `publish(sequence, update)`; buffered updates go first."""
@@ -201,7 +174,7 @@ class Forwarder:
 
     def _full(self, what: str, limit: int) -> None:
         """The buffer is full: the update that did not fit is the first one dropped."""
-        error = BufferFullError(what, limit, len(self._queue))
+        error = BufferFullError(what, limit, self._waiting.count)
         error.dropped = 1
         self._fail(error)
 
@@ -216,12 +189,10 @@ class Forwarder:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while self._queue:
-                    head = self._queue[0]
+                while (head := self._waiting.head()) is not None:
                     sequence = head.sequence
-                    await self._publish(publish, head)
-                    self._queue.popleft()
-                    self._bytes -= head.weight
+                    stored = await self._publish(publish, head)
+                    self._waiting.published(head, stored)
                 self._idle.set()
         except BridgeError as error:
             self._fail(error)
@@ -230,7 +201,8 @@ class Forwarder:
             log.debug("the drain stopped on update #%d", sequence, exc_info=True)
             self._fail(ForwardingError(sequence, error))
 
-    async def _publish(self, publish: Publish, item: _Pending) -> None:
+    async def _publish(self, publish: Publish, item: Waiting) -> bool:
+        """Publishes `item`; whether the service has it (False: refused and skipped)."""
         try:
             duplicate = await publish(item.sequence, item.payload())
         except ServiceRejectedError as error:
@@ -240,19 +212,27 @@ class Forwarder:
             self.stats.rejected += 1
             log.warning("service refused update #%d (%s): %s: %s; skipped", item.sequence,
                         item.kind, error.code, error.details)
-            return
+            return False
         if duplicate:
             self.stats.duplicates += 1
         else:
             self.stats.published += 1
         log.debug("published #%d (%s)%s", item.sequence, item.kind,
                   " again: already stored" if duplicate else "")
+        return True
 
 
 def _kind(update: Update) -> str:
     """The update's `sessionUpdate`, short and escaped: it is the agent's text, and a newline
     in it must not forge a log line."""
     return str(update.get("sessionUpdate"))[:64].encode("unicode_escape").decode("ascii")
+
+
+def _tool_call(update: Update) -> str | None:
+    """The call a tool update names (the service stores it once the update is answered)."""
+    call = update.get("toolCallId")
+    return call if update.get("sessionUpdate") in ACP_TOOL_UPDATES and isinstance(
+        call, str) else None
 
 
 def _without_data(update: Update) -> Update:
