@@ -33,6 +33,8 @@ from shellexec.client import to_protobuf_value
 from shellexec.normalize import ShellRecord, bounded_head
 from shellexec.normalize.terminal_updates import link_hint, terminal_refs
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
+from shellexec.service.publishing import MASK_CONTEXT_BYTES
+from shellexec.service.terminals import masked_terminal_update
 
 CALL = {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "make", "kind": "execute",
         "status": "in_progress"}
@@ -176,7 +178,8 @@ CALLS = ("c1", "c2", "c3")
 
 
 class _Service:
-    def __init__(self) -> None:
+    def __init__(self, mask_at_rest: bool = False) -> None:
+        self.mask_at_rest = mask_at_rest
         self.calls: dict[str, normalize.ShellState] = {}
         self.messages: list[tuple[str, ...]] = []
         self._links: dict[str, str] = {}
@@ -190,6 +193,12 @@ class _Service:
             self._text(kind, update["content"]["text"])
         elif kind in ("terminal_update", "terminal_output_chunk"):
             self._terminal(update)
+
+    def at_rest(self, call: str) -> str:
+        """The call's stdout as the service keeps it (its record masks a cut head again on
+        the way out, so it would not show what is stored)."""
+        stdout = self.calls[call].stdout
+        return "" if stdout is None else stdout.text
 
     def stored(self) -> tuple[object, ...]:
         records = {call: (normalize.shell_record(state), state.host_pending)
@@ -231,10 +240,14 @@ class _Service:
         if hint is not None and hint != linked and hint in self.calls:
             self._links[terminal], just_linked = hint, linked is None
         elif linked is None:
-            self._held.append((terminal, hint, update))
+            held = masked_terminal_update(update, "") if self.mask_at_rest else update
+            self._held.append((terminal, hint, held))
             return
         call = self._links[terminal]
         state = self.calls[call]
+        if self.mask_at_rest:  # as the service masks it: with the end of the stream before it
+            context = "" if state.stdout is None else state.stdout.tail(MASK_CONTEXT_BYTES)
+            update = masked_terminal_update(update, context)
         if just_linked:
             state, _ = self._release(state, [terminal])
         self.calls[call] = normalize.fold(state, update)
@@ -262,10 +275,11 @@ def _stored_from_every_update(script: list[Any]) -> tuple[object, ...]:
     return service.stored()
 
 
-async def _forwarded(script: list[Any]) -> tuple[tuple[object, ...], Forwarder]:
+async def _forwarded(script: list[Any], mask_at_rest: bool = False
+                     ) -> tuple[_Service, Forwarder]:
     """`script`'s updates through a Forwarder into a `_Service`; a number n in it lets n
     publishes through (updates wait meanwhile, as in an outage); the rest at the end."""
-    service = _Service()
+    service = _Service(mask_at_rest)
     gate = asyncio.Semaphore(0)
     done = 0
 
@@ -292,11 +306,33 @@ async def _forwarded(script: list[Any]) -> tuple[tuple[object, ...], Forwarder]:
             gate.release()
         await forwarder.flush()
     await forwarder.stop()
-    return service.stored(), forwarder
+    return service, forwarder
 
 
 def _stored_through_the_forwarder(script: list[Any]) -> tuple[object, ...]:
-    return asyncio.run(_forwarded(script))[0]
+    return asyncio.run(_forwarded(script))[0].stored()
+
+
+TOKEN = b"ghp_" + b"a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+# The token starts just before the cut, or further back, within LONGEST_CUT_TOKEN of it.
+@pytest.mark.parametrize("before_token", [10, 15, 200])
+def test_a_token_a_cut_starts_inside_is_masked_at_rest_as_every_update_would_be(
+        before_token: int) -> None:
+    """With masking at rest the service masks each chunk as it arrives and bounds the stream
+    after. Cut at the bound, a waiting chunk began inside a token, which the service then did
+    not recognise, and its rest was stored in clear: the bridge keeps LONGEST_CUT_TOKEN bytes
+    more, which the service cuts off again."""
+    rest = TAIL_BYTES + 20 - before_token - len(TOKEN)
+    printed = b"a" * (before_token - 1) + b" " + TOKEN + b" " + b"z" * (rest - 1)
+    script = [CALL, _chunk_update(b"first\n"), _say("working"), _chunk_update(printed)]
+    every = _Service(mask_at_rest=True)
+    for update in script:
+        every.publish(_as_published(to_protobuf_value(update)))
+    forwarded, _ = asyncio.run(_forwarded(script, mask_at_rest=True))
+    assert forwarded.at_rest("c1") == every.at_rest("c1")
+    assert TOKEN[8:16].decode() not in forwarded.at_rest("c1")
 
 
 def _tool_call(call: str, **fields: Any) -> dict[str, Any]:

@@ -166,6 +166,18 @@ def test_any_error_that_stops_the_drain_ends_flush_with_a_clear_message() -> Non
     assert error.exit_code == 3
 
 
+def test_a_chunk_that_fills_the_buffer_is_counted_once() -> None:
+    """A terminal chunk is queued before the limits are checked (merging and cutting may make
+    room): one that fills the buffer was counted both waiting and dropped."""
+    forwarder = Forwarder(BufferLimits(max_updates=3))
+    forwarder.enqueue({"sessionUpdate": "tool_call", "toolCallId": "c1"})
+    for terminal in ("t1", "t2", "t3"):
+        forwarder.enqueue(_chunk(b"x", terminal))
+
+    assert isinstance(forwarder.failure, BufferFullError)
+    assert (forwarder.failure.pending, forwarder.failure.dropped) == (4, 0)
+
+
 def test_a_full_buffer_says_how_many_updates_were_never_published() -> None:
     forwarder = Forwarder(BufferLimits(max_updates=3))
     for n in range(8):

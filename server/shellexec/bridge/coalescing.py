@@ -6,7 +6,11 @@ terminal's output, plus `UTF8_MARGIN` bytes: a UTF-8 character is at most 4 byte
 the service decodes every kept byte but the first three as it would have decoded the whole
 output, those first bytes fall outside its bound, and the kept bytes still exceed the bound
 whenever the whole output did, which marks the stream truncated. The record the service
-stores from `output_tail(output)` is the one it stores from `output` (ADR 0123).
+stores from `output_tail(output)` is the one it stores from `output` (ADR 0123). With
+masking at rest, the service masks each chunk as it arrives and bounds the stream after: a
+credential whose start a cut took off is not recognised, and its rest would be stored in
+clear. So LONGEST_CUT_TOKEN more bytes are kept (the longest such rest the read-time masking
+covers): any rest of a token falls within what the service cuts off again.
 
 The forwarder's updates wait in `WaitingUpdates` while the service lags. Whatever is
 interleaved with a terminal's `terminal_output_chunk`s there, they are changed only in ways no
@@ -65,11 +69,12 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from shellexec.normalize.terminal_updates import decode_data, link_hint
+from shellexec.projection.secrets import LONGEST_CUT_TOKEN
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
 from shellexec.vocabulary import ACP_TERMINAL_OUTPUT_CHUNK, ACP_TERMINAL_UPDATES, ACP_TOOL_UPDATES
 
 UTF8_MARGIN = 4
-TAIL_BYTES = MAX_OUTPUT_STREAM_BYTES + UTF8_MARGIN
+TAIL_BYTES = MAX_OUTPUT_STREAM_BYTES + UTF8_MARGIN + LONGEST_CUT_TOKEN
 
 # The fields of a chunk the bridge may merge: any other field would be lost or duplicated.
 _CHUNK_FIELDS = frozenset({"sessionUpdate", "terminalId", "data", "_meta"})

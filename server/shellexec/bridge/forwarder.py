@@ -144,10 +144,12 @@ class Forwarder:
         self.stats.cut_bytes += self._waiting.cut_bytes - cut
         self._idle.clear()
         self._wake.set()
+        # Checked once it is queued (merging and cutting may make room): it is counted among
+        # those waiting, not among those dropped.
         if self._waiting.count > self._limits.max_updates:
-            self._full("updates", self._limits.max_updates)
+            self._full("updates", self._limits.max_updates, dropped=0)
         elif self._waiting.weight > self._limits.max_bytes:
-            self._full("bytes", self._limits.max_bytes)
+            self._full("bytes", self._limits.max_bytes, dropped=0)
 
     def start(self, publish: Publish) -> None:
         """Starts draining into `publish(sequence, update)`; buffered updates go first."""
@@ -172,10 +174,11 @@ class Forwarder:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def _full(self, what: str, limit: int) -> None:
-        """The buffer is full: the update that did not fit is the first one dropped."""
+    def _full(self, what: str, limit: int, dropped: int = 1) -> None:
+        """The buffer is full: the update that did not fit is the first one dropped, unless it
+        was queued before the limit was checked (`dropped` 0)."""
         error = BufferFullError(what, limit, self._waiting.count)
-        error.dropped = 1
+        error.dropped = dropped
         self._fail(error)
 
     def _fail(self, error: BridgeError) -> None:

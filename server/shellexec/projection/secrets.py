@@ -141,8 +141,9 @@ _TAIL_WINDOW = 512
 _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 # The most of a leading run masked: what is left of a token whose start was cut off is shorter
 # than the token (GitHub's are at most 255 characters, JWTs rarely reach a few KiB), and a
-# 256 KiB run of `y` was served as 256 KiB of `*`.
-_LONGEST_CUT_TOKEN = 8192
+# 256 KiB run of `y` was served as 256 KiB of `*`. The bridge keeps so many bytes more than a
+# stream's bound when it cuts waiting output, so that such a rest never reaches what is kept.
+LONGEST_CUT_TOKEN = 8192
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -218,7 +219,7 @@ def _head_spans(text: str) -> list[Span]:
         spans.append((0, end.start()))
     run = _LEADING_RUN.match(text)
     if run is not None:
-        spans.append((0, min(run.end(), _LONGEST_CUT_TOKEN)))
+        spans.append((0, min(run.end(), LONGEST_CUT_TOKEN)))
     return spans
 
 

@@ -55,7 +55,7 @@ TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
 # The fields of a tool update that name or classify it: never masked at rest.
 _IDENTITY_FIELDS = frozenset({"sessionUpdate", "toolCallId", "status", "kind"})
 # How much of a stream's end a delta is masked in the context of (a token split in two).
-_CONTEXT_BYTES = 512
+MASK_CONTEXT_BYTES = 512
 
 # How much of an update's SHA-256 a receipt keeps: enough that two different updates under
 # one sequence never look alike by chance, small beside the row (ADR 0060).
@@ -248,7 +248,7 @@ class Publisher:
             return None
         row, before, just_linked = found
         if self._mask_at_rest:
-            context = "" if before.stdout is None else before.stdout.tail(_CONTEXT_BYTES)
+            context = "" if before.stdout is None else before.stdout.tail(MASK_CONTEXT_BYTES)
             update = masked_terminal_update(update, context)
         state = before
         if just_linked:
@@ -270,7 +270,7 @@ class Publisher:
         # and touches neither turns nor session or task state.
         row, before = call
         if self._mask_at_rest:
-            context = "" if before.stdout is None else before.stdout.tail(_CONTEXT_BYTES)
+            context = "" if before.stdout is None else before.stdout.tail(MASK_CONTEXT_BYTES)
             update = _masked_update(update, context)
         after = normalize.fold(before, update)
         terminals = self._terminals()
