@@ -33,7 +33,7 @@ from shellexec.client import to_protobuf_value
 from shellexec.normalize import ShellRecord, bounded_head
 from shellexec.normalize.terminal_updates import link_hint, terminal_refs
 from shellexec.rules.limits import MAX_OUTPUT_STREAM_BYTES
-from shellexec.service.publishing import MASK_CONTEXT_BYTES
+from shellexec.service.publishing import mask_context
 from shellexec.service.terminals import masked_terminal_update
 
 CALL = {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "make", "kind": "execute",
@@ -246,8 +246,7 @@ class _Service:
         call = self._links[terminal]
         state = self.calls[call]
         if self.mask_at_rest:  # as the service masks it: with the end of the stream before it
-            context = "" if state.stdout is None else state.stdout.tail(MASK_CONTEXT_BYTES)
-            update = masked_terminal_update(update, context)
+            update = masked_terminal_update(update, mask_context(state))
         if just_linked:
             state, _ = self._release(state, [terminal])
         self.calls[call] = normalize.fold(state, update)

@@ -55,7 +55,7 @@ TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
 # The fields of a tool update that name or classify it: never masked at rest.
 _IDENTITY_FIELDS = frozenset({"sessionUpdate", "toolCallId", "status", "kind"})
 # How much of a stream's end a delta is masked in the context of (a token split in two).
-MASK_CONTEXT_BYTES = 512
+_CONTEXT_BYTES = 512
 
 # How much of an update's SHA-256 a receipt keeps: enough that two different updates under
 # one sequence never look alike by chance, small beside the row (ADR 0060).
@@ -118,6 +118,12 @@ def _chunk_text(update: Mapping[str, Any]) -> str:
     if isinstance(content, Mapping) and isinstance(content.get("text"), str):
         return str(content["text"])
     return ""
+
+
+def mask_context(state: normalize.ShellState) -> str:
+    """The end of a call's stdout that an update continuing it is masked with at rest: the
+    rest of a token whose start it holds is masked too."""
+    return "" if state.stdout is None else state.stdout.tail(_CONTEXT_BYTES)
 
 
 class Publisher:
@@ -248,8 +254,7 @@ class Publisher:
             return None
         row, before, just_linked = found
         if self._mask_at_rest:
-            context = "" if before.stdout is None else before.stdout.tail(MASK_CONTEXT_BYTES)
-            update = masked_terminal_update(update, context)
+            update = masked_terminal_update(update, mask_context(before))
         state = before
         if just_linked:
             state, _ = terminals.release(session.id, before, [str(update["terminalId"])])
@@ -270,8 +275,7 @@ class Publisher:
         # and touches neither turns nor session or task state.
         row, before = call
         if self._mask_at_rest:
-            context = "" if before.stdout is None else before.stdout.tail(MASK_CONTEXT_BYTES)
-            update = _masked_update(update, context)
+            update = _masked_update(update, mask_context(before))
         after = normalize.fold(before, update)
         terminals = self._terminals()
         named = terminals.unlinked_refs(session.id, update)
