@@ -185,10 +185,10 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         probe's). A stream (a health watch, reflection) is its token's when it has a valid
         one, else counted among the tokenless streams, past their bound refused without
         reading it."""
-        if self._carries_the_secret(metadata, PROBE_HEADER):
+        if carries_secret(metadata, PROBE_HEADER, self._probe_secret):
             _CALLER.set(FRONT_DOOR_PROBE)
             return handler
-        if self._carries_the_secret(metadata, FRONT_DOOR_CHECK_HEADER):
+        if carries_secret(metadata, FRONT_DOOR_CHECK_HEADER, self._probe_secret):
             _CALLER.set(FRONT_DOOR_CHECKS)
             return handler
         if not (handler.request_streaming or handler.response_streaming):
@@ -211,10 +211,6 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
 
     def _tokenless_call_ended(self) -> None:
         self.tokenless_calls -= 1
-
-    def _carries_the_secret(self, metadata: Sequence[tuple[str, str | bytes]] | None,
-                            header: str) -> bool:
-        return carries_secret(metadata, header, self._probe_secret)
 
 
 def carries_secret(metadata: Sequence[tuple[str, str | bytes]] | None, header: str,
