@@ -26,17 +26,11 @@ from shellexec.store.errors import DatabaseUnavailableError
 from shellexec.store.models import ALL_MODELS, Event, Message, OutputChunk, PublishReceipt
 
 from support.acp import codex_delta, codex_start
-from support.postgres import PostgresServer
 
 
 @pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    return postgres_server.new_database()
-
-
-@pytest.fixture
-def app(url: str) -> Iterator[Composition]:
-    composed = compose(Settings(database_url=url))
+def app(postgres_url: str) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=postgres_url))
     yield composed
     composed.close()
 
@@ -55,14 +49,14 @@ def test_a_unit_of_work_sends_its_statements_through_a_pipeline(app: Composition
 
 
 def test_a_message_changed_by_another_writer_is_written_again_on_what_it_holds(
-        app: Composition, url: str) -> None:
+        app: Composition, postgres_url: str) -> None:
     session_id = run(app.sessions.create("task-pipelined", "codex")).id
     run(app.publisher.publish(session_id, codex_start("w", "x"), None))
     run(app.publisher.publish(session_id, codex_delta("w", "one\n"), None))
     # Another writer appends output behind this replica's cache without moving the
     # session's revision, so the replica still trusts what it remembers of the row: its next
     # update is checked only by the row's version, read after the statement was sent.
-    with psycopg.connect(url) as other:
+    with psycopg.connect(postgres_url) as other:
         (position,) = other.execute("SELECT position FROM message").fetchall()[0]
         other.execute("INSERT INTO output_chunk (message_position, stream, data) "
                       "VALUES (%s, 'stdout', 'two\n')", (position,))
@@ -257,7 +251,7 @@ def _lock_waits(app: Composition) -> list[int]:
 
 
 def test_a_replica_stopped_inside_a_transaction_delays_other_sessions_once(
-        quick_lock_timeout: None, url: str) -> None:
+        quick_lock_timeout: None, postgres_url: str) -> None:
     """A replica frozen (SIGSTOP) while its transaction held a session's rows stopped every
     write of the other replicas for as long as it stayed frozen: each replica has one
     writer, and a group waits for all of its sessions. The rows are now waited for at most
@@ -265,7 +259,8 @@ def test_a_replica_stopped_inside_a_transaction_delays_other_sessions_once(
     whether it is still held without waiting (NOWAIT) until it is free. (The first unit of
     the held session, run again alone after its group, waited the timeout a second time: a
     probe's writes to every session stalled 10 s, not 5.)"""
-    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    frozen = compose(Settings(database_url=postgres_url))
+    healthy = compose(Settings(database_url=postgres_url))
     try:
         held = run(healthy.sessions.create("task-held", "codex")).id
         free = run(healthy.sessions.create("task-free", "codex")).id
@@ -298,19 +293,21 @@ def test_a_replica_stopped_inside_a_transaction_delays_other_sessions_once(
 
 
 def test_a_session_another_transaction_holds_briefly_is_not_taken_for_held(
-        quick_lock_timeout: None, url: str) -> None:
+        quick_lock_timeout: None, postgres_url: str) -> None:
     """Once a group has waited the lock timeout, each of its sessions is asked for its rows.
     Asked without waiting, a session whose rows a healthy transaction held for a moment (a
     write through another replica) was taken for held, and its publish refused."""
-    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    frozen = compose(Settings(database_url=postgres_url))
+    healthy = compose(Settings(database_url=postgres_url))
     try:
         held = run(healthy.sessions.create("task-held", "codex")).id
         busy = run(healthy.sessions.create("task-busy", "codex")).id
         replica = FrozenReplica(frozen, held)
-        with psycopg.connect(url) as other:  # another replica's short transaction
+        with psycopg.connect(postgres_url) as other:  # another replica's short transaction
             other.execute("SELECT id FROM session WHERE id = %s FOR UPDATE", (busy,))
             [[xid]] = other.execute("SELECT pg_current_xact_id()::text").fetchall()
-            released = threading.Thread(target=_commit_once_waited_for, args=(url, other, xid))
+            released = threading.Thread(target=_commit_once_waited_for,
+                                        args=(postgres_url, other, xid))
             released.start()
 
             async def both() -> list[Any]:
@@ -342,11 +339,12 @@ def _commit_once_waited_for(url: str, holder: psycopg.Connection[Any], xid: str)
 
 
 def test_the_database_ends_a_write_transaction_idle_past_the_idle_timeout(
-        quick_lock_timeout: None, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+        quick_lock_timeout: None, monkeypatch: pytest.MonkeyPatch, postgres_url: str) -> None:
     """A replica stopped for good (a paused machine, a network cut that leaves its
     connection open) would hold its rows until TCP gave up, which takes hours."""
     monkeypatch.setattr(postgres, "WRITE_IDLE_TIMEOUT_SECONDS", 1.0)
-    frozen, healthy = compose(Settings(database_url=url)), compose(Settings(database_url=url))
+    frozen = compose(Settings(database_url=postgres_url))
+    healthy = compose(Settings(database_url=postgres_url))
     try:
         held = run(healthy.sessions.create("task-held", "codex")).id
         replica = FrozenReplica(frozen, held)

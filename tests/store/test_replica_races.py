@@ -32,8 +32,6 @@ from shellexec.store import queries
 from shellexec.store.models import Session
 from shellexec.vocabulary import SESSION_IDLE, TASK_RUNNING
 
-from support.postgres import PostgresServer
-
 T = TypeVar("T")
 
 HELD_UNIT = Path(__file__).with_name("held_unit.py")
@@ -42,13 +40,8 @@ WAIT_SECONDS = 30.0
 
 
 @pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    return postgres_server.new_database()
-
-
-@pytest.fixture
-def app(url: str) -> Iterator[Composition]:
-    composed = compose(Settings(database_url=url))
+def app(postgres_url: str) -> Iterator[Composition]:
+    composed = compose(Settings(database_url=postgres_url))
     yield composed
     composed.close()
 
@@ -99,10 +92,10 @@ def _session(app: Composition, session_id: str) -> Session | None:
 
 
 def test_a_session_created_while_its_task_s_last_one_is_deleted_is_kept(
-        url: str, app: Composition) -> None:
+        postgres_url: str, app: Composition) -> None:
     doomed = asyncio.run(app.sessions.create("task-raced", "codex")).id
     created = "ses_" + "c" * 32
-    interleaved(url, ["create", "task-raced", created],
+    interleaved(postgres_url, ["create", "task-raced", created],
                 lambda: app.deletion.delete_session(doomed))
     assert _session(app, doomed) is None
     assert _session(app, created) is not None, "the new session went with its task"
@@ -111,10 +104,10 @@ def test_a_session_created_while_its_task_s_last_one_is_deleted_is_kept(
 
 
 def test_a_session_created_while_another_replica_deletes_the_task_s_last_one_is_kept(
-        url: str, app: Composition) -> None:
+        postgres_url: str, app: Composition) -> None:
     """The other order: the deletion first, the creation waiting for it."""
     doomed = asyncio.run(app.sessions.create("task-raced-too", "codex")).id
-    created = interleaved(url, ["delete", doomed, "task-raced-too"],
+    created = interleaved(postgres_url, ["delete", doomed, "task-raced-too"],
                           lambda: app.sessions.create("task-raced-too", "codex"))
     assert _session(app, doomed) is None
     assert _session(app, created.id) is not None
@@ -123,19 +116,19 @@ def test_a_session_created_while_another_replica_deletes_the_task_s_last_one_is_
 
 
 def test_a_session_published_to_while_retention_picks_it_is_kept(
-        url: str, app: Composition) -> None:
+        postgres_url: str, app: Composition) -> None:
     session_id = asyncio.run(app.sessions.create("task-retained", "codex")).id
     created = _session(app, session_id)
     assert created is not None
     cutoff = int(created.active_at) + 1  # idle as retention first reads it
-    deleted = interleaved(url, ["publish", session_id, str(cutoff + 1_000_000)],
+    deleted = interleaved(postgres_url, ["publish", session_id, str(cutoff + 1_000_000)],
                           lambda: app.deletion.delete_idle(cutoff, 50))
     assert deleted.sessions == 0
     assert _session(app, session_id) is not None, "an acknowledged publish was deleted"
 
 
 def test_a_task_runs_while_a_session_runs_whichever_change_commits_last(
-        url: str, app: Composition) -> None:
+        postgres_url: str, app: Composition) -> None:
     starting = asyncio.run(app.sessions.create("task-stated", "codex")).id
     ending = asyncio.run(app.sessions.create("task-stated", "codex")).id
     asyncio.run(app.sessions.start_turn(ending))
@@ -145,6 +138,6 @@ def test_a_task_runs_while_a_session_runs_whichever_change_commits_last(
         assert session is not None
         app.database.statements.set_session_state(session, SESSION_IDLE, 3)
 
-    interleaved(url, ["start", starting], lambda: app.database.write(complete))
+    interleaved(postgres_url, ["start", starting], lambda: app.database.write(complete))
     assert asyncio.run(app.database.read(
         lambda: queries.task_state("task-stated"))) == TASK_RUNNING

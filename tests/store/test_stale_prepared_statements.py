@@ -21,7 +21,6 @@ from shellexec.store import postgres
 from shellexec.store.database import Job, Outcome
 
 from support.acp import codex_delta, codex_start
-from support.postgres import PostgresServer
 
 # More runs than psycopg's prepare_threshold (5): every statement of a publish and of a
 # listing is prepared on the writer's and the reader's connections.
@@ -29,14 +28,9 @@ _PREPARED_AFTER = 10
 
 
 @pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    return postgres_server.new_database()
-
-
-@pytest.fixture
-def app(url: str) -> Iterator[Composition]:
+def app(postgres_url: str) -> Iterator[Composition]:
     # One reader connection: every read runs on the one that prepared the statements.
-    composed = compose(Settings(database_url=url, database_pool_size=2))
+    composed = compose(Settings(database_url=postgres_url, database_pool_size=2))
     yield composed
     composed.close()
 
@@ -46,7 +40,7 @@ def _listed(app: Composition, session_id: str) -> list[Any]:
 
 
 def test_statements_prepared_before_a_column_type_changed_are_prepared_anew(
-        app: Composition, url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        app: Composition, postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     session_id = run(app.sessions.create("task-stale", "codex")).id
     run(app.publisher.publish(session_id, codex_start("c1", "make"), 1))
     for sequence in range(2, 2 + _PREPARED_AFTER):
@@ -55,7 +49,7 @@ def test_statements_prepared_before_a_column_type_changed_are_prepared_anew(
 
     # Another replica's migration: types of columns that the listing (the session's agent,
     # a message's title) and a publish (its receipt's message position) read.
-    with psycopg.connect(url, autocommit=True) as other:
+    with psycopg.connect(postgres_url, autocommit=True) as other:
         other.execute("ALTER TABLE session ALTER COLUMN agent TYPE varchar(300)")
         other.execute("ALTER TABLE message ALTER COLUMN title TYPE varchar(5000)")
         other.execute("ALTER TABLE publish_receipt ALTER COLUMN message_position TYPE bigint")
@@ -80,12 +74,12 @@ def test_statements_prepared_before_a_column_type_changed_are_prepared_anew(
                                     range(2, 2 + _PREPARED_AFTER)) + "after\n"
 
 
-def test_a_stale_statement_is_known_by_the_function_that_refuses_it(url: str) -> None:
+def test_a_stale_statement_is_known_by_the_function_that_refuses_it(postgres_url: str) -> None:
     """What `_stale_plan` recognizes, from PostgreSQL itself (psycopg's and peewee's errors)."""
-    with psycopg.connect(url, autocommit=True, prepare_threshold=0) as connection:
+    with psycopg.connect(postgres_url, autocommit=True, prepare_threshold=0) as connection:
         connection.execute("CREATE TABLE probe (x varchar(10))")
         connection.execute("SELECT x FROM probe").fetchall()
-        with psycopg.connect(url, autocommit=True) as other:
+        with psycopg.connect(postgres_url, autocommit=True) as other:
             other.execute("ALTER TABLE probe ALTER COLUMN x TYPE varchar(20)")
         with pytest.raises(psycopg.errors.FeatureNotSupported) as refused:
             connection.execute("SELECT x FROM probe")

@@ -42,6 +42,7 @@ from shellexec.store.errors import (
     DatabaseOpenError,
     DatabaseUnavailableError,
     UnsupportedDatabaseError,
+    driver_errors,
 )
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS, SchemaVersion
@@ -89,11 +90,9 @@ _log = logging.getLogger(__name__)
 def disk_full(error: BaseException) -> bool:
     """Whether `error` is SQLite's SQLITE_FULL ("database or disk is full": no room on the
     disk, or the file at `max_page_count`), as sqlite3 raises it or under peewee's error."""
-    for found in (error, getattr(error, "orig", None), error.__cause__):
-        if isinstance(found, sqlite3.Error) and (
-                getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL:
-            return True
-    return False
+    return any(isinstance(found, sqlite3.Error)
+               and (getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
+               for found in driver_errors(error))
 
 
 # A unit of work, the future its caller awaits and the id of the session it changes (or None).

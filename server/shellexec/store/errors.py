@@ -1,4 +1,4 @@
-"""Errors raised by the store.
+"""Errors raised by the store, and `driver_errors` to find a driver's error under another.
 
     StoreError
     ├── UnsupportedDatabaseError   the DATABASE_URL names an engine the store does not run on
@@ -109,3 +109,11 @@ class OlderSchemaError(StoreError):
             "server may be running on")
         self.version = version
         self.known = known
+
+
+def driver_errors(error: BaseException) -> tuple[BaseException | None, ...]:
+    """`error` and what it may hide a database driver's error under: peewee's `orig`, the
+    error it was raised from (`__cause__`) or during (`__context__`). Each engine's checks
+    look through these for the driver's own error, which carries the code to tell by."""
+    return error, getattr(error, "orig", None), error.__cause__, error.__context__
+

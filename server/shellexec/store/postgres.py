@@ -43,7 +43,7 @@ from peewee import InterfaceError, OperationalError, PostgresqlDatabase, Select,
 from psycopg.conninfo import conninfo_to_dict
 
 from shellexec.store.database import Database, Job, Outcome
-from shellexec.store.errors import DatabaseUnavailableError
+from shellexec.store.errors import DatabaseUnavailableError, driver_errors
 from shellexec.store.feed_notices import CHANNEL, FeedListener, FeedNotice
 from shellexec.store.migrations import migrate
 from shellexec.store.models import ALL_MODELS, Session
@@ -93,14 +93,8 @@ _ROLLED_BACK = (psycopg.errors.TransactionRollback, psycopg.errors.IntegrityErro
 def _lock_not_available(error: BaseException) -> bool:
     """Whether `error` is a lock wait past `lock_timeout` (or a NOWAIT lock refused): the
     driver's LockNotAvailable, or peewee's OperationalError raised from it."""
-    return isinstance(error, psycopg.errors.LockNotAvailable) or isinstance(
-        error.__context__, psycopg.errors.LockNotAvailable)
-
-
-def _driver_errors(error: BaseException) -> tuple[BaseException | None, ...]:
-    """`error` and what it may wrap: the driver's error under peewee's (`orig`), or the one
-    it was raised from or during."""
-    return error, getattr(error, "orig", None), error.__cause__, error.__context__
+    return any(isinstance(found, psycopg.errors.LockNotAvailable)
+               for found in driver_errors(error))
 
 
 def _stale_plan(error: BaseException) -> bool:
@@ -110,7 +104,7 @@ def _stale_plan(error: BaseException) -> bool:
     a rolling upgrade. The statement fails so for as long as the connection lives, whatever
     the transaction; a new connection prepares it anew. Known by the function that raises it
     (the message may be translated)."""
-    for found in _driver_errors(error):
+    for found in driver_errors(error):
         if isinstance(found, psycopg.errors.FeatureNotSupported) and (
                 found.diag.source_function == "RevalidateCachedQuery"
                 or "cached plan must not change result type" in str(found)):
@@ -333,7 +327,7 @@ class PostgresDatabase(Database):
         disk-full errors (SQLSTATE 53100), raised by a statement: the transaction stored
         nothing."""
         return any(isinstance(found, psycopg.errors.DiskFull)
-                   for found in _driver_errors(error))
+                   for found in driver_errors(error))
 
     def _transaction_renewing_a_lost_connection(self, work: Callable[[], T],
                                                 sessions: set[str]) -> T:
