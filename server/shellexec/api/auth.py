@@ -88,8 +88,8 @@ TICKET_HEADER = "x-shellexec-ticket"
 # The request header of the front door's own health checks of the replicas, carrying the
 # secret they share (SHELLEXEC_PROBE_SECRET); clients' requests lose it at the front door.
 PROBE_HEADER = "x-shellexec-probe"
-# The caller of those health checks: a name no token has (token names have no space), which
-# a refusal of the request budget reads as what it is.
+# The caller of those health checks: a name no token has (token names have no space), so a
+# refusal of the request budget can say whose calls they are.
 FRONT_DOOR_PROBE = Caller("front door's own health checks", frozenset())
 # The request header the front door adds, with the same secret, to the health checks its
 # clients send through it: their caller is FRONT_DOOR_CHECKS, a line of their own.

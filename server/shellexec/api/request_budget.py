@@ -42,10 +42,13 @@ from typing import Any
 
 import grpc
 
-from shellexec.api.auth import current_caller
+from shellexec.api.auth import FRONT_DOOR_CHECKS, FRONT_DOOR_PROBE, current_caller
 from shellexec.api.handlers import close_stream, refusal, rewrapped, when_call_ends
 from shellexec.rules.limits import MAX_STREAM_REQUEST_BYTES, MESSAGE_ARRIVAL_SECONDS
 from shellexec.service import UNRESTRICTED, InvalidArgumentError, ResourceExhaustedError
+
+# The callers of the front door's own lines of calls (`auth`), which carry no token.
+_FRONT_DOOR_LINES = frozenset({FRONT_DOOR_PROBE.name, FRONT_DOOR_CHECKS.name})
 
 
 class Admission:
@@ -173,11 +176,13 @@ class RequestBudget:
 
 
 def _whose(caller: str) -> str:
-    """The calls of `caller` in a refusal's words: a token's (its name has no space), the
-    calls without one (""), or a line of the front door's health checks (`auth`)."""
+    """The calls of `caller` in a refusal's words: the calls without a token (""), a line of
+    the front door's health checks (named for what they are), or a token's."""
     if not caller:
         return "the calls without a token"
-    return f"the {caller}" if " " in caller else "this token's calls"
+    if caller in _FRONT_DOOR_LINES:
+        return f"the {caller}"
+    return "this token's calls"
 
 
 class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
