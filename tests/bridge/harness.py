@@ -76,6 +76,14 @@ class Launched:
                 raise AssertionError(f"no mark {mark!r}; stderr: {self.stderr_path.read_text()}")
             time.sleep(0.02)
 
+    def wait_for_stderr(self, text: str, timeout: float = 30.0) -> None:
+        """Waits until the bridge has written `text` to stderr (a line of its log)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.stderr_path.read_text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"no {text!r} on stderr: {self.stderr_path.read_text()}")
+            time.sleep(0.02)
+
     def finish(self, timeout: float = 60.0) -> Finished:
         code = self.process.wait(timeout=timeout)
         return Finished(code, self.stdout_path.read_text(), self.stderr_path.read_text(),

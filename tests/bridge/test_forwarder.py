@@ -3,6 +3,8 @@ answers lost between the service's commit and the bridge."""
 
 from __future__ import annotations
 
+import re
+import signal
 import time
 from pathlib import Path
 
@@ -106,6 +108,28 @@ def test_service_gone_longer_than_the_window_fails_loudly_and_cancels_the_agent(
     finished = bridge.finish(timeout=30)
 
     _assert_gave_up(finished, "service unreachable for 1.5 s while trying to publish update #")
+
+
+def test_a_wait_for_the_service_after_ctrl_c_says_so_and_another_ends_it(
+        own_stack: Stack, tmp_path: Path) -> None:
+    """An agent that ignores the cancel takes the second Ctrl-C; the bridge then waited for
+    the service through the rest of --retry-for, saying nothing, and only a third ended it."""
+    killed = tmp_path / "killed"
+    script = _paused_after_kill(unfinished("codex", "away-1", lines=2), [
+        {"update": codex_delta("away-1", "more\n")}, {"mark": "sent"}, {"sleep": 60}], killed)
+    bridge = _killed_mid_stream(own_stack, tmp_path, script, killed, "--retry-for", "600",
+                                "--cancel-grace", "600")
+    bridge.wait_for_mark("sent")
+    bridge.process.send_signal(signal.SIGINT)
+    bridge.wait_for_stderr("cancelling the agent's prompt")
+    bridge.process.send_signal(signal.SIGINT)  # stop waiting for the agent
+    bridge.wait_for_stderr("still to reach the service; waiting for them (Ctrl-C stops waiting")
+    bridge.process.send_signal(signal.SIGINT)
+    finished = bridge.finish_unhung(timeout=30)
+
+    assert finished.code == 130, finished.stderr
+    assert re.search(r"SIGINT: stopped waiting for [1-9]\d* update\(s\) to reach the service",
+                     finished.stderr), finished.stderr
 
 
 def test_service_unreachable_at_start_fails_after_the_window(stack: Stack,

@@ -60,6 +60,9 @@ CANCELLED = ACP_STOP_CANCELLED
 AGENT_FAILED = "agent_error"
 # How long an agent may take to exit once its stdin is closed, before SIGTERM.
 AGENT_EXIT_SECONDS = 3.0
+# How long the last updates may take to reach the service before the user hears that the
+# bridge waits for them: up to the rest of --retry-for while the service is away.
+FLUSH_NOTICE_SECONDS = 2.0
 # Refusals of the bridge's token: the user must pass another one, retrying cannot help.
 TOKEN_REFUSALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 
@@ -101,8 +104,7 @@ class BridgeRun:
         try:
             turn, stop_reason, error = await self._run_agent()
             await self._signals.unless_signalled(
-                self._forwarder.flush(),
-                f"{self._forwarder.pending} update(s) to reach the service")
+                self._flush(), f"{self._forwarder.pending} update(s) to reach the service")
             await self._signals.unless_signalled(
                 self._link.complete_turn(turn, stop_reason), "the service to complete the turn")
             self._log_stats()
@@ -111,6 +113,21 @@ class BridgeRun:
         finally:
             await self._forwarder.stop()
             await self._link.close()
+
+    async def _flush(self) -> None:
+        """Waits until every recorded update reached the service. A wait that lasts says so,
+        and how to end it: a user who pressed Ctrl-C twice for a stubborn agent was left
+        waiting in silence through the rest of an outage."""
+        flushing = asyncio.ensure_future(self._forwarder.flush())
+        try:
+            done, _ = await asyncio.wait({flushing}, timeout=FLUSH_NOTICE_SECONDS)
+            if not done:
+                log.warning("%d update(s) still to reach the service; waiting for them (Ctrl-C "
+                            "stops waiting, and they are not recorded)",
+                            self._forwarder.pending)
+            await flushing
+        finally:
+            flushing.cancel()
 
     async def _run_agent(self) -> tuple[ServiceTurn, str, AgentError | None]:
         options = self._options
