@@ -85,7 +85,8 @@ def _parameter(path: str, name: str) -> dict[str, Any]:
 @pytest.mark.parametrize(("definition", "body"), [
     ("ShellExecServicePublishUpdateBody", {"update": None}),
     ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": ""}}),
-    ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": "x"}, "sequence": "0"}),
+    ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": "x"}, "sequence": 0}),
+    ("ShellExecServicePublishUpdateBody", {"update": {"sessionUpdate": "x"}, "sequence": 2**63}),
     ("v1CreateSessionRequest", {"task_id": ""}),
     ("v1CreateSessionRequest", {"task_id": "t", "request_id": "no spaces"}),
     ("v1NormalizeShellExecRequest", {"updates": []}),
@@ -93,6 +94,14 @@ def _parameter(path: str, name: str) -> dict[str, Any]:
 def test_the_document_refuses_bodies_the_server_refuses(definition: str,
                                                         body: dict[str, Any]) -> None:
     assert not _validator({"$ref": f"#/definitions/{definition}"}).is_valid(body)
+
+
+@pytest.mark.parametrize("sequence", [1, 7, 2**63 - 1])
+def test_the_document_accepts_a_sequence_as_the_contract_sends_it(sequence: int) -> None:
+    """The contract sends `sequence` as a JSON number; the document asked for a string (proto3
+    JSON's form of int64), so a validator built from it refused every documented publish."""
+    body = {"update": {"sessionUpdate": "x"}, "sequence": sequence}
+    assert _validator({"$ref": "#/definitions/ShellExecServicePublishUpdateBody"}).is_valid(body)
 
 
 def _parameter_schema(path: str, name: str) -> dict[str, Any]:

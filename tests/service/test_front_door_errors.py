@@ -83,6 +83,25 @@ def test_a_task_id_that_starts_with_a_colon_is_not_an_empty_segment(stack: Stack
     assert deleted.status == 200, deleted.body
 
 
+@pytest.mark.parametrize(("prefix", "verb"), [
+    ("ns", "complete"), ("ns", "watch"), ("ns", "normalize"), ("ns", "summarize"), ("", "watch")])
+def test_a_task_id_ending_in_a_verb_is_told_to_escape_its_colon(stack: Stack, prefix: str,
+                                                                verb: str) -> None:
+    """The transcoder read `ns:complete` as the id `ns` and the verb `complete`, found no
+    method and answered 404, which a client deleting the task takes for "already gone"."""
+    task_id = f"{unique(prefix)}:{verb}" if prefix else f":{verb}"  # an id may start with :
+    session = stack.api.new_session(task_id=task_id)
+    refused = stack.api.request("DELETE", f"/api/v1/tasks/{task_id}")
+    message = assert_json_error(refused, 400, INVALID_ARGUMENT)
+    assert message.startswith("task_id: a value that ends in one of the API's verbs")
+    assert f":{verb}" in message
+    assert "%3A" in message
+    assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 200
+    escaped = task_id.replace(f":{verb}", f"%3A{verb}")
+    assert stack.api.request("DELETE", f"/api/v1/tasks/{escaped}").status == 200
+    assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 404
+
+
 def test_served_methods_are_not_shadowed_by_405_routes(stack: Stack) -> None:
     session = stack.api.new_session()
     assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 200

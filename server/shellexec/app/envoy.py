@@ -52,6 +52,7 @@ from shellexec.app.front_door_errors import (
     local_reply_config,
     method_not_allowed_routes,
     query_collision_routes,
+    verb_like_value_routes,
 )
 from shellexec.app.grpc_codecs import (
     NATIVE_GRPC_CONTENT_TYPES,
@@ -537,6 +538,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         unknown_path_route=unknown_path_route(),
         health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
         tls_transport_socket=_tls_transport_socket(settings),
+        api_verb_like_value_routes=_items(_ROUTE_INDENT,
+                                          verb_like_value_routes(read_bindings(DESCRIPTOR))),
         api_empty_segment_route=_items(_ROUTE_INDENT,
                                        [empty_segment_route(read_bindings(DESCRIPTOR))]),
         api_method_routes=api_method_routes(),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shellexec.app import token_check
-from shellexec.app.rest_bindings import RestBinding
+from shellexec.app.rest_bindings import PathTemplate, RestBinding
 
 # HTTP status of a local reply -> the gRPC code in its body (google.rpc.Code numbers). Other
 # statuses from 400 up get UNKNOWN (2).
@@ -59,14 +59,16 @@ UNHELD_FILTERS = {
         "@type": "type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute",
         "disabled": True},
 }
-# ... and of a route Envoy answers itself (the web page's files, the OpenAPI document, the
-# browser boundary's and the Connect refusals): the transcoder has no part either (it would
-# answer first, or pass the request on).
-REFUSAL_FILTERS = {
-    **UNHELD_FILTERS,
-    _TRANSCODER: {
-        "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True},
-}
+# The per-filter configuration of a route under /api/ that Envoy answers itself: the
+# transcoder has no part (it would answer first, 404 "Could not resolve"), and the token
+# check still comes first (docs/api.md: without a valid token, even a path the front door
+# refuses itself is answered 401).
+TRANSCODER_OFF = {_TRANSCODER: {
+    "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig", "disabled": True}}
+# ... and of a route Envoy answers itself outside the API (the web page's files, the OpenAPI
+# document, the browser boundary's and the Connect refusals): no token, no held body, and no
+# transcoder either (it would answer first, or pass the request on).
+REFUSAL_FILTERS = {**UNHELD_FILTERS, **TRANSCODER_OFF}
 
 # Native gRPC and gRPC-Web calls carry their errors in grpc-status / grpc-message: leave their
 # local replies alone. A transcoded REST call also has a gRPC content type by the time it fails,
@@ -146,9 +148,7 @@ def _method_not_allowed_route(binding: RestBinding, allowed: list[str]) -> dict[
             "header": {"key": "allow", "value": ", ".join(allowed)},
             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
         # Otherwise the transcoder would answer first, with 404 "Could not resolve".
-        "typed_per_filter_config": {_TRANSCODER: {
-            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-            "disabled": True}},
+        "typed_per_filter_config": TRANSCODER_OFF,
     }
 
 
@@ -158,9 +158,7 @@ def _query_collision_route(binding: RestBinding, field: str) -> dict[str, Any]:
                   "query_parameters": [{"name": field, "present_match": True}]},
         "direct_response": {"status": 400, "body": {
             "inline_string": f"{field}: is named by the path; do not repeat it in the query"}},
-        "typed_per_filter_config": {_TRANSCODER: {
-            "@type": "type.googleapis.com/envoy.config.route.v3.FilterConfig",
-            "disabled": True}},
+        "typed_per_filter_config": TRANSCODER_OFF,
     }
 
 
@@ -179,7 +177,45 @@ def empty_segment_route(bindings: Sequence[RestBinding]) -> dict[str, Any]:
     before_verb = f"|.*/:({'|'.join(verbs)})" if verbs else ""
     return {"match": {"safe_regex": {"regex": f"/api/(.*//.*|.*/{before_verb})"}},
             "direct_response": {"status": 404, "body": {"inline_string": EMPTY_SEGMENT_MESSAGE}},
-            "typed_per_filter_config": REFUSAL_FILTERS}
+            "typed_per_filter_config": TRANSCODER_OFF}
+
+
+def verb_like_value_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
+    """400 for a path whose last segment is a field's value ending in `:VERB`, one of the
+    API's custom verbs (`DELETE /api/v1/tasks/ns:complete`), where no template serves that
+    verb. The transcoder reads the `:complete` as the verb and then finds no method: 404
+    "Could not resolve", which a client deleting the task takes for "already gone". Such a
+    value is valid (a task id may hold `:`), so the answer says how to send it: the colon
+    escaped, which the transcoder reads as part of the value."""
+    verbs = sorted({binding.template.verb for binding in bindings if binding.template.verb})
+    routes: dict[str, dict[str, Any]] = {}
+    for binding in bindings:
+        template = binding.template
+        last = template.segments[-1]
+        if template.verb or template.any_depth or last.literal is not None:
+            continue
+        unserved = [verb for verb in verbs if not any(
+            other.template.verb == verb
+            and other.template.may_overlap(PathTemplate.parse(f"{template.text}:{verb}"))
+            for other in bindings)]
+        if unserved and template.text not in routes:
+            routes[template.text] = _verb_like_value_route(template, unserved)
+    return list(routes.values())
+
+
+def _verb_like_value_route(template: PathTemplate, verbs: list[str]) -> dict[str, Any]:
+    field = template.variables[-1]
+    parent, _, _ = template.regex.rpartition("/")  # the last segment is the field's value
+    alternatives = "|".join(re.escape(verb) for verb in verbs)
+    # `*`: a value may be the verb alone after its `:` (a task id may start with `:`).
+    regex = f"{parent}/[^/]*:({alternatives})$"
+    named = ", ".join(f":{verb}" for verb in verbs)
+    message = (f"{field}: a value that ends in one of the API's verbs ({named}) must be sent "
+               "with that ':' written as %3A in the path; unescaped, the front door reads it "
+               "as a verb")
+    return {"match": {"safe_regex": {"regex": regex}},
+            "direct_response": {"status": 400, "body": {"inline_string": message}},
+            "typed_per_filter_config": TRANSCODER_OFF}
 
 
 def query_collision_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:

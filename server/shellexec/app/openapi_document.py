@@ -49,9 +49,11 @@ WATCH_PATH: Final = "/api/v1/task-sessions/{session_id}/messages:watch"
 EVENT_STREAM: Final = "text/event-stream"
 JSON: Final = "application/json"
 _INT32_MAX: Final = 2**31 - 1
-# A sequence is int64, which proto3 JSON writes as a string; the transcoder takes a decimal
-# string. Eighteen digits at most keep every value the pattern allows inside int64.
-_SEQUENCE_PATTERN: Final = f"^[{MIN_SEQUENCE}-9][0-9]{{0,17}}$"
+# A sequence is int64, which proto3 JSON writes as a string. The contract sends it as a JSON
+# number, which the transcoder takes exactly up to int64's largest; it takes a decimal string
+# too, which Swagger 2.0 (no `oneOf`) cannot offer beside the number.
+_SEQUENCE: Final[Schema] = {
+    "type": "integer", "format": "int64", "minimum": MIN_SEQUENCE, "maximum": 2**63 - 1}
 _ERROR: Final = "rpcStatus"
 _ERROR_REF: Final = {"$ref": f"#/definitions/{_ERROR}"}
 
@@ -115,7 +117,7 @@ PROPERTY_CONSTRAINTS: Final[dict[str, dict[str, Schema]]] = {
                                "request_id": _REQUEST_ID},
     "ShellExecServiceStartTurnBody": {"request_id": _REQUEST_ID},
     "ShellExecServicePublishUpdateBody": {"update": _ACP_UPDATE,
-                                          "sequence": {"pattern": _SEQUENCE_PATTERN}},
+                                          "sequence": _SEQUENCE},
     "ShellExecServiceCompleteTurnBody": {"stop_reason": {"maxLength": MAX_STOP_REASON_CHARS}},
     "v1NormalizeShellExecRequest": {
         "updates": {"minItems": MIN_NORMALIZE_UPDATES, "maxItems": MAX_NORMALIZE_UPDATES,
