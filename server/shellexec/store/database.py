@@ -31,7 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from peewee import Database as PeeweeDatabase
 from peewee import DatabaseError as PeeweeDatabaseError
@@ -137,8 +137,9 @@ class Database:
     # (SQLite), so what it remembers of its writes is the truth (see `Statements`).
     single_writer = True
 
-    def __init__(self, db: PeeweeDatabase, readers: int = 3) -> None:
+    def __init__(self, db: PeeweeDatabase, readers: int = 3, file: Path | None = None) -> None:
         self.db = db
+        self._file = file
         # Compiled hot statements; used by units of work, which all run on one thread.
         self.statements = Statements(db, single_writer=self.single_writer)
         self._rollback_listeners: list[Callable[[], None]] = []
@@ -172,7 +173,8 @@ class Database:
     @property
     def path(self) -> Path:
         """The database file."""
-        return Path(self.db.database)
+        assert self._file is not None, "only a SQLite database has a file"
+        return self._file
 
     def file_bytes(self) -> int:
         """The size of the database file plus its write-ahead log, in bytes (0 for a file
@@ -362,7 +364,16 @@ def open_sqlite(url: str, readers: int = 3, cache_kib: int = DEFAULT_CACHE_KIB,
             db.close()
     except PeeweeDatabaseError as error:
         raise DatabaseOpenError(str(path), str(error)) from None
-    return Database(db, readers=readers)
+    # From now on no connection creates the file: one opened while an operator had moved it
+    # away made a new, empty database at the path, and SQLite took the real database's
+    # write-ahead log into it, acknowledged writes and all. Opened so, it fails instead.
+    db.init(_existing_file_uri(path), uri=True)
+    return Database(db, readers=readers, file=path)
+
+
+def _existing_file_uri(path: Path) -> str:
+    """An SQLite URI that opens `path` for reading and writing, never creating it."""
+    return f"file:{quote(str(path.absolute()))}?mode=rw"
 
 
 def _probe_writes(db: SqliteDatabase) -> None:
