@@ -17,7 +17,7 @@ from typing import Protocol
 
 import grpc
 
-from shellexec.api.handlers import refusal, when_call_ends
+from shellexec.api.handlers import failing, refusal, when_call_ends
 from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 from shellexec.service import NOBODY, UNRESTRICTED, Caller
 from shellexec.store import DatabaseUnavailableError
@@ -158,10 +158,12 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
         try:
             caller = await self._lookup(secret, _header(metadata, TICKET_HEADER))
-        except DatabaseUnavailableError as error:
-            # Here, before the handler the error interceptor wraps: gRPC said UNKNOWN and
-            # named our exception class, and a bridge does not retry UNKNOWN.
-            return refusal(handler, grpc.StatusCode.UNAVAILABLE, str(error))
+        except Exception as error:
+            # Raised here, before the handler the error interceptor wraps, gRPC said UNKNOWN,
+            # named our exception's class, and logged and counted nothing (a bridge does not
+            # retry UNKNOWN). In the handler it is answered as any failure: an unavailable
+            # database UNAVAILABLE, anything else INTERNAL with the request id.
+            return failing(handler, error)
         if caller is None:
             return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
         if required and not caller.has_any(required):

@@ -96,6 +96,25 @@ def refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode,
         refuse, response_serializer=handler.response_serializer)
 
 
+def failing(handler: grpc.RpcMethodHandler, error: Exception) -> grpc.RpcMethodHandler:
+    """A handler that fails the call with `error`, without reading its request. An interceptor
+    that fails before any handler runs returns it, so that the error interceptor, which wraps
+    handlers, gives the failure its status, log line and count as it does any other's."""
+    async def fail(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
+        raise error
+
+    async def fail_stream(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+                          ) -> AsyncIterator[Any]:
+        raise error
+        yield  # pragma: no cover - unreachable; this makes the function a generator
+
+    if handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(
+            fail_stream, response_serializer=handler.response_serializer)
+    return grpc.stream_unary_rpc_method_handler(
+        fail, response_serializer=handler.response_serializer)
+
+
 async def close_stream(iterator: AsyncIterator[Any]) -> None:
     """Closes a request stream's generators, down to gRPC's own: one left at its `yield`
     keeps the message it gave until the collector finds it, and 160 calls of 12 MB, refused,

@@ -95,6 +95,14 @@ def disk_full(error: BaseException) -> bool:
                for found in driver_errors(error))
 
 
+def cannot_open(error: BaseException) -> bool:
+    """Whether `error` is SQLite's SQLITE_CANTOPEN ("unable to open database file": the file
+    or its folder is away, or not readable), as sqlite3 raises it or under peewee's error."""
+    return any(isinstance(found, sqlite3.Error)
+               and (getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_CANTOPEN
+               for found in driver_errors(error))
+
+
 # A unit of work, the future its caller awaits and the id of the session it changes (or None).
 Job = tuple[Callable[[], Any], "asyncio.Future[Any]", str | None]
 Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
@@ -183,8 +191,16 @@ class Database:
         return sum(_size(file) for file in (path, path.with_name(path.name + "-wal")))
 
     def _ensure_connected(self) -> None:
+        """Opens this thread's connection if it has none. A file that cannot be opened (moved
+        away, its folder gone) is an unavailable database, as an unreachable server is on
+        PostgreSQL: the call is answered UNAVAILABLE and may be retried once it is back."""
         if self.db.is_closed():
-            self.db.connect()
+            try:
+                self.db.connect()
+            except PeeweeDatabaseError as error:
+                if not cannot_open(error):
+                    raise
+                raise DatabaseUnavailableError(str(error)) from error
 
     def _connection(self) -> sqlite3.Connection:
         self._ensure_connected()
