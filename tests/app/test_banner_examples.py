@@ -4,9 +4,12 @@ literal text `$TOKEN`)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+from app.test_tls import certificate
 
 from shellexec.app import cli, cluster
 from shellexec.app.server import metrics_lines
@@ -38,6 +41,31 @@ def test_the_examples_send_no_header_when_authentication_is_off() -> None:
     off = Settings()
     for banner in (cli._banner(off, 50051), cluster._banner(off, "postgresql://x", [])):
         assert _sent_headers(banner, "shx_abc") == []
+
+
+def _words(banner: str) -> list[str]:
+    """The example's curl arguments, as bash splits them."""
+    arguments = _curl_line(banner).removeprefix("curl")
+    return subprocess.run(["bash", "-c", f"set -- {arguments}; printf '%s\\n' \"$@\""],
+                          capture_output=True, text=True, check=True,
+                          timeout=10).stdout.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+def test_with_tls_the_banners_give_https_and_trust_the_certificate(tmp_path: Path) -> None:
+    """A cluster's banner said http:// with TLS on, and its curl got an empty reply; neither
+    banner's curl trusted a self-signed certificate."""
+    folder = tmp_path / "front door"
+    folder.mkdir()
+    cert, key = certificate(folder)
+    tls = Settings(tls_cert_file=str(cert), tls_key_file=str(key), rest_port=8443)
+    for banner in (cli._banner(tls, 50051), cluster._banner(tls, "postgresql://x", [])):
+        assert "REST + web page   https://127.0.0.1:8443/" in banner
+        assert "http://127.0.0.1:8443" not in banner
+        words = _words(banner)
+        assert words[words.index("--cacert") + 1] == str(cert)
+        assert "https://127.0.0.1:8443/api/v1/task-sessions" in words
+    assert "--cacert" not in _words(cli._banner(Settings(), 50051))
 
 
 def test_the_banners_name_each_replica_s_metrics_and_envoy_s_statistics() -> None:

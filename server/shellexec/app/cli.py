@@ -29,7 +29,8 @@ from shellexec.app.local_postgres import PostgresMissingError
 from shellexec.app.metrics_endpoint import METRICS_HOST
 from shellexec.app.server import (
     auth_banner,
-    auth_header_flag,
+    curl_flags,
+    front_door_url,
     metrics_lines,
     serve,
     start_server,
@@ -51,10 +52,9 @@ RELAY_FLUSH_SECONDS = 2.0
 
 
 def _banner(settings: Settings, grpc_port: int) -> str:
-    scheme = "https" if settings.tls_cert_file else "http"
-    rest = f"{scheme}://{settings.rest_host}:{settings.rest_port}"
+    rest = front_door_url(settings)
     grpc_host = settings.grpc_address.rsplit(":", 1)[0]
-    header = auth_header_flag(settings)
+    flags = curl_flags(settings)
     return "\n".join((
         "shellexec is running (Ctrl-C stops it)",
         f"  REST + web page   {rest}/   (open {rest}/?session=SESSION_ID)",
@@ -65,7 +65,7 @@ def _banner(settings: Settings, grpc_port: int) -> str:
         f"  log               stderr, one JSON line per call and per front-door request "
         f"(SHELLEXEC_LOG={settings.log})",
         "Try:",
-        f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
+        f"  curl -s{flags} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
         f"  {Path(sys.executable).parent / 'grpcurl'} -plaintext {grpc_host}:{grpc_port} list",
     ))
 

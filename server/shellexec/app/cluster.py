@@ -20,7 +20,7 @@ from pathlib import Path
 from shellexec.app import envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
-from shellexec.app.server import auth_header_flag, metrics_lines
+from shellexec.app.server import curl_flags, front_door_url, metrics_lines
 from shellexec.app.settings import Settings
 from shellexec.store import open_database, shown_database_url
 from shellexec.store.postgres import is_postgres_url
@@ -83,8 +83,8 @@ def _database(settings: Settings, database: str | None) -> Iterator[str]:
 
 
 def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
-    rest = f"http://{settings.rest_host}:{settings.rest_port}"
-    header = auth_header_flag(settings)
+    rest = front_door_url(settings)
+    flags = curl_flags(settings)
     return "\n".join((
         f"shellexec is running with {len(replicas)} replicas (Ctrl-C stops them; one that "
         "exits is started again)",
@@ -94,7 +94,7 @@ def _banner(settings: Settings, url: str, replicas: list[Replica]) -> str:
         f"  database          {shown_database_url(url)}",
         *metrics_lines(settings, len(replicas)),
         "Try:",
-        f"  curl -s{header} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
+        f"  curl -s{flags} -X POST {rest}/api/v1/task-sessions -d '{{\"task_id\":\"demo\"}}'",
     ))
 
 

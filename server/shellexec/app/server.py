@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import signal
 import sys
 from dataclasses import dataclass
@@ -230,10 +231,18 @@ def _metrics_endpoint(app: Composition, settings: Settings) -> MetricsEndpoint |
         raise
 
 
-def auth_header_flag(settings: Settings) -> str:
-    """The curl flag the banners' examples send a token with (the caller's $TOKEN, in
-    double quotes so the shell fills it in), or nothing when authentication is off."""
-    return ' -H "authorization: Bearer $TOKEN"' if settings.auth else ""
+def front_door_url(settings: Settings) -> str:
+    """The front door's address as the banners print it: https when it serves TLS."""
+    scheme = "https" if settings.tls_cert_file else "http"
+    return f"{scheme}://{settings.rest_host}:{settings.rest_port}"
+
+
+def curl_flags(settings: Settings) -> str:
+    """The curl flags of the banners' examples: the front door's certificate to trust when it
+    serves TLS (a self-signed one is in no trust store), and the token (the caller's $TOKEN,
+    in double quotes so the shell fills it in) when authentication is on."""
+    trust = f" --cacert {shlex.quote(settings.tls_cert_file)}" if settings.tls_cert_file else ""
+    return trust + (' -H "authorization: Bearer $TOKEN"' if settings.auth else "")
 
 
 def metrics_lines(settings: Settings, replicas: int = 1) -> tuple[str, ...]:
