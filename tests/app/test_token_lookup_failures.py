@@ -16,7 +16,7 @@ import pytest
 from peewee import OperationalError
 
 from shellexec.api import SERVICE_NAME
-from shellexec.api.auth import Authenticator, Caller
+from shellexec.api.auth import Authenticator
 from shellexec.api.call_log import CallLog
 from shellexec.api.handlers import method_handlers
 from shellexec.api.interceptor import ErrorInterceptor
@@ -24,6 +24,7 @@ from shellexec.api.metrics_interceptor import MetricsInterceptor
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
 from shellexec.client.aio import AsyncShellExecClient
+from shellexec.service.access import Caller
 from shellexec.store import DatabaseUnavailableError
 
 GET_SESSION = "/shellexec.v1.ShellExecService/GetSession"

@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from shellexec.store.database import open_sqlite
 from shellexec.store.errors import DatabaseUnavailableError
 from shellexec.store.models import SchemaVersion
@@ -22,7 +23,7 @@ def _versions() -> int:
 
 
 def _written() -> int:
-    return SchemaVersion.update(applied_at=SchemaVersion.applied_at).execute()
+    return int(SchemaVersion.update(applied_at=SchemaVersion.applied_at).execute())
 
 
 def test_a_connection_opened_while_the_file_is_away_creates_no_database(tmp_path: Path
