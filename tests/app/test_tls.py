@@ -1,7 +1,7 @@
 """Optional TLS at the front door: with a certificate and key configured, Envoy answers REST,
 the page and gRPC over HTTPS (checked against the certificate, generated here with the openssl
-command), and plaintext HTTP no longer works. The Python clients and the bridge speak TLS to
-it when told to."""
+command), and a plaintext request is told to use HTTPS. The Python clients and the bridge
+speak TLS to it when told to."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import pytest
 from bridge.harness import run_bridge
 from bridge.provider_scripts import steps
 
+from shellexec.app.plaintext_refusal import MESSAGE as PLAINTEXT_MESSAGE
 from shellexec.client import AsyncShellExecClient, ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
@@ -72,13 +73,17 @@ def test_the_front_door_speaks_https_with_the_configured_certificate(
     assert answer.session.id == session["id"]
 
 
-def test_plain_http_gets_no_answer_and_an_untrusted_certificate_is_refused(
+def test_plain_http_is_told_to_use_https_and_an_untrusted_certificate_is_refused(
         tls_stack: tuple[Stack, Path]) -> None:
+    """A plaintext request got no answer at all: curl said "Empty reply from server"."""
     stack, _ = tls_stack
     plain = http.client.HTTPConnection("127.0.0.1", stack.rest_port, timeout=10)
-    plain.request("GET", "/")
-    with pytest.raises((http.client.HTTPException, ConnectionError)):
-        plain.getresponse()
+    plain.request("GET", "/api/v1/task-sessions")
+    answer = plain.getresponse()
+    assert answer.status == 400
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert json.loads(answer.read()) == {"code": 9, "message": PLAINTEXT_MESSAGE}
     plain.close()
     with pytest.raises(urllib.error.URLError) as refused:
         urllib.request.urlopen(f"https://127.0.0.1:{stack.rest_port}/", timeout=10,
@@ -105,6 +110,25 @@ def test_the_python_clients_speak_tls_when_given_the_certificate(
             pytest.raises(grpc.RpcError) as refused:
         client.get_session(session.id)
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_plaintext_grpc_client_and_bridge_are_told_at_once_to_use_tls(
+        tls_stack: tuple[Stack, Path], tmp_path: Path) -> None:
+    """A gRPC client without TLS heard UNAVAILABLE ("Socket closed"), which it retries, and
+    the bridge took the front door for a service that was down: it retried for the whole of
+    --retry-for, then said the service was unreachable."""
+    stack, _ = tls_stack
+    front_door = f"127.0.0.1:{stack.rest_port}"
+    with ShellExecClient(front_door, timeout=10) as client, \
+            pytest.raises(grpc.RpcError) as refused:
+        client.create_session("plaintext")
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert refused.value.details() == PLAINTEXT_MESSAGE
+    finished = run_bridge(stack, tmp_path, [{"stop": "end_turn"}], "--server", front_door,
+                          "--prompt", "ls", "--retry-for", "600", addresses=False)
+    assert finished.code == 3
+    assert f"FAILED_PRECONDITION: {PLAINTEXT_MESSAGE}" in finished.stderr
+    assert "unreachable" not in finished.stderr
 
 
 def test_a_client_refuses_a_certificate_file_with_no_certificate_by_name(

@@ -61,6 +61,7 @@ from shellexec.app.grpc_codecs import (
 )
 from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
 from shellexec.app.openapi_document import OPENAPI_PATH
+from shellexec.app.plaintext_refusal import plaintext_filter_chain, tls_inspector
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
@@ -400,8 +401,10 @@ def cors_preflight_routes(origins: tuple[str, ...]) -> list[dict[str, Any]]:
             for origin in origins]
 
 
-def _tls_transport_socket(settings: Settings) -> str:
-    """The front door's TLS, when a certificate and key are configured (else nothing)."""
+def _tls_front_door(settings: Settings) -> str:
+    """The front door's TLS, when a certificate and key are configured (else nothing): the
+    main filter chain's match and transport socket, then the plaintext connections' chain
+    and the listener filter that tells them apart (`plaintext_refusal`)."""
     if not settings.tls_cert_file:
         return ""
     socket = {
@@ -419,7 +422,13 @@ def _tls_transport_socket(settings: Settings) -> str:
             },
         },
     }
-    return f"{' ' * 10}transport_socket: {json.dumps(socket)}"
+    plaintext = plaintext_filter_chain(front_door_manager_fields(),
+                                       MAX_REQUEST_HEADERS_BYTES // 1024)
+    return "\n".join((
+        f"{' ' * 10}filter_chain_match: {json.dumps({'transport_protocol': 'tls'})}",
+        f"{' ' * 10}transport_socket: {json.dumps(socket)}",
+        f"{' ' * 8}- {json.dumps(plaintext)}",
+        f"{' ' * 6}listener_filters: {json.dumps([tls_inspector()])}"))
 
 
 def watch_idle_seconds(settings: Settings) -> float:
@@ -537,7 +546,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         web_routes=web_routes(), openapi_routes=openapi_routes(),
         unknown_path_route=unknown_path_route(),
         health_oversize_routes=_items(_ROUTE_INDENT, health_oversize_routes()),
-        tls_transport_socket=_tls_transport_socket(settings),
+        tls_front_door=_tls_front_door(settings),
         api_verb_like_value_routes=_items(_ROUTE_INDENT,
                                           verb_like_value_routes(read_bindings(DESCRIPTOR))),
         api_empty_segment_route=_items(_ROUTE_INDENT,

@@ -1,0 +1,67 @@
+"""What the front door answers a plain-HTTP client when it serves TLS (ADR 0053).
+
+Without this, Envoy's TLS listener closed a plaintext connection without a word: curl said
+"Empty reply from server", grpcurl `-plaintext` waited for its deadline, and the bridge took
+the front door for a service that was down and retried for the whole of --retry-for. Envoy's
+TLS inspector tells the two kinds of connection apart before any byte is consumed; a
+plaintext one gets a filter chain of its own, which answers every request and reaches no
+server:
+- a gRPC or gRPC-Web call, in gRPC's own form: FAILED_PRECONDITION (which no client
+  retries) and a message saying to connect with TLS;
+- anything else, 400 with the API's JSON error body saying the same.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from shellexec.app.browser_boundary import security_headers_filter
+from shellexec.app.grpc_codecs import trailers_only_refusal
+
+# google.rpc.Code FAILED_PRECONDITION: the request cannot work as sent, and a retry as sent
+# cannot either.
+FAILED_PRECONDITION = 9
+MESSAGE = ("this port serves HTTPS only (TLS): connect with https:// (grpcurl: -cacert "
+           "instead of -plaintext; the bridge and the clients: their TLS option)")
+
+_HCM = ("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
+        "HttpConnectionManager")
+_ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
+_INSPECTOR = ("type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3."
+              "TlsInspector")
+
+
+def tls_inspector() -> dict[str, Any]:
+    """The listener filter that tells TLS connections from plaintext ones."""
+    return {"name": "envoy.filters.listener.tls_inspector", "typed_config": {"@type": _INSPECTOR}}
+
+
+def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
+                           ) -> dict[str, Any]:
+    """The filter chain of a plaintext connection to the TLS front door; `manager_fields`
+    are the front door's connection timeouts, so an idle or slow client is closed alike."""
+    grpc_call = trailers_only_refusal(
+        [{"name": "content-type", "string_match": {"prefix": "application/grpc",
+                                                   "ignore_case": True}}],
+        MESSAGE, str(FAILED_PRECONDITION), {"prefix": "/"})
+    del grpc_call["typed_per_filter_config"]  # this chain has the router alone
+    anything_else = {
+        "match": {"prefix": "/"},
+        "direct_response": {"status": 400, "body": {"inline_string": json.dumps(
+            {"code": FAILED_PRECONDITION, "message": MESSAGE}, separators=(",", ":"))}},
+        "response_headers_to_add": [{
+            "header": {"key": "content-type", "value": "application/json"},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+    }
+    manager = {
+        "@type": _HCM, "stat_prefix": "front_door_plaintext", "codec_type": "AUTO",
+        **manager_fields, "max_request_headers_kb": max_headers_kib,
+        "route_config": {"name": "front_door_plaintext", "virtual_hosts": [{
+            "name": "plaintext", "domains": ["*"], "routes": [grpc_call, anything_else]}]},
+        "http_filters": [security_headers_filter(),
+                         {"name": "envoy.filters.http.router", "typed_config": {"@type": _ROUTER}}],
+    }
+    return {"filter_chain_match": {"transport_protocol": "raw_buffer"},
+            "filters": [{"name": "envoy.filters.network.http_connection_manager",
+                         "typed_config": manager}]}
