@@ -87,7 +87,7 @@ func (c *Client) PublishSequenced(ctx context.Context, sessionID string, sequenc
 }
 
 func (c *Client) publish(ctx context.Context, request *pb.PublishUpdateRequest, update any) (*pb.PublishUpdateResponse, error) {
-	value, err := toValue(update)
+	value, err := toValue(update, "update")
 	if err != nil {
 		return nil, err
 	}

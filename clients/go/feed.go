@@ -30,6 +30,9 @@ func (c *Client) WatchFrom(ctx context.Context, sessionID string, revision int32
 }
 
 func (c *Client) watch(ctx context.Context, request *pb.WatchMessagesRequest) (*Feed, error) {
+	if err := requestText(request); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	stream, err := c.stub.WatchMessages(ctx, request)
 	if err != nil {

@@ -218,3 +218,58 @@ def test_a_closed_feed_frees_its_place_in_both_clients(stack: Stack,
             await anext(feed)
 
     run(stack, closed)
+
+
+def test_closing_the_client_ends_a_feed_being_read_with_an_rpc_error(
+        stack: Stack, client: ShellExecClient) -> None:
+    """Closing the client while a task read its feed ended that task as cancelled (a
+    CancelledError nobody asked for, which its awaiter then took as its own); it now raises
+    grpc.RpcError CANCELLED, as the blocking client's reader does, and so does a unary call in
+    flight. Cancelling the reading task itself still cancels it."""
+    session, _ = session_with_commands(client, 1)
+
+    async def read(aio: AsyncShellExecClient, started: asyncio.Event) -> int:
+        events = 0
+        async for _ in aio.watch(session, since_revision=0):
+            events += 1
+            started.set()
+        return events
+
+    async def closed_under_the_reader() -> None:
+        aio = AsyncShellExecClient(stack.grpc_target, timeout=10)
+        started = asyncio.Event()
+        reader = asyncio.create_task(read(aio, started))
+        await asyncio.wait_for(started.wait(), 10)
+        await aio.close()
+        with pytest.raises(grpc.RpcError) as ended:
+            await reader
+        assert ended.value.code() == grpc.StatusCode.CANCELLED
+        assert not reader.cancelled()
+        current = asyncio.current_task()
+        assert current is not None
+        assert current.cancelling() == 0
+
+    async def cancelled_reader() -> None:
+        async with AsyncShellExecClient(stack.grpc_target, timeout=10) as aio:
+            started = asyncio.Event()
+            reader = asyncio.create_task(read(aio, started))
+            await asyncio.wait_for(started.wait(), 10)
+            reader.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await reader
+            assert reader.cancelled()
+            # The client is still usable: only that feed ended.
+            assert (await aio.get_session(session)).id == session
+
+    async def closed_under_a_unary_call() -> None:
+        aio = AsyncShellExecClient(stack.grpc_target, timeout=10)
+        caller = asyncio.create_task(aio.list_sessions(limit=50))
+        await asyncio.sleep(0)  # the call is sent
+        await aio.close()
+        with pytest.raises(grpc.RpcError) as ended:
+            await caller
+        assert ended.value.code() == grpc.StatusCode.CANCELLED
+
+    asyncio.run(closed_under_the_reader())
+    asyncio.run(cancelled_reader())
+    asyncio.run(closed_under_a_unary_call())

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shellexec.client import to_protobuf_value
-from shellexec.client._values import MAX_VALUE_DEPTH
+from shellexec.client._values import MAX_VALUE_DEPTH, normalize_values, publish_request
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 
@@ -119,3 +119,30 @@ json_values = st.recursive(
 @given(json_values)
 def test_any_json_like_value_is_built_as_by_json(value: Any) -> None:
     assert directly(value) == through_json(value)
+
+
+LONE = "which UTF-8 cannot carry: the service takes UTF-8 text only"
+
+
+@pytest.mark.parametrize(("value", "where"), [
+    ({"content": {"text": "lone \ud800 high"}}, "value.content.text holds a lone surrogate "
+                                                "(U+D800 at index 5)"),
+    ({"odd key": {"k\udc00": 1}}, 'a key in value["odd key"] holds a lone surrogate '
+                                  "(U+DC00 at index 1)"),
+    (["a", ("b", ["\udbff"])], "value[1][1][0] holds a lone surrogate (U+DBFF at index 0)"),
+    ("\ud800", "value holds a lone surrogate (U+D800 at index 0)"),
+])
+def test_a_lone_surrogate_is_refused_naming_where_it_is(value: Any, where: str) -> None:
+    """The refusal named the character and its position alone, not where in the value the
+    string was (as the Go, Java and TypeScript clients do now)."""
+    with pytest.raises(ValueError, match="lone surrogate") as refused:
+        to_protobuf_value(value)
+    assert str(refused.value) == f"cannot encode as a google.protobuf.Value: {where}, {LONE}"
+
+
+def test_publish_and_normalize_name_the_update_holding_a_lone_surrogate() -> None:
+    with pytest.raises(ValueError, match=r"^cannot encode as a google\.protobuf\.Value: "
+                                         r"update\.content\.text holds a lone surrogate"):
+        publish_request("ses_1", {"content": {"text": "x\ud800"}}, 1)
+    with pytest.raises(ValueError, match=r": updates\[1\]\.t holds a lone surrogate \(U\+D800"):
+        normalize_values([{}, {"t": "\ud800"}])

@@ -2,7 +2,8 @@
 keeping their status and google.rpc details, plain Go values as updates, the context bounding
 each call, paging and deletion, and the tokens and timeouts Dial refuses), run by `go test`
 against a stack with authentication on, straight to the server and through Envoy; and the unit
-tests inside the client's own module (clients/go: its bounded reconnect backoff)."""
+tests inside the client's own module (clients/go: its bounded reconnect backoff, and the
+text that is not UTF-8 it refuses before sending)."""
 
 from __future__ import annotations
 
@@ -40,4 +41,4 @@ def test_the_go_client_s_unit_tests_pass() -> None:
     tested = subprocess.run(["go", "test", "-count=1", "-v", "."], cwd=CLIENT_MODULE,
                             capture_output=True, text=True, timeout=300, check=False)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert tested.stdout.count("--- PASS") == 2, tested.stdout
+    assert tested.stdout.count("--- PASS") == 3, tested.stdout

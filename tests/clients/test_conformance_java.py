@@ -2,7 +2,8 @@
 the Java client (clients/java), straight to the server and through Envoy; and what the client
 reports of failed calls (gRPC code, ErrorInfo reason) and of its bearer token; TLS to a front
 door with a certificate, and closing the client with a feed open; the tokens its builder
-refuses, and its bound on reconnects after an outage.
+refuses, its bound on reconnects after an outage, and the text UTF-8 cannot carry that it
+refuses before sending.
 
 Maven's wrapper builds the client and its runner once (fetching Maven and the dependencies on
 a fresh machine); each case then runs the runner on one address.
@@ -27,6 +28,7 @@ RUNNER = "com.shellexec.conformance.ConformanceRunner"
 PROBE = "com.shellexec.conformance.ErrorProbe"
 CLIENT_PROBE = "com.shellexec.conformance.ClientProbe"
 OPTIONS_PROBE = "com.shellexec.client.OptionsProbe"
+TEXT_PROBE = "com.shellexec.client.TextProbe"
 # The builder refuses a negative timeout at once; `timeout(null)` was taken, then every call
 # failed with a NullPointerException. The probe's client now runs with null: no deadline.
 NEGATIVE_TIMEOUT = "negative_timeout timeout: must not be negative, got PT-1S"
@@ -142,3 +144,31 @@ def test_the_builder_refuses_a_token_no_header_can_carry_and_reconnects_are_boun
                             capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.splitlines() == OPTIONS_PROBE_LINES
     assert "shx_Secret" not in result.stdout + result.stderr
+
+
+UTF_8_RULE = "which UTF-8 cannot carry: the service takes UTF-8 text only"
+
+
+def test_text_utf_8_cannot_carry_is_refused_before_it_is_sent(classpath: str) -> None:
+    """A lone surrogate in an update or a string argument was sent as `?` (protobuf's UTF-8
+    encoder), and the service stored the text changed; the call is now refused before it is
+    sent (the probe's target is never reached: a call sent fails UNAVAILABLE), naming where
+    the text is and what is wrong, as the Python client's ValueError does."""
+    result = subprocess.run(["java", "-cp", classpath, TEXT_PROBE],
+                            capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.splitlines() == [
+        *(f"refused {where} holds a lone surrogate ({found}), {UTF_8_RULE}" for where, found in [
+            ("update.content.text", "U+D800 at index 5"),
+            ("update.entries[1][0]", "U+DC00 at index 1"),
+            ("update", "U+DE00 at index 9"),
+            ('a key in update["odd key"]', "U+D800 at index 1"),
+            ("updates[1].content.text", "U+D800 at index 0"),
+            ("task_id", "U+D800 at index 5"),
+            ("output.stdout", "U+DBFF at index 3"),
+            ("session_id", "U+D800 at index 4"),
+            ("value.content.text[0]", "U+D800 at index 0"),
+            ("value.content.text", "U+D800 at index 5"),
+        ]),
+        "taken [U+1F600, U+0020, U+FFFD]",
+        "taken [U+1F600, U+0020, U+FFFD]",
+    ]

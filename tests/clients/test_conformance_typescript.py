@@ -4,8 +4,9 @@ Envoy over gRPC, gRPC-Web and Connect; and once in Chromium, from the page the f
 serves, over gRPC-Web to the page's own origin with the page's Content-Security-Policy. Then
 the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on, TLS
 to a front door with a certificate (clients/typescript/test/tls.ts), the failures of the way to
-the service reported as UNAVAILABLE (test/transport-failures.ts) and the tokens and timeouts
-the client refuses when it is made (test/client-options.ts)."""
+the service reported as UNAVAILABLE (test/transport-failures.ts), the tokens and timeouts
+the client refuses when it is made (test/client-options.ts) and the text UTF-8 cannot carry it
+refuses before sending (test/text.ts)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ RUNNER_TIMEOUT_S = 120
 # not serve, so the test's answer for it is the only one.
 RUNNER_PATH = "/conformance-runner.js"
 # The Node runners of clients/typescript/test that `npm run conformance:build` does not bundle.
-OWN_RUNNERS = ("transport-failures", "client-options")
+OWN_RUNNERS = ("transport-failures", "client-options", "text")
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +118,16 @@ def test_a_token_or_timeout_the_client_cannot_use_is_refused_when_it_is_made(
                             capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip() == "client-options: passed"
+
+
+def test_text_utf_8_cannot_carry_is_refused_before_it_is_sent(runners: Path) -> None:
+    """A lone surrogate in an update or a string argument was sent as U+FFFD (protobuf's UTF-8
+    encoder), and the service stored the text changed, over every protocol; now the call is
+    refused before it is sent, naming where the text is and what is wrong."""
+    result = subprocess.run(["node", str(runners / "text-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "text: passed"
 
 
 def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(runners: Path,

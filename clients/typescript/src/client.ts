@@ -85,15 +85,15 @@ export class ShellExecClient {
   async normalize(updates: readonly JsonValue[],
                   options: { agent?: string; maskSecrets?: boolean } & CallOptions = {}
   ): Promise<NormalizeShellExecResponse> {
-    return this.stub.normalizeShellExec({
-      updates: updates.map(toValue), agent: options.agent ?? "",
-      maskSecrets: options.maskSecrets ?? false,
-    }, this.unary(options));
+    return this.stub.normalizeShellExec(checked({
+      updates: updates.map((update, index) => toValue(update, `updates[${index}]`)),
+      agent: options.agent ?? "", maskSecrets: options.maskSecrets ?? false,
+    }), this.unary(options));
   }
 
   async summarize(output: MessageInitShape<typeof ShellOutputSchema>,
                   options: CallOptions = {}): Promise<ShellOutputSummary | undefined> {
-    return (await this.stub.summarizeShellOutput({ output }, this.unary(options))).summary;
+    return (await this.stub.summarizeShellOutput(checked({ output }), this.unary(options))).summary;
   }
 
   /** Pass the same `requestId` on every retry of one call: a lost answer then creates no
@@ -101,14 +101,14 @@ export class ShellExecClient {
   async createSession(taskId: string,
                       options: { agent?: string; requestId?: string } & CallOptions = {}
   ): Promise<Session> {
-    const response = await this.stub.createSession({
+    const response = await this.stub.createSession(checked({
       taskId, agent: options.agent ?? "", requestId: options.requestId ?? "",
-    }, this.unary(options));
+    }), this.unary(options));
     return required(response.session, "session");
   }
 
   async getSession(sessionId: string, options: CallOptions = {}): Promise<Session> {
-    const response = await this.stub.getSession({ sessionId }, this.unary(options));
+    const response = await this.stub.getSession(checked({ sessionId }), this.unary(options));
     return required(response.session, "session");
   }
 
@@ -117,30 +117,31 @@ export class ShellExecClient {
   async startTurn(sessionId: string, options: { requestId?: string } & CallOptions = {}
   ): Promise<Turn> {
     const response = await this.stub.startTurn(
-      { sessionId, requestId: options.requestId ?? "" }, this.unary(options));
+      checked({ sessionId, requestId: options.requestId ?? "" }), this.unary(options));
     return required(response.turn, "turn");
   }
 
   /** Publishes one ACP update; with a `sequence`, a retry of it returns `duplicate: true`. */
   async publish(sessionId: string, update: JsonValue, sequence?: number | bigint,
                 options: CallOptions = {}): Promise<PublishUpdateResponse> {
-    return this.stub.publishUpdate({
-      sessionId, update: toValue(update),
+    return this.stub.publishUpdate(checked({
+      sessionId, update: toValue(update, "update"),
       sequence: sequence === undefined ? undefined : BigInt(sequence),
-    }, this.unary(options));
+    }), this.unary(options));
   }
 
   async completeTurn(sessionId: string, turnId: string, stopReason = "end_turn",
                      options: CallOptions = {}): Promise<CompleteTurnResponse> {
-    return this.stub.completeTurn({ sessionId, turnId, stopReason }, this.unary(options));
+    return this.stub.completeTurn(checked({ sessionId, turnId, stopReason }),
+                                  this.unary(options));
   }
 
   async listMessages(sessionId: string, options: ListOptions = {}
   ): Promise<ListMessagesResponse> {
-    return this.stub.listMessages({
+    return this.stub.listMessages(checked({
       sessionId, limit: options.limit ?? 0, before: options.before ?? "",
       after: options.after ?? "", sort: options.sort ?? "",
-    }, this.unary(options));
+    }), this.unary(options));
   }
 
   /** Every message of the session, oldest first (follows the pages). */
@@ -158,35 +159,36 @@ export class ShellExecClient {
   /** A page of the sessions the caller may see, oldest first (`sort: "desc"`: newest);
    * `before` and `after` take a session id. */
   async listSessions(options: ListOptions = {}): Promise<ListSessionsResponse> {
-    return this.stub.listSessions({
+    return this.stub.listSessions(checked({
       limit: options.limit ?? 0, before: options.before ?? "",
       after: options.after ?? "", sort: options.sort ?? "",
-    }, this.unary(options));
+    }), this.unary(options));
   }
 
   async shellOutput(sessionId: string, messageId: string, options: CallOptions = {}
   ): Promise<GetShellOutputResponse> {
-    return this.stub.getShellOutput({ sessionId, messageId }, this.unary(options));
+    return this.stub.getShellOutput(checked({ sessionId, messageId }), this.unary(options));
   }
 
   async bootState(taskId: string, options: CallOptions = {}): Promise<BootState> {
-    const response = await this.stub.getBootState({ taskId }, this.unary(options));
+    const response = await this.stub.getBootState(checked({ taskId }), this.unary(options));
     return required(response.initialState, "initial_state");
   }
 
   /** Deletes the session with its messages, output and feed (needs the `admin` scope). */
   async deleteSession(sessionId: string, options: CallOptions = {}): Promise<void> {
-    await this.stub.deleteSession({ sessionId }, this.unary(options));
+    await this.stub.deleteSession(checked({ sessionId }), this.unary(options));
   }
 
   /** Deletes the task with all its sessions; returns the deleted sessions' ids. */
   async deleteTask(taskId: string, options: CallOptions = {}): Promise<string[]> {
-    return (await this.stub.deleteTask({ taskId }, this.unary(options))).deletedSessionIds;
+    return (await this.stub.deleteTask(checked({ taskId }), this.unary(options))).deletedSessionIds;
   }
 
-  /** The session's feed; iterate it, and end it with `signal` (or by leaving the loop). */
+  /** The session's feed; iterate it, and end it with `signal` (or by leaving the loop). A
+   * session id UTF-8 cannot carry is refused here, before the feed opens. */
   watch(sessionId: string, options: WatchOptions = {}): AsyncIterable<WatchMessagesResponse> {
-    const request = { sessionId, sinceRevision: options.sinceRevision };
+    const request = checked({ sessionId, sinceRevision: options.sinceRevision });
     const stub = this.stub;
     return {
       async *[Symbol.asyncIterator]() {
@@ -209,9 +211,68 @@ export class ShellExecClient {
   }
 }
 
-/** A plain JSON value as the google.protobuf.Value the contract carries. */
-export function toValue(value: JsonValue): Value {
+/** A plain JSON value as the google.protobuf.Value the contract carries. A string or key
+ * holding a lone surrogate, which UTF-8 cannot carry, is refused with an Error naming where it
+ * is under `path` and what is wrong (`update.content.text holds a lone surrogate (U+D800 at
+ * index 5), ...`): sent, it became U+FFFD, and the service stored the text changed. */
+export function toValue(value: JsonValue, path = "value"): Value {
+  refuseLoneSurrogates(value, path, true);
   return fromJson(ValueSchema, value);
+}
+
+/** A high surrogate not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What is wrong with `text` for UTF-8, or undefined. */
+function surrogateProblem(text: string): string | undefined {
+  const found = LONE_SURROGATE.exec(text);
+  if (found === null) return undefined;
+  const unit = text.charCodeAt(found.index).toString(16).toUpperCase();
+  return `holds a lone surrogate (U+${unit} at index ${found.index}), which UTF-8 cannot `
+    + "carry: the service takes UTF-8 text only";
+}
+
+/** `path` followed by an object key, as a JSON path: .name, or ["odd key"]. */
+function keyPath(path: string, key: string): string {
+  if (path === "") return key;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
+/** Throws for the first string or key of `value` holding a lone surrogate: protobuf's UTF-8
+ * encoder writes each as U+FFFD. `value` is JSON (`json`), or a request's fields: a message's
+ * own `$typeName` and `$unknown` are no fields, and a google.protobuf.Value in it was checked
+ * as it was made (toValue). */
+function refuseLoneSurrogates(value: unknown, path: string, json: boolean, depth = 0): void {
+  if (typeof value === "string") {
+    const problem = surrogateProblem(value);
+    if (problem !== undefined) throw new Error(`${path || "value"} ${problem}`);
+    return;
+  }
+  if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)
+      || depth > MAX_TEXT_DEPTH) {
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) =>
+      refuseLoneSurrogates(item, `${path}[${index}]`, json, depth + 1));
+    return;
+  }
+  if (!json && (value as { $typeName?: unknown }).$typeName === "google.protobuf.Value") return;
+  for (const [key, item] of Object.entries(value)) {
+    if (!json && key.startsWith("$")) continue;
+    const problem = surrogateProblem(key);
+    if (problem !== undefined) throw new Error(`a key in ${path || "the request"} ${problem}`);
+    refuseLoneSurrogates(item, keyPath(path, key), json, depth + 1);
+  }
+}
+
+/** How deep the check follows a value: fromJson and the service refuse far shallower. */
+const MAX_TEXT_DEPTH = 10_000;
+
+/** `request`, once its strings are known to be UTF-8 text (refuseLoneSurrogates). */
+function checked<T>(request: T): T {
+  refuseLoneSurrogates(request, "", false);
+  return request;
 }
 
 /** The watches each caller's signal ends: one listener per signal, whatever the number of

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -40,12 +42,65 @@ def to_protobuf_value(value: Any) -> struct_pb2.Value:
     beyond a double, a lone surrogate in a string, or a value nested more than 32 levels deep
     in objects and arrays (the whole value is level 1; the service's limit).
     """
+    return _to_value(value, "value")
+
+
+def _to_value(value: Any, path: str) -> struct_pb2.Value:
+    """`to_protobuf_value`, naming a string UTF-8 cannot carry by its JSON path under `path`
+    (`update.content.text`), as the Go, Java and TypeScript clients do."""
     message = struct_pb2.Value()
     try:
         _fill(message, value, 1)
     except (TypeError, ValueError, OverflowError) as error:
-        raise ValueError(f"cannot encode as a google.protobuf.Value: {error}") from error
+        where = _lone_surrogate(value, path, 1) if isinstance(error, UnicodeError) else None
+        raise ValueError(f"cannot encode as a google.protobuf.Value: {where or error}"
+                         ) from error
     return message
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_problem(text: str) -> str | None:
+    found = _SURROGATES.search(text)
+    if found is None:
+        return None
+    return (f"holds a lone surrogate (U+{ord(found.group()):04X} at index {found.start()}), "
+            "which UTF-8 cannot carry: the service takes UTF-8 text only")
+
+
+def _key_path(path: str, key: str) -> str:
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+_PLAIN_KEY = re.compile("[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _lone_surrogate(value: Any, path: str, depth: int) -> str | None:
+    """Where the first string or key of `value` holds a lone surrogate, and that it does; run
+    only once `_fill` refused the value, so the conversion itself pays nothing for it."""
+    if isinstance(value, str):
+        problem = _surrogate_problem(value)
+        return f"{path} {problem}" if problem else None
+    if depth > MAX_VALUE_DEPTH:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = _json_key(key)
+            problem = _surrogate_problem(name)
+            if problem:
+                return f"a key in {path} {problem}"
+            found = _lone_surrogate(item, _key_path(path, name), depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{index}]", depth + 1)
+            if found:
+                return found
+    return None
 
 
 def _fill(message: struct_pb2.Value, value: Any, depth: int) -> None:
@@ -100,11 +155,16 @@ def _json_key(key: Any) -> str:
 def publish_request(session_id: str, update: Any, sequence: int | None
                     ) -> pb.PublishUpdateRequest:
     value = (update if isinstance(update, struct_pb2.Value)
-             else to_protobuf_value(update))
+             else _to_value(update, "update"))
     request = pb.PublishUpdateRequest(session_id=session_id, update=value)
     if sequence is not None:
         request.sequence = sequence
     return request
+
+
+def normalize_values(updates: Iterable[Any]) -> list[struct_pb2.Value]:
+    """The updates of a normalize, each converted as `to_protobuf_value` does."""
+    return [_to_value(update, f"updates[{index}]") for index, update in enumerate(updates)]
 
 
 def watch_request(session_id: str, since_revision: int | None) -> pb.WatchMessagesRequest:

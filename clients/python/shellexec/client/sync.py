@@ -12,8 +12,8 @@ from shellexec.client._auth import BearerToken, check_token
 from shellexec.client._channel import Tls, call_timeout, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
+    normalize_values,
     publish_request,
-    to_protobuf_value,
     watch_request,
 )
 from shellexec.v1 import message_pb2, session_pb2, shell_output_pb2
@@ -92,7 +92,7 @@ class ShellExecClient:
                   mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
         """The normalized record of one tool call's updates; with `mask_secrets`, credential
         forms in its text are masked as the service masks what browsers see."""
-        request = pb.NormalizeShellExecRequest(updates=[to_protobuf_value(u) for u in updates],
+        request = pb.NormalizeShellExecRequest(updates=normalize_values(updates),
                                                agent=agent, mask_secrets=mask_secrets)
         return self._stub.NormalizeShellExec(  # type: ignore[no-any-return]
             request, timeout=self._timeout)

@@ -53,7 +53,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>ACP updates are plain Java values (maps, lists, strings, numbers, booleans, null; see
  * {@link Values}). A failed call throws {@link ShellExecException} with the gRPC code and the
- * {@code ErrorInfo} reason.
+ * {@code ErrorInfo} reason. A request holding text UTF-8 cannot carry (a lone surrogate, in an
+ * update or a string argument) is refused before it is sent, with an
+ * {@link IllegalArgumentException} naming where the text is and what is wrong.
  *
  * <pre>{@code
  * try (ShellExecClient client = ShellExecClient.builder("127.0.0.1:50051").build()) {
@@ -106,15 +108,15 @@ public final class ShellExecClient implements AutoCloseable {
       boolean maskSecrets) {
     NormalizeShellExecRequest.Builder request = NormalizeShellExecRequest.newBuilder()
         .setAgent(agent).setMaskSecrets(maskSecrets);
-    updates.forEach(update -> request.addUpdates(Values.of(update)));
-    return call(() -> unary().normalizeShellExec(request.build()));
+    updates.forEach(update -> request.addUpdates(Values.convert(update)));
+    return call(() -> unary().normalizeShellExec(refused(request.build())));
   }
 
   /** The browser-facing summary of a full output. */
   public ShellOutputSummary summarize(ShellOutput output) {
     SummarizeShellOutputRequest request =
         SummarizeShellOutputRequest.newBuilder().setOutput(output).build();
-    return call(() -> unary().summarizeShellOutput(request).getSummary());
+    return call(() -> unary().summarizeShellOutput(refused(request)).getSummary());
   }
 
   /**
@@ -124,12 +126,12 @@ public final class ShellExecClient implements AutoCloseable {
   public Session createSession(String taskId, String agent, String requestId) {
     CreateSessionRequest request = CreateSessionRequest.newBuilder()
         .setTaskId(taskId).setAgent(agent).setRequestId(requestId).build();
-    return call(() -> unary().createSession(request).getSession());
+    return call(() -> unary().createSession(refused(request)).getSession());
   }
 
   public Session getSession(String sessionId) {
     GetSessionRequest request = GetSessionRequest.newBuilder().setSessionId(sessionId).build();
-    return call(() -> unary().getSession(request).getSession());
+    return call(() -> unary().getSession(refused(request)).getSession());
   }
 
   /**
@@ -139,7 +141,7 @@ public final class ShellExecClient implements AutoCloseable {
   public Turn startTurn(String sessionId, String requestId) {
     StartTurnRequest request = StartTurnRequest.newBuilder()
         .setSessionId(sessionId).setRequestId(requestId).build();
-    return call(() -> unary().startTurn(request).getTurn());
+    return call(() -> unary().startTurn(refused(request)).getTurn());
   }
 
   /**
@@ -148,17 +150,17 @@ public final class ShellExecClient implements AutoCloseable {
    */
   public PublishUpdateResponse publish(String sessionId, Object update, Long sequence) {
     PublishUpdateRequest.Builder request = PublishUpdateRequest.newBuilder()
-        .setSessionId(sessionId).setUpdate(Values.of(update));
+        .setSessionId(sessionId).setUpdate(Values.convert(update));
     if (sequence != null) {
       request.setSequence(sequence);
     }
-    return call(() -> unary().publishUpdate(request.build()));
+    return call(() -> unary().publishUpdate(refused(request.build())));
   }
 
   public CompleteTurnResponse completeTurn(String sessionId, String turnId, String stopReason) {
     CompleteTurnRequest request = CompleteTurnRequest.newBuilder()
         .setSessionId(sessionId).setTurnId(turnId).setStopReason(stopReason).build();
-    return call(() -> unary().completeTurn(request));
+    return call(() -> unary().completeTurn(refused(request)));
   }
 
   /** One page of messages: {@code limit} 0 for the default; "" for no cursor or sort. */
@@ -166,7 +168,7 @@ public final class ShellExecClient implements AutoCloseable {
       String after, String sort) {
     ListMessagesRequest request = ListMessagesRequest.newBuilder().setSessionId(sessionId)
         .setLimit(limit).setBefore(before).setAfter(after).setSort(sort).build();
-    return call(() -> unary().listMessages(request));
+    return call(() -> unary().listMessages(refused(request)));
   }
 
   /** Every message of the session, oldest first (follows the pages). */
@@ -190,31 +192,32 @@ public final class ShellExecClient implements AutoCloseable {
   public ListSessionsResponse listSessions(int limit, String before, String after, String sort) {
     ListSessionsRequest request = ListSessionsRequest.newBuilder()
         .setLimit(limit).setBefore(before).setAfter(after).setSort(sort).build();
-    return call(() -> unary().listSessions(request));
+    return call(() -> unary().listSessions(refused(request)));
   }
 
   public GetShellOutputResponse shellOutput(String sessionId, String messageId) {
     GetShellOutputRequest request = GetShellOutputRequest.newBuilder()
         .setSessionId(sessionId).setMessageId(messageId).build();
-    return call(() -> unary().getShellOutput(request));
+    return call(() -> unary().getShellOutput(refused(request)));
   }
 
   public BootState bootState(String taskId) {
     GetBootStateRequest request = GetBootStateRequest.newBuilder().setTaskId(taskId).build();
-    return call(() -> unary().getBootState(request).getInitialState());
+    return call(() -> unary().getBootState(refused(request)).getInitialState());
   }
 
   /** Deletes the session with its messages, output and feed (needs the {@code admin} scope). */
   public void deleteSession(String sessionId) {
     DeleteSessionRequest request =
         DeleteSessionRequest.newBuilder().setSessionId(sessionId).build();
-    call(() -> unary().deleteSession(request));
+    call(() -> unary().deleteSession(refused(request)));
   }
 
   /** Deletes the task with all its sessions; returns the deleted sessions' ids. */
   public List<String> deleteTask(String taskId) {
     DeleteTaskRequest request = DeleteTaskRequest.newBuilder().setTaskId(taskId).build();
-    return call(() -> List.copyOf(unary().deleteTask(request).getDeletedSessionIdsList()));
+    return call(() ->
+        List.copyOf(unary().deleteTask(refused(request)).getDeletedSessionIdsList()));
   }
 
   /**
@@ -227,9 +230,10 @@ public final class ShellExecClient implements AutoCloseable {
     if (sinceRevision != null) {
       request.setSinceRevision(sinceRevision);
     }
+    WatchMessagesRequest opening = refused(request.build());
     Context.CancellableContext context = Context.current().withCancellation();
     Iterator<WatchMessagesResponse> events =
-        call(() -> context.wrap(() -> stub.watchMessages(request.build())).call());
+        call(() -> context.wrap(() -> stub.watchMessages(opening)).call());
     Feed feed = new Feed(context, events, openFeeds::remove);
     openFeeds.add(feed);
     return feed;
@@ -258,6 +262,15 @@ public final class ShellExecClient implements AutoCloseable {
       return stub;
     }
     return stub.withDeadlineAfter(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * {@code request}, once its text is known to be UTF-8 ({@link Text}): a string or key holding
+   * a lone surrogate is refused with an {@link IllegalArgumentException} naming where it is.
+   */
+  private static <T extends com.google.protobuf.MessageOrBuilder> T refused(T request) {
+    Text.refuse(request);
+    return request;
   }
 
   private static <T> T call(Callable<T> body) {

@@ -20,9 +20,19 @@ public final class Values {
    * The Value of a JSON-shaped object: a {@code Map} with string keys, a {@code List}, a {@code
    * String}, a {@code Number}, a {@code Boolean}, {@code null}, or a {@code Value} as it is.
    *
-   * @throws IllegalArgumentException for anything else, naming its type
+   * @throws IllegalArgumentException for anything else, naming its type; and for a string or
+   *     key holding a lone surrogate, which UTF-8 cannot carry, naming where it is
+   *     ({@code value.content.text holds a lone surrogate (U+D800 at index 5), ...}): sent, it
+   *     became {@code ?}, and the service stored the text changed
    */
   public static Value of(Object value) {
+    Value converted = convert(value);
+    Text.refuse(converted, "value");
+    return converted;
+  }
+
+  /** {@link #of} without the check of its text, which the client makes of the whole request. */
+  static Value convert(Object value) {
     if (value == null) {
       return Value.newBuilder().setNullValue(NullValue.NULL_VALUE).build();
     }
@@ -43,7 +53,7 @@ public final class Values {
     }
     if (value instanceof List<?> list) {
       ListValue.Builder items = ListValue.newBuilder();
-      list.forEach(item -> items.addValues(of(item)));
+      list.forEach(item -> items.addValues(convert(item)));
       return Value.newBuilder().setListValue(items).build();
     }
     throw new IllegalArgumentException(
@@ -53,7 +63,8 @@ public final class Values {
   /**
    * The Value of a JSON text.
    *
-   * @throws IllegalArgumentException when the text is not JSON
+   * @throws IllegalArgumentException when the text is not JSON, or holds a lone surrogate
+   *     ({@code "\ud800"}), as {@link #of} does
    */
   public static Value ofJson(String json) {
     Value.Builder value = Value.newBuilder();
@@ -62,7 +73,9 @@ public final class Values {
     } catch (InvalidProtocolBufferException error) {
       throw new IllegalArgumentException("not JSON: " + error.getMessage(), error);
     }
-    return value.build();
+    Value parsed = value.build();
+    Text.refuse(parsed, "value");
+    return parsed;
   }
 
   private static Struct struct(Map<?, ?> map) {
@@ -71,7 +84,7 @@ public final class Values {
       if (!(entry.getKey() instanceof String key)) {
         throw new IllegalArgumentException("a JSON object's keys are strings: " + entry.getKey());
       }
-      struct.putFields(key, of(entry.getValue()));
+      struct.putFields(key, convert(entry.getValue()));
     }
     return struct.build();
   }
