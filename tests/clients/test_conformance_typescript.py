@@ -135,8 +135,7 @@ def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(runners: Path,
     """A front door with a self-signed certificate was out of reach: no option took the
     certificate (`[internal] self-signed certificate`), and a hand-made transport lost the
     refused-stream retry. `ca` trusts it alone, over each protocol. Plaintext (`http://`) to
-    its TLS port is UNAVAILABLE (it was CANCELED over HTTP/2, INTERNAL "write EPIPE" over
-    HTTP/1.1)."""
+    its TLS port is FAILED_PRECONDITION over each protocol, the front door's own answer."""
     cert, key = certificate(tmp_path)
     with running_stack(tmp_path, SHELLEXEC_AUTH="on", SHELLEXEC_TLS_CERT_FILE=str(cert),
                        SHELLEXEC_TLS_KEY_FILE=str(key)) as secured:

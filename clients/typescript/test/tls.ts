@@ -3,9 +3,10 @@
  *   node build/tls-node.mjs HTTPS_BASE_URL TOKEN CERTIFICATE_FILE HTTPS_URL_OF_A_PLAINTEXT_PORT
  * creates a session over gRPC, gRPC-Web and Connect (HTTP/2 and HTTP/1.1) with the
  * certificate's text or bytes, and sees the same call fail as UNAVAILABLE without it (Node's
- * trusted certificates do not hold it), as does TLS to a port that speaks none, and plaintext
- * (`http://`) to the front door's TLS port; `ca` over http, or text that is no certificate, is
- * refused when the client is made. Prints "tls: passed" or the failed assertion.
+ * trusted certificates do not hold it), as does TLS to a port that speaks none; plaintext
+ * (`http://`) to the front door's TLS port fails FAILED_PRECONDITION; `ca` over http, or text
+ * that is no certificate, is refused when the client is made. Prints "tls: passed" or the
+ * failed assertion.
  */
 
 import assert from "node:assert/strict";
@@ -58,9 +59,9 @@ for (const [protocol, httpVersion] of [["grpc", "2"], ["grpc-web", "1.1"], ["grp
   assert.equal(failed, "UNAVAILABLE", `${protocol} HTTP/${httpVersion} to a plaintext port`);
 }
 
-// Plaintext to the front door's TLS port (`http://` for its `https://`), which closes the
-// connection at once: Connect said CANCELED over HTTP/2 and INTERNAL "write EPIPE" over
-// HTTP/1.1, where Go, Java and Python say UNAVAILABLE.
+// Plaintext to the front door's TLS port (`http://` for its `https://`): the front door answers
+// FAILED_PRECONDITION itself, in each protocol's form, saying the port serves HTTPS only (it
+// once closed the connection, and the client retried what looked like a server that was down).
 const plain = baseUrl.replace(/^https:/, "http:");
 for (const [protocol, httpVersion] of [["grpc", "2"], ["grpc-web", "1.1"], ["grpc-web", "2"],
                                        ["connect", "1.1"], ["connect", "2"]] as const) {
@@ -68,14 +69,14 @@ for (const [protocol, httpVersion] of [["grpc", "2"], ["grpc-web", "1.1"], ["grp
   const plaintext = connect({ baseUrl: plain, token, protocol, httpVersion, timeoutMs: 10_000 });
   const failed = await plaintext.getSession("ses_00000000000000000000000000000000").then(
     () => "OK", (error: unknown) => grpcCodeName(errorDetails(error).code));
-  assert.equal(failed, "UNAVAILABLE", route);
+  assert.equal(failed, "FAILED_PRECONDITION", route);
   const unwatched = await (async () => {
     for await (const event of plaintext.watch("ses_00000000000000000000000000000000")) {
       return event.type;
     }
     return "ended";
   })().catch((error: unknown) => grpcCodeName(errorDetails(error).code));
-  assert.equal(unwatched, "UNAVAILABLE", `${route}: a watch`);
+  assert.equal(unwatched, "FAILED_PRECONDITION", `${route}: a watch`);
 }
 
 assert.throws(() => connect({ baseUrl: plain, ca: bytes }), /only for an https baseUrl/);

@@ -8,12 +8,17 @@ plaintext one gets a filter chain of its own, which answers every request and re
 server:
 - a gRPC or gRPC-Web call, in gRPC's own form: FAILED_PRECONDITION (which no client
   retries) and a message saying to connect with TLS;
+- a Connect call in Connect's: a stream gets a 200 whose one frame is the end of the stream
+  carrying the error (Connect clients read no body of a stream answered otherwise), a unary
+  call a 400 with Connect's error body, both `failed_precondition`;
 - anything else, 400 with the API's JSON error body saying the same.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 from typing import Any
 
 from shellexec.app.browser_boundary import security_headers_filter
@@ -25,6 +30,9 @@ FAILED_PRECONDITION = 9
 MESSAGE = ("this port serves HTTPS only (TLS): connect with https:// (grpcurl: -cacert "
            "instead of -plaintext; the bridge and the clients: their TLS option)")
 
+# The flags of a Connect frame that ends a stream.
+_END_OF_STREAM = 0x02
+
 _HCM = ("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
         "HttpConnectionManager")
 _ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
@@ -35,6 +43,36 @@ _INSPECTOR = ("type.googleapis.com/envoy.extensions.filters.listener.tls_inspect
 def tls_inspector() -> dict[str, Any]:
     """The listener filter that tells TLS connections from plaintext ones."""
     return {"name": "envoy.filters.listener.tls_inspector", "typed_config": {"@type": _INSPECTOR}}
+
+
+def _connect_routes() -> list[dict[str, Any]]:
+    """The Connect protocol's forms of the refusal: a stream's (content type
+    application/connect+...) and a unary call's (a connect-protocol-version header)."""
+    error = {"code": "failed_precondition", "message": MESSAGE}
+    end_of_stream = json.dumps({"error": error}, separators=(",", ":")).encode()
+    # A Connect frame: a flags byte (2: the end of the stream), the length (4 bytes, big
+    # endian), then the JSON.
+    frame = bytes([_END_OF_STREAM]) + struct.pack(">I", len(end_of_stream)) + end_of_stream
+    stream = {
+        "match": {"prefix": "/", "headers": [{"name": "content-type", "string_match": {
+            "prefix": "application/connect+", "ignore_case": True}}]},
+        "direct_response": {"status": 200, "body": {
+            "inline_bytes": base64.b64encode(frame).decode()}},
+        "response_headers_to_add": [_content_type("application/connect+proto")],
+    }
+    unary = {
+        "match": {"prefix": "/", "headers": [
+            {"name": "connect-protocol-version", "present_match": True}]},
+        "direct_response": {"status": 400, "body": {
+            "inline_string": json.dumps(error, separators=(",", ":"))}},
+        "response_headers_to_add": [_content_type("application/json")],
+    }
+    return [stream, unary]
+
+
+def _content_type(value: str) -> dict[str, Any]:
+    return {"header": {"key": "content-type", "value": value},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}
 
 
 def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
@@ -50,15 +88,14 @@ def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
         "match": {"prefix": "/"},
         "direct_response": {"status": 400, "body": {"inline_string": json.dumps(
             {"code": FAILED_PRECONDITION, "message": MESSAGE}, separators=(",", ":"))}},
-        "response_headers_to_add": [{
-            "header": {"key": "content-type", "value": "application/json"},
-            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        "response_headers_to_add": [_content_type("application/json")],
     }
     manager = {
         "@type": _HCM, "stat_prefix": "front_door_plaintext", "codec_type": "AUTO",
         **manager_fields, "max_request_headers_kb": max_headers_kib,
         "route_config": {"name": "front_door_plaintext", "virtual_hosts": [{
-            "name": "plaintext", "domains": ["*"], "routes": [grpc_call, anything_else]}]},
+            "name": "plaintext", "domains": ["*"],
+            "routes": [grpc_call, *_connect_routes(), anything_else]}]},
         "http_filters": [security_headers_filter(),
                          {"name": "envoy.filters.http.router", "typed_config": {"@type": _ROUTER}}],
     }
