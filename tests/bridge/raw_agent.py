@@ -12,6 +12,17 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
     {"parent_peak_rss": true}        the parent's (the bridge's) VmHWM in KiB -> record
     {"hang": SECONDS}                sleep, reading nothing (an agent that ignores the bridge)
     {"stderr": "text"}               these bytes on its stderr, as they are
+    {"named_request": {...}, "as": NAME}   a `request` step whose params may say "@NAME" for
+                                     a terminal id kept before; keeps its answer's
+                                     `terminalId` as NAME if "as" is given
+    {"unread": {"method": ..., "params": {...}}, "count": N}
+                                     N such requests (params may say "@NAME"), their answers
+                                     left unread for now
+    {"await_file": PATH}             waits (up to a minute) until PATH exists
+    {"parent_rss": true}             the parent's VmRSS in KiB -> record["parent_rss"]
+    {"read_unread": true}            reads the answers of the `unread` requests, in the order
+                                     they come -> record["unread_answers"], each as its id
+                                     and error, or its result with each string as its length
 
 and then answers the prompt `end_turn`, or with the error of a step `{"prompt_error": {...}}`.
 A step `{"before_session_new": "text"}` is not played then: its bytes are written when
@@ -38,7 +49,11 @@ class RawAgent:
         self._record_path = record
         self._record: dict[str, Any] = {"answers": [], "environ_of_parent": [], "done": [],
                                         "parent_peak_rss": [], "pid": os.getpid()}
+        self._record["parent_rss"] = []
+        self._record["unread_answers"] = []
         self._next_id = 0
+        self._names: dict[str, Any] = {}
+        self._unread: set[str] = set()
         self._save()
 
     def _save(self) -> None:
@@ -107,6 +122,51 @@ class RawAgent:
         elif "stderr" in step:
             sys.stderr.buffer.write(str(step["stderr"]).encode())
             sys.stderr.buffer.flush()
+        else:
+            self._play_more(step)
+
+    def _play_more(self, step: dict[str, Any]) -> None:
+        if "named_request" in step:
+            answer = self._request(self._named(step["named_request"]))
+            self._record["answers"].append(answer)
+            if "as" in step:
+                self._names[f"@{step['as']}"] = answer["result"]["terminalId"]
+        elif "unread" in step:
+            for _ in range(int(step.get("count", 1))):
+                request_id = f"raw-{self._next_id}"
+                self._next_id += 1
+                self._send({"jsonrpc": "2.0", "id": request_id, **self._named(step["unread"])})
+                self._unread.add(request_id)
+        elif "await_file" in step:
+            deadline = time.monotonic() + 60.0
+            while not Path(step["await_file"]).exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        elif "parent_rss" in step:
+            self._record["parent_rss"].append(_parent_rss_kib())
+        elif "read_unread" in step:
+            self._read_unread()
+
+    def _named(self, request: dict[str, Any]) -> dict[str, Any]:
+        """`request` with each param "@NAME" replaced by the terminal id kept as NAME."""
+        params = {key: self._names.get(value, value) if isinstance(value, str) else value
+                  for key, value in request.get("params", {}).items()}
+        return {**request, "params": params}
+
+    def _read_unread(self) -> None:
+        if not self._unread:
+            return
+        for line in sys.stdin.buffer:
+            message: dict[str, Any] = json.loads(line)
+            if message.get("id") not in self._unread or "method" in message:
+                continue
+            self._unread.discard(message["id"])
+            result = message.get("result") or {}
+            self._record["unread_answers"].append({
+                "id": message["id"], "error": message.get("error"),
+                "result": {key: len(value) if isinstance(value, str) else value
+                           for key, value in result.items()}})
+            if not self._unread:
+                return
 
     def _request(self, request: dict[str, Any]) -> dict[str, Any]:
         request_id = f"raw-{self._next_id}"
@@ -132,6 +192,13 @@ def _parent_peak_rss_kib() -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM")
+
+
+def _parent_rss_kib() -> int:
+    for line in Path(f"/proc/{os.getppid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
 
 
 def main() -> None:

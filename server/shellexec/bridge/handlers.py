@@ -4,6 +4,12 @@
 its own task, so a handler that awaits can be overtaken, and the SDK drops update types its
 models do not know before a handler sees them. The bridge records updates from the
 connection's raw stream observer instead (`agent.py`), synchronously and in arrival order.
+
+An answer that can be large (`terminal/output`, `fs/read_text_file`: up to 16 MiB of text, six
+bytes a character once JSON escapes a control character) is built only once its handler holds
+an answer slot (`agent_stream.AnswerSlots`), which the transport gives back once the answer
+has drained: an agent that asks again and again without reading the answers makes the bridge
+hold one of them, not one per request.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from acp.schema import (
 )
 
 from shellexec.bridge import permissions
+from shellexec.bridge.agent_stream import AnswerSlots
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
 from shellexec.bridge.own_session import OwnSession
@@ -69,12 +76,13 @@ class BridgeClient:
 
     def __init__(self, answer: PermissionAnswer, files: FileAccess,
                  cancelling: Callable[[], bool], terminals: TerminalHost | None = None,
-                 own: OwnSession | None = None) -> None:
+                 own: OwnSession | None = None, answers: AnswerSlots | None = None) -> None:
         self._answer = answer
         self._files = files
         self._cancelling = cancelling
         self._terminals = terminals
         self._own = own or OwnSession()
+        self._answers = answers or AnswerSlots()
 
     def _host(self, method: str, session_id: str) -> TerminalHost:
         """The terminal host; without `--host-terminals` (`clientCapabilities.terminal`
@@ -102,7 +110,9 @@ class BridgeClient:
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any
                               ) -> TerminalOutputResponse:
-        output, truncated, status = self._host("terminal/output", session_id).output(terminal_id)
+        host = self._host("terminal/output", session_id)
+        await self._answers.hold()
+        output, truncated, status = host.output(terminal_id)
         return TerminalOutputResponse(output=output, truncated=truncated, exit_status=status)
 
     async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
@@ -138,6 +148,7 @@ class BridgeClient:
                              limit: int | None = None, **kwargs: Any) -> ReadTextFileResponse:
         with _logged("read", path):
             self._ours(session_id)
+            await self._answers.hold()
             return ReadTextFileResponse(content=await self._files.read(path, line, limit))
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any
