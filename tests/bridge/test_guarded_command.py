@@ -1,8 +1,8 @@
 """`GuardedCommand` on its own, with real processes (ADR 0136): the shell's return code while a
 background job still runs, a signal reported as `subprocess` reports one, a guard that ends
 before the shell started, a start cancelled before the guard said it was ready, a guard the
-command stopped, a shell that says it is ready before the command can stop its guard, and a
-guard that does not end when told."""
+command stopped, a guard that says it is ready before the command can stop it (the shell's
+process waits for the bridge's `go`), and a guard that does not end when told."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import asyncio
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -117,19 +119,45 @@ def test_a_guard_the_command_stopped_still_ends_it(tmp_path: Path) -> None:
     assert _run(scenario()) == (True, True)
 
 
-def test_the_shell_says_ready_before_it_runs_the_command_line() -> None:
-    # Written by the guard after the fork, `ready` could come too late: a command that began
-    # with `kill -STOP $PPID` stopped the guard first, and the bridge waited for ever.
-    read_end, write_end = os.pipe()
-    os.set_inheritable(write_end, False)
+def test_the_guard_says_ready_before_the_shell_runs_the_command_line() -> None:
+    # Written after the shell ran, `ready` could come too late: a command that began with
+    # `kill -STOP $PPID` stopped the guard first, and the bridge waited for ever. Now the
+    # guard says it with the shell's pid, and the shell's process waits for `go`.
+    bridge, guard = socket.socketpair()
     try:
-        shell = terminal_guard.start_shell([SHELL, "-c", "exit 5"], write_end)
+        os.set_inheritable(guard.fileno(), False)
+        shell = terminal_guard.start_shell([SHELL, "-c", "exit 5"], guard.fileno())
     finally:
-        os.close(write_end)
-    with os.fdopen(read_end, "rb") as report:
-        said = report.read()
-    assert said == b"ready\n"
-    assert os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1]) == 5
+        guard.close()
+    with bridge:
+        said = bridge.recv(100)
+        image_before_go = Path(f"/proc/{shell}/exe").resolve()
+        group = os.getpgid(shell)
+        bridge.sendall(terminal_guard.GO)
+        code = os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1])
+
+    assert said == f"ready {shell}\n".encode()
+    assert image_before_go == Path(sys.executable).resolve()  # not the shell yet
+    assert group == shell
+    assert code == 5
+
+
+def test_without_go_the_shell_never_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    bridge, guard = socket.socketpair()
+    try:
+        os.set_inheritable(guard.fileno(), False)
+        shell = terminal_guard.start_shell([SHELL, "-c", f"touch {marker}"], guard.fileno())
+    finally:
+        guard.close()
+    with bridge:
+        bridge.recv(100)
+        # As if the bridge went away (the forked process holds a copy of this end: a close
+        # here would not end its wait).
+        bridge.shutdown(socket.SHUT_WR)
+        code = os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1])
+
+    assert (code, marker.exists()) == (1, False)
 
 
 def test_a_guard_that_does_not_end_is_killed_after_its_grace(
@@ -137,7 +165,7 @@ def test_a_guard_that_does_not_end_is_killed_after_its_grace(
     stubborn = tmp_path / "stubborn_guard.py"
     stubborn.write_text("import os, signal, sys, time\n"
                         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                        "os.write(int(sys.argv[2]), b'ready\\n')\n"
+                        "os.write(int(sys.argv[2]), f'ready {os.getpid()}\\n'.encode())\n"
                         "time.sleep(300)\n")
     monkeypatch.setattr(guarded_command, "_GUARD", str(stubborn))
 

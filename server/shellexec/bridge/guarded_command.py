@@ -2,20 +2,34 @@
 shell's output, the shell's return code, and ending the command with everything it started.
 
 The guard, not the shell, is the bridge's child: it stays while the command's background jobs
-run, so the shell's return code comes over a pipe of its own, and the guard's exit means that
-nothing the command started is left (on Linux; elsewhere, that the shell ended). That pipe
-first says `ready`: only then does SIGTERM reach the guard's own handling, so `start` waits
-for it, and a command killed as soon as it was created is killed by its guard. A start
-cancelled before then ends its guard too.
+run, so the shell's return code comes over a status socket of its own, and the guard's exit
+means that nothing the command started is left (on Linux; elsewhere, that the shell ended).
+The guard first says `ready` with the pid of the shell's process: only then does SIGTERM
+reach the guard's own handling, so `start` waits for it, and a command killed as soon as it
+was created is killed by its guard. A start cancelled before then ends its guard too. `start`
+then takes a pidfd of the shell's process, which leads the command's process group, so that
+the bridge can signal that group for as long as any process is left in it, never another
+group given the same id later (`kill_shell_group`), and answers `go`: the shell's process
+runs the command line only then.
+
+The status socket is one of a Unix socket pair, and each message is taken only if the kernel
+says the guard sent it (SCM_CREDENTIALS): another process of the user that got hold of the
+guard's end (through ptrace or pidfd_getfd in the instant before the guard made itself not
+dumpable; a socket cannot be opened through /proc/<pid>/fd) cannot make up a `ready` or a
+return code. What such a process writes is dropped, with a warning. Off Linux there are no
+credentials to check, and no pidfd.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import signal
+import socket
+import struct
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,12 +38,29 @@ from typing import Final
 
 from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
 
+log = logging.getLogger("shellexec.bridge")
+
 _GUARD: Final = str(Path(__file__).with_name("terminal_guard.py"))
-# What the guard writes: that it is ready, then a return code as `subprocess` gives it.
-_READY: Final = b"ready\n"
+# What the guard writes: that it is ready, with the pid of the shell's process, then a return
+# code as `subprocess` gives it; and what the bridge answers to `ready`.
+_READY: Final = re.compile(rb"ready ([0-9]{1,10})\n")
 _REPORT: Final = re.compile(rb"-?[0-9]{1,3}\n")
+_GO: Final = b"go\n"  # terminal_guard.GO
+# The guard's exit code when another process traces it (terminal_guard.TRACED).
+_TRACED: Final = 3
 # How long an ended guard may take to kill what it guards: rounds of 50 ms, normally one or two.
 GUARD_GRACE_SECONDS: Final = 5.0
+# Linux's `struct ucred` (pid, uid, gid), which SCM_CREDENTIALS carries; None off Linux.
+_PASSCRED: Final = getattr(socket, "SO_PASSCRED", None)
+_CREDENTIALS: Final = struct.Struct("iII")
+# What the guard says in all is two short lines: more from it is dropped.
+_HELD_BYTES: Final = 64
+_RECEIVE_BYTES: Final = 256
+# Messages read per turn of the event loop, so that a flood cannot hold the loop.
+_RECEIVES_PER_TURN: Final = 16
+# pidfd_send_signal's flag (Linux 6.9) that signals the process group the pidfd's process
+# leads (its pid is the group's id), even once that process is gone.
+PIDFD_SIGNAL_PROCESS_GROUP: Final = 4
 
 
 async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status_fd: int
@@ -42,12 +73,123 @@ async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status
         cwd=str(cwd), env=dict(env), start_new_session=True)
 
 
+class StatusChannel:
+    """The bridge's end of a guard's status socket, read without blocking the event loop:
+    lines of what the guard itself sent, and nothing of what another process holding the
+    guard's end wrote (on Linux: its SCM_CREDENTIALS name another pid)."""
+
+    def __init__(self, end: socket.socket, guard: int) -> None:
+        self._end = end
+        self._guard = guard
+        self._held = bytearray()
+        self._done = False  # the guard's end closed, or this one
+        self._arrived = asyncio.Event()
+        self._refused = 0
+        self._loop = asyncio.get_running_loop()
+        end.setblocking(False)
+        self._loop.add_reader(end.fileno(), self._receive)
+
+    @staticmethod
+    def pair() -> tuple[socket.socket, socket.socket]:
+        """The bridge's end, set to receive its peer's credentials, and the guard's."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if _PASSCRED is not None:
+            ours.setsockopt(socket.SOL_SOCKET, _PASSCRED, 1)
+        return ours, theirs
+
+    async def readline(self) -> bytes:
+        """The guard's next line; what is left (maybe b"") once its end closed."""
+        while True:
+            end = self._held.find(b"\n")
+            if end >= 0:
+                line = bytes(self._held[:end + 1])
+                del self._held[:end + 1]
+                return line
+            if self._done:
+                line = bytes(self._held)
+                self._held.clear()
+                return line
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    def send(self, data: bytes) -> None:
+        """Sends `data` to the guard's end (at most a few bytes: the socket takes them)."""
+        with contextlib.suppress(OSError):  # the guard's end is gone: nothing is waiting
+            self._end.send(data)
+
+    def close(self) -> None:
+        if not self._done:
+            self._loop.remove_reader(self._end.fileno())
+            self._done = True
+            self._arrived.set()
+        if self._end.fileno() >= 0:
+            self._end.close()
+
+    def _receive(self) -> None:
+        for _ in range(_RECEIVES_PER_TURN):
+            try:
+                data, ancillary, flags, _ = self._end.recvmsg(
+                    _RECEIVE_BYTES, socket.CMSG_SPACE(_CREDENTIALS.size))
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:  # every holder of the guard's end closed it (or shut it down)
+                self._loop.remove_reader(self._end.fileno())
+                self._done = True
+            elif self._from_the_guard(ancillary, flags):
+                self._held += data[:max(0, _HELD_BYTES - len(self._held))]
+            else:
+                continue
+            self._arrived.set()
+            if self._done:
+                return
+
+    def _from_the_guard(self, ancillary: list[tuple[int, int, bytes]], flags: int) -> bool:
+        if _PASSCRED is None:  # nothing tells who wrote it
+            return True
+        sender = None
+        if not flags & socket.MSG_CTRUNC:
+            for level, kind, data in ancillary:
+                if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and len(
+                        data) >= _CREDENTIALS.size:
+                    sender = _CREDENTIALS.unpack_from(data)[0]
+        if sender == self._guard:
+            return True
+        self._refused += 1
+        if self._refused == 1:
+            log.warning("terminal guard %d: process %s wrote on its status socket; not "
+                        "believed", self._guard, sender if sender else "unknown")
+        return False
+
+
+def _hold_shell_group(guard: int, shell: int) -> int | None:
+    """A pidfd of the shell's process, which the guard says it forked, if that process is
+    the guard's child leading its own group in the guard's session (it is waiting for `go`);
+    None off Linux."""
+    try:
+        handle = os.pidfd_open(shell)
+    except (AttributeError, OSError):
+        return None
+    try:
+        with open(f"/proc/{shell}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        if [int(fields[1]), int(fields[2]), int(fields[3])] == [guard, shell, guard]:
+            return handle
+    except (OSError, IndexError, ValueError):
+        pass
+    os.close(handle)
+    return None
+
+
 @dataclass(slots=True)
 class GuardedCommand:
     guard: asyncio.subprocess.Process
     guard_exited: asyncio.Event
-    report: asyncio.StreamReader
-    report_pipe: asyncio.ReadTransport
+    status: StatusChannel
+    # A pidfd of the shell's process, the leader of the command's process group (None off
+    # Linux, or if it could not be checked): `kill_shell_group`.
+    shell_group: int | None
     # Closes the guard's output pipe: once the guard exited, no other process may still
     # hold it open (a background job it left) when nothing reads it any more.
     close_guard_pipes: Callable[[], None]
@@ -57,32 +199,39 @@ class GuardedCommand:
                     env: Mapping[str, str]) -> GuardedCommand:
         """Runs `shell -c line` under a new guard, in a session of its own, stdin closed,
         stdout and stderr joined into `stdout`. OSError if the guard cannot be started."""
-        read_end, write_end = os.pipe()
+        ours, theirs = StatusChannel.pair()
         try:
             guard, exited, close_pipes = await spawn_guard(
-                [sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(write_end),
-                 shell, "-c", line], cwd, env, write_end)
+                [sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(theirs.fileno()),
+                 shell, "-c", line], cwd, env, theirs.fileno())
         except BaseException:
-            os.close(read_end)
+            ours.close()
             raise
         finally:
-            os.close(write_end)
-        report = asyncio.StreamReader()
-        pipe: asyncio.ReadTransport | None = None
+            theirs.close()
+        status = StatusChannel(ours, guard.pid)
+        group: int | None = None
         try:
-            pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(report), os.fdopen(read_end, "rb", 0))
-            ready = await report.readline()
+            ready = _READY.fullmatch(await status.readline())
+            if ready is not None:
+                group = _hold_shell_group(guard.pid, int(ready[1]))
+                status.send(_GO)
         except BaseException:  # cancelled: nobody else would end this command
             with contextlib.suppress(ProcessLookupError):
                 guard.send_signal(signal.SIGTERM)
-            if pipe is not None:
-                pipe.close()
+            status.close()
+            if group is not None:
+                os.close(group)
             raise
-        command = cls(guard, exited, report, pipe, close_pipes)
-        if ready != _READY:
-            pipe.close()
-            raise OSError(f"its guard ended before the shell started ({await command._exit()})")
+        command = cls(guard, exited, status, group, close_pipes)
+        if ready is None:
+            status.close()
+            code = await command._exit()
+            close_pipes()  # the guard exited, and started nothing that could hold them
+            if code == _TRACED:
+                raise OSError("its guard was traced by another process (ptrace), so it ran "
+                              "nothing")
+            raise OSError(f"its guard ended before the shell started ({code})")
         return command
 
     @property
@@ -94,9 +243,9 @@ class GuardedCommand:
         """The shell's return code once it exited (negative: the signal that ended it); the
         guard's own if the guard ended without saying."""
         try:
-            line = await self.report.readline()
+            line = await self.status.readline()
         finally:
-            self.report_pipe.close()
+            self.status.close()
         if _REPORT.fullmatch(line):
             return int(line)
         return await self._exit()
@@ -121,6 +270,34 @@ class GuardedCommand:
             self.guard.kill()
         await self.guard_exited.wait()
         return False
+
+    def kill_shell_group(self) -> bool:
+        """SIGKILLs every process left in the shell's process group, through the pidfd of its
+        leader: a process forking at that moment cannot escape, and a later group given the
+        same id is not hit. Whether it was signalled: False once the group is empty, off
+        Linux, and on kernels before 6.9 (which lack the flag)."""
+        if self.shell_group is None:
+            return False
+        try:
+            signal.pidfd_send_signal(self.shell_group, signal.SIGKILL, None,
+                                     PIDFD_SIGNAL_PROCESS_GROUP)
+        except OSError:  # ESRCH: none is left; EINVAL: an older kernel
+            return False
+        return True
+
+    def abandon(self) -> None:
+        """Lets go of a command whose guard exited and whose exit nobody will read: its
+        status socket, its shell's group and its pipes."""
+        assert self.guard_exited.is_set()
+        self.status.close()
+        self.forget_shell_group()
+        self.close_guard_pipes()
+
+    def forget_shell_group(self) -> None:
+        """Closes the pidfd of the shell's process, once nothing more is to be ended."""
+        if self.shell_group is not None:
+            os.close(self.shell_group)
+            self.shell_group = None
 
     async def _exit(self) -> int:
         """The guard's own return code, once it exited."""

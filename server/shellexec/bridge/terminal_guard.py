@@ -14,20 +14,29 @@ and holds little while it waits. What it does:
 - It runs the shell in a process group of its own, writing to the pipe the bridge reads,
   and keeps no copy of that pipe, so the bridge sees the output end when the command's
   processes close it.
-- `ready` goes to STATUS_FD once SIGTERM is sure to reach the guard's own handling (before
-  that, SIGTERM would end the guard before the shell ran at all), written by the shell's
-  process just before it becomes the shell: the command cannot stop the guard before the
-  bridge has heard it (`kill -STOP $PPID`). Then the guard writes the shell's return code
-  once the shell exited (negative for a signal, as `subprocess` reports one), while
-  background jobs may still run.
+- STATUS_FD is one end of a Unix socket pair; the bridge believes only what this process
+  sends on it (it checks each message's SCM_CREDENTIALS), so a process that got hold of the
+  socket cannot speak for the guard. Once SIGTERM is sure to reach the guard's own handling
+  (before that, SIGTERM would end the guard before the shell ran at all), the guard forks the
+  shell's process, in a process group of its own, and says `ready PID` with that process's
+  pid. The process waits for the bridge's `go` on the same socket before it becomes the
+  shell: the bridge holds a handle on the shell's process group by then, and the command
+  cannot stop the guard before the bridge has heard it (`kill -STOP $PPID`). Then the guard
+  writes the shell's return code once the shell exited (negative for a signal, as
+  `subprocess` reports one), while background jobs may still run.
 - On SIGTERM it SIGKILLs its children until none is left. A killed process's own children
   become the guard's, so the whole tree goes, a level at a time; and since only the guard
   reaps its children, no pid it signals can have been reused by another process.
 - It exits by itself once the shell and everything the shell started have ended.
 
-It is not dumpable (PR_SET_DUMPABLE), so another process of the user cannot write a made-up
-status into its STATUS_FD through /proc. Off Linux (no prctl) it adopts nothing, and SIGTERM
-ends the shell's process group only.
+It is not dumpable (PR_SET_DUMPABLE), so once that is set another process of the user can
+neither read or write its memory nor take its file descriptors (ptrace, /proc/<pid>/mem,
+pidfd_getfd); a socket cannot be opened through /proc/<pid>/fd at all. A process that
+attached with ptrace before the prctl stays attached, so a guard that finds itself traced
+then runs nothing and exits with TRACED. It exits with UNREPORTED if it could not write the
+shell's return code, so that exiting 0 means the bridge got it. Off Linux (no prctl) it
+adopts nothing, SIGTERM ends the shell's process group only, and the bridge cannot tell who
+wrote to the socket.
 """
 
 from __future__ import annotations
@@ -41,6 +50,12 @@ import sys
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+# The guard's exit codes of its own (it is not the command's return code: that goes to the
+# bridge on STATUS_FD): another process traces it, so it runs nothing; it could not report.
+TRACED = 3
+UNREPORTED = 4
+# What the bridge answers to `ready` once it holds the shell's process group.
+GO = b"go\n"
 WATCHED = {signal.SIGTERM, signal.SIGCHLD}
 # Python starts with these ignored, and an ignored signal stays ignored across execve: the
 # shell must get them as it would from a terminal (`yes | head -1` ends by SIGPIPE).
@@ -60,21 +75,58 @@ def guard_the_command(bridge_pid: int) -> None:
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if os.getppid() != bridge_pid:  # the bridge died before it could have sent SIGTERM
         sys.exit(1)
+    tracer = tracer_pid()
+    if tracer:  # attached before the prctl: it could write in the guard's name
+        os.write(2, f"terminal guard: traced by process {tracer}; not running the command\n"
+                    .encode())
+        sys.exit(TRACED)
+
+
+def tracer_pid() -> int:
+    """The pid of the process tracing this one (0: none, or no /proc to tell)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("TracerPid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def start_shell(argv: list[str], status_fd: int) -> int:
-    """Forks the shell in a process group of its own, saying `ready` on `status_fd` before it
-    runs; its pid."""
+    """Forks the shell's process in a process group of its own and says `ready PID` on
+    `status_fd`; the process runs `argv` once the bridge answered `go`. Its pid."""
     pid = os.fork()
-    if pid:
-        return pid
+    if pid == 0:
+        _become_the_shell(argv, status_fd)
+    with contextlib.suppress(OSError):  # as the child does: the group exists from here on
+        os.setpgid(pid, pid)
+    try:
+        os.write(status_fd, f"ready {pid}\n".encode("ascii"))
+    except OSError:  # the bridge is gone, or the socket was shut down: run nothing
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        sys.exit(UNREPORTED)
+    return pid
+
+
+def _become_the_shell(argv: list[str], status_fd: int) -> None:
+    """Runs in the forked process, and never returns."""
     try:
         os.setpgid(0, 0)
         for number in RESTORED:
             signal.signal(number, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        os.write(status_fd, b"ready\n")  # closed by the exec: the fd is not inheritable
-        os.execv(argv[0], argv)
+        heard = b""
+        while not heard.endswith(b"\n") and len(heard) < len(GO):
+            read = os.read(status_fd, len(GO) - len(heard))
+            if not read:
+                break
+            heard += read
+        if heard != GO:  # the bridge went away, or did not want the command run
+            os._exit(1)
+        os.execv(argv[0], argv)  # closes status_fd: it is not inheritable
     except OSError as error:
         os.write(2, f"cannot run {argv[0]!r}: {error.strerror}\n".encode())
     os._exit(127)  # a shell's "cannot run"
@@ -124,6 +176,7 @@ class Guard:
         self.shell = shell
         self.status_fd = status_fd
         self.shell_reaped = False
+        self.reported = False
 
     def watch(self) -> None:
         """Until the shell and every process it started ended, or SIGTERM ended them."""
@@ -160,6 +213,7 @@ class Guard:
     def report(self, returncode: int) -> None:
         with contextlib.suppress(OSError):
             os.write(self.status_fd, f"{returncode}\n".encode("ascii"))
+            self.reported = True
         os.close(self.status_fd)
 
 
@@ -172,7 +226,10 @@ def main(argv: list[str]) -> None:
     guard_the_command(bridge_pid)
     shell = start_shell(command, status_fd)
     let_go_of_the_output()
-    Guard(shell, status_fd).watch()
+    guard = Guard(shell, status_fd)
+    guard.watch()
+    if not guard.reported:  # exiting 0 would let the bridge take 0 for the shell's code
+        sys.exit(UNREPORTED)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ and again) or kill it. Then the bridge ends the command itself (`_sweep`): a gua
 `_GUARD_PROMPT_SECONDS` after being told to end the command, or one that ended other than by
 itself (the command killed it), has the bridge SIGKILL every process of the guard's session
 (which the guard leads: the shell's process group and whatever stayed in the session) and of
-its tree while it lives (what left the session with `setsid`), and what those started.
+its tree while it lives (what left the session with `setsid`), and what those started, and
+the process groups they are in (the shell's through a pidfd taken when the command started),
+so that a process hopping from pid to pid in a group is ended too.
 
 What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
 command and directory at create, a `terminal_output_chunk` per read of the output (the
@@ -55,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import errno
 import logging
 import os
 import shlex
@@ -74,7 +77,11 @@ from shellexec.bridge.coalescing import OutputTail
 from shellexec.bridge.environment import validate_names
 from shellexec.bridge.errors import UsageError
 from shellexec.bridge.flood_log import FloodLog
-from shellexec.bridge.guarded_command import GUARD_GRACE_SECONDS, GuardedCommand
+from shellexec.bridge.guarded_command import (
+    GUARD_GRACE_SECONDS,
+    PIDFD_SIGNAL_PROCESS_GROUP,
+    GuardedCommand,
+)
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.output_window import OutputWindow
 from shellexec.normalize.terminal_updates import is_terminal_update, terminal_id_of, terminal_refs
@@ -94,8 +101,11 @@ _DRAIN_SECONDS = 1.0
 # How long a guard told to end its command may take before the bridge kills what it guards
 # itself (it takes a round or two of 50 ms unless the command stops it).
 _GUARD_PROMPT_SECONDS = 0.5
-# How long the bridge waits between rounds of killing what a guard did not end.
+# How long the bridge waits between rounds of killing what a guard did not end, and how many
+# rounds in a row must find nothing before it is done (a read of /proc can miss a process
+# that forks and exits meanwhile).
 _SWEEP_ROUND_SECONDS = 0.05
+_SWEEP_EMPTY_ROUNDS = 4
 # Terminals one agent may hold at once (created and not released): each has a guard process.
 MAX_TERMINALS = 64
 
@@ -187,6 +197,7 @@ class TerminalHost:
         if self._stops != stops:  # stopped while it started: nobody else would end it
             process.end()
             await process.ended()
+            process.abandon()
             raise RequestError.invalid_request({"reason": "the terminals were stopped"})
         terminal_id = f"term_{uuid.uuid4().hex[:16]}"
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
@@ -439,46 +450,76 @@ class _Process(NamedTuple):
     started: int
 
 
-def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """A process's state, parent, session and start time, or None if it is gone."""
+class _Stat(NamedTuple):
+    state: str
+    parent: int
+    group: int
+    session: int
+    started: int
+
+
+def _stat(pid: int) -> _Stat | None:
+    """A process's state, parent, process group, session and start time, or None if it is
+    gone."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[1]), int(fields[3]), int(fields[19])
+        return _Stat(fields[0], int(fields[1]), int(fields[2]), int(fields[3]),
+                     int(fields[19]))
     except (OSError, IndexError, ValueError):
         return None
 
 
-def _processes_of(guard: int, guard_alive: bool) -> list[_Process]:
+class _Found(NamedTuple):
+    """What one read of /proc found of a command: its live processes, parents first, and
+    its process groups, each with a process seen in it (a zombie of the guard's session
+    counts: until it is reaped, its group's id cannot be given to another group)."""
+
+    processes: list[_Process]
+    groups: dict[int, _Process]
+
+
+def _processes_of(guard: int, guard_alive: bool) -> _Found:
     """The live processes of the command a guard runs: every one in the guard's session
     (the guard leads it) and, while the guard lives, every one below it (a process that left
     the session is adopted by the guard once its parent ends), with all they started,
-    parents first; never the guard itself. Off Linux (no /proc), none.
+    parents first; never the guard itself. Their process groups, and those of the session's
+    zombies, but not the guard's own. Off Linux (no /proc), none.
 
     Once the guard is gone its pid can be given to another process only when no process is
     left in its session: a process with that pid is not taken, nor one because its parent
-    has it."""
+    has it. The newest pids are read first: a process that keeps forking and exiting
+    (`_sweep`) is then likelier to be found alive."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return []
-    table: dict[int, tuple[int, int, int]] = {}
-    for entry in entries:
-        if entry.isdigit():
-            seen = _stat(int(entry))
-            if seen is not None and seen[0] not in ("Z", "X"):
-                table[int(entry)] = seen[1:]
+        return _Found([], {})
+    table: dict[int, _Stat] = {}
+    zombies: dict[int, _Process] = {}
+    for pid in sorted((int(entry) for entry in entries if entry.isdigit()), reverse=True):
+        seen = _stat(pid)
+        if seen is None:
+            continue
+        if seen.state not in ("Z", "X"):
+            table[pid] = seen
+        elif seen.session == guard and seen.group != guard:
+            zombies[seen.group] = _Process(pid, seen.started)
     below: dict[int, list[int]] = {}
-    for pid, (parent, _, _) in table.items():
-        below.setdefault(parent, []).append(pid)
-    reached = {pid for pid, (parent, session, _) in table.items()
-               if session == guard or (guard_alive and parent == guard)} - {guard, os.getpid()}
+    for pid, seen in table.items():
+        below.setdefault(seen.parent, []).append(pid)
+    reached = {pid for pid, seen in table.items()
+               if seen.session == guard or (guard_alive and seen.parent == guard)
+               } - {guard, os.getpid()}
     # Parents first: a shell killed before its child reports its own SIGKILL, not the
     # child's status (137).
-    found = [pid for pid in reached if table[pid][0] not in reached]
+    found = [pid for pid in reached if table[pid].parent not in reached]
     for pid in found:  # grows as it goes
         found.extend(child for child in below.get(pid, ()) if child not in found)
-    return [_Process(pid, table[pid][2]) for pid in found if pid != os.getpid()]
+    processes = [_Process(pid, table[pid].started) for pid in found if pid != os.getpid()]
+    groups = zombies | {table[process.pid].group: process for process in processes}
+    for mine in (guard, os.getpgrp()):  # the guard ends by its own means
+        groups.pop(mine, None)
+    return _Found(processes, groups)
 
 
 def _kill(process: _Process) -> bool:
@@ -492,7 +533,7 @@ def _kill(process: _Process) -> bool:
         handle = None
     try:
         found = _stat(process.pid)
-        if found is None or found[3] != process.started:
+        if found is None or found.started != process.started:
             return False
         if handle is None:
             os.kill(process.pid, signal.SIGKILL)
@@ -506,29 +547,77 @@ def _kill(process: _Process) -> bool:
     return True
 
 
+def _kill_group(group: int, member: _Process) -> bool:
+    """SIGKILLs the process group `group` if `member`, one of the command's processes seen in
+    it, still is (so the id is still that group's); whether it was signalled. A group signal
+    also ends a process being forked at that moment, which a process's own would miss.
+
+    Through a pidfd of the group's leader where it is still there (pidfd_send_signal's
+    PIDFD_SIGNAL_PROCESS_GROUP, Linux 6.9), so that no later group given the id is hit;
+    else by its id, right after the check (an id is given again only once the kernel went
+    round every pid)."""
+    try:
+        leader: int | None = os.pidfd_open(group)
+    except OSError:  # the leader is gone (or no pidfds)
+        leader = None
+    try:
+        seen = _stat(member.pid)
+        if seen is None or seen.started != member.started or seen.group != group:
+            return False
+        if leader is not None:
+            try:
+                signal.pidfd_send_signal(leader, signal.SIGKILL, None,
+                                         PIDFD_SIGNAL_PROCESS_GROUP)
+                return True
+            except OSError as error:
+                if error.errno != errno.EINVAL:  # ESRCH: none is left
+                    return False
+        os.killpg(group, signal.SIGKILL)  # a kernel before 6.9, or a group with no leader
+    except (ProcessLookupError, PermissionError):
+        return False
+    finally:
+        if leader is not None:
+            os.close(leader)
+    return True
+
+
 async def _sweep(command: GuardedCommand) -> int:
     """SIGKILLs the processes of the command its guard did not end, in rounds until none is
-    left (each round finds what the last one's started meanwhile), for at most
-    GUARD_GRACE_SECONDS; how many it killed."""
+    left, for at most GUARD_GRACE_SECONDS; how many it killed (by pid: a group signal ends
+    processes no round saw).
+
+    Each round reads /proc, then signals the shell's process group through the pidfd
+    `GuardedCommand` holds, every process group a process of the command was seen in, and
+    each process it found. A process that forks and exits again and again ("pid hopping")
+    is found by a read of /proc only by luck, since the read is not atomic; a group signal
+    reaches it, and the child it is forking then, as long as it stays in a group the bridge
+    knows of. And one round that found nothing does not end the sweep: it takes
+    `_SWEEP_EMPTY_ROUNDS` in a row."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + GUARD_GRACE_SECONDS
     killed: set[_Process] = set()
     spared: set[_Process] = set()  # not ours to signal (set-user-ID), or gone meanwhile
+    empty = 0
     while True:
-        found = [process for process in _processes_of(command.guard.pid,
-                                                      not command.guard_exited.is_set())
-                 if process not in spared]
-        if not found or loop.time() > deadline:
-            return len(killed)
-        for process in found:
+        found = _processes_of(command.guard.pid, not command.guard_exited.is_set())
+        processes = [process for process in found.processes if process not in spared]
+        command.kill_shell_group()
+        for group, member in found.groups.items():
+            _kill_group(group, member)
+        for process in processes:  # a zombie by now if a group signal reached it
             (killed if _kill(process) else spared).add(process)
+        empty = 0 if processes else empty + 1
+        if empty >= _SWEEP_EMPTY_ROUNDS or loop.time() > deadline:
+            return len(killed)
         await asyncio.sleep(_SWEEP_ROUND_SECONDS)
 
 
 def _close_pipes(command: GuardedCommand) -> None:
     """Closes the guard's output pipe once the guard exited and nothing reads it any more.
-    Left open, asyncio would close it once the loop is gone, with a traceback."""
+    Left open, asyncio would close it once the loop is gone, with a traceback. Lets go of
+    the shell's process group: nothing more is swept."""
     # Closing it before the guard exited would also kill the guard, and reap it behind the
     # child watcher's back.
     if command.guard_exited.is_set():
         command.close_guard_pipes()
+    command.forget_shell_group()

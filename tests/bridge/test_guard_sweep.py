@@ -1,0 +1,127 @@
+"""The bridge's own sweep of a command that killed its guard (`terminals._sweep`, ADR 0136)
+ends a process that hops from pid to pid: each generation forks and exits, staying in the
+guard's session. A read of /proc is not atomic, so the sweep missed the live generation, took
+the empty round for the end, and the hopper outlived the release and the bridge (a review's
+hopper in C did, 10 times out of 10). Whether a read misses it is luck, so one test hides the
+hopper from the bridge's reads of /proc, as the race does when the hopper wins it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellexec.bridge import terminals
+from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.terminals import TerminalHost
+
+# Bounds of the waits below, each ended as soon as what it waits for happened: the hopper
+# below ends by itself well within ENDED_SECONDS (throttled and capped, it leaves at most
+# GENERATIONS zombies for init to reap).
+ENDED_SECONDS = 120.0
+GENERATIONS = 1000
+PAUSE = 0.001
+
+# argv: FIFO MARKER GENERATIONS PAUSE. Holds the FIFO open in every generation (its reader sees its
+# end once the last one is gone), says it started, then forks and exits, a generation every
+# few milliseconds; writes MARKER if it lived through them all.
+_HOPPER = """
+import os, sys, time
+fifo, marker, generations = sys.argv[1], sys.argv[2], int(sys.argv[3])
+held = os.open(fifo, os.O_WRONLY)
+os.write(held, b"s")
+for _ in range(generations):
+    if os.fork():
+        os._exit(0)
+    time.sleep(float(sys.argv[4]))
+with open(marker, "w") as survived:
+    survived.write("survived\\n")
+"""
+
+
+def _until_every_writer_closed(fifo: int) -> bool:
+    """Whether every process holding the FIFO's write end closed it within ENDED_SECONDS;
+    what it read meanwhile is dropped."""
+    poller = select.poll()
+    poller.register(fifo, select.POLLIN | select.POLLHUP)
+    deadline = time.monotonic() + ENDED_SECONDS
+    while (left := deadline - time.monotonic()) > 0:
+        if poller.poll(left * 1000):
+            try:
+                if os.read(fifo, 4096) == b"":
+                    return True
+            except BlockingIOError:
+                pass
+    return False
+
+
+def _hiding(monkeypatch: pytest.MonkeyPatch, hopper: Path) -> None:
+    """The bridge's reads of /proc never see a process running `hopper`."""
+    read = terminals._processes_of
+    named = str(hopper).encode()
+
+    def seen(pid: int) -> bool:
+        try:
+            return named not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return True
+
+    def hiding(guard: int, guard_alive: bool) -> Any:
+        found: Any = read(guard, guard_alive)
+        if isinstance(found, list):  # the processes alone, as the sweep once read them
+            return [process for process in found if seen(process.pid)]
+        return type(found)([process for process in found.processes if seen(process.pid)],
+                           {group: member for group, member in found.groups.items()
+                            if seen(member.pid)})
+
+    monkeypatch.setattr(terminals, "_processes_of", hiding)
+
+
+@pytest.mark.parametrize("hidden", [True, False], ids=["missed-by-every-read", "racing"])
+def test_a_pid_hopper_left_by_a_command_that_killed_its_guard_is_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hidden: bool) -> None:
+    hopper, fifo_path = tmp_path / "hopper.py", tmp_path / "held"
+    if hidden:
+        _hiding(monkeypatch, hopper)
+    started, marker = tmp_path / "started", tmp_path / "survived"
+    hopper.write_text(_HOPPER)
+    os.mkfifo(fifo_path)
+    line = (f"{shlex.quote(sys.executable)} {hopper} {fifo_path} {marker} {GENERATIONS} {PAUSE} & "
+            f"while [ ! -e {started} ]; do sleep 0.01; done; kill -KILL $PPID; sleep 300")
+    fifo = os.open(fifo_path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        async def scenario() -> str | None:
+            host = TerminalHost(tmp_path, dict(os.environ), 600, lambda update: None,
+                                OpenCalls())
+            terminal_id = await host.create(line, None, None, None, None)
+            loop = asyncio.get_running_loop()
+            # The hopper holds the FIFO once it wrote to it; then the command kills its guard.
+            said = await loop.run_in_executor(None, _first_byte, fifo)
+            started.touch()
+            status = await host.wait_for_exit(terminal_id)
+            await host.release(terminal_id)
+            return status.signal if said == b"s" else None
+
+        guard_end = asyncio.run(asyncio.wait_for(scenario(), ENDED_SECONDS))
+        every_generation_ended = _until_every_writer_closed(fifo)
+    finally:
+        os.close(fifo)
+
+    assert guard_end == "SIGKILL"
+    assert every_generation_ended, "the hopper did not end by itself either"
+    assert not marker.exists(), "the hopper outlived the sweep"
+
+
+def _first_byte(fifo: int) -> bytes:
+    poller = select.poll()
+    poller.register(fifo, select.POLLIN)
+    if not poller.poll(ENDED_SECONDS * 1000):
+        return b""
+    return os.read(fifo, 1)
