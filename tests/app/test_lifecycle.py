@@ -221,6 +221,14 @@ def test_a_second_up_in_the_same_folder_is_refused_before_it_takes_the_admin_soc
     assert "an Envoy already answers on" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / ".run" / "envoy.yaml").exists()
+    # A cluster said so only once its database and replicas had started (a database no one
+    # listens for shows that it does not get that far).
+    nowhere = f"postgresql://nobody@127.0.0.1:{free_port()}/none"
+    cluster = run_shellexec(["up", "--replicas", "2", "--database", nowhere], env, tmp_path)
+    assert cluster.returncode == 1
+    assert "an Envoy already answers on" in cluster.stderr
+    assert "Traceback" not in cluster.stderr
+    assert not (tmp_path / ".run").exists()
 
 
 def read_sse(api: RestApi, session_id: str, events: list[dict[str, Any]],

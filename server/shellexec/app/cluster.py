@@ -135,6 +135,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
     """Starts everything, waits until `stopped` is set (Ctrl-C) or Envoy exits, then stops
     everything it started; returns the exit status."""
     check_cluster(settings, replicas)
+    # Before a database, a replica or `.run/envoy.yaml`: another `up` may own them.
+    envoy.ensure_admin_socket_free(Path(settings.admin_socket))
     settings = settings.with_probe_secret()
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
