@@ -18,15 +18,20 @@ from pathlib import Path
 
 import grpc
 import pytest
+import yaml  # type: ignore[import-untyped]
 from bridge.harness import run_bridge
 from bridge.provider_scripts import steps
+from service.test_front_door_access_log import envoy_lines
 
+from shellexec.app import envoy
 from shellexec.app.plaintext_refusal import MESSAGE as PLAINTEXT_MESSAGE
+from shellexec.app.settings import Settings
 from shellexec.client import AsyncShellExecClient, ShellExecClient
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
 
 from support.acp import codex_end, codex_start
+from support.processes import wait_until
 from support.stack import BIN, Stack
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
@@ -85,6 +90,10 @@ def test_plain_http_is_told_to_use_https_and_an_untrusted_certificate_is_refused
     assert answer.headers["x-content-type-options"] == "nosniff"
     assert json.loads(answer.read()) == {"code": 9, "message": PLAINTEXT_MESSAGE}
     plain.close()
+    # Logged as every front-door request is: an operator sees who sends tokens in clear.
+    assert wait_until(lambda: any(
+        line.get("path") == "/api/v1/task-sessions" and line.get("http_status") == 400
+        for line in envoy_lines(stack)), 30), "no front-door log line for the request"
     with pytest.raises(urllib.error.URLError) as refused:
         urllib.request.urlopen(f"https://127.0.0.1:{stack.rest_port}/", timeout=10,
                                context=ssl.create_default_context())
@@ -110,6 +119,20 @@ def test_the_python_clients_speak_tls_when_given_the_certificate(
             pytest.raises(grpc.RpcError) as refused:
         client.get_session(session.id)
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_silent_connection_is_held_no_longer_with_tls_than_without(tmp_path: Path) -> None:
+    """The TLS inspector waits for a connection's first bytes, 15 s by Envoy's default: a
+    client that sent nothing was held 15 s where the connection manager closes it after 10."""
+    cert, key = certificate(tmp_path)
+    settings = Settings(tls_cert_file=str(cert), tls_key_file=str(key))
+    [front_door] = [listener for listener in yaml.safe_load(envoy.render(settings, 50051))[
+        "static_resources"]["listeners"] if listener["name"] == "front_door"]
+    chains = front_door["filter_chains"]
+    managers = [chain["filters"][0]["typed_config"] for chain in chains]
+    assert {manager["request_headers_timeout"] for manager in managers} == {
+        front_door["listener_filters_timeout"]}
+    assert all(manager["access_log"] for manager in managers)
 
 
 def test_a_plaintext_grpc_client_and_bridge_are_told_at_once_to_use_tls(

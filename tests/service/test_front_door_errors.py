@@ -4,11 +4,15 @@ server produced it; native gRPC callers keep gRPC errors."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grpc
 import pytest
 
+from shellexec.app.envoy import DESCRIPTOR
+from shellexec.app.front_door_errors import verb_like_value_routes
+from shellexec.app.rest_bindings import read_bindings
 from shellexec.demo.rest import RestResponse
 
 from support.rest import unique
@@ -100,6 +104,20 @@ def test_a_task_id_ending_in_a_verb_is_told_to_escape_its_colon(stack: Stack, pr
     escaped = task_id.replace(f":{verb}", f"%3A{verb}")
     assert stack.api.request("DELETE", f"/api/v1/tasks/{escaped}").status == 200
     assert stack.api.request("GET", f"/api/v1/task-sessions/{session['id']}").status == 404
+
+
+@pytest.mark.parametrize("path", ["/api/v1/tasks/a^b:complete", "/api/v1/tasks/[x:watch",
+                                  "/api/v1/tasks/:normalize", "/api/v1/task-sessions/x^:watch"])
+def test_the_verb_route_takes_any_value_before_the_verb(path: str) -> None:
+    """The route's regex was cut from the template's inside a character class, so a value
+    holding `^` or `[` slipped past it to the transcoder's "Could not resolve"."""
+    routes = verb_like_value_routes(read_bindings(DESCRIPTOR))
+    assert any(re.fullmatch(route["match"]["safe_regex"]["regex"], path) for route in routes)
+    assert not any(re.fullmatch(route["match"]["safe_regex"]["regex"], served)
+                   for route in routes for served in (
+                       "/api/v1/task-sessions/ses_x/turns/turn_x:complete",
+                       "/api/v1/task-sessions/ses_x/messages:watch",
+                       "/api/v1/shell-exec:normalize", "/api/v1/tasks/t1"))
 
 
 def test_served_methods_are_not_shadowed_by_405_routes(stack: Stack) -> None:

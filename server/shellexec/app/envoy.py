@@ -27,7 +27,14 @@ from typing import IO, Any
 
 from shellexec.api.auth import FRONT_DOOR_CHECK_HEADER, PROBE_HEADER
 from shellexec.api.call_log import LOG_ERRORS, LOG_OFF, LogLevel
-from shellexec.app import admin_socket, content_type_case, line_relay, processes, token_check
+from shellexec.app import (
+    admin_socket,
+    content_type_case,
+    line_relay,
+    plaintext_refusal,
+    processes,
+    token_check,
+)
 from shellexec.app.browser_boundary import (
     allowed_hosts,
     allowed_origins,
@@ -61,7 +68,6 @@ from shellexec.app.grpc_codecs import (
 )
 from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
 from shellexec.app.openapi_document import OPENAPI_PATH
-from shellexec.app.plaintext_refusal import plaintext_filter_chain, tls_inspector
 from shellexec.app.rest_bindings import read_bindings
 from shellexec.app.settings import Settings
 from shellexec.rules.limits import (
@@ -422,13 +428,19 @@ def _tls_front_door(settings: Settings) -> str:
             },
         },
     }
-    plaintext = plaintext_filter_chain(front_door_manager_fields(),
-                                       MAX_REQUEST_HEADERS_BYTES // 1024)
+    # Logged and answered as the front door's own requests and errors are.
+    plaintext = plaintext_refusal.plaintext_filter_chain(
+        {**front_door_manager_fields(), "access_log": access_log(settings.log),
+         "local_reply_config": local_reply_config(plaintext_refusal.reply_mappers())},
+        MAX_REQUEST_HEADERS_BYTES // 1024)
     return "\n".join((
         f"{' ' * 10}filter_chain_match: {json.dumps({'transport_protocol': 'tls'})}",
         f"{' ' * 10}transport_socket: {json.dumps(socket)}",
         f"{' ' * 8}- {json.dumps(plaintext)}",
-        f"{' ' * 6}listener_filters: {json.dumps([tls_inspector()])}"))
+        f"{' ' * 6}listener_filters: {json.dumps([plaintext_refusal.tls_inspector()])}",
+        # The inspector waits for a connection's first bytes: no longer than the connection
+        # manager would for its headers (its default is 15 s).
+        f"{' ' * 6}listener_filters_timeout: {_seconds(REQUEST_HEADERS_TIMEOUT_SECONDS)}"))
 
 
 def watch_idle_seconds(settings: Settings) -> float:

@@ -205,10 +205,10 @@ def verb_like_value_routes(bindings: Sequence[RestBinding]) -> list[dict[str, An
 
 def _verb_like_value_route(template: PathTemplate, verbs: list[str]) -> dict[str, Any]:
     field = template.variables[-1]
-    parent, _, _ = template.regex.rpartition("/")  # the last segment is the field's value
+    parent = PathTemplate.parse(template.text.rsplit("/", 1)[0])  # all but the field's value
     alternatives = "|".join(re.escape(verb) for verb in verbs)
     # `*`: a value may be the verb alone after its `:` (a task id may start with `:`).
-    regex = f"{parent}/[^/]*:({alternatives})$"
+    regex = f"{parent.regex.removesuffix('$')}/[^/]*:({alternatives})$"
     named = ", ".join(f":{verb}" for verb in verbs)
     message = (f"{field}: a value that ends in one of the API's verbs ({named}) must be sent "
                "with that ':' written as %3A in the path; unescaped, the front door reads it "

@@ -10,7 +10,7 @@ server:
   retries) and a message saying to connect with TLS;
 - a Connect call in Connect's: a stream gets a 200 whose one frame is the end of the stream
   carrying the error (Connect clients read no body of a stream answered otherwise), a unary
-  call a 400 with Connect's error body, both `failed_precondition`;
+  call a 400 with Connect's error body (`reply_mappers`), both `failed_precondition`;
 - anything else, 400 with the API's JSON error body saying the same.
 """
 
@@ -22,6 +22,7 @@ import struct
 from typing import Any
 
 from shellexec.app.browser_boundary import security_headers_filter
+from shellexec.app.front_door_errors import status_filter
 from shellexec.app.grpc_codecs import trailers_only_refusal
 
 # google.rpc.Code FAILED_PRECONDITION: the request cannot work as sent, and a retry as sent
@@ -45,29 +46,40 @@ def tls_inspector() -> dict[str, Any]:
     return {"name": "envoy.filters.listener.tls_inspector", "typed_config": {"@type": _INSPECTOR}}
 
 
-def _connect_routes() -> list[dict[str, Any]]:
-    """The Connect protocol's forms of the refusal: a stream's (content type
-    application/connect+...) and a unary call's (a connect-protocol-version header)."""
+def _connect_stream_route() -> dict[str, Any]:
+    """The refusal of a Connect stream (content type application/connect+...), in the frame
+    that ends a stream (a unary Connect call's is made by `reply_mappers`)."""
     error = {"code": "failed_precondition", "message": MESSAGE}
     end_of_stream = json.dumps({"error": error}, separators=(",", ":")).encode()
     # A Connect frame: a flags byte (2: the end of the stream), the length (4 bytes, big
     # endian), then the JSON.
     frame = bytes([_END_OF_STREAM]) + struct.pack(">I", len(end_of_stream)) + end_of_stream
-    stream = {
+    return {
         "match": {"prefix": "/", "headers": [{"name": "content-type", "string_match": {
             "prefix": "application/connect+", "ignore_case": True}}]},
         "direct_response": {"status": 200, "body": {
             "inline_bytes": base64.b64encode(frame).decode()}},
         "response_headers_to_add": [_content_type("application/connect+proto")],
     }
-    unary = {
-        "match": {"prefix": "/", "headers": [
-            {"name": "connect-protocol-version", "present_match": True}]},
-        "direct_response": {"status": 400, "body": {
-            "inline_string": json.dumps(error, separators=(",", ":"))}},
-        "response_headers_to_add": [_content_type("application/json")],
-    }
-    return [stream, unary]
+
+
+def reply_mappers() -> list[dict[str, Any]]:
+    """The local reply mappers that come first on the plaintext chain: its 400 is
+    FAILED_PRECONDITION in the API's JSON error body, or in Connect's for a unary Connect
+    call (a connect-protocol-version header), rather than the 400's INVALID_ARGUMENT."""
+    refused = status_filter("EQ", 400)
+    connect = {"header_filter": {"header": {"name": "connect-protocol-version",
+                                            "present_match": True}}}
+    return [
+        {"filter": {"and_filter": {"filters": [refused, connect]}},
+         "body_format_override": {
+             "json_format": {"code": "failed_precondition", "message": "%LOCAL_REPLY_BODY%"},
+             "content_type": "application/json"}},
+        {"filter": refused,
+         "body_format_override": {
+             "json_format": {"code": FAILED_PRECONDITION, "message": "%LOCAL_REPLY_BODY%"},
+             "content_type": "application/json"}},
+    ]
 
 
 def _content_type(value: str) -> dict[str, Any]:
@@ -78,24 +90,22 @@ def _content_type(value: str) -> dict[str, Any]:
 def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
                            ) -> dict[str, Any]:
     """The filter chain of a plaintext connection to the TLS front door; `manager_fields`
-    are the front door's connection timeouts, so an idle or slow client is closed alike."""
+    are the front door's connection timeouts, access log and local replies, so an idle or
+    slow client is closed, and each request logged and answered, as the front door's are."""
     grpc_call = trailers_only_refusal(
         [{"name": "content-type", "string_match": {"prefix": "application/grpc",
                                                    "ignore_case": True}}],
         MESSAGE, str(FAILED_PRECONDITION), {"prefix": "/"})
     del grpc_call["typed_per_filter_config"]  # this chain has the router alone
-    anything_else = {
-        "match": {"prefix": "/"},
-        "direct_response": {"status": 400, "body": {"inline_string": json.dumps(
-            {"code": FAILED_PRECONDITION, "message": MESSAGE}, separators=(",", ":"))}},
-        "response_headers_to_add": [_content_type("application/json")],
-    }
+    # Made JSON by `reply_mappers`, as the front door's other refusals are by theirs.
+    anything_else = {"match": {"prefix": "/"},
+                     "direct_response": {"status": 400, "body": {"inline_string": MESSAGE}}}
     manager = {
         "@type": _HCM, "stat_prefix": "front_door_plaintext", "codec_type": "AUTO",
         **manager_fields, "max_request_headers_kb": max_headers_kib,
         "route_config": {"name": "front_door_plaintext", "virtual_hosts": [{
             "name": "plaintext", "domains": ["*"],
-            "routes": [grpc_call, *_connect_routes(), anything_else]}]},
+            "routes": [grpc_call, _connect_stream_route(), anything_else]}]},
         "http_filters": [security_headers_filter(),
                          {"name": "envoy.filters.http.router", "typed_config": {"@type": _ROUTER}}],
     }
