@@ -13,6 +13,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
 from peewee import OperationalError
 
 from shellexec.api import SERVICE_NAME
@@ -77,3 +79,35 @@ def test_any_other_failure_is_internal_with_the_request_id_logged_and_counted(
     [line] = [json.loads(line) for line in log.splitlines()]
     assert line["status"] == "INTERNAL"
     assert counted == 1.0
+
+
+def test_a_stream_of_an_open_service_is_failed_the_same_way(tmp_path: Path) -> None:
+    """A health watch or reflection stream with a token looks it up too (to take it out of
+    the tokenless streams' line); a failure there escaped as UNKNOWN naming its class."""
+    async def lookup(secret: str, ticket: str | None) -> Caller | None:
+        raise OperationalError("no such table: api_token")
+
+    async def watched() -> tuple[grpc.aio.AioRpcError, str]:
+        log = io.StringIO()
+        server = grpc.aio.server(interceptors=[ErrorInterceptor(CallLog(log)),
+                                               Authenticator(lookup)])
+        health_pb2_grpc.add_HealthServicer_to_server(health_aio.HealthServicer(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                watch = health_pb2_grpc.HealthStub(channel).Watch(
+                    health_pb2.HealthCheckRequest(service=""),
+                    metadata=(("authorization", "Bearer shx_made-up"),))
+                with pytest.raises(grpc.aio.AioRpcError) as raised:
+                    async for _ in watch:
+                        pass
+        finally:
+            await server.stop(None)
+        return raised.value, log.getvalue()
+
+    error, log = asyncio.run(watched())
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert (error.details() or "").startswith("internal error; request id ")
+    [line] = [json.loads(line) for line in log.splitlines()]
+    assert line["status"] == "INTERNAL"

@@ -202,6 +202,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
                 caller = await self._lookup(secret, _header(metadata, TICKET_HEADER))
             except DatabaseUnavailableError:
                 caller = None  # served as a tokenless stream
+            except Exception as error:  # as in `intercept_service`
+                return failing(handler, error)
             if caller is not None:
                 _CALLER.set(caller)
                 return handler
