@@ -7,11 +7,12 @@ them still arrive, in order, once the agent reads."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge.hostile import MIB, Step, request, run_raw
+from bridge.hostile import HANG_SECONDS, MIB, Step, launch_raw, request, run_raw
 
 from support.stack import Stack
 
@@ -104,3 +105,19 @@ def test_file_read_answers_left_unread_are_held_one_at_a_time(
 
     _check(finished.code, finished.stderr, record, 0, {"content": PRINTED})
     assert record["answers"][0]["result"] == {"content": "small\n"}
+
+
+def test_a_signal_stops_a_bridge_whose_agent_stopped_reading(stack: Stack,
+                                                             tmp_path: Path) -> None:
+    """The bridge sent `session/cancel` behind answers the agent never read, and waited for
+    that send without end: neither a second SIGINT nor SIGTERM stopped it, and no turn was
+    recorded. Sending the cancel now counts in --cancel-grace."""
+    launched, _ = launch_raw(stack, tmp_path, [
+        _unread("nobody/serves-this", 3000), {"stderr": "all sent\n"}, {"hang": 120}],
+        "--cancel-grace", "1")
+    launched.wait_for_stderr("all sent")
+    launched.process.send_signal(signal.SIGINT)
+    finished = launched.finish_unhung(HANG_SECONDS)
+
+    assert finished.code == 130, finished.stderr[-3000:]
+    assert finished.result()["stop_reason"] == "cancelled"

@@ -18,6 +18,7 @@ import contextlib
 import functools
 import logging
 import os
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -232,17 +233,25 @@ class BridgeRun:
 
     async def _cancel(self, agent: AgentHandle, session_id: str,
                       prompt: asyncio.Future[PromptResponse]) -> None:
-        """`session/cancel`, then up to `cancel_grace` seconds for the prompt to return."""
+        """`session/cancel`, then up to `cancel_grace` seconds in all for the prompt to
+        return. Sending the cancel counts in that time: an agent that stopped reading its
+        stdin never takes it, and the bridge waited for it without end, deaf to signals."""
         self._cancel_sent = True
         why = self._signals.received[0].name if self._signals.received else "service failure"
-        log.warning("%s: cancelling the agent's prompt (waiting up to %g s for it)", why,
-                    self._options.cancel_grace)
-        with contextlib.suppress(Exception):  # the agent may already be gone
-            await agent.connection.cancel(session_id=session_id)
-        await self._stop_terminals()
-        with contextlib.suppress(SignalError):  # a second signal: stop waiting now
+        grace = self._options.cancel_grace
+        log.warning("%s: cancelling the agent's prompt (waiting up to %g s for it)", why, grace)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        try:
             await self._signals.unless_signalled(
-                asyncio.wait({prompt}, timeout=self._options.cancel_grace),
+                _sent_by(deadline, agent.connection.cancel(session_id=session_id)),
+                "the agent to take session/cancel")
+        except SignalError:  # a second signal: stop waiting now
+            deadline = loop.time()
+        await self._stop_terminals()
+        with contextlib.suppress(SignalError):
+            await self._signals.unless_signalled(
+                asyncio.wait({prompt}, timeout=max(0.0, deadline - loop.time())),
                 "the agent to cancel")
         if not prompt.done():
             log.warning("the agent did not end its prompt; stopping it")
@@ -253,6 +262,14 @@ class BridgeRun:
         stats = self._forwarder.stats
         log.info("published %d update(s); %d already stored; %d refused", stats.published,
                  stats.duplicates, stats.rejected)
+
+
+async def _sent_by(deadline: float, sending: Awaitable[None]) -> None:
+    """Awaits `sending` until the loop's time `deadline`; a send that fails (the agent is
+    gone) or is not taken by then is given up."""
+    remaining = deadline - asyncio.get_running_loop().time()
+    with contextlib.suppress(Exception):  # TimeoutError, or the agent's pipe is gone
+        await asyncio.wait_for(sending, timeout=max(0.0, remaining))
 
 
 async def _outcome(agent: AgentHandle, prompt: asyncio.Future[PromptResponse],
