@@ -180,19 +180,26 @@ def empty_segment_route(bindings: Sequence[RestBinding]) -> dict[str, Any]:
             "typed_per_filter_config": TRANSCODER_OFF}
 
 
+# The path fields whose values may hold `:` (a task id's characters include it); the ids the
+# server makes never do, and any other value of theirs is NOT_FOUND, as an unknown id is.
+COLON_FIELDS = frozenset({"task_id"})
+
+
 def verb_like_value_routes(bindings: Sequence[RestBinding]) -> list[dict[str, Any]]:
-    """400 for a path whose last segment is a field's value ending in `:VERB`, one of the
-    API's custom verbs (`DELETE /api/v1/tasks/ns:complete`), where no template serves that
-    verb. The transcoder reads the `:complete` as the verb and then finds no method: 404
-    "Could not resolve", which a client deleting the task takes for "already gone". Such a
-    value is valid (a task id may hold `:`), so the answer says how to send it: the colon
-    escaped, which the transcoder reads as part of the value."""
+    """400 for a path whose last segment is the value of a field that may hold `:`
+    (COLON_FIELDS) ending in `:VERB`, one of the API's custom verbs (`DELETE
+    /api/v1/tasks/ns:complete`), where no template serves that verb. The transcoder reads
+    the `:complete` as the verb and then finds no method: 404 "Could not resolve", which a
+    client deleting the task takes for "already gone". Such a value is valid, so the answer
+    says how to send it: the colon escaped, which the transcoder reads as part of the
+    value."""
     verbs = sorted({binding.template.verb for binding in bindings if binding.template.verb})
     routes: dict[str, dict[str, Any]] = {}
     for binding in bindings:
         template = binding.template
         last = template.segments[-1]
-        if template.verb or template.any_depth or last.literal is not None:
+        if (template.verb or template.any_depth or last.literal is not None
+                or template.variables[-1] not in COLON_FIELDS):
             continue
         unserved = [verb for verb in verbs if not any(
             other.template.verb == verb
