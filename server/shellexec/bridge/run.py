@@ -267,9 +267,9 @@ class BridgeRun:
 async def _sent_by(deadline: float, sending: Awaitable[None]) -> None:
     """Awaits `sending` until the loop's time `deadline`; a send that fails (the agent is
     gone) or is not taken by then is given up."""
-    remaining = deadline - asyncio.get_running_loop().time()
     with contextlib.suppress(Exception):  # TimeoutError, or the agent's pipe is gone
-        await asyncio.wait_for(sending, timeout=max(0.0, remaining))
+        async with asyncio.timeout_at(deadline):
+            await sending
 
 
 async def _outcome(agent: AgentHandle, prompt: asyncio.Future[PromptResponse],
