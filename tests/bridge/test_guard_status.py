@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +29,8 @@ from shellexec.bridge.guarded_command import GuardedCommand
 T = TypeVar("T")
 SHELL = shutil.which("bash") or "/bin/sh"
 ENDED_SECONDS = 10.0
+# How long a test waits for an exit that a process holding the guard's end held up for ever.
+HELD_SECONDS = 30.0
 
 # Writes argv[2] on the inherited fd argv[1], once the file argv[3] exists (at once without it).
 _FORGER = """
@@ -92,6 +96,31 @@ def test_a_code_another_process_writes_while_the_command_runs_is_not_believed(
     assert _run(scenario()) == 7
 
 
+def test_what_the_guard_sends_is_believed_without_a_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The end of the socket carries no credentials: it was once taken for a message of
+    an unknown process, with a warning after every command."""
+    async def scenario() -> list[bytes]:
+        ours, theirs = guarded_command.StatusChannel.pair()
+        mine = os.pidfd_open(os.getpid())  # this process plays the guard
+        try:
+            inode = os.fstat(mine).st_ino
+        finally:
+            os.close(mine)
+        status = guarded_command.StatusChannel(ours, os.getpid(), asyncio.Event(), inode)
+        with theirs:
+            theirs.sendall(b"ready 1\n")
+            theirs.sendall(b"7\n")
+        try:
+            return [await status.readline() for _ in range(3)]
+        finally:
+            status.close()
+
+    with caplog.at_level(logging.WARNING, logger="shellexec.bridge"):
+        assert _run(scenario()) == [b"ready 1\n", b"7\n", b""]
+    assert "not believed" not in caplog.text
+
+
 def test_the_status_socket_cannot_be_opened_through_proc(tmp_path: Path) -> None:
     """As root (or while the guard was still dumpable) /proc/<guard>/fd/<STATUS_FD> opened
     the status pipe for writing; a socket cannot be opened that way at all."""
@@ -155,3 +184,229 @@ def test_a_traced_guard_runs_nothing(tmp_path: Path) -> None:
     assert traced.returncode == 3, traced.stderr  # terminal_guard.TRACED
     assert b"traced by process" in traced.stdout + traced.stderr
     assert not marker.exists()
+
+
+# Holds the inherited fd argv[1] (a copy of the guard's end, as one that grabbed it would)
+# until the file argv[2] exists, for at most two minutes.
+_HOLDER = """
+import os, sys, time
+deadline = time.monotonic() + 120
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+
+def _holding(monkeypatch: pytest.MonkeyPatch, released: Path
+             ) -> list[asyncio.subprocess.Process]:
+    """Each guard started from now on has a process holding a copy of its end of the status
+    socket until `released` exists: those processes, as they start."""
+    spawn = guarded_command.spawn_guard
+    holders: list[asyncio.subprocess.Process] = []
+
+    async def holding_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
+        holders.append(await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _HOLDER, str(status_fd), str(released),
+            pass_fds=(status_fd,)))
+        return await spawn(argv, cwd, env, status_fd)
+
+    monkeypatch.setattr(guarded_command, "spawn_guard", holding_spawn)
+    return holders
+
+
+async def _release(released: Path, holders: list[asyncio.subprocess.Process]) -> None:
+    released.touch()
+    for holder in holders:
+        await holder.wait()
+
+
+def test_a_process_holding_the_guards_end_does_not_hold_up_the_exit_once_the_guard_died(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell's exit was waited for until a line came or every copy of the guard's end
+    was closed: a process holding one kept `wait_for_exit`, release and the end of the
+    prompt waiting for as long as it liked, once the command killed its guard."""
+    released = tmp_path / "released"
+    holders = _holding(monkeypatch, released)
+
+    async def scenario() -> tuple[int, bool]:
+        command = await GuardedCommand.start(SHELL, "kill -KILL $PPID", tmp_path, os.environ)
+        try:
+            code = await asyncio.wait_for(command.shell_exit(), HELD_SECONDS)
+        finally:
+            await _release(released, holders)
+        return code, await command.ended()
+
+    assert _run(scenario()) == (-signal.SIGKILL, True)
+
+
+def test_a_process_holding_the_guards_end_does_not_hold_up_a_start_whose_guard_died(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = tmp_path / "failing_guard.py"
+    failing.write_text("raise SystemExit(4)\n")
+    monkeypatch.setattr(guarded_command, "_GUARD", str(failing))
+    released = tmp_path / "released"
+    holders = _holding(monkeypatch, released)
+
+    async def scenario() -> None:
+        try:
+            await asyncio.wait_for(
+                GuardedCommand.start(SHELL, "true", tmp_path, os.environ), HELD_SECONDS)
+        finally:
+            await _release(released, holders)
+
+    with pytest.raises(OSError, match=r"its guard ended before the shell started \(4\)"):
+        _run(scenario())
+
+
+# reuse.py: in a pid namespace of its own (`unshare`), where a process may choose the next
+# pid (/proc/sys/kernel/ns_last_pid), writes `0` on `fd` from a process given the pid `target`.
+_REUSE = r'''
+import os
+
+
+def reuse(fd, target):
+    """Writes `0` on `fd` from a process given the pid `target`: "written", "refused" (the
+    other end is closed), or "not reused" if no process was given it."""
+    for _ in range(200):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+            last.write(str(target - 1))
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                if os.getpid() == target:
+                    code = 2
+                    os.write(fd, b"0\n")
+                    code = 0
+            finally:
+                os._exit(code)
+        code = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        if code in (0, 2):
+            return "written" if code == 0 else "refused"
+    return "not reused"
+'''
+
+# Holds the inherited fd argv[1] (a copy of the guard's end); once the file argv[2] holds the
+# guard's pid, gives that pid to a process of its own that writes `0`, and says in the file
+# argv[3] whether one was; holds on until the file argv[4] exists.
+_REUSING_HOLDER = """
+import os, sys, time
+from reuse import reuse
+deadline = time.monotonic() + 120
+while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+    time.sleep(0.02)
+with open(sys.argv[2]) as target, open(sys.argv[3], "w") as done:
+    done.write(reuse(int(sys.argv[1]), int(target.read())))
+while not os.path.exists(sys.argv[4]) and time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+# argv: SHELL DIRECTORY. Runs as the first process of a new pid namespace from DIRECTORY, with
+# reuse.py and holder.py beside it, and prints what happened as JSON.
+_IN_A_PID_NAMESPACE = r'''
+import asyncio, json, os, signal, subprocess, sys, time
+from pathlib import Path
+from shellexec.bridge import guarded_command
+from shellexec.bridge.guarded_command import GuardedCommand, StatusChannel
+from reuse import reuse
+
+SHELL, HERE = sys.argv[1], Path(sys.argv[2])
+
+
+async def channel():
+    """A guard that wrote `7` and was reaped, then a process given its pid writes `0`."""
+    ours, theirs = StatusChannel.pair()
+    guard = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys; os.write(int(sys.argv[1]), b'7\\n')",
+         str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+    handle = os.pidfd_open(guard.pid)
+    inode = guarded_command._pidfd_inode(handle)
+    guard.wait()
+    reused = reuse(theirs.fileno(), guard.pid) == "written"
+    theirs.close()
+    status = StatusChannel(ours, guard.pid, asyncio.Event(), inode)  # the guard's exit unseen
+    lines = [await status.readline(), await status.readline()]
+    status.close()
+    os.close(handle)
+    return {"reused": reused, "inodes": inode is not None,
+            "lines": [line.decode() for line in lines]}
+
+
+async def command():
+    """A process holding the guard's end kills the guard, and once the bridge reaped it
+    writes `0` from a process given its pid."""
+    target, done, released = HERE / "target", HERE / "reused", HERE / "released"
+    spawn = guarded_command.spawn_guard
+
+    async def holding_spawn(argv, cwd, env, status_fd):
+        await asyncio.create_subprocess_exec(
+            sys.executable, str(HERE / "holder.py"), str(status_fd), str(target), str(done),
+            str(released), pass_fds=(status_fd,))
+        return await spawn(argv, cwd, env, status_fd)
+
+    guarded_command.spawn_guard = holding_spawn
+    command = await GuardedCommand.start(SHELL, "echo $$; exec sleep 300", HERE, os.environ)
+    shell = int(await command.stdout.readline())
+    exited = asyncio.ensure_future(command.shell_exit())
+    os.kill(command.guard.pid, signal.SIGKILL)  # as the holder may
+    await command.guard_exited.wait()
+    command.kill_shell_group()
+    # This process adopted the shell's; once it is reaped, nothing keeps the guard's pid.
+    await asyncio.get_running_loop().run_in_executor(None, os.waitpid, shell, 0)
+    (HERE / "target.new").write_text(str(command.guard.pid))
+    os.replace(HERE / "target.new", target)
+    deadline = time.monotonic() + 60
+    while not done.exists() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    try:
+        code = await asyncio.wait_for(exited, 30)
+    except TimeoutError:
+        code = "still waiting"
+    released.touch()
+    return {"reused": done.read_text() if done.exists() else "not reused", "code": code}
+
+
+
+result = {"command": asyncio.run(command())}
+try:
+    result["channel"] = asyncio.run(channel())
+except Exception as error:  # an older bridge: said in the result
+    result["channel"] = {"error": repr(error)}
+print(json.dumps(result))
+'''
+
+
+def _in_a_pid_namespace(tmp_path: Path) -> dict[str, Any]:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) here")
+    wrap = [unshare, "--user", "--map-root-user", "--pid", "--fork", "--mount-proc"]
+    if subprocess.run([*wrap, "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("this system refuses a user and pid namespace")
+    script = tmp_path / "in_a_pid_namespace.py"
+    script.write_text(_IN_A_PID_NAMESPACE)
+    (tmp_path / "reuse.py").write_text(_REUSE)
+    (tmp_path / "holder.py").write_text(_REUSING_HOLDER)
+    ran = subprocess.run([*wrap, sys.executable, str(script), SHELL, str(tmp_path)],
+                         capture_output=True, text=True, timeout=240, check=False)
+    assert ran.returncode == 0, ran.stderr
+    result: dict[str, Any] = json.loads(ran.stdout.splitlines()[-1])
+    return result
+
+
+def test_a_code_written_by_a_process_given_the_dead_guards_pid_is_not_believed(
+        tmp_path: Path) -> None:
+    """A process holding the guard's end killed the guard and forked until a child got the
+    guard's pid, which wrote `0`: its SCM_CREDENTIALS named the guard's pid, so the bridge
+    took 0 for the shell's code. Now once the guard exited the bridge takes what was queued
+    and reads no more; and a message counts only if its SCM_PIDFD is of the guard itself."""
+    result = _in_a_pid_namespace(tmp_path)
+    if result["command"]["reused"] == "not reused":
+        pytest.skip(f"the guard's pid could not be given again here: {result}")
+
+    assert result["command"]["code"] == -signal.SIGKILL, result
+    if not result["channel"].get("reused"):
+        pytest.skip(f"the guard's pid could not be given again here: {result}")
+    if not result["channel"]["inodes"]:
+        pytest.skip("pidfds do not tell processes apart here (Linux before 6.9)")
+    # Even read before the bridge knew that the guard had exited.
+    assert result["channel"]["lines"] == ["7\n", ""], result

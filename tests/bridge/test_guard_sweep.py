@@ -3,7 +3,12 @@ ends a process that hops from pid to pid: each generation forks and exits, stayi
 guard's session. A read of /proc is not atomic, so the sweep missed the live generation, took
 the empty round for the end, and the hopper outlived the release and the bridge (a review's
 hopper in C did, 10 times out of 10). Whether a read misses it is luck, so one test hides the
-hopper from the bridge's reads of /proc, as the race does when the hopper wins it."""
+hopper from the bridge's reads of /proc, as the race does when the hopper wins it.
+
+A hopper may first join the guard's own process group (`setpgid(0, $PPID)`: it is in the
+same session), which the sweep left alone, and only the shell's group was signalled through a
+pidfd: such a hopper survived even when the reads saw it. Once the guard is gone its group is
+signalled too, through a pidfd of the guard."""
 
 from __future__ import annotations
 
@@ -29,12 +34,15 @@ ENDED_SECONDS = 120.0
 GENERATIONS = 1000
 PAUSE = 0.001
 
-# argv: FIFO MARKER GENERATIONS PAUSE. Holds the FIFO open in every generation (its reader sees its
-# end once the last one is gone), says it started, then forks and exits, a generation every
-# few milliseconds; writes MARKER if it lived through them all.
+# argv: FIFO MARKER GENERATIONS PAUSE [GROUP]. Joins the process group GROUP if given, holds
+# the FIFO open in every generation (its reader sees its end once the last one is gone), says
+# it started, then forks and exits, a generation every few milliseconds; writes MARKER if it
+# lived through them all.
 _HOPPER = """
 import os, sys, time
 fifo, marker, generations = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if len(sys.argv) > 5:
+    os.setpgid(0, int(sys.argv[5]))
 held = os.open(fifo, os.O_WRONLY)
 os.write(held, b"s")
 for _ in range(generations):
@@ -63,15 +71,18 @@ def _until_every_writer_closed(fifo: int) -> bool:
 
 
 def _hiding(monkeypatch: pytest.MonkeyPatch, hopper: Path) -> None:
-    """The bridge's reads of /proc never see a process running `hopper`."""
+    """The bridge's reads of /proc never see a process running `hopper`, nor a zombie (a
+    generation of the hopper seen alive may have exited by the time this looks, and a
+    zombie's command line is empty)."""
     read = terminals._processes_of
     named = str(hopper).encode()
 
     def seen(pid: int) -> bool:
         try:
-            return named not in Path(f"/proc/{pid}/cmdline").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             return True
+        return bool(cmdline) and named not in cmdline
 
     def hiding(guard: int, guard_alive: bool) -> Any:
         found: Any = read(guard, guard_alive)
@@ -84,16 +95,18 @@ def _hiding(monkeypatch: pytest.MonkeyPatch, hopper: Path) -> None:
     monkeypatch.setattr(terminals, "_processes_of", hiding)
 
 
+@pytest.mark.parametrize("group", ["", "$PPID"], ids=["in-the-shells-group", "in-the-guards-group"])
 @pytest.mark.parametrize("hidden", [True, False], ids=["missed-by-every-read", "racing"])
 def test_a_pid_hopper_left_by_a_command_that_killed_its_guard_is_ended(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hidden: bool) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hidden: bool, group: str) -> None:
     hopper, fifo_path = tmp_path / "hopper.py", tmp_path / "held"
     if hidden:
         _hiding(monkeypatch, hopper)
     started, marker = tmp_path / "started", tmp_path / "survived"
     hopper.write_text(_HOPPER)
     os.mkfifo(fifo_path)
-    line = (f"{shlex.quote(sys.executable)} {hopper} {fifo_path} {marker} {GENERATIONS} {PAUSE} & "
+    line = (f"{shlex.quote(sys.executable)} {hopper} {fifo_path} {marker} {GENERATIONS} {PAUSE} "
+            f"{group} & "
             f"while [ ! -e {started} ]; do sleep 0.01; done; kill -KILL $PPID; sleep 300")
     fifo = os.open(fifo_path, os.O_RDONLY | os.O_NONBLOCK)
     try:

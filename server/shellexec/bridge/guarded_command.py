@@ -18,6 +18,16 @@ guard's end (through ptrace or pidfd_getfd in the instant before the guard made 
 dumpable; a socket cannot be opened through /proc/<pid>/fd) cannot make up a `ready` or a
 return code. What such a process writes is dropped, with a warning. Off Linux there are no
 credentials to check, and no pidfd.
+
+Such a process could also outlive the guard (it may kill it) and keep its copy of the end
+open: so once the guard has exited, the bridge takes what is already queued on the socket
+(all the guard wrote is, by then) and reads nothing more. Nor can it speak with the guard's
+pid once a process of its own is given that pid: each message also carries a pidfd of its
+sender (SCM_PIDFD, Linux 6.5), and counts only if that pidfd is of the very process `start`
+holds a pidfd of (with pidfs, Linux 6.9, each process's pidfds share an inode that no other
+process ever has). Where pidfds cannot tell processes apart, the pid alone does, and a
+process given the guard's pid in the instant between the bridge reaping the guard and taking
+what is queued would be believed.
 """
 
 from __future__ import annotations
@@ -53,11 +63,20 @@ GUARD_GRACE_SECONDS: Final = 5.0
 # Linux's `struct ucred` (pid, uid, gid), which SCM_CREDENTIALS carries; None off Linux.
 _PASSCRED: Final = getattr(socket, "SO_PASSCRED", None)
 _CREDENTIALS: Final = struct.Struct("iII")
+# Linux 6.5: each message also carries a pidfd of its sender (an fd the receiver must close).
+_PASSPIDFD: Final = 76  # SO_PASSPIDFD
+_SCM_PIDFD: Final = 0x04
+_FD: Final = struct.Struct("i")
+_ANCILLARY_BYTES: Final = socket.CMSG_SPACE(_CREDENTIALS.size) + socket.CMSG_SPACE(_FD.size)
 # What the guard says in all is two short lines: more from it is dropped.
 _HELD_BYTES: Final = 64
 _RECEIVE_BYTES: Final = 256
 # Messages read per turn of the event loop, so that a flood cannot hold the loop.
 _RECEIVES_PER_TURN: Final = 16
+# What is taken from the socket once the guard exited, at most (4096 reads of at most
+# _RECEIVE_BYTES: 1 MiB): more than the socket's buffer holds, so that all the guard wrote
+# is taken unless another process keeps writing meanwhile.
+_RECEIVES_AFTER_THE_GUARD: Final = 4096
 # pidfd_send_signal's flag (Linux 6.9) that signals the process group the pidfd's process
 # leads (its pid is the group's id), even once that process is gone.
 PIDFD_SIGNAL_PROCESS_GROUP: Final = 4
@@ -76,11 +95,18 @@ async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status
 class StatusChannel:
     """The bridge's end of a guard's status socket, read without blocking the event loop:
     lines of what the guard itself sent, and nothing of what another process holding the
-    guard's end wrote (on Linux: its SCM_CREDENTIALS name another pid)."""
+    guard's end wrote (on Linux: its SCM_CREDENTIALS name another pid, or its SCM_PIDFD
+    another process). It ends with the guard's end, or once the guard exited and what was
+    queued by then is taken (`guard_exited`), whichever comes first."""
 
-    def __init__(self, end: socket.socket, guard: int) -> None:
+    def __init__(self, end: socket.socket, guard: int, guard_exited: asyncio.Event,
+                 guard_inode: int | None) -> None:
         self._end = end
         self._guard = guard
+        self._guard_exited = guard_exited
+        # The inode of the guard's pidfds, where it tells the guard from every other
+        # process (`_pidfd_inode`); None: the pid alone tells.
+        self._guard_inode = guard_inode
         self._held = bytearray()
         self._done = False  # the guard's end closed, or this one
         self._arrived = asyncio.Event()
@@ -95,10 +121,13 @@ class StatusChannel:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         if _PASSCRED is not None:
             ours.setsockopt(socket.SOL_SOCKET, _PASSCRED, 1)
+            with contextlib.suppress(OSError):  # before Linux 6.5 the pid alone tells
+                ours.setsockopt(socket.SOL_SOCKET, _PASSPIDFD, 1)
         return ours, theirs
 
     async def readline(self) -> bytes:
-        """The guard's next line; what is left (maybe b"") once its end closed."""
+        """The guard's next line; what is left (maybe b"") once its end closed, or once the
+        guard exited and what it had written is taken."""
         while True:
             end = self._held.find(b"\n")
             if end >= 0:
@@ -109,8 +138,11 @@ class StatusChannel:
                 line = bytes(self._held)
                 self._held.clear()
                 return line
+            if self._guard_exited.is_set():
+                self._take_the_rest()
+                continue
             self._arrived.clear()
-            await self._arrived.wait()
+            await _first_of(self._arrived, self._guard_exited)
 
     def send(self, data: bytes) -> None:
         """Sends `data` to the guard's end (at most a few bytes: the socket takes them)."""
@@ -118,49 +150,142 @@ class StatusChannel:
             self._end.send(data)
 
     def close(self) -> None:
+        self._finish()
+        if self._end.fileno() >= 0:
+            self._end.close()
+
+    def _finish(self) -> None:
+        """Reads nothing more: what is held is all there is."""
         if not self._done:
             self._loop.remove_reader(self._end.fileno())
             self._done = True
             self._arrived.set()
-        if self._end.fileno() >= 0:
-            self._end.close()
 
     def _receive(self) -> None:
+        if self._guard_exited.is_set():
+            self._take_the_rest()
+            return
         for _ in range(_RECEIVES_PER_TURN):
-            try:
-                data, ancillary, flags, _ = self._end.recvmsg(
-                    _RECEIVE_BYTES, socket.CMSG_SPACE(_CREDENTIALS.size))
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                data = b""
-            if not data:  # every holder of the guard's end closed it (or shut it down)
-                self._loop.remove_reader(self._end.fileno())
-                self._done = True
-            elif self._from_the_guard(ancillary, flags):
-                self._held += data[:max(0, _HELD_BYTES - len(self._held))]
-            else:
-                continue
-            self._arrived.set()
-            if self._done:
+            if not self._take_one():
                 return
 
-    def _from_the_guard(self, ancillary: list[tuple[int, int, bytes]], flags: int) -> bool:
+    def _take_the_rest(self) -> None:
+        """The guard has exited, so what it wrote is queued on the socket by now: takes that
+        and reads nothing more, so that a process still holding a copy of the guard's end
+        can neither keep the bridge waiting nor speak later (with the guard's pid, once
+        another process of its own is given it). At most _RECEIVES_AFTER_THE_GUARD reads, so
+        that one writing on meanwhile cannot hold the event loop."""
+        for _ in range(_RECEIVES_AFTER_THE_GUARD):
+            if not self._take_one():
+                break
+        self._finish()
+
+    def _take_one(self) -> bool:
+        """Takes one message queued on the socket, if the guard sent it; whether there may
+        be another."""
+        if self._done:
+            return False
+        try:
+            data, ancillary, flags, _ = self._end.recvmsg(_RECEIVE_BYTES, _ANCILLARY_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            data, ancillary, flags = b"", [], 0
+        sender, inode = _sender(ancillary, flags)  # closes the fds the message carried
+        if not data:  # every holder of the guard's end closed it (or shut it down)
+            self._finish()
+            return False
+        if self._from_the_guard(sender, inode):
+            self._held += data[:max(0, _HELD_BYTES - len(self._held))]
+            self._arrived.set()
+        return True
+
+    def _from_the_guard(self, sender: int | None, inode: int | None) -> bool:
         if _PASSCRED is None:  # nothing tells who wrote it
             return True
-        sender = None
-        if not flags & socket.MSG_CTRUNC:
-            for level, kind, data in ancillary:
-                if (level, kind) == (socket.SOL_SOCKET, socket.SCM_CREDENTIALS) and len(
-                        data) >= _CREDENTIALS.size:
-                    sender = _CREDENTIALS.unpack_from(data)[0]
-        if sender == self._guard:
+        if sender == self._guard and (
+                self._guard_inode is None or inode is None or inode == self._guard_inode):
             return True
         self._refused += 1
         if self._refused == 1:
-            log.warning("terminal guard %d: process %s wrote on its status socket; not "
-                        "believed", self._guard, sender if sender else "unknown")
+            who = ("another process given its pid" if sender == self._guard
+                   else f"process {sender}" if sender else "a process the kernel did not name")
+            log.warning("terminal guard %d: %s wrote on its status socket; not believed",
+                        self._guard, who)
         return False
+
+
+def _sender(ancillary: list[tuple[int, int, bytes]], flags: int
+            ) -> tuple[int | None, int | None]:
+    """Who sent a message, as its ancillary data tells: the pid in its SCM_CREDENTIALS (None
+    if there are none, or they were cut short) and the inode of its SCM_PIDFD (None if the
+    kernel gave no pidfd). Closes every fd the message carried."""
+    sender = None
+    inode = None
+    for level, kind, data in ancillary:
+        if level != socket.SOL_SOCKET:
+            continue
+        if kind == socket.SCM_CREDENTIALS and len(data) >= _CREDENTIALS.size:
+            sender = _CREDENTIALS.unpack_from(data)[0]
+        elif kind in (_SCM_PIDFD, socket.SCM_RIGHTS):  # fds now ours: each is closed
+            for (fd,) in _FD.iter_unpack(data[:len(data) - len(data) % _FD.size]):
+                if fd < 0:  # the kernel could not make a pidfd (Linux 6.5 to 6.15, once
+                    continue  # the sender was reaped): the pid alone tells
+                with contextlib.suppress(OSError):
+                    if kind == _SCM_PIDFD:
+                        inode = os.fstat(fd).st_ino
+                os.close(fd)
+    if flags & socket.MSG_CTRUNC:
+        return None, inode
+    return sender, inode
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    """Waits until one of `events` is set."""
+    waiting = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiting:
+            waiter.cancel()
+
+
+def _hold_guard(guard: int) -> int | None:
+    """A pidfd of the guard just started, if the process with its pid is still it: the
+    bridge's child leading its own session (asyncio's watcher reaps a guard that died at
+    once, and its pid may be another process's by now); None off Linux."""
+    try:
+        handle = os.pidfd_open(guard)
+    except (AttributeError, OSError):
+        return None
+    try:
+        with open(f"/proc/{guard}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        if [int(fields[1]), int(fields[3])] == [os.getpid(), guard]:
+            return handle
+    except (OSError, IndexError, ValueError):
+        pass
+    os.close(handle)
+    return None
+
+
+def _pidfd_inode(handle: int | None) -> int | None:
+    """The inode of the pidfd `handle`, if inodes tell processes apart: with pidfs (Linux
+    6.9) all pidfds of a process share one inode, which no other process ever has; before,
+    every pidfd had the same one. None if they do not, or without a pidfd."""
+    if handle is None:
+        return None
+    try:
+        mine = os.pidfd_open(os.getpid())
+    except OSError:
+        return None
+    try:
+        inode = os.fstat(handle).st_ino
+        return inode if inode != os.fstat(mine).st_ino else None
+    except OSError:
+        return None
+    finally:
+        os.close(mine)
 
 
 def _hold_shell_group(guard: int, shell: int) -> int | None:
@@ -193,6 +318,9 @@ class GuardedCommand:
     # Closes the guard's output pipe: once the guard exited, no other process may still
     # hold it open (a background job it left) when nothing reads it any more.
     close_guard_pipes: Callable[[], None]
+    # A pidfd of the guard, the leader of its own process group (None off Linux, or if it
+    # could not be checked): `kill_guard_group`, and what tells its messages from others'.
+    guard_handle: int | None = None
 
     @classmethod
     async def start(cls, shell: str, line: str, cwd: Path,
@@ -209,7 +337,8 @@ class GuardedCommand:
             raise
         finally:
             theirs.close()
-        status = StatusChannel(ours, guard.pid)
+        held = _hold_guard(guard.pid)
+        status = StatusChannel(ours, guard.pid, exited, _pidfd_inode(held))
         group: int | None = None
         try:
             ready = _READY.fullmatch(await status.readline())
@@ -220,12 +349,14 @@ class GuardedCommand:
             with contextlib.suppress(ProcessLookupError):
                 guard.send_signal(signal.SIGTERM)
             status.close()
-            if group is not None:
-                os.close(group)
+            for handle in (group, held):
+                if handle is not None:
+                    os.close(handle)
             raise
-        command = cls(guard, exited, status, group, close_pipes)
+        command = cls(guard, exited, status, group, close_pipes, held)
         if ready is None:
             status.close()
+            command.forget_groups()
             code = await command._exit()
             close_pipes()  # the guard exited, and started nothing that could hold them
             if code == _TRACED:
@@ -241,7 +372,8 @@ class GuardedCommand:
 
     async def shell_exit(self) -> int:
         """The shell's return code once it exited (negative: the signal that ended it); the
-        guard's own if the guard ended without saying."""
+        guard's own if the guard ended without saying (it said nothing before it exited:
+        what comes later, from a process still holding its end, is not waited for)."""
         try:
             line = await self.status.readline()
         finally:
@@ -285,19 +417,36 @@ class GuardedCommand:
             return False
         return True
 
+    def kill_guard_group(self) -> bool:
+        """Once the guard has exited, SIGKILLs every process left in its process group (one
+        of the command's may join it: `setpgid(0, $PPID)`), as `kill_shell_group` does the
+        shell's. Never while the guard lives: that would kill the guard. Whether it was
+        signalled: False while the guard lives, once the group is empty, off Linux, and on
+        kernels before 6.9 (the sweep then signals the group by its id, `_kill_group`)."""
+        if self.guard_handle is None or not self.guard_exited.is_set():
+            return False
+        try:
+            signal.pidfd_send_signal(self.guard_handle, signal.SIGKILL, None,
+                                     PIDFD_SIGNAL_PROCESS_GROUP)
+        except OSError:  # ESRCH: none is left; EINVAL: an older kernel
+            return False
+        return True
+
     def abandon(self) -> None:
         """Lets go of a command whose guard exited and whose exit nobody will read: its
-        status socket, its shell's group and its pipes."""
+        status socket, its process groups and its pipes."""
         assert self.guard_exited.is_set()
         self.status.close()
-        self.forget_shell_group()
+        self.forget_groups()
         self.close_guard_pipes()
 
-    def forget_shell_group(self) -> None:
-        """Closes the pidfd of the shell's process, once nothing more is to be ended."""
-        if self.shell_group is not None:
-            os.close(self.shell_group)
-            self.shell_group = None
+    def forget_groups(self) -> None:
+        """Closes the pidfds of the shell's process and of the guard, once nothing more is
+        to be ended."""
+        for handle in (self.shell_group, self.guard_handle):
+            if handle is not None:
+                os.close(handle)
+        self.shell_group = self.guard_handle = None
 
     async def _exit(self) -> int:
         """The guard's own return code, once it exited."""

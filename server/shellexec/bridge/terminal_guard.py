@@ -15,15 +15,16 @@ and holds little while it waits. What it does:
   and keeps no copy of that pipe, so the bridge sees the output end when the command's
   processes close it.
 - STATUS_FD is one end of a Unix socket pair; the bridge believes only what this process
-  sends on it (it checks each message's SCM_CREDENTIALS), so a process that got hold of the
-  socket cannot speak for the guard. Once SIGTERM is sure to reach the guard's own handling
-  (before that, SIGTERM would end the guard before the shell ran at all), the guard forks the
-  shell's process, in a process group of its own, and says `ready PID` with that process's
-  pid. The process waits for the bridge's `go` on the same socket before it becomes the
-  shell: the bridge holds a handle on the shell's process group by then, and the command
-  cannot stop the guard before the bridge has heard it (`kill -STOP $PPID`). Then the guard
-  writes the shell's return code once the shell exited (negative for a signal, as
-  `subprocess` reports one), while background jobs may still run.
+  sends on it (it checks each message's SCM_CREDENTIALS, and its SCM_PIDFD where pidfds
+  tell processes apart), and reads nothing more once this process exited, so a process that
+  got hold of the socket cannot speak for the guard. Once SIGTERM is sure to reach the
+  guard's own handling (before that, SIGTERM would end the guard before the shell ran at
+  all), the guard forks the shell's process, in a process group of its own, and says
+  `ready PID` with that process's pid. The process waits for the bridge's `go` on the same
+  socket before it becomes the shell: the bridge holds a handle on the shell's process
+  group by then, and the command cannot stop the guard before the bridge has heard it
+  (`kill -STOP $PPID`). Then the guard writes the shell's return code once the shell exited
+  (negative for a signal, as `subprocess` reports one), while background jobs may still run.
 - On SIGTERM it SIGKILLs its children until none is left. A killed process's own children
   become the guard's, so the whole tree goes, a level at a time; and since only the guard
   reaps its children, no pid it signals can have been reused by another process.

@@ -26,8 +26,9 @@ and again) or kill it. Then the bridge ends the command itself (`_sweep`): a gua
 itself (the command killed it), has the bridge SIGKILL every process of the guard's session
 (which the guard leads: the shell's process group and whatever stayed in the session) and of
 its tree while it lives (what left the session with `setsid`), and what those started, and
-the process groups they are in (the shell's through a pidfd taken when the command started),
-so that a process hopping from pid to pid in a group is ended too.
+the process groups they are in (the shell's through a pidfd taken when the command started,
+and once the guard is gone the guard's own through a pidfd of the guard), so that a process
+hopping from pid to pid in a group is ended too.
 
 What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_update` with the
 command and directory at create, a `terminal_output_chunk` per read of the output (the
@@ -484,7 +485,9 @@ def _processes_of(guard: int, guard_alive: bool) -> _Found:
     (the guard leads it) and, while the guard lives, every one below it (a process that left
     the session is adopted by the guard once its parent ends), with all they started,
     parents first; never the guard itself. Their process groups, and those of the session's
-    zombies, but not the guard's own. Off Linux (no /proc), none.
+    zombies, but not the guard's own while it lives (signalling it would kill the guard;
+    once the guard is gone a process that joined its group is ended with it). Off Linux (no
+    /proc), none.
 
     Once the guard is gone its pid can be given to another process only when no process is
     left in its session: a process with that pid is not taken, nor one because its parent
@@ -517,8 +520,9 @@ def _processes_of(guard: int, guard_alive: bool) -> _Found:
         found.extend(child for child in below.get(pid, ()) if child not in found)
     processes = [_Process(pid, table[pid].started) for pid in found if pid != os.getpid()]
     groups = zombies | {table[process.pid].group: process for process in processes}
-    for mine in (guard, os.getpgrp()):  # the guard ends by its own means
-        groups.pop(mine, None)
+    groups.pop(os.getpgrp(), None)
+    if guard_alive:  # the guard ends by its own means
+        groups.pop(guard, None)
     return _Found(processes, groups)
 
 
@@ -587,12 +591,13 @@ async def _sweep(command: GuardedCommand) -> int:
     processes no round saw).
 
     Each round reads /proc, then signals the shell's process group through the pidfd
-    `GuardedCommand` holds, every process group a process of the command was seen in, and
-    each process it found. A process that forks and exits again and again ("pid hopping")
-    is found by a read of /proc only by luck, since the read is not atomic; a group signal
-    reaches it, and the child it is forking then, as long as it stays in a group the bridge
-    knows of. And one round that found nothing does not end the sweep: it takes
-    `_SWEEP_EMPTY_ROUNDS` in a row."""
+    `GuardedCommand` holds (and the guard's, through the guard's pidfd, once the guard has
+    exited: a process of the command may have joined that group), every process group a
+    process of the command was seen in, and each process it found. A process that forks and
+    exits again and again ("pid hopping") is found by a read of /proc only by luck, since
+    the read is not atomic; a group signal reaches it, and the child it is forking then, as
+    long as it stays in a group the bridge knows of. And one round that found nothing does
+    not end the sweep: it takes `_SWEEP_EMPTY_ROUNDS` in a row."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + GUARD_GRACE_SECONDS
     killed: set[_Process] = set()
@@ -602,6 +607,7 @@ async def _sweep(command: GuardedCommand) -> int:
         found = _processes_of(command.guard.pid, not command.guard_exited.is_set())
         processes = [process for process in found.processes if process not in spared]
         command.kill_shell_group()
+        command.kill_guard_group()
         for group, member in found.groups.items():
             _kill_group(group, member)
         for process in processes:  # a zombie by now if a group signal reached it
@@ -620,4 +626,4 @@ def _close_pipes(command: GuardedCommand) -> None:
     # child watcher's back.
     if command.guard_exited.is_set():
         command.close_guard_pipes()
-    command.forget_shell_group()
+    command.forget_groups()
