@@ -288,6 +288,19 @@ def _pidfd_inode(handle: int | None) -> int | None:
         os.close(mine)
 
 
+def _kill_led_group(leader: int | None) -> bool:
+    """SIGKILLs the process group that the process of the pidfd `leader` leads (or led);
+    whether it was signalled: False without a pidfd, once the group is empty (ESRCH), and on
+    kernels before 6.9 (EINVAL: no PIDFD_SIGNAL_PROCESS_GROUP)."""
+    if leader is None:
+        return False
+    try:
+        signal.pidfd_send_signal(leader, signal.SIGKILL, None, PIDFD_SIGNAL_PROCESS_GROUP)
+    except OSError:
+        return False
+    return True
+
+
 def _hold_shell_group(guard: int, shell: int) -> int | None:
     """A pidfd of the shell's process, which the guard says it forked, if that process is
     the guard's child leading its own group in the guard's session (it is waiting for `go`);
@@ -408,14 +421,7 @@ class GuardedCommand:
         leader: a process forking at that moment cannot escape, and a later group given the
         same id is not hit. Whether it was signalled: False once the group is empty, off
         Linux, and on kernels before 6.9 (which lack the flag)."""
-        if self.shell_group is None:
-            return False
-        try:
-            signal.pidfd_send_signal(self.shell_group, signal.SIGKILL, None,
-                                     PIDFD_SIGNAL_PROCESS_GROUP)
-        except OSError:  # ESRCH: none is left; EINVAL: an older kernel
-            return False
-        return True
+        return _kill_led_group(self.shell_group)
 
     def kill_guard_group(self) -> bool:
         """Once the guard has exited, SIGKILLs every process left in its process group (one
@@ -423,14 +429,7 @@ class GuardedCommand:
         shell's. Never while the guard lives: that would kill the guard. Whether it was
         signalled: False while the guard lives, once the group is empty, off Linux, and on
         kernels before 6.9 (the sweep then signals the group by its id, `_kill_group`)."""
-        if self.guard_handle is None or not self.guard_exited.is_set():
-            return False
-        try:
-            signal.pidfd_send_signal(self.guard_handle, signal.SIGKILL, None,
-                                     PIDFD_SIGNAL_PROCESS_GROUP)
-        except OSError:  # ESRCH: none is left; EINVAL: an older kernel
-            return False
-        return True
+        return self.guard_exited.is_set() and _kill_led_group(self.guard_handle)
 
     def abandon(self) -> None:
         """Lets go of a command whose guard exited and whose exit nobody will read: its
