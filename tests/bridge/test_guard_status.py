@@ -48,19 +48,25 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(asyncio.wait_for(coroutine, 60))
 
 
-def _forging(monkeypatch: pytest.MonkeyPatch, *forger_argv: str, wait: bool) -> None:
+def _forging(monkeypatch: pytest.MonkeyPatch, *forger_argv: str, wait: bool
+             ) -> list[asyncio.subprocess.Process]:
     """Each guard started from now on has a forger holding its end of the status socket
-    (as one that grabbed it would), started first; waited for if `wait`."""
+    (as one that grabbed it would), started first; waited for if `wait`. The forgers, as
+    they start: a scenario waits for them before its loop ends (an exit its loop never saw
+    left a transport that warned, unclosed, in a later test)."""
     spawn = guarded_command.spawn_guard
+    forgers: list[asyncio.subprocess.Process] = []
 
     async def forging_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
         forger = await asyncio.create_subprocess_exec(
             sys.executable, "-c", _FORGER, str(status_fd), *forger_argv, pass_fds=(status_fd,))
+        forgers.append(forger)
         if wait:
             await forger.wait()
         return await spawn(argv, cwd, env, status_fd)
 
     monkeypatch.setattr(guarded_command, "spawn_guard", forging_spawn)
+    return forgers
 
 
 def test_a_ready_and_a_code_another_process_wrote_first_are_not_believed(
@@ -82,7 +88,7 @@ def test_a_ready_and_a_code_another_process_wrote_first_are_not_believed(
 def test_a_code_another_process_writes_while_the_command_runs_is_not_believed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     go, forged = tmp_path / "go", tmp_path / "forged"
-    _forging(monkeypatch, "0\n", str(go), str(forged), wait=False)
+    forgers = _forging(monkeypatch, "0\n", str(go), str(forged), wait=False)
 
     async def scenario() -> int:
         command = await GuardedCommand.start(
@@ -91,6 +97,8 @@ def test_a_code_another_process_writes_while_the_command_runs_is_not_believed(
         go.touch()  # the forger writes `0` now, before the shell exits
         code = await command.shell_exit()
         await asyncio.wait_for(command.ended(), ENDED_SECONDS)
+        for forger in forgers:
+            await forger.wait()
         return code
 
     assert _run(scenario()) == 7
