@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	pb "shellexec/clients/go/gen/shellexec/v1"
 )
@@ -107,5 +109,169 @@ func TestTextThatIsNotUTF8IsRefusedBeforeSending(t *testing.T) {
 	value, err := toValue(json.RawMessage(`{"t":"\ud83d\ude00"}`), "update")
 	if err != nil || value.GetStructValue().GetFields()["t"].GetStringValue() != "\U0001F600" {
 		t.Errorf("a paired escape: %v, %v", value, err)
+	}
+}
+
+// A cyclic value (a tree whose children point back to their parent, a map holding itself
+// under two keys) fails at once with encoding/json's "encountered a cycle". The check's own
+// walk stopped at a depth of 1000 and went on with the other branches: 2^1000 visits, and
+// Publish hung.
+func TestACyclicUpdateFailsAtOnce(t *testing.T) {
+	type node struct {
+		Name     string  `json:"name"`
+		Parent   *node   `json:"parent,omitempty"`
+		Children []*node `json:"children,omitempty"`
+	}
+	root := &node{Name: "root"}
+	root.Children = []*node{{Name: "a", Parent: root}, {Name: "b", Parent: root}}
+	loop := map[string]any{}
+	loop["a"], loop["b"] = loop, loop
+	for name, update := range map[string]any{"a tree": root, "a map": loop} {
+		done := make(chan error, 1)
+		go func() { _, err := toValue(update, "update"); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "encountered a cycle") ||
+				!strings.HasPrefix(err.Error(), "shellexec: update is not JSON: ") {
+				t.Errorf("%s: %v, want encoding/json's cycle", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no answer after 10 s", name)
+		}
+	}
+}
+
+// A large update is checked in place, in one pass over its JSON text: about as fast as
+// json.Marshal and protojson alone, where building each string as runes took 4 times as long
+// and 3.7 times the memory (BenchmarkLargeUpdate).
+func TestALargeUpdateIsCheckedWithoutCopyingIt(t *testing.T) {
+	text := strings.Repeat("0123456789abcdef", 1<<18) // 4 MiB
+	update := map[string]any{"sessionUpdate": "agent_message_chunk",
+		"content": map[string]any{"type": "text", "text": text}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	value, err := toValue(update, "update")
+	runtime.ReadMemStats(&after)
+	if err != nil || value.GetStructValue().GetFields()["content"].GetStructValue().
+		GetFields()["text"].GetStringValue() != text {
+		t.Fatalf("toValue: %v", err)
+	}
+	// json.Marshal's buffer as it grows, its copy, and protojson's string: about 3 times the
+	// text (a rune and a copy of each string made it 30).
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 8*uint64(len(text)) {
+		t.Errorf("toValue allocated %d bytes for a text of %d", allocated, len(text))
+	}
+}
+
+func BenchmarkLargeUpdate(b *testing.B) {
+	text := strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ é\n", 1<<16)[:4<<20]
+	update := map[string]any{"sessionUpdate": "agent_message_chunk",
+		"content": map[string]any{"type": "text", "text": text}}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := toValue(update, "update"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type textLabel string
+
+type textWithLabel struct {
+	textLabel        // unexported, embedded, no struct: encoding/json leaves it out
+	Text      string `json:"text"`
+}
+
+type textMasked struct{ Raw string }
+
+func (m *textMasked) MarshalText() ([]byte, error) { return []byte("***"), nil }
+
+type textMaskedEnvelope struct {
+	Secret textMasked `json:"secret"`
+	Note   any        `json:"note"`
+}
+
+type textInner struct {
+	Text   string `json:"text"`
+	Hidden string // hidden by the outer Hidden
+}
+
+type textOuter struct {
+	textInner
+	Hidden  string
+	Skipped string          `json:"-"`
+	Zero    textAlwaysZero  `json:"zero,omitzero"`
+	Quoted  string          `json:"quoted,string"`
+	Raw     json.RawMessage `json:"raw"`
+}
+
+type textAlwaysZero struct{ Text string }
+
+type textPointerJSON struct{ Raw string }
+
+func (*textPointerJSON) MarshalJSON() ([]byte, error) { return []byte(`"\ufffd"`), nil }
+
+type textDupA struct{ Dup string }
+type textDupB struct{ Dup string }
+
+type textDuplicates struct { // two Dup fields as deep as each other: encoding/json writes neither
+	textDupA
+	textDupB
+	Raw json.RawMessage
+}
+
+func (textAlwaysZero) IsZero() bool { return true }
+
+type textBadValue struct{}
+
+func (textBadValue) MarshalText() ([]byte, error) { return []byte("v\xff"), nil }
+
+type textBadKey int
+
+func (k textBadKey) MarshalText() ([]byte, error) { return []byte("k\xff"), nil }
+
+// What encoding/json sends, and only that, is checked, as it sends it: fields it leaves out
+// (unexported, embedded unexported non-structs, hidden, "-", omitzero by an IsZero method)
+// were refused; a value written by a MarshalText on its pointer had its fields refused; and
+// a map key written by MarshalText was not checked at all.
+func TestTheTextCheckedIsTheTextEncodingJSONSends(t *testing.T) {
+	escaped := json.RawMessage(`"\ufffd"`) // a U+FFFD in the JSON text, so the Go value is walked
+	taken := map[string]any{
+		"an unexported embedded string":  textWithLabel{textLabel: "\xff", Text: "hello"},
+		"one beside a U+FFFD":            []any{textWithLabel{textLabel: "\xff"}, escaped},
+		"a MarshalText on the pointer":   &textMaskedEnvelope{Secret: textMasked{Raw: "\xff"}},
+		"one beside a U+FFFD (2)":        &textMaskedEnvelope{Secret: textMasked{Raw: "\xff"}, Note: escaped},
+		"one in a slice beside a U+FFFD": []textMaskedEnvelope{{Secret: textMasked{Raw: "\xff"}, Note: "\uFFFD"}},
+		"fields encoding/json leaves out": textOuter{textInner: textInner{Text: "ok", Hidden: "\xff"},
+			Skipped: "\xff", Zero: textAlwaysZero{"\xff"}, Raw: escaped},
+		"a MarshalJSON on the pointer":      &struct{ X textPointerJSON }{textPointerJSON{Raw: "\xff"}},
+		"fields of one name, both left out": textDuplicates{textDupA{"\xff"}, textDupB{"\xfe"}, escaped},
+	}
+	for name, update := range taken {
+		if _, err := toValue(update, "update"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	refused := []struct {
+		name   string
+		update any
+		want   string
+	}{
+		{"a promoted field", textOuter{textInner: textInner{Text: "a\xff"}}, "update.text holds invalid UTF-8 (byte 2 of 2 is 0xff)"},
+		{"a quoted field", textOuter{Quoted: "\xfe", Raw: escaped}, "update.quoted holds invalid UTF-8 (byte 1 of 1 is 0xfe)"},
+		{"a MarshalText on the value", map[string]any{"a": []any{1, textBadValue{}}}, "update.a[1] holds invalid UTF-8 (byte 2 of 2 is 0xff)"},
+		{"a map key written by MarshalText", map[string]any{"sessionUpdate": "plan", "meta": map[textBadKey]string{7: "x"}},
+			"a key in update.meta holds invalid UTF-8 (byte 2 of 2 is 0xff)"},
+		{"a MarshalText on the pointer of a map value", map[string]textMasked{"x": {Raw: "\xff"}}, "update.x.Raw holds invalid UTF-8"},
+		{"a MarshalJSON on the pointer of a map value", map[string]textPointerJSON{"x": {Raw: "\xff"}}, "update.x.Raw holds invalid UTF-8"},
+		{"the first in the order sent", map[string]any{"b": "\xfe", "a": []string{"ok", "\xff"}}, "update.a[1] holds invalid UTF-8"},
+	}
+	for _, test := range refused {
+		_, err := toValue(test.update, "update")
+		if err == nil || !strings.HasPrefix(err.Error(), "shellexec: "+test.want) {
+			t.Errorf("%s: %v, want %q", test.name, err, test.want)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package shellexec
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -18,14 +17,11 @@ func toValue(update any, path string) (*structpb.Value, error) {
 	if raw, ok := update.([]byte); ok {
 		update = json.RawMessage(raw)
 	}
-	if err := goText(reflect.ValueOf(update), path, 0); err != nil {
-		return nil, err
-	}
 	text, err := json.Marshal(update)
 	if err != nil {
 		return nil, fmt.Errorf("shellexec: %s is not JSON: %w", path, err)
 	}
-	if err := jsonText(text, path); err != nil {
+	if err := updateText(update, text, path); err != nil {
 		return nil, err
 	}
 	value := &structpb.Value{}
