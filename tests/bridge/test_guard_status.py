@@ -418,3 +418,121 @@ def test_a_code_written_by_a_process_given_the_dead_guards_pid_is_not_believed(
         pytest.skip("pidfds do not tell processes apart here (Linux before 6.9)")
     # Even read before the bridge knew that the guard had exited.
     assert result["channel"]["lines"] == ["7\n", ""], result
+
+
+def test_a_report_behind_megabytes_another_process_queued_is_read() -> None:
+    """Once the guard exited, the bridge read at most 1 MiB more; a process holding the
+    guard's end grew the socket's buffer and queued more than that ahead of the report, which
+    was dropped, and the guard's own 0 was taken for the shell's code. Everything queued when
+    the guard exited is read now."""
+    async def scenario() -> bytes:
+        ours, theirs = guarded_command.StatusChannel.pair()
+        with theirs:
+            theirs.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 * 1024 * 1024)
+            queued = theirs.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 2
+            if queued <= 1024 * 1024:
+                pytest.skip("this system keeps a socket's buffer within 1 MiB")
+            theirs.sendall(b"x" * queued)  # this process: not the guard, so never believed
+            guard = subprocess.Popen(
+                [sys.executable, "-c", "import os, sys; os.write(int(sys.argv[1]), b'7\\n')",
+                 str(theirs.fileno())], pass_fds=(theirs.fileno(),))
+            handle = os.pidfd_open(guard.pid)
+            guard.wait()
+        exited = asyncio.Event()
+        exited.set()
+        status = guarded_command.StatusChannel(ours, guard.pid, exited,
+                                               guarded_command._pidfd_inode(handle))
+        try:
+            return await status.readline()
+        finally:
+            status.close()
+            os.close(handle)
+
+    assert _run(scenario()) == b"7\n"
+
+
+def test_a_guard_that_exited_0_without_a_report_read_is_no_code_0(tmp_path: Path) -> None:
+    """A guard exits 0 only once it wrote the shell's code: if that was not read, 0 would be
+    a code the command never gave."""
+    silent = tmp_path / "silent_guard.py"
+    # Says `ready` with a pid that is no child of its own (the bridge then holds no group and
+    # answers `go`), and exits 0 without a report.
+    silent.write_text("import os, sys\nos.write(int(sys.argv[2]), b'ready 1\\n')\n")
+
+    async def scenario() -> int:
+        command = await GuardedCommand.start(SHELL, "exit 7", tmp_path, os.environ)
+        return await command.shell_exit()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(guarded_command, "_GUARD", str(silent))
+        assert _run(scenario()) == 4  # terminal_guard.UNREPORTED
+
+
+def test_the_status_socket_takes_no_file_descriptors() -> None:
+    """A process holding the guard's end passed a socket lingering on unsent data: closing
+    it, as the bridge closes every fd a message carries, blocked the event loop."""
+    ours, theirs = guarded_command.StatusChannel.pair()
+    with ours, theirs:
+        try:
+            passes = ours.getsockopt(socket.SOL_SOCKET, 83)  # SO_PASSRIGHTS, Linux 6.16
+        except OSError:
+            pytest.skip("this kernel has no SO_PASSRIGHTS")
+        assert passes == 0
+        with pytest.raises(PermissionError):
+            socket.send_fds(theirs, [b"x"], [theirs.fileno()])
+
+
+# Holds the inherited fd argv[1] (a copy of the guard's end), makes it non-blocking (a flag
+# every copy shares) and keeps it full, says so in the file argv[2] once it first is, and
+# goes on until the file argv[3] exists.
+_FILLER = """
+import fcntl, os, sys, time
+
+
+def fill(fd):
+    try:
+        while True:
+            os.write(fd, b"x" * 4096)
+    except BlockingIOError:
+        pass
+
+
+fd = int(sys.argv[1])
+fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+fill(fd)
+open(sys.argv[2], "w").close()
+deadline = time.monotonic() + 120
+while not os.path.exists(sys.argv[3]) and time.monotonic() < deadline:
+    fill(fd)
+    time.sleep(0.001)
+"""
+
+
+def test_a_report_written_on_a_socket_made_non_blocking_and_full_still_arrives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process holding the guard's end made it non-blocking and filled it: the guard's
+    write of the shell's code failed (EAGAIN), and `exit 7` was reported as the guard's 4."""
+    full, released = tmp_path / "full", tmp_path / "released"
+    spawn = guarded_command.spawn_guard
+    fillers: list[asyncio.subprocess.Process] = []
+
+    async def filling_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
+        fillers.append(await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _FILLER, str(status_fd), str(full), str(released),
+            pass_fds=(status_fd,)))
+        return await spawn(argv, cwd, env, status_fd)
+
+    monkeypatch.setattr(guarded_command, "spawn_guard", filling_spawn)
+
+    async def scenario() -> int:
+        command = await GuardedCommand.start(
+            SHELL, f"while [ ! -e {full} ]; do sleep 0.02; done; exit 7", tmp_path, os.environ)
+        try:
+            return await command.shell_exit()
+        finally:
+            released.touch()
+            for filler in fillers:
+                await filler.wait()
+            await asyncio.wait_for(command.ended(), ENDED_SECONDS)
+
+    assert _run(scenario()) == 7

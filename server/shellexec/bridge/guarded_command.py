@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import re
@@ -41,6 +42,7 @@ import signal
 import socket
 import struct
 import sys
+import termios
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,10 +75,13 @@ _HELD_BYTES: Final = 64
 _RECEIVE_BYTES: Final = 256
 # Messages read per turn of the event loop, so that a flood cannot hold the loop.
 _RECEIVES_PER_TURN: Final = 16
-# What is taken from the socket once the guard exited, at most (4096 reads of at most
-# _RECEIVE_BYTES: 1 MiB): more than the socket's buffer holds, so that all the guard wrote
-# is taken unless another process keeps writing meanwhile.
-_RECEIVES_AFTER_THE_GUARD: Final = 4096
+# What one read takes once the guard exited, of what was queued by then (`_take_the_rest`).
+_DRAIN_BYTES: Final = 64 * 1024
+# Linux 6.16: a socket that takes no file descriptors (SCM_RIGHTS). Closing one a hostile
+# sender passed (a TCP socket lingering on unsent data) could block the event loop.
+_PASSRIGHTS: Final = 83  # SO_PASSRIGHTS
+# The guard's exit code when it could not write the shell's (terminal_guard.UNREPORTED).
+_UNREPORTED: Final = 4
 # pidfd_send_signal's flag (Linux 6.9) that signals the process group the pidfd's process
 # leads (its pid is the group's id), even once that process is gone.
 PIDFD_SIGNAL_PROCESS_GROUP: Final = 4
@@ -111,6 +116,7 @@ class StatusChannel:
         self._done = False  # the guard's end closed, or this one
         self._arrived = asyncio.Event()
         self._refused = 0
+        self._taken = 0  # bytes the last `_take_one` read
         self._loop = asyncio.get_running_loop()
         end.setblocking(False)
         self._loop.add_reader(end.fileno(), self._receive)
@@ -123,6 +129,8 @@ class StatusChannel:
             ours.setsockopt(socket.SOL_SOCKET, _PASSCRED, 1)
             with contextlib.suppress(OSError):  # before Linux 6.5 the pid alone tells
                 ours.setsockopt(socket.SOL_SOCKET, _PASSPIDFD, 1)
+            with contextlib.suppress(OSError):  # before Linux 6.16 passed fds are closed
+                ours.setsockopt(socket.SOL_SOCKET, _PASSRIGHTS, 0)
         return ours, theirs
 
     async def readline(self) -> bytes:
@@ -170,27 +178,30 @@ class StatusChannel:
                 return
 
     def _take_the_rest(self) -> None:
-        """The guard has exited, so what it wrote is queued on the socket by now: takes that
-        and reads nothing more, so that a process still holding a copy of the guard's end
-        can neither keep the bridge waiting nor speak later (with the guard's pid, once
-        another process of its own is given it). At most _RECEIVES_AFTER_THE_GUARD reads, so
-        that one writing on meanwhile cannot hold the event loop."""
-        for _ in range(_RECEIVES_AFTER_THE_GUARD):
-            if not self._take_one():
-                break
+        """The guard has exited, so what it wrote is queued on the socket by now: takes the
+        bytes queued at this moment and reads nothing more, so that a process still holding
+        a copy of the guard's end can neither keep the bridge waiting nor speak later (with
+        the guard's pid, once another process of its own is given it). What it writes from
+        now on comes after the guard's report; what it wrote before, however much (it may
+        have grown the socket's buffer), is read through to the report."""
+        left = _queued_bytes(self._end)
+        while left > 0 and self._take_one(min(left, _DRAIN_BYTES)):
+            left -= self._taken
         self._finish()
 
-    def _take_one(self) -> bool:
-        """Takes one message queued on the socket, if the guard sent it; whether there may
-        be another."""
+    def _take_one(self, size: int = _RECEIVE_BYTES) -> bool:
+        """Takes one message queued on the socket (at most `size` bytes), if the guard sent
+        it; whether there may be another. `_taken` says how many bytes it read."""
+        self._taken = 0
         if self._done:
             return False
         try:
-            data, ancillary, flags, _ = self._end.recvmsg(_RECEIVE_BYTES, _ANCILLARY_BYTES)
+            data, ancillary, flags, _ = self._end.recvmsg(size, _ANCILLARY_BYTES)
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
             data, ancillary, flags = b"", [], 0
+        self._taken = len(data)
         sender, inode = _sender(ancillary, flags)  # closes the fds the message carried
         if not data:  # every holder of the guard's end closed it (or shut it down)
             self._finish()
@@ -213,6 +224,15 @@ class StatusChannel:
             log.warning("terminal guard %d: %s wrote on its status socket; not believed",
                         self._guard, who)
         return False
+
+
+def _queued_bytes(end: socket.socket) -> int:
+    """How many bytes wait to be read on `end` (FIONREAD, SIOCINQ on a socket)."""
+    try:
+        counted = fcntl.ioctl(end.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int(struct.unpack("i", counted)[0])
 
 
 def _sender(ancillary: list[tuple[int, int, bytes]], flags: int
@@ -393,7 +413,10 @@ class GuardedCommand:
             self.status.close()
         if _REPORT.fullmatch(line):
             return int(line)
-        return await self._exit()
+        code = await self._exit()
+        # A guard exits 0 only once it wrote the shell's code; if that was not read (a
+        # process holding its end got in the way), 0 would be a code the command never gave.
+        return _UNREPORTED if code == 0 else code
 
     def end(self) -> None:
         """Has the guard kill the command and everything it started, unless all ended."""

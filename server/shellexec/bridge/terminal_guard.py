@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import sys
 
@@ -104,7 +105,7 @@ def start_shell(argv: list[str], status_fd: int) -> int:
     with contextlib.suppress(OSError):  # as the child does: the group exists from here on
         os.setpgid(pid, pid)
     try:
-        os.write(status_fd, f"ready {pid}\n".encode("ascii"))
+        write_whole(status_fd, f"ready {pid}\n".encode("ascii"))
     except OSError:  # the bridge is gone, or the socket was shut down: run nothing
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
@@ -121,7 +122,11 @@ def _become_the_shell(argv: list[str], status_fd: int) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
         heard = b""
         while not heard.endswith(b"\n") and len(heard) < len(GO):
-            read = os.read(status_fd, len(GO) - len(heard))
+            try:
+                read = os.read(status_fd, len(GO) - len(heard))
+            except BlockingIOError:  # made non-blocking by a process holding a copy
+                select.select([status_fd], [], [])
+                continue
             if not read:
                 break
             heard += read
@@ -213,9 +218,21 @@ class Guard:
 
     def report(self, returncode: int) -> None:
         with contextlib.suppress(OSError):
-            os.write(self.status_fd, f"{returncode}\n".encode("ascii"))
+            write_whole(self.status_fd, f"{returncode}\n".encode("ascii"))
             self.reported = True
         os.close(self.status_fd)
+
+
+def write_whole(fd: int, data: bytes) -> None:
+    """Writes all of `data` on `fd`, waiting while the socket is full: a process holding a
+    copy of it may have made it non-blocking (the flag is shared) and filled it, and the
+    bridge reads it empty meanwhile (the shell's process reads `go` so too)."""
+    left = memoryview(data)
+    while left:
+        try:
+            left = left[os.write(fd, left):]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 def main(argv: list[str]) -> None:
