@@ -274,14 +274,20 @@ def _hold_guard(guard: int) -> int | None:
     """A pidfd of the guard just started, if the process with its pid is still it: the
     bridge's child leading its own session (asyncio's watcher reaps a guard that died at
     once, and its pid may be another process's by now); None off Linux."""
+    return _pidfd_if(guard, parent=os.getpid(), group=guard, session=guard)
+
+
+def _pidfd_if(pid: int, *, parent: int, group: int, session: int) -> int | None:
+    """A pidfd of the process `pid` if, once the pidfd is held (so the pid names that
+    process), its parent, process group and session are these; else None (off Linux too)."""
     try:
-        handle = os.pidfd_open(guard)
+        handle = os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None
     try:
-        with open(f"/proc/{guard}/stat", encoding="utf-8", errors="replace") as stat:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        if [int(fields[1]), int(fields[3])] == [os.getpid(), guard]:
+        if [int(fields[1]), int(fields[2]), int(fields[3])] == [parent, group, session]:
             return handle
     except (OSError, IndexError, ValueError):
         pass
@@ -325,19 +331,7 @@ def _hold_shell_group(guard: int, shell: int) -> int | None:
     """A pidfd of the shell's process, which the guard says it forked, if that process is
     the guard's child leading its own group in the guard's session (it is waiting for `go`);
     None off Linux."""
-    try:
-        handle = os.pidfd_open(shell)
-    except (AttributeError, OSError):
-        return None
-    try:
-        with open(f"/proc/{shell}/stat", encoding="utf-8", errors="replace") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        if [int(fields[1]), int(fields[2]), int(fields[3])] == [guard, shell, guard]:
-            return handle
-    except (OSError, IndexError, ValueError):
-        pass
-    os.close(handle)
-    return None
+    return _pidfd_if(shell, parent=guard, group=shell, session=guard)
 
 
 @dataclass(slots=True)
