@@ -39,6 +39,12 @@ def _pids(path: Path) -> list[int]:
     return [int(word) for word in path.read_text().split()]
 
 
+def _still_running(pid_file: Path) -> list[int]:
+    """The processes of `pid_file` that have not ended within GONE_SECONDS each."""
+    return [pid for pid in _pids(pid_file)
+            if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+
+
 @contextlib.contextmanager
 def _cleaned_up(pid_file: Path) -> Iterator[None]:
     """Kills what a failed test left running of the sleeps it started, and only those."""
@@ -80,8 +86,7 @@ def test_kill_ends_what_the_command_started_outside_its_process_group(
     ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
     with _cleaned_up(pid_file):
         launched.wait_for_mark("killed", MARK_SECONDS)
-        left = [pid for pid in _pids(pid_file)
-                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        left = _still_running(pid_file)
         go.touch()
         finished = launched.finish()
 
@@ -263,8 +268,7 @@ def test_a_command_that_kills_its_guard_is_ended_at_once(stack: Stack, tmp_path:
     ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
     with _rogue_cleaned_up(launched, pid_file):
         launched.wait_for_mark("exited", MARK_SECONDS)
-        left = [pid for pid in _pids(pid_file)
-                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        left = _still_running(pid_file)
         go.touch()
         finished = launched.finish()
 
@@ -293,8 +297,7 @@ def test_a_command_that_keeps_stopping_its_guard_is_still_ended(
     ], "--host-terminals", "--agent", "goose", "--prompt", "Run it.")
     with _rogue_cleaned_up(launched, pid_file):
         launched.wait_for_mark("killed", MARK_SECONDS)
-        left = [pid for pid in _pids(pid_file)
-                if not wait_until(functools.partial(gone, pid), GONE_SECONDS)]
+        left = _still_running(pid_file)
         finished = launched.finish()
 
         assert left == [], "still running after terminal/kill"
