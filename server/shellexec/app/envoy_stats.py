@@ -18,9 +18,12 @@ from shellexec.app.browser_boundary import foreign_host_virtual_host, loopback_h
 STATS_HOST = "127.0.0.1"
 STATS_PATH = "/stats/prometheus"
 ADMIN_CLUSTER = "envoy_admin"
-_HCM = ("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
-        "HttpConnectionManager")
-_ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
+# The type of a listener's HTTP connection manager, and its last filter, which routes: what
+# every listener Envoy answers on its own (this one, the plaintext refusal) is built from.
+CONNECTION_MANAGER = ("type.googleapis.com/envoy.extensions.filters.network."
+                      "http_connection_manager.v3.HttpConnectionManager")
+ROUTER_FILTER = {"name": "envoy.filters.http.router", "typed_config": {
+    "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}
 
 
 def _refusal(status: int, text: str) -> dict[str, Any]:
@@ -45,15 +48,14 @@ def stats_listener(port: int, connection_timeouts: dict[str, Any]) -> dict[str, 
     """The read-only statistics listener on STATS_HOST:`port`, closing idle and slow client
     connections as `connection_timeouts` (connection manager fields) say."""
     manager = {
-        "@type": _HCM, "stat_prefix": "envoy_stats", "codec_type": "AUTO",
+        "@type": CONNECTION_MANAGER, "stat_prefix": "envoy_stats", "codec_type": "AUTO",
         **connection_timeouts,
         "normalize_path": True, "merge_slashes": True,
         "path_with_escaped_slashes_action": "REJECT_REQUEST",
         "route_config": {"name": "envoy_stats", "virtual_hosts": [
             {"name": "envoy_stats", "domains": loopback_hosts(port), "routes": _routes()},
             foreign_host_virtual_host()]},
-        "http_filters": [{"name": "envoy.filters.http.router",
-                          "typed_config": {"@type": _ROUTER}}],
+        "http_filters": [ROUTER_FILTER],
     }
     return {
         "name": "envoy_stats",

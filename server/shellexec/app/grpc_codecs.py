@@ -53,12 +53,13 @@ def trailers_only_refusal(headers: list[dict[str, Any]], message: str,
         # Empty, so Envoy sends the headers alone: gRPC's trailers-only answer, which gRPC
         # and gRPC-Web clients both read the status from.
         "direct_response": {"status": 200},
-        "response_headers_to_add": [_replaced("grpc-status", status),
-                                    _replaced("grpc-message", message)],
+        "response_headers_to_add": [replaced_header("grpc-status", status),
+                                    replaced_header("grpc-message", message)],
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
 
 
-def _replaced(name: str, value: str) -> dict[str, Any]:
+def replaced_header(name: str, value: str) -> dict[str, Any]:
+    """A response header `name: value`, replacing any of that name."""
     return {"header": {"key": name, "value": value},
             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}

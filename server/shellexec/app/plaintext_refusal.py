@@ -22,8 +22,9 @@ import struct
 from typing import Any
 
 from shellexec.app.browser_boundary import security_headers_filter
+from shellexec.app.envoy_stats import CONNECTION_MANAGER, ROUTER_FILTER
 from shellexec.app.front_door_errors import status_filter
-from shellexec.app.grpc_codecs import trailers_only_refusal
+from shellexec.app.grpc_codecs import replaced_header, trailers_only_refusal
 
 # google.rpc.Code FAILED_PRECONDITION: the request cannot work as sent, and a retry as sent
 # cannot either.
@@ -34,9 +35,6 @@ MESSAGE = ("this port serves HTTPS only (TLS): connect with https:// (grpcurl: -
 # The flags of a Connect frame that ends a stream.
 _END_OF_STREAM = 0x02
 
-_HCM = ("type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3."
-        "HttpConnectionManager")
-_ROUTER = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
 _INSPECTOR = ("type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3."
               "TlsInspector")
 
@@ -59,7 +57,7 @@ def _connect_stream_route() -> dict[str, Any]:
             "prefix": "application/connect+", "ignore_case": True}}]},
         "direct_response": {"status": 200, "body": {
             "inline_bytes": base64.b64encode(frame).decode()}},
-        "response_headers_to_add": [_content_type("application/connect+proto")],
+        "response_headers_to_add": [replaced_header("content-type", "application/connect+proto")],
     }
 
 
@@ -82,11 +80,6 @@ def reply_mappers() -> list[dict[str, Any]]:
     ]
 
 
-def _content_type(value: str) -> dict[str, Any]:
-    return {"header": {"key": "content-type", "value": value},
-            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}
-
-
 def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
                            ) -> dict[str, Any]:
     """The filter chain of a plaintext connection to the TLS front door; `manager_fields`
@@ -101,13 +94,12 @@ def plaintext_filter_chain(manager_fields: dict[str, Any], max_headers_kib: int
     anything_else = {"match": {"prefix": "/"},
                      "direct_response": {"status": 400, "body": {"inline_string": MESSAGE}}}
     manager = {
-        "@type": _HCM, "stat_prefix": "front_door_plaintext", "codec_type": "AUTO",
+        "@type": CONNECTION_MANAGER, "stat_prefix": "front_door_plaintext", "codec_type": "AUTO",
         **manager_fields, "max_request_headers_kb": max_headers_kib,
         "route_config": {"name": "front_door_plaintext", "virtual_hosts": [{
             "name": "plaintext", "domains": ["*"],
             "routes": [grpc_call, _connect_stream_route(), anything_else]}]},
-        "http_filters": [security_headers_filter(),
-                         {"name": "envoy.filters.http.router", "typed_config": {"@type": _ROUTER}}],
+        "http_filters": [security_headers_filter(), ROUTER_FILTER],
     }
     return {"filter_chain_match": {"transport_protocol": "raw_buffer"},
             "filters": [{"name": "envoy.filters.network.http_connection_manager",
