@@ -89,17 +89,21 @@ _log = logging.getLogger(__name__)
 
 def disk_full(error: BaseException) -> bool:
     """Whether `error` is SQLite's SQLITE_FULL ("database or disk is full": no room on the
-    disk, or the file at `max_page_count`), as sqlite3 raises it or under peewee's error."""
-    return any(isinstance(found, sqlite3.Error)
-               and (getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
-               for found in driver_errors(error))
+    disk, or the file at `max_page_count`)."""
+    return _sqlite_error(error, sqlite3.SQLITE_FULL)
 
 
 def cannot_open(error: BaseException) -> bool:
     """Whether `error` is SQLite's SQLITE_CANTOPEN ("unable to open database file": the file
-    or its folder is away, or not readable), as sqlite3 raises it or under peewee's error."""
+    or its folder is away, or not readable)."""
+    return _sqlite_error(error, sqlite3.SQLITE_CANTOPEN)
+
+
+def _sqlite_error(error: BaseException, code: int) -> bool:
+    """Whether `error` is SQLite's error `code` (its primary code: an extended one's low
+    byte), as sqlite3 raises it or under peewee's error."""
     return any(isinstance(found, sqlite3.Error)
-               and (getattr(found, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_CANTOPEN
+               and (getattr(found, "sqlite_errorcode", 0) & 0xFF) == code
                for found in driver_errors(error))
 
 
