@@ -116,7 +116,6 @@ class StatusChannel:
         self._done = False  # the guard's end closed, or this one
         self._arrived = asyncio.Event()
         self._refused = 0
-        self._taken = 0  # bytes the last `_take_one` read
         self._loop = asyncio.get_running_loop()
         end.setblocking(False)
         self._loop.add_reader(end.fileno(), self._receive)
@@ -185,31 +184,29 @@ class StatusChannel:
         now on comes after the guard's report; what it wrote before, however much (it may
         have grown the socket's buffer), is read through to the report."""
         left = _queued_bytes(self._end)
-        while left > 0 and self._take_one(min(left, _DRAIN_BYTES)):
-            left -= self._taken
+        while left > 0 and (taken := self._take_one(min(left, _DRAIN_BYTES))):
+            left -= taken
         self._finish()
 
-    def _take_one(self, size: int = _RECEIVE_BYTES) -> bool:
-        """Takes one message queued on the socket (at most `size` bytes), if the guard sent
-        it; whether there may be another. `_taken` says how many bytes it read."""
-        self._taken = 0
+    def _take_one(self, size: int = _RECEIVE_BYTES) -> int:
+        """Takes one message queued on the socket (at most `size` bytes), kept if the guard
+        sent it; how many bytes it read, 0 once nothing more is to be read for now."""
         if self._done:
-            return False
+            return 0
         try:
             data, ancillary, flags, _ = self._end.recvmsg(size, _ANCILLARY_BYTES)
         except (BlockingIOError, InterruptedError):
-            return False
+            return 0
         except OSError:
             data, ancillary, flags = b"", [], 0
-        self._taken = len(data)
         sender, inode = _sender(ancillary, flags)  # closes the fds the message carried
         if not data:  # every holder of the guard's end closed it (or shut it down)
             self._finish()
-            return False
+            return 0
         if self._from_the_guard(sender, inode):
             self._held += data[:max(0, _HELD_BYTES - len(self._held))]
             self._arrived.set()
-        return True
+        return len(data)
 
     def _from_the_guard(self, sender: int | None, inode: int | None) -> bool:
         if _PASSCRED is None:  # nothing tells who wrote it
