@@ -47,6 +47,7 @@ from shellexec.bridge.log_text import escaped, escaped_line
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.process_guard import ending_with_bridge
 from shellexec.bridge.stdio import Stderr
+from shellexec.bridge.waiting import noticing
 
 T = TypeVar("T")
 log = logging.getLogger("shellexec.bridge")
@@ -234,15 +235,9 @@ async def _noticing(call: Awaitable[T], stage: str, notice_after: float | None) 
     may, rightly): the user hears what it waits for, and that Ctrl-C stops it."""
     if notice_after is None:
         return await call
-    answer = asyncio.ensure_future(call)
-    try:
-        done, _ = await asyncio.wait({answer}, timeout=notice_after)
-        if not done:
-            log.warning("the agent has not answered %s after %.0f s; still waiting (Ctrl-C "
-                        "stops)", stage, notice_after)
-        return await answer
-    finally:
-        answer.cancel()  # when this was cancelled meanwhile; nothing once answered
+    return await noticing(call, notice_after, lambda: log.warning(
+        "the agent has not answered %s after %.0f s; still waiting (Ctrl-C stops)", stage,
+        notice_after))
 
 
 def failure_reason(error: BaseException) -> str:

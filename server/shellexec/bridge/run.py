@@ -51,6 +51,7 @@ from shellexec.bridge.permission_calls import announced_call
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
 from shellexec.bridge.terminals import TerminalHost
+from shellexec.bridge.waiting import noticing
 from shellexec.vocabulary import ACP_STOP_CANCELLED, ACP_USER_MESSAGE_CHUNK
 
 log = logging.getLogger("shellexec.bridge")
@@ -119,16 +120,9 @@ class BridgeRun:
         """Waits until every recorded update reached the service. A wait that lasts says so,
         and how to end it: a user who pressed Ctrl-C twice for a stubborn agent was left
         waiting in silence through the rest of an outage."""
-        flushing = asyncio.ensure_future(self._forwarder.flush())
-        try:
-            done, _ = await asyncio.wait({flushing}, timeout=FLUSH_NOTICE_SECONDS)
-            if not done:
-                log.warning("%d update(s) still to reach the service; waiting for them (Ctrl-C "
-                            "stops waiting, and they are not recorded)",
-                            self._forwarder.pending)
-            await flushing
-        finally:
-            flushing.cancel()
+        await noticing(self._forwarder.flush(), FLUSH_NOTICE_SECONDS, lambda: log.warning(
+            "%d update(s) still to reach the service; waiting for them (Ctrl-C stops "
+            "waiting, and they are not recorded)", self._forwarder.pending))
 
     async def _run_agent(self) -> tuple[ServiceTurn, str, AgentError | None]:
         options = self._options
