@@ -6,8 +6,9 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
+from google.protobuf import message as protobuf_message
 from google.protobuf import struct_pb2
 
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -152,11 +153,29 @@ def _json_key(key: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
+Request = TypeVar("Request", bound=protobuf_message.Message)
+
+
+def build_request(request_type: type[Request], **fields: Any) -> Request:
+    """`request_type(**fields)`, refusing a text argument UTF-8 cannot carry with a ValueError
+    that names it, as an update's text is refused: protobuf's own UnicodeEncodeError names
+    only the codec, so a caller could not tell which argument it was."""
+    try:
+        return request_type(**fields)  # type: ignore[no-any-return]
+    except UnicodeError as error:
+        for name, value in fields.items():
+            problem = _surrogate_problem(value) if isinstance(value, str) else None
+            if problem:
+                raise ValueError(f"cannot send {request_type.__name__}: {name} {problem}"
+                                 ) from error
+        raise
+
+
 def publish_request(session_id: str, update: Any, sequence: int | None
                     ) -> pb.PublishUpdateRequest:
     value = (update if isinstance(update, struct_pb2.Value)
              else _to_value(update, "update"))
-    request = pb.PublishUpdateRequest(session_id=session_id, update=value)
+    request = build_request(pb.PublishUpdateRequest, session_id=session_id, update=value)
     if sequence is not None:
         request.sequence = sequence
     return request
@@ -168,7 +187,7 @@ def normalize_values(updates: Iterable[Any]) -> list[struct_pb2.Value]:
 
 
 def watch_request(session_id: str, since_revision: int | None) -> pb.WatchMessagesRequest:
-    request = pb.WatchMessagesRequest(session_id=session_id)
+    request = build_request(pb.WatchMessagesRequest, session_id=session_id)
     if since_revision is not None:
         request.since_revision = since_revision
     return request

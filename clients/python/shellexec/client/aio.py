@@ -14,6 +14,7 @@ from shellexec.client._auth import async_bearer_token, check_token
 from shellexec.client._channel import Tls, call_timeout, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
+    build_request,
     normalize_values,
     publish_request,
     watch_request,
@@ -89,15 +90,15 @@ class AsyncShellExecClient:
                         mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
         """The normalized record of one tool call's updates; with `mask_secrets`, credential
         forms in its text are masked as the service masks what browsers see."""
-        request = pb.NormalizeShellExecRequest(updates=normalize_values(updates),
-                                               agent=agent, mask_secrets=mask_secrets)
+        request = build_request(pb.NormalizeShellExecRequest, updates=normalize_values(updates),
+                                agent=agent, mask_secrets=mask_secrets)
         response: pb.NormalizeShellExecResponse = await self._answer(
             self._stub.NormalizeShellExec(request, timeout=self._timeout))
         return response
 
     async def summarize(self, output: shell_output_pb2.ShellOutput
                         ) -> shell_output_pb2.ShellOutputSummary:
-        request = pb.SummarizeShellOutputRequest(output=output)
+        request = build_request(pb.SummarizeShellOutputRequest, output=output)
         response = await self._answer(
             self._stub.SummarizeShellOutput(request, timeout=self._timeout))
         return response.summary  # type: ignore[no-any-return]
@@ -106,19 +107,21 @@ class AsyncShellExecClient:
                              ) -> session_pb2.Session:
         """Creates a session; pass the same `request_id` on every retry of one call so that a
         lost answer creates no second session."""
-        request = pb.CreateSessionRequest(task_id=task_id, agent=agent, request_id=request_id)
+        request = build_request(pb.CreateSessionRequest, task_id=task_id, agent=agent,
+                                request_id=request_id)
         response = await self._answer(self._stub.CreateSession(request, timeout=self._timeout))
         return response.session  # type: ignore[no-any-return]
 
     async def get_session(self, session_id: str) -> session_pb2.Session:
-        request = pb.GetSessionRequest(session_id=session_id)
+        request = build_request(pb.GetSessionRequest, session_id=session_id)
         response = await self._answer(self._stub.GetSession(request, timeout=self._timeout))
         return response.session  # type: ignore[no-any-return]
 
     async def start_turn(self, session_id: str, request_id: str = "") -> session_pb2.Turn:
         """Starts a turn; pass the same `request_id` on every retry of one call so that a lost
         answer starts no second turn."""
-        request = pb.StartTurnRequest(session_id=session_id, request_id=request_id)
+        request = build_request(pb.StartTurnRequest, session_id=session_id,
+                                request_id=request_id)
         response = await self._answer(self._stub.StartTurn(request, timeout=self._timeout))
         return response.turn  # type: ignore[no-any-return]
 
@@ -136,16 +139,16 @@ class AsyncShellExecClient:
 
     async def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn"
                             ) -> pb.CompleteTurnResponse:
-        request = pb.CompleteTurnRequest(session_id=session_id, turn_id=turn_id,
-                                         stop_reason=stop_reason)
+        request = build_request(pb.CompleteTurnRequest, session_id=session_id, turn_id=turn_id,
+                                stop_reason=stop_reason)
         response: pb.CompleteTurnResponse = await self._answer(self._stub.CompleteTurn(
             request, timeout=self._timeout))
         return response
 
     async def list_messages(self, session_id: str, *, limit: int = 0, before: str = "",
                             after: str = "", sort: str = "") -> pb.ListMessagesResponse:
-        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, before=before,
-                                         after=after, sort=sort)
+        request = build_request(pb.ListMessagesRequest, session_id=session_id, limit=limit,
+                                before=before, after=after, sort=sort)
         response: pb.ListMessagesResponse = await self._answer(self._stub.ListMessages(
             request, timeout=self._timeout))
         return response
@@ -153,20 +156,22 @@ class AsyncShellExecClient:
     async def list_sessions(self, *, limit: int = 0, before: str = "", after: str = "",
                             sort: str = "") -> pb.ListSessionsResponse:
         """A page of the sessions the caller may see, oldest first (`sort="desc"`: newest)."""
-        request = pb.ListSessionsRequest(limit=limit, before=before, after=after, sort=sort)
+        request = build_request(pb.ListSessionsRequest, limit=limit, before=before, after=after,
+                                sort=sort)
         response: pb.ListSessionsResponse = await self._answer(self._stub.ListSessions(
             request, timeout=self._timeout))
         return response
 
     async def shell_output(self, session_id: str, message_id: str
                            ) -> pb.GetShellOutputResponse:
-        request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
+        request = build_request(pb.GetShellOutputRequest, session_id=session_id,
+                                message_id=message_id)
         response: pb.GetShellOutputResponse = await self._answer(self._stub.GetShellOutput(
             request, timeout=self._timeout))
         return response
 
     async def boot_state(self, task_id: str) -> pb.BootState:
-        request = pb.GetBootStateRequest(task_id=task_id)
+        request = build_request(pb.GetBootStateRequest, task_id=task_id)
         response = await self._answer(
             self._stub.GetBootState(request, timeout=self._timeout))
         return response.initial_state  # type: ignore[no-any-return]
@@ -174,12 +179,12 @@ class AsyncShellExecClient:
     async def delete_session(self, session_id: str) -> None:
         """Deletes the session with its messages, output and feed (needs `admin`)."""
         await self._answer(self._stub.DeleteSession(
-            pb.DeleteSessionRequest(session_id=session_id), timeout=self._timeout))
+            build_request(pb.DeleteSessionRequest, session_id=session_id), timeout=self._timeout))
 
     async def delete_task(self, task_id: str) -> list[str]:
         """Deletes the task with all its sessions; returns the deleted sessions' ids."""
         response = await self._answer(self._stub.DeleteTask(
-            pb.DeleteTaskRequest(task_id=task_id), timeout=self._timeout))
+            build_request(pb.DeleteTaskRequest, task_id=task_id), timeout=self._timeout))
         return list(response.deleted_session_ids)
 
     async def watch(self, session_id: str, since_revision: int | None = None,

@@ -12,6 +12,7 @@ from shellexec.client._auth import BearerToken, check_token
 from shellexec.client._channel import Tls, call_timeout, channel_credentials
 from shellexec.client._values import (
     CHANNEL_OPTIONS,
+    build_request,
     normalize_values,
     publish_request,
     watch_request,
@@ -92,14 +93,14 @@ class ShellExecClient:
                   mask_secrets: bool = False) -> pb.NormalizeShellExecResponse:
         """The normalized record of one tool call's updates; with `mask_secrets`, credential
         forms in its text are masked as the service masks what browsers see."""
-        request = pb.NormalizeShellExecRequest(updates=normalize_values(updates),
-                                               agent=agent, mask_secrets=mask_secrets)
+        request = build_request(pb.NormalizeShellExecRequest, updates=normalize_values(updates),
+                                agent=agent, mask_secrets=mask_secrets)
         return self._stub.NormalizeShellExec(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
     def summarize(self, output: shell_output_pb2.ShellOutput
                   ) -> shell_output_pb2.ShellOutputSummary:
-        request = pb.SummarizeShellOutputRequest(output=output)
+        request = build_request(pb.SummarizeShellOutputRequest, output=output)
         response = self._stub.SummarizeShellOutput(request, timeout=self._timeout)
         return response.summary  # type: ignore[no-any-return]
 
@@ -107,19 +108,21 @@ class ShellExecClient:
                          ) -> session_pb2.Session:
         """Creates a session; pass the same `request_id` on every retry of one call so that a
         lost answer creates no second session."""
-        request = pb.CreateSessionRequest(task_id=task_id, agent=agent, request_id=request_id)
+        request = build_request(pb.CreateSessionRequest, task_id=task_id, agent=agent,
+                                request_id=request_id)
         response = self._stub.CreateSession(request, timeout=self._timeout)
         return response.session  # type: ignore[no-any-return]
 
     def get_session(self, session_id: str) -> session_pb2.Session:
-        request = pb.GetSessionRequest(session_id=session_id)
+        request = build_request(pb.GetSessionRequest, session_id=session_id)
         response = self._stub.GetSession(request, timeout=self._timeout)
         return response.session  # type: ignore[no-any-return]
 
     def start_turn(self, session_id: str, request_id: str = "") -> session_pb2.Turn:
         """Starts a turn; pass the same `request_id` on every retry of one call so that a lost
         answer starts no second turn."""
-        request = pb.StartTurnRequest(session_id=session_id, request_id=request_id)
+        request = build_request(pb.StartTurnRequest, session_id=session_id,
+                                request_id=request_id)
         response = self._stub.StartTurn(request, timeout=self._timeout)
         return response.turn  # type: ignore[no-any-return]
 
@@ -136,43 +139,45 @@ class ShellExecClient:
 
     def complete_turn(self, session_id: str, turn_id: str, stop_reason: str = "end_turn"
                       ) -> pb.CompleteTurnResponse:
-        request = pb.CompleteTurnRequest(session_id=session_id, turn_id=turn_id,
-                                         stop_reason=stop_reason)
+        request = build_request(pb.CompleteTurnRequest, session_id=session_id, turn_id=turn_id,
+                                stop_reason=stop_reason)
         return self._stub.CompleteTurn(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
     def list_messages(self, session_id: str, *, limit: int = 0, before: str = "",
                       after: str = "", sort: str = "") -> pb.ListMessagesResponse:
-        request = pb.ListMessagesRequest(session_id=session_id, limit=limit, before=before,
-                                         after=after, sort=sort)
+        request = build_request(pb.ListMessagesRequest, session_id=session_id, limit=limit,
+                                before=before, after=after, sort=sort)
         return self._stub.ListMessages(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
     def list_sessions(self, *, limit: int = 0, before: str = "", after: str = "",
                       sort: str = "") -> pb.ListSessionsResponse:
         """A page of the sessions the caller may see, oldest first (`sort="desc"`: newest)."""
-        request = pb.ListSessionsRequest(limit=limit, before=before, after=after, sort=sort)
+        request = build_request(pb.ListSessionsRequest, limit=limit, before=before, after=after,
+                                sort=sort)
         return self._stub.ListSessions(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
     def shell_output(self, session_id: str, message_id: str) -> pb.GetShellOutputResponse:
-        request = pb.GetShellOutputRequest(session_id=session_id, message_id=message_id)
+        request = build_request(pb.GetShellOutputRequest, session_id=session_id,
+                                message_id=message_id)
         return self._stub.GetShellOutput(  # type: ignore[no-any-return]
             request, timeout=self._timeout)
 
     def boot_state(self, task_id: str) -> pb.BootState:
-        request = pb.GetBootStateRequest(task_id=task_id)
+        request = build_request(pb.GetBootStateRequest, task_id=task_id)
         response = self._stub.GetBootState(request, timeout=self._timeout)
         return response.initial_state  # type: ignore[no-any-return]
 
     def delete_session(self, session_id: str) -> None:
         """Deletes the session with its messages, output and feed (needs `admin`)."""
-        self._stub.DeleteSession(pb.DeleteSessionRequest(session_id=session_id),
+        self._stub.DeleteSession(build_request(pb.DeleteSessionRequest, session_id=session_id),
                                  timeout=self._timeout)
 
     def delete_task(self, task_id: str) -> list[str]:
         """Deletes the task with all its sessions; returns the deleted sessions' ids."""
-        response = self._stub.DeleteTask(pb.DeleteTaskRequest(task_id=task_id),
+        response = self._stub.DeleteTask(build_request(pb.DeleteTaskRequest, task_id=task_id),
                                          timeout=self._timeout)
         return list(response.deleted_session_ids)
 
