@@ -27,14 +27,14 @@ BANNER = "shellexec is running with 2 replicas"
 HELLO = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hello"}}
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
+def cluster_env(tmp_path: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if key != "SHELLEXEC_DATABASE_URL"}
     return {**env, "SHELLEXEC_REST_PORT": str(free_port()),
             "SHELLEXEC_ADMIN_SOCKET": str(tmp_path / "admin" / "admin.sock")}
 
 
-def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes],
+def wait_for_output(path: Path, text: str, process: subprocess.Popen[bytes],
               timeout: float = 90.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -49,13 +49,13 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes],
 @pytest.mark.slow
 @pytest.mark.postgresql  # `up --replicas` starts a local one
 def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -> None:
-    env = _env(tmp_path)
+    env = cluster_env(tmp_path)
     with open(tmp_path / "up.out", "wb") as out, open(tmp_path / "up.err", "wb") as err:
         # A process group of its own, as in a terminal, where Ctrl-C signals them all.
         up = subprocess.Popen([BIN / "shellexec", "up", "--replicas", "2"], cwd=tmp_path,
                               env=env, stdout=out, stderr=err, start_new_session=True)
     try:
-        printed = _wait_for(tmp_path / "up.out", BANNER, up)
+        printed = wait_for_output(tmp_path / "up.out", BANNER, up)
         folder = re.search(r"local PostgreSQL in (\S+)", printed)
         assert folder is not None
         assert Path(folder[1]).is_dir()
@@ -130,9 +130,9 @@ def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
     assert pid is not None, printed
     log = tmp_path / ".run" / "replica-1.log"
     os.kill(int(pid[1]), signal.SIGKILL)
-    again = _wait_for(tmp_path / "up.out", "replica 1 (", up)
+    again = wait_for_output(tmp_path / "up.out", "replica 1 (", up)
     assert "exited with signal 9" in again
-    restarted = _wait_for(tmp_path / "up.out", "started again, pid", up)
+    restarted = wait_for_output(tmp_path / "up.out", "started again, pid", up)
     assert re.search(r"replica 1 \(\S+\) started again, pid (\d+)", restarted)
     logged = log.stat().st_size
     deadline = time.monotonic() + 90
@@ -148,13 +148,13 @@ def test_a_killed_cluster_takes_its_replicas_envoy_and_postgresql_with_it(
         tmp_path: Path) -> None:
     """SIGKILL runs no handler: the replicas, Envoy and PostgreSQL ran on, holding their
     ports. The kernel now stops each when `up` dies (processes.tied_to_us)."""
-    env = _env(tmp_path)
+    env = cluster_env(tmp_path)
     with open(tmp_path / "up.out", "wb") as out, open(tmp_path / "up.err", "wb") as err:
         up = subprocess.Popen([BIN / "shellexec", "up", "--replicas", "2"], cwd=tmp_path,
                               env=env, stdout=out, stderr=err)
     started: set[int] = set()
     try:
-        _wait_for(tmp_path / "up.out", BANNER, up)
+        wait_for_output(tmp_path / "up.out", BANNER, up)
         started = descendants(up.pid)  # two replicas, Envoy, PostgreSQL and its workers
         assert len(started) >= 4, started
         up.kill()
@@ -169,7 +169,8 @@ def test_a_killed_cluster_takes_its_replicas_envoy_and_postgresql_with_it(
 
 def test_several_replicas_refuse_a_sqlite_database(tmp_path: Path) -> None:
     done = subprocess.run([BIN / "shellexec", "up", "--replicas", "2", "--database",
-                           f"sqlite:///{tmp_path / 'x.db'}"], cwd=tmp_path, env=_env(tmp_path),
-                          capture_output=True, text=True, timeout=60, check=False)
+                           f"sqlite:///{tmp_path / 'x.db'}"], cwd=tmp_path,
+                          env=cluster_env(tmp_path), capture_output=True, text=True, timeout=60,
+                          check=False)
     assert done.returncode == 1
     assert "--database must be a postgresql:// URL" in done.stderr

@@ -20,7 +20,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from shellexec.app import envoy, ports, processes, token_cli
+from shellexec.app import certificate_expiry, envoy, ports, processes, token_cli
 from shellexec.app.admin_socket import AdminSocketError
 from shellexec.app.cluster import ClusterError, check_cluster, run_cluster
 from shellexec.app.envoy_stats import STATS_HOST
@@ -113,6 +113,9 @@ async def _up(settings: Settings) -> int:
         process, node_id, relay = envoy.spawn(config, Path(settings.admin_socket))
         await asyncio.to_thread(envoy.wait_ready, Path(settings.admin_socket), process,
                                 node_id)
+        if settings.tls_cert_file:
+            await asyncio.to_thread(certificate_expiry.warn_if_expiring,
+                                    Path(settings.admin_socket))
         print(_banner(settings, running.port), flush=True)
         exited = asyncio.create_task(asyncio.to_thread(_wait_for_envoy, process, relay))
         stopped = asyncio.create_task(stop.wait())

@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from shellexec.app import envoy, ports, processes
+from shellexec.app import certificate_expiry, envoy, ports, processes
 from shellexec.app.local_postgres import LocalPostgres
 from shellexec.app.replicas import Replica
 from shellexec.app.server import curl_flags, front_door_url, metrics_lines
@@ -162,6 +162,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
         # The replicas stop first, together, while Envoy still relays: open feeds get their
         # end_of_stream and calls in flight their answers (as `up` does with one server).
         started.callback(_stop_replicas, started_replicas)
+        if settings.tls_cert_file:
+            certificate_expiry.warn_if_expiring(Path(settings.admin_socket))
         print(_banner(settings, url, started_replicas), flush=True)
         while front.poll() is None:
             for replica in started_replicas:
