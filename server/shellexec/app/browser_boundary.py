@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.front_door_errors import REFUSAL_FILTERS
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -176,8 +177,7 @@ def security_headers_filter() -> dict[str, Any]:
             "@type": "type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3."
                      "HeaderMutation",
             "mutations": {"response_mutations": [
-                {"append": {"header": {"key": key, "value": value},
-                            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}}
+                {"append": replaced_header(key, value)}
                 for key, value in SECURITY_HEADERS.items()]},
         },
     }

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from shellexec.app.connect_protocol import RPC_PATHS
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.grpc_codecs import trailers_only_refusal
 
 # Parameters after `;` (these types define none) and the spaces before them.
@@ -66,9 +67,8 @@ def _header_is(header: str, pattern: str) -> dict[str, Any]:
 
 def _rewrite(header: str, pattern: str, value: str) -> dict[str, Any]:
     """A matcher: when `header` matches `pattern`, a header mutation sets it to `value`."""
-    mutation = {"mutations": {"request_mutations": [{"append": {
-        "header": {"key": header, "value": value},
-        "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}}]}}
+    mutation = {"mutations": {"request_mutations": [
+        {"append": replaced_header(header, value)}]}}
     return {
         "predicate": _header_is(header, pattern),
         "on_match": {"action": {"name": f"{header}: {value}", "typed_config": {

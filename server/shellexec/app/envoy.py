@@ -51,6 +51,7 @@ from shellexec.app.connect_protocol import (
     unary_call_to_stream_routes,
     unauthenticated_reply_mapper,
 )
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
     REFUSAL_FILTERS,
@@ -243,8 +244,7 @@ def health_route_headers(probe_secret: str) -> str:
     callers of its own port without a token and from Envoy's own checks (ADR 0140)."""
     if not probe_secret:
         return ""
-    header = {"header": {"key": FRONT_DOOR_CHECK_HEADER, "value": probe_secret},
-              "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}
+    header = replaced_header(FRONT_DOOR_CHECK_HEADER, probe_secret)
     return f"{' ' * 26}request_headers_to_add: {json.dumps([header])}"
 
 
@@ -283,12 +283,8 @@ def _static_route(match: dict[str, Any], file: Path) -> str:
     route = {
         "match": match,
         "direct_response": {"status": 200, "body": {"filename": str(file)}},
-        "response_headers_to_add": [
-            {"header": {"key": "content-type", "value": CONTENT_TYPES[file.suffix]},
-             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"},
-            {"header": {"key": "cache-control", "value": "no-cache"},
-             "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"},
-        ],
+        "response_headers_to_add": [replaced_header("content-type", CONTENT_TYPES[file.suffix]),
+                                    replaced_header("cache-control", "no-cache")],
         # Static files are not API calls: Envoy answers them itself (no token, no body held).
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
@@ -348,8 +344,7 @@ def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
         "match": {"path": OPENAPI_PATH, "headers": [other]},
         "direct_response": {"status": 405,
                             "body": {"inline_string": f"{OPENAPI_PATH} accepts GET and HEAD"}},
-        "response_headers_to_add": [{"header": {"key": "allow", "value": "GET, HEAD"},
-                                     "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        "response_headers_to_add": [replaced_header("allow", "GET, HEAD")],
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
     return "\n".join((_static_route({"path": OPENAPI_PATH, "headers": [reading]}, document),

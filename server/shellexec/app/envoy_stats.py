@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from shellexec.app.browser_boundary import foreign_host_virtual_host, loopback_hosts
+from shellexec.app.envoy_headers import replaced_header
 
 STATS_HOST = "127.0.0.1"
 STATS_PATH = "/stats/prometheus"
@@ -37,8 +38,7 @@ def _routes() -> list[dict[str, Any]]:
          "route": {"cluster": ADMIN_CLUSTER, "timeout": "10s"}},
         {"match": {"path": STATS_PATH},
          "direct_response": _refusal(405, "method not allowed: only GET"),
-         "response_headers_to_add": [{"header": {"key": "allow", "value": "GET"},
-                                      "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}]},
+         "response_headers_to_add": [replaced_header("allow", "GET")]},
         {"match": {"prefix": "/"},
          "direct_response": _refusal(404, f"not found: only GET {STATS_PATH} is served")},
     ]

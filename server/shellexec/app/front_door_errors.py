@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shellexec.app import token_check
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.rest_bindings import PathTemplate, RestBinding
 
 # HTTP status of a local reply -> the gRPC code in its body (google.rpc.Code numbers). Other
@@ -144,9 +145,7 @@ def _method_not_allowed_route(binding: RestBinding, allowed: list[str]) -> dict[
             "invert_match": True}]},
         "direct_response": {"status": 405, "body": {
             "inline_string": f"{binding.template.text} accepts {' and '.join(allowed)}"}},
-        "response_headers_to_add": [{
-            "header": {"key": "allow", "value": ", ".join(allowed)},
-            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}],
+        "response_headers_to_add": [replaced_header("allow", ", ".join(allowed))],
         # Otherwise the transcoder would answer first, with 404 "Could not resolve".
         "typed_per_filter_config": TRANSCODER_OFF,
     }

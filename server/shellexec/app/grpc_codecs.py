@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from shellexec.app.connect_protocol import RPC_PATHS
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.front_door_errors import REFUSAL_FILTERS
 
 # What gRPC (`application/grpc`, `application/grpc+proto`) and gRPC-Web (`application/grpc-web`,
@@ -58,8 +59,3 @@ def trailers_only_refusal(headers: list[dict[str, Any]], message: str,
         "typed_per_filter_config": REFUSAL_FILTERS,
     }
 
-
-def replaced_header(name: str, value: str) -> dict[str, Any]:
-    """A response header `name: value`, replacing any of that name."""
-    return {"header": {"key": name, "value": value},
-            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}

@@ -22,9 +22,10 @@ import struct
 from typing import Any
 
 from shellexec.app.browser_boundary import security_headers_filter
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.envoy_stats import CONNECTION_MANAGER, ROUTER_FILTER
 from shellexec.app.front_door_errors import status_filter
-from shellexec.app.grpc_codecs import replaced_header, trailers_only_refusal
+from shellexec.app.grpc_codecs import trailers_only_refusal
 
 # google.rpc.Code FAILED_PRECONDITION: the request cannot work as sent, and a retry as sent
 # cannot either.
