@@ -23,6 +23,7 @@ from typing import Any
 
 from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.front_door_errors import REFUSAL_FILTERS
+from shellexec.app.ports import MAX_PORT
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
@@ -59,7 +60,7 @@ def _with_port(name: str, port: int) -> list[str]:
 
 def _configured(value: str, port: int, setting: str = "SHELLEXEC_ALLOWED_HOSTS") -> list[str]:
     match = _HOST.fullmatch(value.lower())
-    if match is None or (match["port"] and not 0 < int(match["port"]) <= 65535):
+    if match is None or (match["port"] and not 0 < int(match["port"]) <= MAX_PORT):
         raise AllowedHostError(
             f"{setting} must name a host or host:port (e.g. shellexec.internal or "
             f"10.0.0.5:8080; no wildcard), not {value[:64]!r}")
@@ -99,7 +100,7 @@ def cors_origin(value: str) -> str:
     silently match nothing, or (`null`) every sandboxed frame."""
     match = _ORIGIN.fullmatch(value.lower())
     if match is None or _HOST.fullmatch(match["host"]) is None or (
-            match["port"] and not 0 < int(match["port"]) <= 65535):
+            match["port"] and not 0 < int(match["port"]) <= MAX_PORT):
         raise ValueError(
             "SHELLEXEC_CORS_ORIGINS must list origins, each a scheme, a host and an optional "
             "port such as https://dash.example or http://10.0.0.5:3000 (no path, no trailing "

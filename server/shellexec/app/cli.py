@@ -155,10 +155,11 @@ def _up_replicas(settings: Settings, replicas: int, database: str | None) -> int
 
 
 def _port(value: str) -> int:
-    """A TCP port from 1 to 65535, for argparse (which names the option when it fails)."""
-    if not (value.isascii() and value.isdigit() and len(value) <= 5
-            and 1 <= int(value) <= 65_535):
-        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, not {value[:16]!r}")
+    """A TCP port from 1 to MAX_PORT, for argparse (which names the option when it fails)."""
+    if not (value.isascii() and value.isdigit() and len(value) <= len(str(ports.MAX_PORT))
+            and 1 <= int(value) <= ports.MAX_PORT):
+        raise argparse.ArgumentTypeError(
+            f"must be a port from 1 to {ports.MAX_PORT}, not {value[:16]!r}")
     return int(value)
 
 
