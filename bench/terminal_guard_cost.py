@@ -44,7 +44,9 @@ async def _guarded_true() -> float:
     await command.stdout.read()
     await command.shell_exit()
     await command.ended()
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    command.abandon()  # reaps the guard, as releasing its terminal does
+    return elapsed
 
 
 def _rollup_kib(pid: int) -> dict[str, int]:
@@ -63,6 +65,7 @@ async def _guard_memory_kib() -> dict[str, int]:
     finally:
         command.end()
         await command.ended()
+        command.abandon()
 
 
 async def measure() -> dict[str, float]:

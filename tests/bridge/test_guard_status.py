@@ -23,8 +23,10 @@ from typing import Any, TypeVar
 import pytest
 
 from shellexec.bridge import guarded_command
-from shellexec.bridge.child_exit import Watched
+from shellexec.bridge.child_exit import UnreapedChild
 from shellexec.bridge.guarded_command import GuardedCommand
+
+from support.processes import run_as_init
 
 T = TypeVar("T")
 SHELL = shutil.which("bash") or "/bin/sh"
@@ -57,7 +59,7 @@ def _forging(monkeypatch: pytest.MonkeyPatch, *forger_argv: str, wait: bool
     spawn = guarded_command.spawn_guard
     forgers: list[asyncio.subprocess.Process] = []
 
-    async def forging_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
+    async def forging_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> UnreapedChild:
         forger = await asyncio.create_subprocess_exec(
             sys.executable, "-c", _FORGER, str(status_fd), *forger_argv, pass_fds=(status_fd,))
         forgers.append(forger)
@@ -211,7 +213,7 @@ def _holding(monkeypatch: pytest.MonkeyPatch, released: Path
     spawn = guarded_command.spawn_guard
     holders: list[asyncio.subprocess.Process] = []
 
-    async def holding_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
+    async def holding_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> UnreapedChild:
         holders.append(await asyncio.create_subprocess_exec(
             sys.executable, "-c", _HOLDER, str(status_fd), str(released),
             pass_fds=(status_fd,)))
@@ -302,8 +304,9 @@ from reuse import reuse
 deadline = time.monotonic() + 120
 while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
     time.sleep(0.02)
-with open(sys.argv[2]) as target, open(sys.argv[3], "w") as done:
+with open(sys.argv[2]) as target, open(sys.argv[3] + ".new", "w") as done:
     done.write(reuse(int(sys.argv[1]), int(target.read())))
+os.replace(sys.argv[3] + ".new", sys.argv[3])
 while not os.path.exists(sys.argv[4]) and time.monotonic() < deadline:
     time.sleep(0.02)
 """
@@ -340,8 +343,8 @@ async def channel():
 
 
 async def command():
-    """A process holding the guard's end kills the guard, and once the bridge reaped it
-    writes `0` from a process given its pid."""
+    """A process holding the guard's end kills the guard, and tries to write `0` from a
+    process given its pid while the bridge still reads the guard's socket."""
     target, done, released = HERE / "target", HERE / "reused", HERE / "released"
     spawn = guarded_command.spawn_guard
 
@@ -358,7 +361,7 @@ async def command():
     os.kill(command.guard.pid, signal.SIGKILL)  # as the holder may
     await command.guard_exited.wait()
     command.kill_shell_group()
-    # This process adopted the shell's; once it is reaped, nothing keeps the guard's pid.
+    # This process adopted the shell's; once it is reaped, only the guard keeps its pid.
     await asyncio.get_running_loop().run_in_executor(None, os.waitpid, shell, 0)
     (HERE / "target.new").write_text(str(command.guard.pid))
     os.replace(HERE / "target.new", target)
@@ -384,20 +387,12 @@ print(json.dumps(result))
 
 
 def _in_a_pid_namespace(tmp_path: Path) -> dict[str, Any]:
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        pytest.skip("no unshare(1) here")
-    wrap = [unshare, "--user", "--map-root-user", "--pid", "--fork", "--mount-proc"]
-    if subprocess.run([*wrap, "true"], capture_output=True, check=False).returncode != 0:
-        pytest.skip("this system refuses a user and pid namespace")
     script = tmp_path / "in_a_pid_namespace.py"
     script.write_text(_IN_A_PID_NAMESPACE)
     (tmp_path / "reuse.py").write_text(_REUSE)
     (tmp_path / "holder.py").write_text(_REUSING_HOLDER)
-    ran = subprocess.run([*wrap, sys.executable, str(script), SHELL, str(tmp_path)],
-                         capture_output=True, text=True, timeout=240, check=False)
-    assert ran.returncode == 0, ran.stderr
-    result: dict[str, Any] = json.loads(ran.stdout.splitlines()[-1])
+    result: dict[str, Any] = json.loads(
+        run_as_init(script, SHELL, str(tmp_path)).splitlines()[-1])
     return result
 
 
@@ -405,15 +400,15 @@ def test_a_code_written_by_a_process_given_the_dead_guards_pid_is_not_believed(
         tmp_path: Path) -> None:
     """A process holding the guard's end killed the guard and forked until a child got the
     guard's pid, which wrote `0`: its SCM_CREDENTIALS named the guard's pid, so the bridge
-    took 0 for the shell's code. Now once the guard exited the bridge takes what was queued
-    and reads no more; and a message counts only if its SCM_PIDFD is of the guard itself."""
+    took 0 for the shell's code. Now the bridge reaps the guard only once it let the command
+    go, so no process is given its pid before then; once the guard exited the bridge takes
+    what was queued and reads no more; and a message counts only if its SCM_PIDFD is of the
+    guard itself (the channel alone, with a guard reaped at once)."""
     result = _in_a_pid_namespace(tmp_path)
-    if result["command"]["reused"] == "not reused":
-        pytest.skip(f"the guard's pid could not be given again here: {result}")
-
-    assert result["command"]["code"] == -signal.SIGKILL, result
     if not result["channel"].get("reused"):
-        pytest.skip(f"the guard's pid could not be given again here: {result}")
+        pytest.skip(f"a dead process's pid could not be given again here: {result}")
+
+    assert result["command"] == {"reused": "not reused", "code": -signal.SIGKILL}, result
     if not result["channel"]["inodes"]:
         pytest.skip("pidfds do not tell processes apart here (Linux before 6.9)")
     # Even read before the bridge knew that the guard had exited.
@@ -468,6 +463,45 @@ def test_a_guard_that_exited_0_without_a_report_read_is_no_code_0(tmp_path: Path
         assert _run(scenario()) == 4  # terminal_guard.UNREPORTED
 
 
+# Shuts the inherited fd argv[1] (a copy of the guard's end) for reading, so that no `go`
+# reaches the shell's process, and exits.
+_SHUTTER = """
+import socket, sys
+socket.socket(fileno=int(sys.argv[1])).shutdown(socket.SHUT_RD)
+"""
+
+
+def test_a_command_kept_from_hearing_go_ran_nothing_and_has_no_code_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process holding the guard's end shut it for reading: the shell's process heard no
+    `go`, exited 1 without running the command, and the guard reported that 1 as the
+    command's code, a plain failure the command never had. The guard now reports nothing,
+    and exits UNREPORTED."""
+    spawn = guarded_command.spawn_guard
+
+    async def shutting_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int
+                             ) -> UnreapedChild:
+        shutter = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _SHUTTER, str(status_fd), pass_fds=(status_fd,))
+        await shutter.wait()
+        return await spawn(argv, cwd, env, status_fd)
+
+    monkeypatch.setattr(guarded_command, "spawn_guard", shutting_spawn)
+    ran = tmp_path / "ran"
+
+    async def scenario() -> int:
+        command = await GuardedCommand.start(SHELL, f"touch {ran}; exit 0", tmp_path,
+                                             os.environ)
+        try:
+            return await command.shell_exit()
+        finally:
+            await command.ended()
+            command.abandon()
+
+    assert _run(scenario()) == 4  # terminal_guard.UNREPORTED
+    assert not ran.exists()
+
+
 def test_the_status_socket_takes_no_file_descriptors() -> None:
     """A process holding the guard's end passed a socket lingering on unsent data: closing
     it, as the bridge closes every fd a message carries, blocked the event loop."""
@@ -516,7 +550,7 @@ def test_a_report_written_on_a_socket_made_non_blocking_and_full_still_arrives(
     spawn = guarded_command.spawn_guard
     fillers: list[asyncio.subprocess.Process] = []
 
-    async def filling_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> Watched:
+    async def filling_spawn(argv: list[str], cwd: Path, env: Any, status_fd: int) -> UnreapedChild:
         fillers.append(await asyncio.create_subprocess_exec(
             sys.executable, "-c", _FILLER, str(status_fd), str(full), str(released),
             pass_fds=(status_fd,)))

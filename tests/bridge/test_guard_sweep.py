@@ -8,11 +8,18 @@ hopper from the bridge's reads of /proc, as the race does when the hopper wins i
 A hopper may first join the guard's own process group (`setpgid(0, $PPID)`: it is in the
 same session), which the sweep left alone, and only the shell's group was signalled through a
 pidfd: such a hopper survived even when the reads saw it. Once the guard is gone its group is
-signalled too, through a pidfd of the guard."""
+signalled too, through a pidfd of the guard.
+
+The sweep tells the command's processes by the number of the guard's session. Once the
+bridge had reaped a guard the command killed, and the sweep had emptied the session, the
+number was free: another terminal's guard given it (or any process that then called
+`setsid`) had its session swept as the command's. The guard is now reaped only once the
+terminal is let go."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import select
 import shlex
@@ -26,6 +33,8 @@ import pytest
 from shellexec.bridge import terminals
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.terminals import TerminalHost
+
+from support.processes import run_as_init
 
 # Bounds of the waits below, each ended as soon as what it waits for happened: the hopper
 # below ends by itself well within ENDED_SECONDS (throttled and capped, it leaves at most
@@ -138,3 +147,78 @@ def _first_byte(fifo: int) -> bytes:
     if not poller.poll(ENDED_SECONDS * 1000):
         return b""
     return os.read(fifo, 1)
+
+
+# argv: DIRECTORY. As init of a pid namespace of its own: a terminal's command kills its
+# guard and is swept; once nothing is left in the guard's session, a process is given the pid
+# before the guard's, then the next one, before and after the terminal is released. Prints
+# what happened as JSON.
+_TAKING_THE_GUARDS_PID = r"""
+import asyncio, json, os, sys, time
+from pathlib import Path
+from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.terminals import TerminalHost
+
+
+def stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as read:
+            return read.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def pids():
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+
+
+def left_in(session, guard):
+    # The command's orphans are this init's: reap them (never the bridge's guard, which is
+    # this process's own child too), and count who else is left in the session.
+    for pid in pids():
+        fields = stat(pid)
+        if pid != guard and fields and fields[0] == "Z" and int(fields[1]) == os.getpid():
+            os.waitpid(pid, os.WNOHANG)
+    return [pid for pid in pids() if pid != guard and (stat(pid) or [0] * 4)[3] == str(session)]
+
+
+def take(pid):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as last:
+        last.write(str(pid - 1))
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    return child
+
+
+async def main():
+    host = TerminalHost(Path(sys.argv[1]), dict(os.environ), 600, lambda update: None,
+                        OpenCalls())
+    terminal = await host.create("echo $PPID; kill -KILL $PPID; exec sleep 300", None, None,
+                                 None, None)
+    status = await host.wait_for_exit(terminal)
+    guard = int(host.output(terminal)[0].split()[0])
+    deadline = time.monotonic() + 60
+    while left_in(guard, guard) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    held = take(guard)
+    await host.release(terminal)
+    print(json.dumps({"signal": status.signal, "guard": guard, "taken_while_held": held,
+                      "taken_after_release": take(guard)}))
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_dead_guard_s_pid_is_given_to_no_process_until_its_terminal_is_let_go(
+        tmp_path: Path) -> None:
+    script = tmp_path / "taking_the_guards_pid.py"
+    script.write_text(_TAKING_THE_GUARDS_PID)
+    result = json.loads(run_as_init(script, str(tmp_path)).splitlines()[-1])
+    assert result["signal"] == "SIGKILL", result
+    # Not even to a process that asked for it: it went to the next free pid.
+    assert result["taken_while_held"] != result["guard"], result
+    # Released, the guard was reaped: no zombie stays behind.
+    assert result["taken_after_release"] == result["guard"], result

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import pytest
 
 from shellexec.bridge import guarded_command, terminal_guard
-from shellexec.bridge.child_exit import Watched
+from shellexec.bridge.child_exit import UnreapedChild
 from shellexec.bridge.guarded_command import GuardedCommand
 
 from support.processes import gone
@@ -80,13 +80,13 @@ def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
     silent = tmp_path / "silent_guard.py"
     silent.write_text("import time\ntime.sleep(300)\n")
     monkeypatch.setattr(guarded_command, "_GUARD", str(silent))
-    started: list[asyncio.subprocess.Process] = []
+    started: list[UnreapedChild] = []
     spawn = guarded_command.spawn_guard
 
-    async def recording_spawn(*args: Any) -> Watched:
-        watched = await spawn(*args)
-        started.append(watched.process)
-        return watched
+    async def recording_spawn(*args: Any) -> UnreapedChild:
+        guard = await spawn(*args)
+        started.append(guard)
+        return guard
 
     monkeypatch.setattr(guarded_command, "spawn_guard", recording_spawn)
 
@@ -99,7 +99,9 @@ def test_a_start_cancelled_before_its_guard_is_ready_ends_the_guard(
         starting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await starting
-        return await asyncio.wait_for(started[0].wait(), ENDED_SECONDS)
+        await asyncio.wait_for(started[0].exited.wait(), ENDED_SECONDS)
+        assert started[0].returncode is not None
+        return started[0].returncode
 
     assert _run(scenario()) == -signal.SIGTERM
 

@@ -16,6 +16,7 @@ import pytest
 from acp import RequestError
 from bridge.harness import Finished, launch, run_bridge
 
+from shellexec.bridge import terminals
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.terminals import MAX_TERMINALS, TerminalHost
 
@@ -263,6 +264,38 @@ def test_a_terminal_starting_while_all_are_stopped_is_stopped_too(tmp_path: Path
 
     asyncio.run(scenario())
     assert running(lambda command: str(marker).encode() in command) == []
+
+
+def test_all_terminals_are_told_to_end_before_any_has_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`stop_all` ended the terminals one after the other: commands that keep their guards
+    stopped cost up to five seconds each, and 24 kept a stopping bridge for 19 s, deaf to a
+    second Ctrl-C. They now end together: every guard is told before any terminal is done."""
+    happened: list[str] = []
+    end, close = terminals.GuardedCommand.end, terminals._close_pipes
+
+    def recording_end(command: terminals.GuardedCommand) -> None:
+        happened.append(f"told {command.guard.pid}")
+        end(command)
+
+    def recording_close(command: terminals.GuardedCommand) -> None:
+        happened.append(f"done {command.guard.pid}")
+        close(command)
+
+    monkeypatch.setattr(terminals.GuardedCommand, "end", recording_end)
+    monkeypatch.setattr(terminals, "_close_pipes", recording_close)
+
+    async def scenario() -> None:
+        host = TerminalHost(tmp_path, dict(os.environ), 60, lambda update: None, OpenCalls())
+        for _ in range(3):
+            await host.create("exec sleep 300", None, None, None, None)
+        await host.stop_all()
+
+    asyncio.run(scenario())
+    told = [index for index, event in enumerate(happened) if event.startswith("told")]
+    done = [index for index, event in enumerate(happened) if event.startswith("done")]
+    assert len(done) == 3, happened
+    assert max(told) < min(done), happened
 
 
 def test_a_terminal_no_call_names_is_recorded_again_with_what_its_job_printed_late(

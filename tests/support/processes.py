@@ -4,9 +4,14 @@ condition."""
 from __future__ import annotations
 
 import contextlib
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 
 def gone(pid: int) -> bool:
@@ -63,3 +68,20 @@ def running_exactly(command_line: str) -> list[int]:
     split at spaces)."""
     wanted = command_line.encode().replace(b" ", b"\0") + b"\0"
     return running(lambda found: found == wanted)
+
+
+def run_as_init(script: Path, *args: str, timeout: float = 240) -> str:
+    """What `script` printed, run with this Python as the first process (init) of a user
+    and pid namespace of its own (`unshare`), where a process may choose the next pid
+    (/proc/sys/kernel/ns_last_pid) and every process it started ends with it. Skips the
+    test where namespaces are not to be had."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) here")
+    wrap = [unshare, "--user", "--map-root-user", "--pid", "--fork", "--mount-proc"]
+    if subprocess.run([*wrap, "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("this system refuses a user and pid namespace")
+    ran = subprocess.run([*wrap, sys.executable, str(script), *args], capture_output=True,
+                         text=True, timeout=timeout, check=False)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout

@@ -22,12 +22,13 @@ credentials to check, and no pidfd.
 Such a process could also outlive the guard (it may kill it) and keep its copy of the end
 open: so once the guard has exited, the bridge takes what is already queued on the socket
 (all the guard wrote is, by then) and reads nothing more. Nor can it speak with the guard's
-pid once a process of its own is given that pid: each message also carries a pidfd of its
-sender (SCM_PIDFD, Linux 6.5), and counts only if that pidfd is of the very process `start`
-holds a pidfd of (with pidfs, Linux 6.9, each process's pidfds share an inode that no other
-process ever has). Where pidfds cannot tell processes apart, the pid alone does, and a
-process given the guard's pid in the instant between the bridge reaping the guard and taking
-what is queued would be believed.
+pid: the bridge reaps the guard only once it let the command go (`forget_groups`), so until
+then the exited guard is a zombie whose pid no other process can be given. That also keeps
+the numbers of the guard's session and process group its own while the bridge sweeps what is
+left in them (terminals.py), so no later session given the number is swept. And each message
+carries a pidfd of its sender (SCM_PIDFD, Linux 6.5), and counts only if that pidfd is of the
+very process `start` holds a pidfd of (with pidfs, Linux 6.9, each process's pidfds share an
+inode that no other process ever has).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import re
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import termios
 from collections.abc import Callable, Mapping
@@ -48,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from shellexec.bridge.child_exit import Watched, exited_within, spawn_watched
+from shellexec.bridge.child_exit import UnreapedChild, exited_within, spawn_unreaped
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -88,12 +90,12 @@ PIDFD_SIGNAL_PROCESS_GROUP: Final = 4
 
 
 async def spawn_guard(argv: list[str], cwd: Path, env: Mapping[str, str], status_fd: int
-                      ) -> Watched:
-    """The guard process started with `argv`, the event set once it exited (its output may
-    stay open after that: `child_exit`), and what closes its pipes."""
-    return await spawn_watched(
-        *argv, pass_fds=(status_fd,), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                      ) -> UnreapedChild:
+    """The guard process started with `argv` in a session of its own, its output and errors
+    on one pipe (which may stay open after it exited: `child_exit`); reaped only once let
+    go."""
+    return await spawn_unreaped(
+        argv, pass_fds=(status_fd,), stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT,
         cwd=str(cwd), env=dict(env), start_new_session=True)
 
 
@@ -268,9 +270,9 @@ async def _first_of(*events: asyncio.Event) -> None:
 
 
 def _hold_guard(guard: int) -> int | None:
-    """A pidfd of the guard just started, if the process with its pid is still it: the
-    bridge's child leading its own session (asyncio's watcher reaps a guard that died at
-    once, and its pid may be another process's by now); None off Linux."""
+    """A pidfd of the guard just started, if it is the bridge's child leading its own
+    session (not reaped yet, the pid is still its own, even if it already died); None off
+    Linux."""
     return _pidfd_if(guard, parent=os.getpid(), group=guard, session=guard)
 
 
@@ -333,7 +335,7 @@ def _hold_shell_group(guard: int, shell: int) -> int | None:
 
 @dataclass(slots=True)
 class GuardedCommand:
-    guard: asyncio.subprocess.Process
+    guard: UnreapedChild
     guard_exited: asyncio.Event
     status: StatusChannel
     # A pidfd of the shell's process, the leader of the command's process group (None off
@@ -353,7 +355,7 @@ class GuardedCommand:
         stdout and stderr joined into `stdout`. OSError if the guard cannot be started."""
         ours, theirs = StatusChannel.pair()
         try:
-            guard, exited, close_pipes = await spawn_guard(
+            guard = await spawn_guard(
                 [sys.executable, "-I", "-S", _GUARD, str(os.getpid()), str(theirs.fileno()),
                  shell, "-c", line], cwd, env, theirs.fileno())
         except BaseException:
@@ -362,7 +364,7 @@ class GuardedCommand:
         finally:
             theirs.close()
         held = _hold_guard(guard.pid)
-        status = StatusChannel(ours, guard.pid, exited, _pidfd_inode(held))
+        status = StatusChannel(ours, guard.pid, guard.exited, _pidfd_inode(held))
         group: int | None = None
         try:
             ready = _READY.fullmatch(await status.readline())
@@ -376,13 +378,14 @@ class GuardedCommand:
             for handle in (group, held):
                 if handle is not None:
                     os.close(handle)
+            guard.let_go()
             raise
-        command = cls(guard, exited, status, group, close_pipes, held)
+        command = cls(guard, guard.exited, status, group, guard.close_pipes, held)
         if ready is None:
             status.close()
             command.forget_groups()
             code = await command._exit()
-            close_pipes()  # the guard exited, and started nothing that could hold them
+            guard.close_pipes()  # the guard exited, and started nothing that could hold them
             if code == _TRACED:
                 raise OSError("its guard was traced by another process (ptrace), so it ran "
                               "nothing")
@@ -411,11 +414,9 @@ class GuardedCommand:
 
     def end(self) -> None:
         """Has the guard kill the command and everything it started, unless all ended."""
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError):  # let go of already
             # The command may have stopped its guard (`kill -STOP $PPID`, the same user): it
-            # continues first. In this order the guard is still alive at each signal: a
-            # signal after the SIGTERM could find it exited, and sending one reaps it behind
-            # asyncio's back ("Unknown child process pid").
+            # continues first.
             self.guard.send_signal(signal.SIGCONT)
             self.guard.send_signal(signal.SIGTERM)
 
@@ -454,12 +455,14 @@ class GuardedCommand:
         self.close_guard_pipes()
 
     def forget_groups(self) -> None:
-        """Closes the pidfds of the shell's process and of the guard, once nothing more is
-        to be ended."""
+        """Closes the pidfds of the shell's process and of the guard, and reaps the guard once
+        it exited (now, if it has), once nothing more is to be ended: from then on its pid,
+        and the numbers of its session and group, may be another process's."""
         for handle in (self.shell_group, self.guard_handle):
             if handle is not None:
                 os.close(handle)
         self.shell_group = self.guard_handle = None
+        self.guard.let_go()
 
     async def _exit(self) -> int:
         """The guard's own return code, once it exited."""

@@ -35,7 +35,9 @@ neither read or write its memory nor take its file descriptors (ptrace, /proc/<p
 pidfd_getfd); a socket cannot be opened through /proc/<pid>/fd at all. A process that
 attached with ptrace before the prctl stays attached, so a guard that finds itself traced
 then runs nothing and exits with TRACED. It exits with UNREPORTED if it could not write the
-shell's return code, so that exiting 0 means the bridge got it. Off Linux (no prctl) it
+shell's return code, so that exiting 0 means the bridge got it, and also when the shell's
+process never heard `go` (a process holding a copy of the socket took it, or shut the socket
+down) and so ran nothing: the code that process exits with is no command's. Off Linux (no prctl) it
 adopts nothing, SIGTERM ends the shell's process group only, and the bridge cannot tell who
 wrote to the socket.
 """
@@ -58,6 +60,8 @@ TRACED = 3
 UNREPORTED = 4
 # What the bridge answers to `ready` once it holds the shell's process group.
 GO = b"go\n"
+# What the shell's process says on its own pipe when it did not hear `go`, before it exits.
+NOTHING_RAN = b"n"
 WATCHED = {signal.SIGTERM, signal.SIGCHLD}
 # Python starts with these ignored, and an ignored signal stays ignored across execve: the
 # shell must get them as it would from a terminal (`yes | head -1` ends by SIGPIPE).
@@ -96,12 +100,18 @@ def tracer_pid() -> int:
     return 0
 
 
-def start_shell(argv: list[str], status_fd: int) -> int:
+def start_shell(argv: list[str], status_fd: int) -> tuple[int, int]:
     """Forks the shell's process in a process group of its own and says `ready PID` on
-    `status_fd`; the process runs `argv` once the bridge answered `go`. Its pid."""
+    `status_fd`; the process runs `argv` once the bridge answered `go`. Its pid, and the
+    pipe on which it says that it ran nothing (`ran_nothing`)."""
+    # Closed by exec (not inheritable), so only the process before it became the shell can
+    # write on it.
+    told, telling = os.pipe()
     pid = os.fork()
     if pid == 0:
-        _become_the_shell(argv, status_fd)
+        os.close(told)
+        _become_the_shell(argv, status_fd, telling)
+    os.close(telling)
     with contextlib.suppress(OSError):  # as the child does: the group exists from here on
         os.setpgid(pid, pid)
     try:
@@ -110,10 +120,21 @@ def start_shell(argv: list[str], status_fd: int) -> int:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         sys.exit(UNREPORTED)
-    return pid
+    return pid, told
 
 
-def _become_the_shell(argv: list[str], status_fd: int) -> None:
+def ran_nothing(told: int) -> bool:
+    """Whether the shell's process, once it ended, said on `told` that it never became the
+    shell (no `go`): its exit code is then no command's, and is not reported."""
+    try:
+        return os.read(told, 1) == NOTHING_RAN
+    except OSError:
+        return False
+    finally:
+        os.close(told)
+
+
+def _become_the_shell(argv: list[str], status_fd: int, telling: int) -> None:
     """Runs in the forked process, and never returns."""
     try:
         os.setpgid(0, 0)
@@ -130,7 +151,8 @@ def _become_the_shell(argv: list[str], status_fd: int) -> None:
             if not read:
                 break
             heard += read
-        if heard != GO:  # the bridge went away, or did not want the command run
+        if heard != GO:  # the bridge went away, or another process took or cut off `go`
+            os.write(telling, NOTHING_RAN)
             os._exit(1)
         os.execv(argv[0], argv)  # closes status_fd: it is not inheritable
     except OSError as error:
@@ -178,9 +200,10 @@ def children_by_parent(parent: int) -> list[int]:
 
 
 class Guard:
-    def __init__(self, shell: int, status_fd: int) -> None:
+    def __init__(self, shell: int, status_fd: int, told: int) -> None:
         self.shell = shell
         self.status_fd = status_fd
+        self.told = told
         self.shell_reaped = False
         self.reported = False
 
@@ -214,7 +237,10 @@ class Guard:
                 return True
             if pid == self.shell:
                 self.shell_reaped = True
-                self.report(os.waitstatus_to_exitcode(status))
+                if ran_nothing(self.told):  # the guard exits UNREPORTED: no code is made up
+                    os.close(self.status_fd)
+                else:
+                    self.report(os.waitstatus_to_exitcode(status))
 
     def report(self, returncode: int) -> None:
         with contextlib.suppress(OSError):
@@ -242,9 +268,9 @@ def main(argv: list[str]) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     os.set_inheritable(status_fd, False)
     guard_the_command(bridge_pid)
-    shell = start_shell(command, status_fd)
+    shell, told = start_shell(command, status_fd)
     let_go_of_the_output()
-    guard = Guard(shell, status_fd)
+    guard = Guard(shell, status_fd, told)
     guard.watch()
     if not guard.reported:  # exiting 0 would let the bridge take 0 for the shell's code
         sys.exit(UNREPORTED)

@@ -270,11 +270,11 @@ class TerminalHost:
 
     async def stop_all(self) -> None:
         """Kills what every terminal started (cancel, the bridge stopping), and what those
-        still starting start."""
+        still starting start. The terminals end together: one after the other, commands that
+        keep their guards stopped cost up to GUARD_GRACE_SECONDS each, and 24 of them kept
+        a stopping bridge (deaf to a second Ctrl-C meanwhile) for 19 s."""
         self._stops += 1
-        terminals = list(self._terminals.values())
-        for terminal in terminals:
-            await self._ended(terminal)
+        await asyncio.gather(*(self._ended(terminal) for terminal in self._terminals.values()))
 
     # -- inside ------------------------------------------------------------------------------
 
@@ -489,10 +489,12 @@ def _processes_of(guard: int, guard_alive: bool) -> _Found:
     once the guard is gone a process that joined its group is ended with it). Off Linux (no
     /proc), none.
 
-    Once the guard is gone its pid can be given to another process only when no process is
-    left in its session: a process with that pid is not taken, nor one because its parent
-    has it. The newest pids are read first: a process that keeps forking and exiting
-    (`_sweep`) is then likelier to be found alive."""
+    The session and the group are told by number, which is safe because an exited guard is
+    not reaped until the command is let go (`GuardedCommand.forget_groups`, after every
+    sweep): until then its pid, and so its session's and group's number, cannot be given to
+    another process, whose own session would otherwise be swept as the command's. The newest
+    pids are read first: a process that keeps forking and exiting (`_sweep`) is then likelier
+    to be found alive."""
     try:
         entries = os.listdir("/proc")
     except OSError:
