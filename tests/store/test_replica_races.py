@@ -7,7 +7,10 @@ have left (ADR 0062, since):
 - a session created while a replica deletes its task's last session is kept, and so is its
   task, in either order (the task's deletion cascaded to it: an acknowledged session
   vanished);
-- a session published to while retention picks it as idle is kept;
+- a session published to while retention picks it as idle is kept, and housekeeping
+  (retention and feed compaction) does not wait for a session another replica is writing:
+  it leaves it to the next sweep (waiting while holding other sessions' rows closed cycles
+  with publishing groups, which PostgreSQL broke by aborting one after a second);
 - a task's state is `running` while one of its sessions runs, whichever of a start and a
   completion on two replicas commits last.
 
@@ -32,11 +35,16 @@ from shellexec.store import queries
 from shellexec.store.models import Session
 from shellexec.vocabulary import SESSION_IDLE, TASK_RUNNING
 
+from support.acp import agent_text
+from support.clock import SettableClock
+
 T = TypeVar("T")
 
 HELD_UNIT = Path(__file__).with_name("held_unit.py")
 # Bounds each wait on the other replica; a working pair is done in well under a second.
 WAIT_SECONDS = 30.0
+HOUR = 60 * 60 * 1_000_000
+START = 1_000_000_000_000_000
 
 
 @pytest.fixture
@@ -87,6 +95,26 @@ def interleaved(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) ->
             held.kill()
 
 
+def while_held(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
+    """Holds the other replica's unit (`held_unit.py` arguments) open while `mine` runs to
+    its end, then lets the other commit; returns what `mine` returns. `mine` must not wait
+    for the other: if it did, it would wait out the lock timeout and fail."""
+    with subprocess.Popen([sys.executable, str(HELD_UNIT), url, *other], text=True,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE) as held:
+        stdin, stdout = held.stdin, held.stdout
+        assert stdin is not None
+        assert stdout is not None
+        try:
+            assert stdout.readline() == "held\n"
+            value = asyncio.run(asyncio.wait_for(mine(), WAIT_SECONDS))
+            stdin.write("commit\n")
+            stdin.flush()
+            assert stdout.readline() == "committed\n"
+            return value
+        finally:
+            held.kill()
+
+
 def _session(app: Composition, session_id: str) -> Session | None:
     return asyncio.run(app.database.read(lambda: queries.get_session(session_id)))
 
@@ -121,10 +149,33 @@ def test_a_session_published_to_while_retention_picks_it_is_kept(
     created = _session(app, session_id)
     assert created is not None
     cutoff = int(created.active_at) + 1  # idle as retention first reads it
-    deleted = interleaved(postgres_url, ["publish", session_id, str(cutoff + 1_000_000)],
-                          lambda: app.deletion.delete_idle(cutoff, 50))
+    deleted = while_held(postgres_url, ["publish", session_id, str(cutoff + 1_000_000)],
+                         lambda: app.deletion.delete_idle(cutoff, 50))
     assert deleted.sessions == 0
     assert _session(app, session_id) is not None, "an acknowledged publish was deleted"
+
+
+def test_compaction_leaves_a_session_another_replica_is_writing_to_the_next_sweep(
+        postgres_url: str) -> None:
+    clock = SettableClock(START)
+    app = compose(Settings(database_url=postgres_url), clock)  # a 24 h feed window
+    try:
+        session_id = asyncio.run(app.sessions.create("task-compacted", "codex")).id
+        asyncio.run(app.publisher.publish(session_id, agent_text("done"), 1))
+        clock.now += 25 * HOUR
+        # The other replica writes the session's row (with its old activity time, so that
+        # the session stays quiet) while this one sweeps.
+        while_held(postgres_url, ["publish", session_id, str(START)],
+                   app.housekeeping.sweep)
+        assert _compaction_point(app, session_id) == (0, 1)
+        asyncio.run(app.housekeeping.sweep())
+        assert _compaction_point(app, session_id) == (1, 1)
+    finally:
+        app.close()
+
+
+def _compaction_point(app: Composition, session_id: str) -> tuple[int, int] | None:
+    return asyncio.run(app.database.read(lambda: queries.compaction_point(session_id)))
 
 
 def test_a_task_runs_while_a_session_runs_whichever_change_commits_last(

@@ -93,9 +93,10 @@ class Deletion:
             picked = queries.sessions_idle_since(cutoff, limit)
             ids = [session_id for session_id, _ in picked]
             # Another replica may have published to one since it was picked: only those still
-            # idle once locked go (a publish acknowledged a moment before must not be lost).
-            self._database.statements.lock_sessions(ids)
-            idle = queries.idle_among(ids, cutoff)
+            # idle once locked go (a publish acknowledged a moment before must not be lost),
+            # and one another transaction holds now is not idle (nor waited for).
+            locked = self._database.statements.lock_free_sessions(ids)
+            idle = queries.idle_among(locked, cutoff)
             return self._delete_locked([doomed for doomed in picked if doomed[0] in idle], rows)
 
         deleted = await units.write(self._database, work, committed=self._announce)

@@ -87,7 +87,11 @@ class Housekeeping:
             def work(found: list[queries.Compactable] = found) -> Counter[str]:
                 statements = self._database.statements
                 rows: Counter[str] = Counter()
+                # A session another replica is writing now is compacted at the next sweep.
+                free = statements.lock_free_sessions([session_id for session_id, *_ in found])
                 for session_id, compacted, prunable in found:
+                    if session_id not in free:
+                        continue
                     if prunable > compacted:
                         rows[Event._meta.table_name] += statements.prune_events(
                             session_id, prunable)

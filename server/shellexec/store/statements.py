@@ -212,6 +212,19 @@ class Statements:
             self._numbers[session_id] = int(number)
             self._revisions[session_id] = int(revision)
 
+    def lock_free_sessions(self, session_ids: Collection[str]) -> set[str]:
+        """With other writers: locks, until the transaction ends, the rows of those of these
+        sessions no other transaction holds (SKIP LOCKED), and returns them; the others are
+        left alone without waiting. For housekeeping, which can leave a busy session to its
+        next sweep: a unit that waited for rows while holding others' could close a cycle
+        with another replica's group (PostgreSQL then aborted one after a second). The only
+        writer of the database gets them all."""
+        if self.single_writer or not session_ids:
+            return set(session_ids)
+        rows: Any = (Session.select(Session.id).where(Session.id.in_(sorted(session_ids)))
+                     .order_by(Session.id).for_update(skip_locked=True).tuples())
+        return {str(session_id) for session_id, in rows}
+
     def notify(self, channel: str, payload: str) -> None:
         """PostgreSQL only: a notice to the listeners of `channel`, delivered if and when
         the transaction commits (`store.feed_notices`)."""
