@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shellexec.app.settings import MAX_BUSY_TIMEOUT_MS, Settings
+from shellexec.store import migrations
 from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS, open_sqlite
 
 
@@ -43,3 +46,35 @@ def test_the_writer_and_the_readers_wait_as_long_as_they_are_told(tmp_path: Path
         assert asyncio.run(both()) == (1234, 1234)
     finally:
         database.close()
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("upgrade", [True, False], ids=["server", "token-command"])
+def test_opening_takes_the_write_lock_first_so_a_commit_meanwhile_cannot_fail_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, upgrade: bool) -> None:
+    """`shellexec token list` failed at once with "database is locked" while a bridge
+    recorded into the service: opening read the schema version in a deferred transaction,
+    the service committed meanwhile, and the opening's own write (the session counter) could
+    then not take the lock (SQLITE_BUSY_SNAPSHOT: no busy timeout waits that out). The
+    opening takes the write lock first now, so the other connection's write waits instead."""
+    path = tmp_path / "shellexec.db"
+    open_sqlite(f"sqlite:///{path}", readers=1).close()
+    read_version = migrations.applied_version
+    other_write: list[str] = []
+
+    def read_then_another_connection_writes(db: Any) -> int:
+        version = read_version(db)
+        other = sqlite3.connect(path, timeout=0)
+        try:
+            other.execute("UPDATE schema_version SET applied_at = applied_at + 1")
+            other.commit()
+            other_write.append("committed")
+        except sqlite3.OperationalError as error:
+            other_write.append(str(error))
+        finally:
+            other.close()
+        return version
+
+    monkeypatch.setattr(migrations, "applied_version", read_then_another_connection_writes)
+    open_sqlite(f"sqlite:///{path}", readers=1, upgrade=upgrade).close()
+    assert other_write == ["database is locked"]  # it waited for the opening, not the reverse

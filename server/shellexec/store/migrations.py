@@ -404,7 +404,11 @@ def _one_transaction(db: PeeweeDatabase) -> Iterator[None]:
         with db.atomic():
             yield
         return
-    db.begin()
+    # IMMEDIATE: the write lock first, waiting for it as long as the busy timeout says. A
+    # deferred transaction read, and its first write then failed at once ("database is
+    # locked", SQLITE_BUSY_SNAPSHOT, which no wait cures) whenever another connection had
+    # committed meanwhile: `shellexec token` failed so while a bridge recorded.
+    db.begin("IMMEDIATE")
     db.push_transaction(db.transaction())  # steps' own atomic() become savepoints
     try:
         yield
