@@ -128,7 +128,7 @@ def test_the_guard_says_ready_before_the_shell_runs_the_command_line() -> None:
     bridge, guard = socket.socketpair()
     try:
         os.set_inheritable(guard.fileno(), False)
-        shell = terminal_guard.start_shell([SHELL, "-c", "exit 5"], guard.fileno())
+        shell, told = terminal_guard.start_shell([SHELL, "-c", "exit 5"], guard.fileno())
     finally:
         guard.close()
     with bridge:
@@ -142,6 +142,7 @@ def test_the_guard_says_ready_before_the_shell_runs_the_command_line() -> None:
     assert image_before_go == Path(sys.executable).resolve()  # not the shell yet
     assert group == shell
     assert code == 5
+    assert not terminal_guard.ran_nothing(told)  # it became the shell
 
 
 def test_without_go_the_shell_never_runs(tmp_path: Path) -> None:
@@ -149,7 +150,8 @@ def test_without_go_the_shell_never_runs(tmp_path: Path) -> None:
     bridge, guard = socket.socketpair()
     try:
         os.set_inheritable(guard.fileno(), False)
-        shell = terminal_guard.start_shell([SHELL, "-c", f"touch {marker}"], guard.fileno())
+        shell, told = terminal_guard.start_shell([SHELL, "-c", f"touch {marker}"],
+                                                 guard.fileno())
     finally:
         guard.close()
     with bridge:
@@ -160,6 +162,7 @@ def test_without_go_the_shell_never_runs(tmp_path: Path) -> None:
         code = os.waitstatus_to_exitcode(os.waitpid(shell, 0)[1])
 
     assert (code, marker.exists()) == (1, False)
+    assert terminal_guard.ran_nothing(told)  # its 1 is no command's code
 
 
 def test_a_guard_that_does_not_end_is_killed_after_its_grace(

@@ -17,6 +17,7 @@ from acp import RequestError
 from bridge.harness import Finished, launch, run_bridge
 
 from shellexec.bridge import terminals
+from shellexec.bridge.guarded_command import GuardedCommand
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.terminals import MAX_TERMINALS, TerminalHost
 
@@ -272,17 +273,17 @@ def test_all_terminals_are_told_to_end_before_any_has_ended(
     stopped cost up to five seconds each, and 24 kept a stopping bridge for 19 s, deaf to a
     second Ctrl-C. They now end together: every guard is told before any terminal is done."""
     happened: list[str] = []
-    end, close = terminals.GuardedCommand.end, terminals._close_pipes
+    end, close = GuardedCommand.end, terminals._close_pipes
 
-    def recording_end(command: terminals.GuardedCommand) -> None:
+    def recording_end(command: GuardedCommand) -> None:
         happened.append(f"told {command.guard.pid}")
         end(command)
 
-    def recording_close(command: terminals.GuardedCommand) -> None:
+    def recording_close(command: GuardedCommand) -> None:
         happened.append(f"done {command.guard.pid}")
         close(command)
 
-    monkeypatch.setattr(terminals.GuardedCommand, "end", recording_end)
+    monkeypatch.setattr(GuardedCommand, "end", recording_end)
     monkeypatch.setattr(terminals, "_close_pipes", recording_close)
 
     async def scenario() -> None:
