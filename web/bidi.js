@@ -11,6 +11,11 @@
 // the rest of its markers are written into its text as `<U+202E>`, where they cost what text
 // costs. Those are ASCII on purpose: a text node holding 40,000 `⟨` took Chromium 3.5 s to lay
 // out (each asks for a fallback font; the monospace fonts lack it), 40,000 `<` 0.2 s.
+//
+// The nodes drawn (`visibleTextNodes`) also show each character with at most MAX_MARKS
+// combining marks (combining-marks.js): every text drawn here is one the browser must lay out.
+
+import { boundedNodes, markState } from './combining-marks.js';
 
 /**
  * Characters drawn as markers, as ranges of code points: `name` names one (a string, or a
@@ -169,9 +174,14 @@ export function shownParts(text, set = BIDI_CONTROLS) {
   return parts;
 }
 
-/** The nodes that show `text`: text nodes, and a `.bidi-control` span per marker. */
-export function visibleTextNodes(doc, text, set = BIDI_CONTROLS) {
-  return shownParts(text, set).map(({ kind, text: shown, title }) => {
+/**
+ * The nodes that show `text`: text nodes, a `.bidi-control` span per marker, and a
+ * `.combining-marks` span where a character's combining marks past MAX_MARKS are cut
+ * (combining-marks.js). `marks` carries a run of marks from the text drawn before it (a run of
+ * output in another colour); by default `text` is drawn on its own.
+ */
+export function visibleTextNodes(doc, text, set = BIDI_CONTROLS, marks = markState()) {
+  const nodes = shownParts(text, set).map(({ kind, text: shown, title }) => {
     if (kind === 'text') return doc.createTextNode(shown);
     const span = doc.createElement('span');
     span.className = kind === 'limit' ? 'bidi-control bidi-control--limit' : 'bidi-control';
@@ -179,6 +189,7 @@ export function visibleTextNodes(doc, text, set = BIDI_CONTROLS) {
     span.append(doc.createTextNode(shown));
     return span;
   });
+  return boundedNodes(doc, nodes, marks);
 }
 
 /** Replaces the content of `el` with `text`, its bidi controls shown as markers. */

@@ -6,7 +6,11 @@
 // The tree from parseMarkdown nests at most MAX_NESTING containers and MAX_NESTING inlines; a
 // deeper tree (not from the parser) is drawn as its text below MAX_DEPTH, so no tree can
 // overflow the stack here. A reply that cannot be drawn at all is shown as the text it is.
+//
+// Each character draws at most MAX_MARKS combining marks, counted across the reply's text nodes
+// in order (combining-marks.js): one cluster of 131,000 marks froze the page for half a minute.
 
+import { boundTextIn, boundedTextNodes } from './combining-marks.js';
 import { MAX_NESTING, parseMarkdown } from './markdown.js';
 
 const INLINE_TAGS = { em: 'em', strong: 'strong', del: 'del' };
@@ -23,11 +27,11 @@ export function renderMarkdown(el, source, { onError = reportError } = {}) {
   try {
     const fragment = doc.createDocumentFragment();
     for (const block of parseMarkdown(source).children) fragment.append(blockNode(doc, block, false, 1));
-    el.replaceChildren(fragment);
+    el.replaceChildren(boundTextIn(fragment));
     return 'markdown';
   } catch (error) {
     onError(error);
-    el.replaceChildren(doc.createTextNode(typeof source === 'string' ? source : ''));
+    el.replaceChildren(...boundedTextNodes(doc, typeof source === 'string' ? source : ''));
     return 'plain';
   }
 }

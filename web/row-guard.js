@@ -2,6 +2,7 @@
 // replaced by a plain row (the message's text as written), the error is reported, and every
 // other row goes on as before. Rows are `{el, kind, update(message), destroy()}` (rows.js).
 
+import { setBoundedText } from './combining-marks.js';
 import { h } from './dom.js';
 
 /**
@@ -70,7 +71,8 @@ export function createPlainRow(message) {
     el.dataset.author = author;
     el.dataset.messageId = String(next?.id ?? '');
     who.textContent = author === 'user' ? 'You' : 'Agent';
-    text.textContent = typeof next?.content === 'string' ? next.content : '';
+    // As written, but a character draws at most MAX_MARKS combining marks (combining-marks.js).
+    setBoundedText(text, typeof next?.content === 'string' ? next.content : '');
   }
   update(message);
   return { el, update, destroy() {} };

@@ -2,6 +2,7 @@
 // Every row is `{el, kind, update(message), destroy()}`.
 
 import { setVisibleText } from './bidi.js';
+import { setBoundedText } from './combining-marks.js';
 import { h, setData } from './dom.js';
 import { renderMarkdown } from './markdown-dom.js';
 import { createPacedDraw } from './paced-draw.js';
@@ -39,10 +40,11 @@ function createChatRow(message, { redrawing = (draw) => draw(), pacing } = {}) {
     if (wanted.content === shown.content && wanted.author === shown.author) return;
     shown = wanted;
     const { content, author } = shown;
-    // Agents answer in Markdown; what the user typed is shown exactly as typed.
+    // Agents answer in Markdown; what the user typed is shown as typed (but for a character's
+    // combining marks past MAX_MARKS, counted in a marker: combining-marks.js).
     text.className = author === 'user' ? 'bubble__text' : 'bubble__text markdown';
     setData(text, 'format', author === 'user' ? 'plain' : 'markdown');
-    if (author === 'user') text.textContent = content;
+    if (author === 'user') setBoundedText(text, content);
     else renderMarkdown(text, content);
   }
 

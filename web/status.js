@@ -3,6 +3,8 @@
 // `node --test web/test/` covers every rule. A shell command's result is the server's
 // (`shell_exec.result`, ADR 0009): the page draws it and never classifies a command itself.
 
+import { withoutExtraMarks } from './combining-marks.js';
+
 /** Tool statuses after which a command no longer changes. */
 export const TERMINAL_STATUSES = Object.freeze(['complete', 'failed', 'cancelled']);
 
@@ -113,8 +115,8 @@ export const NAMED_COMMAND_CHARS = 60;
 /**
  * A command as a bounded part of an accessible name ("Copy command: npm test"), so a screen
  * reader tells one row's buttons and output from another's: its first line, invisible
- * characters dropped, controls and runs of spaces as one space, cut at NAMED_COMMAND_CHARS
- * characters.
+ * characters dropped, controls and runs of spaces as one space, a character's combining marks
+ * past MAX_MARKS dropped (combining-marks.js), cut at NAMED_COMMAND_CHARS characters.
  * The row itself shows the whole command.
  */
 export function commandName(command) {
@@ -123,8 +125,9 @@ export function commandName(command) {
     .replace(/\p{Cf}+/gu, '') // bidi controls, zero-width and tag characters: nothing to say
     .replace(/[\p{Cc}\p{Zl}\p{Zp}\s]+/gu, ' ')
     .trim();
-  const chars = Array.from(shown);
-  if (chars.length <= NAMED_COMMAND_CHARS) return shown;
+  const named = withoutExtraMarks(shown);
+  const chars = Array.from(named);
+  if (chars.length <= NAMED_COMMAND_CHARS) return named;
   return `${chars.slice(0, NAMED_COMMAND_CHARS).join('').trimEnd()}…`;
 }
 

@@ -210,4 +210,9 @@ describe('a command in an accessible name', () => {
     const emoji = commandName('😀'.repeat(NAMED_COMMAND_CHARS + 5));
     assert.equal(Array.from(emoji).length, NAMED_COMMAND_CHARS + 1, 'cut between characters');
   });
+
+  test('keeps at most MAX_MARKS combining marks on a character (combining-marks.js)', () => {
+    assert.equal(commandName(`echo Z${'\u0301'.repeat(131_000)} x`), `echo Z${'\u0301'.repeat(16)} x`);
+    assert.equal(commandName('echo Tiếng Việt'), 'echo Tiếng Việt');
+  });
 });
