@@ -13,7 +13,11 @@ and docs/adr/0031.
 Each update is converted once, when it arrives, into the google.protobuf.Value that is queued
 and published (`publishable`). One that cannot be published at all is skipped then, and one
 the service refuses for itself alone (`refuses_only_the_update`) when it is answered: both with
-a warning naming its number and why. A terminal's output chunks still waiting are merged into
+a warning naming its number and why. A `session/update` without an update object (null,
+missing, not a JSON object) is skipped as it arrives, before it is numbered; each of the first
+ten is warned of, then only a tally at each power of ten (`flood_log`), so an agent sending
+them in a loop cannot fill the log. All three are counted in `ForwardStats.rejected`, the
+closing line's `refused`. A terminal's output chunks still waiting are merged into
 one bounded chunk, and older output still waiting is cut (`coalescing.WaitingUpdates`, which also
 learns from the answers which tool calls the service stores), so terminal output never fills
 the buffer, whatever is interleaved with it. Whatever else ends the drain becomes the
@@ -39,6 +43,7 @@ from shellexec.bridge.errors import (
     ServiceRejectedError,
     refuses_only_the_update,
 )
+from shellexec.bridge.flood_log import FloodLog
 from shellexec.bridge.publishable import CUT_HEAD_BYTES, CUT_TAIL_BYTES, Unpublishable, encoded
 from shellexec.vocabulary import ACP_TOOL_UPDATES
 
@@ -49,6 +54,10 @@ Publish = Callable[[int, struct_pb2.Value], Awaitable[bool]]
 
 DEFAULT_MAX_UPDATES = 10_000
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+# The tally of a flood of `session/update` frames without an update object.
+_UPDATELESS_TALLY = ("agent sent {count} session/updates without an update object so far "
+                     "(the latest: {latest}): skipped")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +72,9 @@ class BufferLimits:
 @dataclass(slots=True)
 class ForwardStats:
     """What the forwarder did: published (new), duplicates (already stored), rejected
-    (skipped: refused or unpublishable), merged (terminal chunks joined to a waiting one),
-    cut_bytes (terminal output cut while it waited, which the service would have cut too)."""
+    (skipped: refused by the service, unpublishable, or no update object at all; `run.py`
+    adds those it drops before they get here), merged (terminal chunks joined to a waiting
+    one), cut_bytes (terminal output cut while it waited, which the service would have cut too)."""
 
     published: int = 0
     duplicates: int = 0
@@ -88,6 +98,7 @@ class Forwarder:
         self.failed = asyncio.Event()
         self.failure: BridgeError | None = None
         self.stats = ForwardStats()
+        self._updateless = FloodLog(_UPDATELESS_TALLY)
 
     @property
     def pending(self) -> int:
@@ -101,7 +112,10 @@ class Forwarder:
                 self.failure.dropped += 1
             return
         if not isinstance(update, Mapping):
-            log.warning("agent sent a session/update without an update object; skipped")
+            self.stats.rejected += 1
+            what = _json_kind(update)
+            self._updateless.note(f"agent sent a session/update without an update object "
+                                  f"({what}); skipped", what)
             return
         sequence = self._next_sequence
         self._next_sequence += 1
@@ -229,6 +243,17 @@ def _kind(update: Update) -> str:
     """The update's `sessionUpdate`, short and escaped: it is the agent's text, and a newline
     in it must not forge a log line."""
     return str(update.get("sessionUpdate"))[:64].encode("unicode_escape").decode("ascii")
+
+
+def _json_kind(value: object) -> str:
+    """What an update that is no JSON object is, as JSON names it (never the agent's text)."""
+    if value is None:
+        return "null or missing"
+    for kinds, name in (((bool,), "a boolean"), ((int, float), "a number"), ((str,), "a string"),
+                        ((list, tuple), "an array")):
+        if isinstance(value, kinds):
+            return name
+    return "no JSON object"
 
 
 def _tool_call(update: Update) -> str | None:

@@ -117,6 +117,60 @@ _FORGED_TALLY = ("agent sent {count} terminal updates of its own so far (the lat
                  "terminal {latest}): not recorded")
 # How much of a terminal id the agent chose a warning quotes.
 _QUOTED_ID_CHARS = 80
+# The longest argument a new program gets on Linux, its terminating NUL included
+# (MAX_ARG_STRLEN, 32 pages: 131072 bytes with 4 KiB pages); longer, exec fails with E2BIG.
+# The command line is one argument of `bash -c` (and of the guard before it), and so is each
+# NAME=value of the environment.
+MAX_ARGUMENT_BYTES = 32 * os.sysconf("SC_PAGE_SIZE")
+# How much of a command line a warning about one too long for the OS quotes.
+_QUOTED_LINE_CHARS = 80
+_WRITE_A_FILE = "write a long script to a file first and run that file"
+
+
+def _size(text: str) -> int:
+    """The bytes of `text` as the OS gets it (UTF-8)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def refuse_a_line_too_long(line: str) -> None:
+    """Invalid params naming `command` when the command line is longer than one argument
+    may be (`MAX_ARGUMENT_BYTES`); the answer does not repeat the command, and the warning
+    quotes only its start."""
+    size = _size(line)
+    if size < MAX_ARGUMENT_BYTES:
+        return
+    longest = MAX_ARGUMENT_BYTES - 1
+    reason = (f"the command line is {size} bytes (UTF-8, args included), over the {longest} "
+              f"one argument of `bash -c` can hold (Linux's MAX_ARG_STRLEN, "
+              f"{MAX_ARGUMENT_BYTES} with its NUL): {_WRITE_A_FILE}")
+    log.warning("terminal/create of %r refused: %s", line[:_QUOTED_LINE_CHARS], reason)
+    raise RequestError.invalid_params({"command": f"{size} bytes, not repeated here",
+                                       "maxBytes": longest, "reason": reason})
+
+
+def _too_big_to_start(line: str, env: Mapping[str, str]) -> RequestError:
+    """Invalid params for a command the OS would not start (E2BIG) although its line fits one
+    argument: one environment variable is longer than an argument may be, or the line and
+    the environment together are more than a new program may get. Logged; the line is quoted
+    only by its start."""
+    for name, value in env.items():
+        size = _size(name) + 1 + _size(value)
+        if size >= MAX_ARGUMENT_BYTES:
+            reason = (f"the environment variable {name} is {size} bytes as NAME=value, over "
+                      f"the {MAX_ARGUMENT_BYTES - 1} one string of a new program's "
+                      "environment can hold (Linux's MAX_ARG_STRLEN)")
+            data: dict[str, Any] = {"env": name, "reason": reason}
+            break
+    else:
+        env_bytes = sum(_size(name) + _size(value) + 2 for name, value in env.items())
+        reason = (f"the system would not start it (E2BIG, argument list too long): the command "
+                  f"line ({_size(line)} bytes) and its environment ({len(env)} variables, "
+                  f"{env_bytes} bytes) together are more than a new program may get (ARG_MAX "
+                  f"here: {os.sysconf('SC_ARG_MAX')} bytes, pointers included); pass less "
+                  f"in env, or {_WRITE_A_FILE}")
+        data = {"command": f"{_size(line)} bytes, not repeated here", "reason": reason}
+    log.warning("terminal/create of %r refused: %s", line[:_QUOTED_LINE_CHARS], reason)
+    return RequestError.invalid_params(data)
 
 
 @dataclass(slots=True)
@@ -183,6 +237,7 @@ class TerminalHost:
                      env: Sequence[EnvVariable] | None, cwd: str | None,
                      output_byte_limit: int | None) -> str:
         line = shell_line(command, args)
+        refuse_a_line_too_long(line)
         if len(self._terminals) + self._starting >= MAX_TERMINALS:
             raise RequestError.invalid_request(
                 {"reason": f"{MAX_TERMINALS} terminals are open; release one first"})
@@ -312,6 +367,8 @@ class TerminalHost:
         try:
             return await GuardedCommand.start(_shell(), line, cwd, env)
         except OSError as error:
+            if error.errno == errno.E2BIG:
+                raise _too_big_to_start(line, env) from None
             raise RequestError.internal_error(
                 {"command": line, "reason": error.strerror or str(error)}) from None
 
