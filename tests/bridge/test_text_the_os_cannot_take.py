@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bridge.hostile import INVALID_PARAMS, error_of, request, run_raw
 
-from shellexec.bridge.os_text import os_text_problem
+from shellexec.bridge.os_text import QUOTED_CHARS, os_text_problem
 
 from support.stack import Stack
 
@@ -29,6 +29,9 @@ def test_text_the_os_cannot_take_is_invalid_params_naming_the_field(
         ("cwd", bad, request("terminal/create", command="true", cwd=bad)),
         ("env[0].value", bad,
          request("terminal/create", command="true", env=[{"name": "X", "value": bad}])),
+        # A long one is quoted by its start: an 8 MiB heredoc with a NUL came back whole.
+        ("command", f"{'y' * QUOTED_CHARS}… ({QUOTED_CHARS + 100_000 + len(bad)} characters)",
+         request("terminal/create", command="y" * (QUOTED_CHARS + 100_000) + bad)),
     ]
     finished, record = run_raw(stack, tmp_path, [step for _, _, step in asks],
                                "--allow-fs-read", "--allow-fs-write", "--host-terminals")

@@ -25,9 +25,17 @@ def os_text_problem(value: str) -> str | None:
     return None
 
 
+# How much of a refused value the answer repeats: an 8 MiB command with a NUL in it came back
+# whole.
+QUOTED_CHARS = 200
+
+
 def refuse_what_the_os_cannot_take(fields: list[tuple[str, str]]) -> None:
-    """Invalid params naming the first of `fields` (name, value) the OS cannot take."""
+    """Invalid params naming the first of `fields` (name, value) the OS cannot take, quoting
+    at most QUOTED_CHARS characters of it."""
     for name, value in fields:
         problem = os_text_problem(value)
         if problem is not None:
-            raise RequestError.invalid_params({name: value, "reason": problem})
+            shown = value if len(value) <= QUOTED_CHARS else (
+                f"{value[:QUOTED_CHARS]}… ({len(value)} characters)")
+            raise RequestError.invalid_params({name: shown, "reason": problem})
