@@ -19,6 +19,7 @@ On the run's PostgreSQL server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
@@ -60,59 +61,60 @@ def _waits_for_a_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> bool:
     return bool(found and found[0])
 
 
-def interleaved(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
-    """Holds the other replica's unit (`held_unit.py` arguments) open, runs `mine` into it,
-    and lets the other commit once `mine` waits for a lock; returns what `mine` returns."""
+@contextlib.contextmanager
+def held_unit(url: str, other: list[str]) -> Iterator[Callable[[], None]]:
+    """The other replica's unit (`held_unit.py` arguments), written and held open; what this
+    yields lets it commit, and sees that it did."""
     with subprocess.Popen([sys.executable, str(HELD_UNIT), url, *other], text=True,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE) as held:
         stdin, stdout = held.stdin, held.stdout
         assert stdin is not None
         assert stdout is not None
-        try:
-            assert stdout.readline() == "held\n"
 
-            async def run() -> T:
-                # One connection, opened before `mine` starts: a new one for every look took
-                # long enough on a loaded machine that `mine` could wait out its lock timeout
-                # (5 s) unseen. Autocommit: each look reads the activity afresh.
-                with psycopg.connect(url, autocommit=True) as watcher:
-                    call = asyncio.ensure_future(mine())
-                    deadline = time.monotonic() + WAIT_SECONDS
-                    while not await asyncio.to_thread(_waits_for_a_lock, watcher):
-                        if call.done():
-                            call.result()  # raises what ended it, if anything did
-                            pytest.fail("this replica did not wait for the other")
-                        assert time.monotonic() < deadline, "this replica never waited"
-                        await asyncio.sleep(0.01)
-                stdin.write("commit\n")
-                stdin.flush()
-                return await call
-
-            value = asyncio.run(run())
-            assert stdout.readline() == "committed\n"
-            return value
-        finally:
-            held.kill()
-
-
-def while_held(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
-    """Holds the other replica's unit (`held_unit.py` arguments) open while `mine` runs to
-    its end, then lets the other commit; returns what `mine` returns. `mine` must not wait
-    for the other: if it did, it would wait out the lock timeout and fail."""
-    with subprocess.Popen([sys.executable, str(HELD_UNIT), url, *other], text=True,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE) as held:
-        stdin, stdout = held.stdin, held.stdout
-        assert stdin is not None
-        assert stdout is not None
-        try:
-            assert stdout.readline() == "held\n"
-            value = asyncio.run(asyncio.wait_for(mine(), WAIT_SECONDS))
+        def commit() -> None:
             stdin.write("commit\n")
             stdin.flush()
             assert stdout.readline() == "committed\n"
-            return value
+
+        try:
+            assert stdout.readline() == "held\n"
+            yield commit
         finally:
             held.kill()
+
+
+def interleaved(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
+    """Holds the other replica's unit open, runs `mine` into it, and lets the other commit
+    once `mine` waits for a lock; returns what `mine` returns."""
+    with held_unit(url, other) as commit:
+
+        async def run() -> T:
+            # One connection, opened before `mine` starts: a new one for every look took
+            # long enough on a loaded machine that `mine` could wait out its lock timeout
+            # (5 s) unseen. Autocommit: each look reads the activity afresh.
+            with psycopg.connect(url, autocommit=True) as watcher:
+                call = asyncio.ensure_future(mine())
+                deadline = time.monotonic() + WAIT_SECONDS
+                while not await asyncio.to_thread(_waits_for_a_lock, watcher):
+                    if call.done():
+                        call.result()  # raises what ended it, if anything did
+                        pytest.fail("this replica did not wait for the other")
+                    assert time.monotonic() < deadline, "this replica never waited"
+                    await asyncio.sleep(0.01)
+            await asyncio.to_thread(commit)
+            return await call
+
+        return asyncio.run(run())
+
+
+def while_held(url: str, other: list[str], mine: Callable[[], Awaitable[T]]) -> T:
+    """Holds the other replica's unit open while `mine` runs to its end, then lets the other
+    commit; returns what `mine` returns. `mine` must not wait for the other: if it did, it
+    would wait out the lock timeout and fail."""
+    with held_unit(url, other) as commit:
+        value = asyncio.run(asyncio.wait_for(mine(), WAIT_SECONDS))
+        commit()
+        return value
 
 
 def _session(app: Composition, session_id: str) -> Session | None:
