@@ -186,7 +186,7 @@ def test_a_full_buffer_says_how_many_updates_were_never_published() -> None:
     assert isinstance(forwarder.failure, BufferFullError)
     assert (forwarder.failure.pending, forwarder.failure.dropped) == (3, 5)
     assert str(forwarder.failure) == (
-        "update buffer full (updates limit 3) while the service lagged behind; 3 update(s) "
+        "update buffer full (updates limit 3, --max-buffered-updates) while the service lagged behind; 3 update(s) "
         "waiting were never published and 5 later one(s) were dropped; the agent was cancelled")
 
 

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, connect_to_agent
 from acp.client.connection import ClientSideConnection
@@ -58,6 +58,11 @@ STARTUP_NOTICE_SECONDS = 30.0
 STDERR_PREFIX = b"[agent] "
 _RELAY_CHUNK = 64 * 1024
 _TERMINATE_GRACE = 2.0
+# Once the agent process exited, what it wrote is in its stdout pipe already: the bridge reads
+# on while more comes, each read waiting at most QUIET seconds, and for at most DRAIN seconds
+# in all, since a process the agent started may hold the pipe open, and write to it, for ever.
+EXITED_QUIET_SECONDS = 0.2
+EXITED_DRAIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,64 @@ class AgentHandle:
     def exit_note(self) -> str:
         code = self.process.returncode
         return "" if code is None else f" (agent exited with status {code})"
+
+
+class OutputUntilExit:
+    """The agent's stdout as `AgentStream` reads it (`read` alone): it ends where the pipe
+    ends, or once the agent process itself exited and what it wrote was read, whichever comes
+    first. A process the agent started in a session of its own (a `setsid` helper, a daemon)
+    may hold the pipe open long after, for ever even: a pending `initialize` or prompt must
+    then fail as the agent's exit, as it does when the pipe closes, not wait for that
+    process (docs/bridge.md, "Ctrl-C and SIGTERM")."""
+
+    def __init__(self, reader: asyncio.StreamReader, exited: asyncio.Event,
+                 process: asyncio.subprocess.Process) -> None:
+        self._reader = reader
+        self._exited = exited
+        self._process = process
+        self._drain_until: float | None = None  # the loop's time, once the agent exited
+        self._ended = False
+
+    async def read(self, size: int) -> bytes:
+        """Up to `size` bytes; b"" at the end."""
+        if self._ended:
+            return b""
+        if self._drain_until is None:
+            chunk = await self._read_unless_exited(size)
+            if chunk is not None:
+                self._ended = not chunk
+                return chunk
+            self._drain_until = asyncio.get_running_loop().time() + EXITED_DRAIN_SECONDS
+        chunk = await self._drained(size)
+        self._ended = not chunk
+        return chunk
+
+    async def _read_unless_exited(self, size: int) -> bytes | None:
+        """The next bytes, or None once the agent exited with none waiting. A read cancelled
+        while it waits for data has taken none: nothing is lost."""
+        reading = asyncio.ensure_future(self._reader.read(size))
+        exiting = asyncio.ensure_future(self._exited.wait())
+        try:
+            await asyncio.wait({reading, exiting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            exiting.cancel()
+            if not reading.done():
+                reading.cancel()
+                await asyncio.wait({reading})
+        return None if reading.cancelled() else reading.result()
+
+    async def _drained(self, size: int) -> bytes:
+        """What the exited agent left in the pipe; b"" once none came for a moment, or the
+        drain's time is up."""
+        assert self._drain_until is not None
+        left = self._drain_until - asyncio.get_running_loop().time()
+        try:
+            async with asyncio.timeout(max(0.0, min(EXITED_QUIET_SECONDS, left))):
+                return await self._reader.read(size)
+        except TimeoutError:
+            log.info("the agent exited (status %s) but a process it started still holds its "
+                     "output open: not read further", self._process.returncode)
+            return b""
 
 
 def capabilities(files: FileAccess, host_terminals: bool = False) -> ClientCapabilities:
@@ -202,7 +265,9 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     assert process.stdout is not None
     assert process.stderr is not None
     relay = asyncio.create_task(relay_stderr(process.stderr, Stderr.of_process()))
-    connection = connect_to_agent(client, AgentStream(process.stdout, process.stdin),
+    # AgentStream reads its reader with `read` alone, which OutputUntilExit serves.
+    output = cast(asyncio.StreamReader, OutputUntilExit(process.stdout, exited, process))
+    connection = connect_to_agent(client, AgentStream(output, process.stdin),
                                   observers=[_update_observer(record, asked, own, foreign)])
     try:
         yield AgentHandle(connection, process, exited)

@@ -15,6 +15,7 @@ exit status:
   3        the service could not record the session: unreachable for longer than
            --retry-for, the update buffer filled up, or a definite refusal
   130/143  SIGINT/SIGTERM: the agent was cancelled and the turn recorded as cancelled
+  129      SIGHUP (the terminal closed, an ssh connection dropped): the same
 
 See docs/bridge.md.
 """
@@ -28,7 +29,6 @@ import logging
 import math
 import os
 import sys
-import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from shellexec.bridge.options import (
 from shellexec.bridge.permissions import DEFAULT_ANSWER, PERMISSION_ANSWERS, PermissionAnswer
 from shellexec.bridge.process_guard import close_to_inspection
 from shellexec.bridge.retry import RetryPolicy
-from shellexec.bridge.run import BridgeRun, RunResult
+from shellexec.bridge.run import BridgeRun, RunResult, new_task_id
 from shellexec.bridge.service_options import ADDRESS_FORM, address_problem, token_problem
 from shellexec.bridge.signals import Signals
 from shellexec.bridge.stdio import Stderr, open_closed_descriptors, print_line
@@ -226,7 +226,7 @@ def _task_id(args: argparse.Namespace) -> str:
     """--task-id, checked by the service's own rule: a refusal must come before the agent
     starts, not after it has begun working."""
     if args.task_id is None:
-        return f"bridge-{uuid.uuid4().hex[:12]}"
+        return new_task_id()
     task_id = str(args.task_id)
     if task_id_problem(task_id) is not None:
         raise UsageError(f"--task-id must be {TASK_ID_RULE}; got {task_id!r}")

@@ -11,7 +11,7 @@
     │   ├── ServiceRejectedError    a definite, non-retryable refusal (e.g. NOT_FOUND)
     │   ├── BufferFullError         too many updates waited for the service
     │   └── ForwardingError         publishing stopped on an error nothing else handled
-    └── SignalError                 SIGINT/SIGTERM while the bridge waited         (130/143)
+    └── SignalError                 SIGINT/SIGTERM/SIGHUP while the bridge waited  (130/143/129)
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ class ServiceUnavailableError(ServiceError):
 
     def __init__(self, operation: str, window: float, last_error: str,
                  hint: str = START_HINT) -> None:
-        super().__init__(f"service unreachable for {window:g} s while trying to {operation} "
-                         f"(last error: {last_error}); {hint}")
+        super().__init__(f"service unreachable for {window:g} s (--retry-for) while trying to "
+                         f"{operation} (last error: {last_error}); {hint}")
         self.operation = operation
         self.window = window
         self.last_error = last_error
@@ -111,6 +111,10 @@ def refuses_only_the_update(refusal: ServiceRejectedError) -> bool:
     return refusal.code in UPDATE_REFUSALS
 
 
+# The option that sets each limit of the update buffer, named where it is exceeded.
+_BUFFER_OPTIONS = {"updates": ", --max-buffered-updates", "bytes": ", --max-buffered-bytes"}
+
+
 class BufferFullError(ServiceError):
     """More than `limit` updates or bytes (`what`) waited for the service; `pending` updates
     were waiting then, and `dropped` counts the updates that found it full."""
@@ -125,8 +129,9 @@ class BufferFullError(ServiceError):
     def __str__(self) -> str:
         # Composed when printed: updates keep arriving (and are dropped) until the agent
         # has been cancelled.
-        return (f"update buffer full ({self.what} limit {self.limit}) while the service lagged "
-                f"behind; {self.pending} update(s) waiting were never published and "
+        option = _BUFFER_OPTIONS.get(self.what, "")
+        return (f"update buffer full ({self.what} limit {self.limit}{option}) while the service "
+                f"lagged behind; {self.pending} update(s) waiting were never published and "
                 f"{self.dropped} later one(s) were dropped; the agent was cancelled")
 
 

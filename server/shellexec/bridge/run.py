@@ -18,6 +18,8 @@ import contextlib
 import functools
 import logging
 import os
+import re
+import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +69,14 @@ AGENT_EXIT_SECONDS = 3.0
 FLUSH_NOTICE_SECONDS = 2.0
 # Refusals of the bridge's token: the user must pass another one, retrying cannot help.
 TOKEN_REFUSALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
+# The task of a run without --task-id: a new one, `bridge-` and 12 hex digits.
+NEW_TASK_PREFIX = "bridge-"
+_NEW_TASK = re.compile(rf"{NEW_TASK_PREFIX}[0-9a-f]{{12}}")
+
+
+def new_task_id() -> str:
+    """The task of a run without --task-id."""
+    return f"{NEW_TASK_PREFIX}{uuid.uuid4().hex[:12]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +209,8 @@ class BridgeRun:
             return await self._link.open_turn(self._options.task_id, self._options.agent)
         except ServiceRejectedError as refusal:
             if refusal.code in TOKEN_REFUSALS:
-                refused = ("the service refused the token" if self._options.token
-                           else "the service requires a token, and none was given")
-                raise UsageError(f"{refused}: {refusal.details} (pass --token or set "
-                                 "SHELLEXEC_TOKEN to a token with the ingest scope)") from None
+                raise token_refused(refusal, self._options.token, self._options.task_id
+                                    ) from None
             if refusal.code != "INVALID_ARGUMENT":
                 raise
             raise refused_options(refusal) from None
@@ -256,6 +264,36 @@ class BridgeRun:
         stats = self._forwarder.stats
         log.info("published %d update(s); %d already stored; %d refused", stats.published,
                  stats.duplicates, stats.rejected)
+
+
+def token_refused(refusal: ServiceRejectedError, token: str, task_id: str) -> UsageError:
+    """The usage error for a session the service refused to create for want of a token, with
+    what to do. The service's refusals of a token carry no reason (docs/api.md, "Errors"),
+    but their code and what the bridge sent tell them apart as far as the user must act:
+
+    - UNAUTHENTICATED without a token: none was given;
+    - UNAUTHENTICATED with one: the service does not know it (revoked, made for another
+      database, mistyped: its form was checked before the agent started);
+    - PERMISSION_DENIED: the token is known, but lacks the ingest scope, or is limited to
+      tasks (`token create --tasks`) that do not include the run's: the hint names both,
+      the task and --task-id (it named the scope alone, which a task-limited token that
+      refused the bridge's own `bridge-…` task had). The service's message, first, says
+      which of the two it was."""
+    if refusal.code == "UNAUTHENTICATED" and not token:
+        return UsageError(f"the service requires a token, and none was given: "
+                          f"{refusal.details} (pass --token or set SHELLEXEC_TOKEN to a token "
+                          "with the ingest scope)")
+    if refusal.code == "UNAUTHENTICATED":
+        return UsageError(f"the service refused the token: {refusal.details} (the service "
+                          "does not know this token: pass --token or set SHELLEXEC_TOKEN to "
+                          "one it issued, with the ingest scope)")
+    chosen = (f"; without --task-id the bridge records into a new task, {NEW_TASK_PREFIX}"
+              "<random>" if _NEW_TASK.fullmatch(task_id) else "")
+    return UsageError(f"the service refused the token: {refusal.details} (a token needs the "
+                      "ingest scope and, if it is limited to certain tasks, a pattern matching "
+                      f"this run's task {task_id!r}: pass --task-id with a task the token "
+                      "covers, or set --token or SHELLEXEC_TOKEN to a token with the ingest "
+                      f"scope for this task{chosen})")
 
 
 async def _sent_by(deadline: float, sending: Awaitable[None]) -> None:
