@@ -107,7 +107,8 @@ def test_service_gone_longer_than_the_window_fails_loudly_and_cancels_the_agent(
     bridge = _killed_mid_stream(own_stack, tmp_path, script, killed, "--retry-for", "1.5")
     finished = bridge.finish(timeout=30)
 
-    _assert_gave_up(finished, "service unreachable for 1.5 s (--retry-for) while trying to publish update #")
+    _assert_gave_up(finished, "service unreachable for 1.5 s (--retry-for) while trying to "
+                              "publish update #")
 
 
 def test_a_wait_for_the_service_after_ctrl_c_says_so_and_another_ends_it(
@@ -141,7 +142,8 @@ def test_service_unreachable_at_start_fails_after_the_window(stack: Stack,
                           "--prompt", PROMPT, addresses=False)
     assert finished.code == 3
     assert finished.stdout == ""
-    assert "service unreachable for 1 s (--retry-for) while trying to create the session" in finished.stderr
+    assert ("service unreachable for 1 s (--retry-for) while trying to create the session"
+            in finished.stderr)
     assert "Start it with `make run`" in finished.stderr
 
 

@@ -186,8 +186,9 @@ def test_a_full_buffer_says_how_many_updates_were_never_published() -> None:
     assert isinstance(forwarder.failure, BufferFullError)
     assert (forwarder.failure.pending, forwarder.failure.dropped) == (3, 5)
     assert str(forwarder.failure) == (
-        "update buffer full (updates limit 3, --max-buffered-updates) while the service lagged behind; 3 update(s) "
-        "waiting were never published and 5 later one(s) were dropped; the agent was cancelled")
+        "update buffer full (updates limit 3, --max-buffered-updates) while the service lagged "
+        "behind; 3 update(s) waiting were never published and 5 later one(s) were dropped; the "
+        "agent was cancelled")
 
 
 def _chunk(data: bytes, terminal: str = "t1") -> Update:

@@ -7,6 +7,7 @@ process waits for the bridge's `go`), and a guard that does not end when told.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -215,3 +216,40 @@ def test_the_guards_children_read_from_every_process_are_the_kernels_list() -> N
             child.wait()
 
     assert {child.pid for child in mine} <= listed <= by_parent
+
+
+# Run with SIGCHLD ignored, so that the kernel reaps the child at its exit: what the child's
+# handle then does with its pid, as JSON.
+_REAPED_BY_THE_KERNEL = r"""
+import asyncio, json, os, signal
+from shellexec.bridge.child_exit import spawn_unreaped
+
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+signalled = []
+kill = os.kill
+os.kill = lambda pid, sig: (signalled.append(pid), kill(pid, sig))
+
+
+async def main():
+    child = await spawn_unreaped(["true"])
+    await asyncio.wait_for(child.exited.wait(), 30)
+    try:
+        child.send_signal(signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    child.let_go()
+    child.close_pipes()
+    return {"code": child.returncode, "holds": child.holds_its_pid, "signalled": signalled}
+
+
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def test_a_child_reaped_by_another_is_never_signalled_or_waited_for_by_its_pid() -> None:
+    """A child the kernel reaped (SIGCHLD ignored) has a pid that may be anyone's by now:
+    its handle signalled it all the same, and waited for it by pid (blocking the loop until
+    whichever child had it next ended)."""
+    ran = subprocess.run([sys.executable, "-c", _REAPED_BY_THE_KERNEL], capture_output=True,
+                         text=True, timeout=60, check=True)
+    assert json.loads(ran.stdout) == {"code": 255, "holds": False, "signalled": []}

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -297,6 +299,55 @@ def test_all_terminals_are_told_to_end_before_any_has_ended(
     done = [index for index, event in enumerate(happened) if event.startswith("done")]
     assert len(done) == 3, happened
     assert max(told) < min(done), happened
+
+
+# Runs its arguments with SIGCHLD ignored, which survives exec, as a parent may leave it.
+IGNORING_SIGCHLD = (sys.executable, "-c", "import os, signal, sys; signal.signal("
+                    "signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def test_a_bridge_started_with_sigchld_ignored_takes_it_back(stack: Stack,
+                                                             tmp_path: Path) -> None:
+    """With SIGCHLD ignored (as a parent may leave it: it survives exec) the kernel reaps each
+    guard at its exit, and the bridge can no longer keep an exited guard's pid its own: its
+    sweep went by a number free again, and its release signalled and waited for whoever had
+    the pid next. The bridge sets SIGCHLD back to its default when it starts: a hosted
+    command reads the bridge's ignored signals (its guard's parent's) from /proc."""
+    finished = launch(stack, tmp_path, [
+        tool_call("c1", "shell · signals"),
+        create("bridge=$(awk '/^PPid:/ {print $2}' /proc/$PPID/status); "
+               "awk '/^SigIgn:/ {print $2}' /proc/$bridge/status"),
+        {"terminal_wait": "t1"}, {"terminal_output": "t1"}, {"terminal_release": "t1"},
+        tool_update("c1", status="completed"),
+    ], "--host-terminals", "--agent", "goose", "--prompt", PROMPT,
+        wrapper=IGNORING_SIGCHLD).finish()
+
+    assert finished.code == 0, finished.stderr
+    [output] = answers(finished, "terminal_output")
+    ignored = int(output["output"].strip(), 16)
+    assert not ignored & (1 << (signal.SIGCHLD - 1)), output
+
+
+def test_stop_all_waits_for_a_terminal_being_released(tmp_path: Path) -> None:
+    """`release` takes a terminal out of the table before it ends it, so `stop_all` did not
+    wait for it; and the connection closing as the bridge stops cancelled the release, so a
+    command keeping its guard stopped ran on."""
+    marker = tmp_path / "still-here"
+
+    async def scenario() -> None:
+        host = TerminalHost(tmp_path, dict(os.environ), 60, lambda update: None, OpenCalls())
+        terminal_id = await host.create(
+            f"trap '' TERM; while :; do touch {marker}; kill -STOP $PPID; sleep 0.05; done",
+            None, None, None, None)
+        releasing = asyncio.ensure_future(host.release(terminal_id))
+        await asyncio.sleep(0)  # the release has taken it out of the table
+        releasing.cancel()  # as the connection closing does
+        await host.stop_all()
+        with contextlib.suppress(asyncio.CancelledError):
+            await releasing
+
+    asyncio.run(scenario())
+    assert running(lambda command: str(marker).encode() in command) == []
 
 
 def test_a_terminal_no_call_names_is_recorded_again_with_what_its_job_printed_late(

@@ -103,19 +103,29 @@ class UnreapedChild:
         if self.exited.is_set():
             self._reap()
 
+    @property
+    def holds_its_pid(self) -> bool:
+        """Whether the pid is still the child's (alive, or a zombie not reaped): processes
+        found by its number, as their session or group, are then the child's own. False once
+        it was reaped, here or by another (SIGCHLD ignored: the kernel reaps at exit)."""
+        return not self._reaped
+
     def _watch(self) -> None:
         """In a thread of its own: waits until the child exited, without reaping it."""
         try:
             seen = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-        except ChildProcessError:  # reaped by another (never by this module): code unknown
+        except ChildProcessError:  # reaped already (never by this module): code unknown
             seen = None
         code = 255 if seen is None else (
             -seen.si_status if seen.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
             else seen.si_status)
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits for it
-            self._loop.call_soon_threadsafe(self._exit, code)
+            self._loop.call_soon_threadsafe(self._exit, code, seen is None)
 
-    def _exit(self, code: int) -> None:
+    def _exit(self, code: int, reaped: bool) -> None:
+        # Reaped by another, the pid may be any process's by now: never signalled or waited
+        # for again.
+        self._reaped = self._reaped or reaped
         self.returncode = code
         # Popen must never wait for the pid itself: once reaped here, it may be another's.
         self._popen.returncode = code

@@ -28,6 +28,7 @@ import json
 import logging
 import math
 import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -369,6 +370,10 @@ async def _run(options: BridgeOptions) -> int:
 def main(argv: list[str]) -> int:
     """Runs `shellexec bridge ARGV`; returns the exit status (see the module docstring)."""
     open_closed_descriptors()  # before anything opens a file or a socket (`stdio`)
+    # An ignored SIGCHLD survives exec, and with it the kernel reaps every child at its exit:
+    # the bridge could no longer keep an exited guard's pid its own (`child_exit`), nor tell
+    # the agent's exit status. The bridge's children are its own to reap.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     stderr = Stderr.of_process()
     try:
         options, verbose = parse(argv)

@@ -127,6 +127,9 @@ def ran_nothing(told: int) -> bool:
     """Whether the shell's process, once it ended, said on `told` that it never became the
     shell (no `go`): its exit code is then no command's, and is not reported."""
     try:
+        # Never waiting: only a process that reopened the pipe through /proc (root alone: the
+        # guard is not dumpable) could keep it open, and the guard must not wait for it.
+        os.set_blocking(told, False)
         return os.read(told, 1) == NOTHING_RAN
     except OSError:
         return False

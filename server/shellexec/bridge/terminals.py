@@ -230,6 +230,10 @@ class TerminalHost:
         # the agent may send its requests at once. `stop_all` ends them as they come up.
         self._starting = 0
         self._stops = 0
+        # The endings of terminals the agent released, until they are done: no longer the
+        # agent's to name, but `stop_all` still waits for them (the connection closing as the
+        # bridge stops cancelled the release, and a command keeping its guard stopped ran on).
+        self._releasing: set[asyncio.Future[None]] = set()
 
     # -- the ACP methods ---------------------------------------------------------------------
 
@@ -290,7 +294,10 @@ class TerminalHost:
     async def release(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
         del self._terminals[terminal_id]
-        await self._ended(terminal)
+        ending = asyncio.ensure_future(self._ended(terminal))
+        self._releasing.add(ending)
+        ending.add_done_callback(self._releasing.discard)
+        await asyncio.shield(ending)
 
     # -- the bridge's own ------------------------------------------------------------------
 
@@ -329,7 +336,8 @@ class TerminalHost:
         keep their guards stopped cost up to GUARD_GRACE_SECONDS each, and 24 of them kept
         a stopping bridge (deaf to a second Ctrl-C meanwhile) for 19 s."""
         self._stops += 1
-        await asyncio.gather(*(self._ended(terminal) for terminal in self._terminals.values()))
+        await asyncio.gather(*(self._ended(terminal) for terminal in self._terminals.values()),
+                             *self._releasing)
 
     # -- inside ------------------------------------------------------------------------------
 
@@ -663,7 +671,10 @@ async def _sweep(command: GuardedCommand) -> int:
     spared: set[_Process] = set()  # not ours to signal (set-user-ID), or gone meanwhile
     empty = 0
     while True:
-        found = _processes_of(command.guard.pid, not command.guard_exited.is_set())
+        # By number only while the guard's pid is its own: reaped behind the bridge's back,
+        # its number may be another session's already.
+        found = (_processes_of(command.guard.pid, not command.guard_exited.is_set())
+                 if command.guard.holds_its_pid else _Found([], {}))
         processes = [process for process in found.processes if process not in spared]
         command.kill_shell_group()
         command.kill_guard_group()
@@ -681,8 +692,8 @@ def _close_pipes(command: GuardedCommand) -> None:
     """Closes the guard's output pipe once the guard exited and nothing reads it any more.
     Left open, asyncio would close it once the loop is gone, with a traceback. Lets go of
     the shell's process group: nothing more is swept."""
-    # Closing it before the guard exited would also kill the guard, and reap it behind the
-    # child watcher's back.
+    # Closed before the guard exited, it would meet the command's processes still writing
+    # with a broken pipe (SIGPIPE): what they print would be lost, and they would end by it.
     if command.guard_exited.is_set():
         command.close_guard_pipes()
     command.forget_groups()
