@@ -24,6 +24,7 @@ from shellexec.client import AsyncShellExecClient
 from shellexec.rules.limits import (
     FRONT_DOOR_POOL_STREAMS_PER_REPLICA,
     FRONT_DOOR_STREAMS_PER_CONNECTION,
+    MAX_WAITING_CALLS_PER_CALLER,
     MAX_WATCHERS_PER_CALLER,
 )
 from shellexec.v1 import shell_exec_service_pb2 as pb
@@ -81,10 +82,19 @@ async def _connections(stack: Stack, count: int) -> AsyncIterator[list[grpc.aio.
 @contextlib.asynccontextmanager
 async def _held_streams(stack: Stack) -> AsyncIterator[None]:
     """The pool of held streams full of health watches (the server itself serves at most
-    MAX_REQUEST_STREAMS reflection streams at once, ADR 0140; they share this pool)."""
+    MAX_REQUEST_STREAMS reflection streams at once, ADR 0140; they share this pool). At most
+    half of MAX_WAITING_CALLS_PER_CALLER are opened at once: the server refuses a caller more
+    calls still waiting for their messages (ADR 0140), and 1,024 opened together on a loaded
+    machine were (RESOURCE_EXHAUSTED), which is not what this test is about."""
+    opening = asyncio.Semaphore(MAX_WAITING_CALLS_PER_CALLER // 2)
+
+    async def held(channel: grpc.aio.Channel) -> grpc.aio.Call:
+        async with opening:
+            return await _health_watch(channel)
+
     async with _connections(stack, HOLDING_CONNECTIONS) as channels:
         calls = await asyncio.gather(*(
-            _health_watch(channels[index % len(channels)])
+            held(channels[index % len(channels)])
             for index in range(FRONT_DOOR_POOL_STREAMS_PER_REPLICA)))
         yield
         for call in calls:
