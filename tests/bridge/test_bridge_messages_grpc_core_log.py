@@ -6,6 +6,7 @@ gRPC's log (GRPC_VERBOSITY, GRPC_TRACE) still gets it."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -66,3 +67,17 @@ def test_grpc_s_log_is_left_to_a_user_who_asks_for_it(front_door: Stack,
                                                       tmp_path: Path) -> None:
     stderr = _untrusted(front_door, tmp_path, {"GRPC_VERBOSITY": "INFO"})
     assert GRPC_CORE_LINE.search(stderr) is not None, stderr
+
+
+def test_the_agent_gets_no_grpc_setting_the_user_did_not_make(stack: Stack,
+                                                              tmp_path: Path) -> None:
+    """The entry point quiets gRPC's core with GRPC_VERBOSITY=NONE, and left it set: an
+    agent given `--env GRPC_VERBOSITY` got a NONE the user never set. It is taken out again
+    once gRPC has read it."""
+    if "GRPC_VERBOSITY" in os.environ:
+        pytest.skip("GRPC_VERBOSITY is set in this test's environment")
+    finished = run_bridge(stack, tmp_path, SCRIPT, "--env", "GRPC_VERBOSITY", "--prompt", "hi",
+                          report_env=["GRPC_VERBOSITY"])
+    assert finished.code == 0, finished.stderr
+    assert finished.record["env"]["GRPC_VERBOSITY"] is None
+    assert "--env GRPC_VERBOSITY: not set" in finished.stderr
