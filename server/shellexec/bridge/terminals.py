@@ -65,7 +65,7 @@ import shlex
 import shutil
 import signal
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -593,28 +593,36 @@ def _processes_of(guard: int, guard_alive: bool) -> _Found:
     return _Found(processes, groups)
 
 
-def _kill(process: _Process) -> bool:
-    """SIGKILLs `process` unless it is gone (or another process has its pid by now); whether
-    it was signalled."""
+@contextlib.contextmanager
+def _pidfd(pid: int) -> Iterator[int | None]:
+    """A pidfd of the process `pid`, closed afterwards; None when none can be had (the
+    process is gone, or the kernel has no pidfds): the caller then goes by the number."""
     try:
-        handle: int | None = os.pidfd_open(process.pid)
-    except ProcessLookupError:
-        return False
-    except OSError:  # a kernel without pidfds: by pid, as the guard signals
+        handle: int | None = os.pidfd_open(pid)
+    except OSError:
         handle = None
     try:
-        found = _stat(process.pid)
-        if found is None or found.started != process.started:
-            return False
-        if handle is None:
-            os.kill(process.pid, signal.SIGKILL)
-        else:
-            signal.pidfd_send_signal(handle, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return False
+        yield handle
     finally:
         if handle is not None:
             os.close(handle)
+
+
+def _kill(process: _Process) -> bool:
+    """SIGKILLs `process` unless it is gone (or another process has its pid by now); whether
+    it was signalled. Through a pidfd taken before the check where there is one, so that the
+    process checked is the one signalled; else by pid, as the guard signals."""
+    with _pidfd(process.pid) as handle:
+        try:
+            found = _stat(process.pid)
+            if found is None or found.started != process.started:
+                return False
+            if handle is None:
+                os.kill(process.pid, signal.SIGKILL)
+            else:
+                signal.pidfd_send_signal(handle, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return False
     return True
 
 
@@ -627,28 +635,22 @@ def _kill_group(group: int, member: _Process) -> bool:
     PIDFD_SIGNAL_PROCESS_GROUP, Linux 6.9), so that no later group given the id is hit;
     else by its id, right after the check (an id is given again only once the kernel went
     round every pid)."""
-    try:
-        leader: int | None = os.pidfd_open(group)
-    except OSError:  # the leader is gone (or no pidfds)
-        leader = None
-    try:
-        seen = _stat(member.pid)
-        if seen is None or seen.started != member.started or seen.group != group:
+    with _pidfd(group) as leader:
+        try:
+            seen = _stat(member.pid)
+            if seen is None or seen.started != member.started or seen.group != group:
+                return False
+            if leader is not None:
+                try:
+                    signal.pidfd_send_signal(leader, signal.SIGKILL, None,
+                                             PIDFD_SIGNAL_PROCESS_GROUP)
+                    return True
+                except OSError as error:
+                    if error.errno != errno.EINVAL:  # ESRCH: none is left
+                        return False
+            os.killpg(group, signal.SIGKILL)  # a kernel before 6.9, or a group with no leader
+        except (ProcessLookupError, PermissionError):
             return False
-        if leader is not None:
-            try:
-                signal.pidfd_send_signal(leader, signal.SIGKILL, None,
-                                         PIDFD_SIGNAL_PROCESS_GROUP)
-                return True
-            except OSError as error:
-                if error.errno != errno.EINVAL:  # ESRCH: none is left
-                    return False
-        os.killpg(group, signal.SIGKILL)  # a kernel before 6.9, or a group with no leader
-    except (ProcessLookupError, PermissionError):
-        return False
-    finally:
-        if leader is not None:
-            os.close(leader)
     return True
 
 
