@@ -185,16 +185,26 @@ MESSAGE_ID_PREFIX: Final[IdPrefix] = "msg_"
 # The `reason` of a google.rpc.ErrorInfo in an error's details: conditions a caller acts on
 # (docs/api.md, "Error reasons"). The domain of every one of them is ERROR_DOMAIN.
 ErrorReason = Literal["TURN_ALREADY_RUNNING", "SEQUENCE_CONFLICT", "REQUEST_ID_REUSED",
-                      "REVISION_AHEAD", "TOO_MANY_WATCHERS"]
+                      "REVISION_AHEAD", "TOO_MANY_WATCHERS", "TOKEN_MISSING", "TOKEN_UNKNOWN",
+                      "SCOPE_MISSING", "TASK_NOT_COVERED"]
 REASON_TURN_ALREADY_RUNNING: Final[ErrorReason] = "TURN_ALREADY_RUNNING"
 REASON_SEQUENCE_CONFLICT: Final[ErrorReason] = "SEQUENCE_CONFLICT"
 REASON_REQUEST_ID_REUSED: Final[ErrorReason] = "REQUEST_ID_REUSED"
 REASON_REVISION_AHEAD: Final[ErrorReason] = "REVISION_AHEAD"
 # The caller already holds as many open feed watchers on this replica as it may (ADR 0135).
 REASON_TOO_MANY_WATCHERS: Final[ErrorReason] = "TOO_MANY_WATCHERS"
+# The refusals of a call's token (ADR 0050, since 2026-12-06): UNAUTHENTICATED without an
+# `authorization` header, and with one that names no valid token (unknown, revoked, another
+# scheme than Bearer, too long); PERMISSION_DENIED for a valid token without the scope the
+# method needs, and for a session created in a task the token's patterns do not cover.
+REASON_TOKEN_MISSING: Final[ErrorReason] = "TOKEN_MISSING"
+REASON_TOKEN_UNKNOWN: Final[ErrorReason] = "TOKEN_UNKNOWN"
+REASON_SCOPE_MISSING: Final[ErrorReason] = "SCOPE_MISSING"
+REASON_TASK_NOT_COVERED: Final[ErrorReason] = "TASK_NOT_COVERED"
 ERROR_REASONS: Final[tuple[ErrorReason, ...]] = (
     REASON_TURN_ALREADY_RUNNING, REASON_SEQUENCE_CONFLICT, REASON_REQUEST_ID_REUSED,
-    REASON_REVISION_AHEAD, REASON_TOO_MANY_WATCHERS,
+    REASON_REVISION_AHEAD, REASON_TOO_MANY_WATCHERS, REASON_TOKEN_MISSING, REASON_TOKEN_UNKNOWN,
+    REASON_SCOPE_MISSING, REASON_TASK_NOT_COVERED,
 )
 ERROR_DOMAIN: Final = "shellexec"
 

@@ -45,11 +45,13 @@ def test_a_token_the_service_does_not_know(secured: Stack, tmp_path: Path) -> No
 
 
 def test_a_token_without_the_ingest_scope(secured: Stack, tmp_path: Path) -> None:
+    """The reason SCOPE_MISSING: the hint is the scope's alone (it named the task and
+    --task-id too, while only the code told the refusals apart)."""
     said = _refused(secured, tmp_path, secured.create_token("hint-read", "read"),
                     "--task-id", "build-1")
     assert "it needs the scope ingest" in said  # the service's own word
-    assert "a token needs the ingest scope" in said
-    assert "this run's task 'build-1'" in said
+    assert "the token lacks the ingest scope" in said
+    assert "--task-id" not in said
 
 
 def test_a_token_limited_to_other_tasks_without_task_id_names_the_task_and_task_id(
@@ -61,6 +63,7 @@ def test_a_token_limited_to_other_tasks_without_task_id_names_the_task_and_task_
     assert f"this token may not create sessions of task {task[1]!r}" in said
     assert "without --task-id the bridge records into a new task, bridge-<random>" in said
     assert "pass --task-id with a task the token covers" in said
+    assert "ingest scope" not in said  # the reason TASK_NOT_COVERED: the token has it
 
 
 def test_a_token_limited_to_other_tasks_names_the_task_id_given(secured: Stack,

@@ -5,6 +5,7 @@ health service and reflection stay open."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -17,12 +18,14 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shellexec.api.auth import METHOD_SCOPES, MISSING_TOKEN, UNKNOWN_TOKEN
 from shellexec.demo.rest import RestError, RestResponse
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.v1 import shell_exec_service_pb2_grpc as pb_grpc
+from shellexec.vocabulary import ERROR_DOMAIN, REASON_TOKEN_MISSING, REASON_TOKEN_UNKNOWN
 
 from support.acp import codex_end, codex_start
 from support.rest import Api, unique
@@ -109,16 +112,19 @@ def test_an_unknown_or_malformed_token_is_401(secured: Stack, seeded: Seeded,
     assert response.status == 401
 
 
-@pytest.mark.parametrize(("method", "content_type", "body", "header", "message"), [
-    ("GetSession", "application/proto", b"", None, MISSING_TOKEN),
-    ("GetSession", "application/proto", b"", "Bearer shx_not-a-token", UNKNOWN_TOKEN),
-    ("WatchMessages", "application/connect+proto", b"\0\0\0\0\0", None, MISSING_TOKEN),
+@pytest.mark.parametrize(("method", "content_type", "body", "header", "message", "reason"), [
+    ("GetSession", "application/proto", b"", None, MISSING_TOKEN, REASON_TOKEN_MISSING),
+    ("GetSession", "application/proto", b"", "Bearer shx_not-a-token", UNKNOWN_TOKEN,
+     REASON_TOKEN_UNKNOWN),
+    ("WatchMessages", "application/connect+proto", b"\0\0\0\0\0", None, MISSING_TOKEN,
+     REASON_TOKEN_MISSING),
 ])
 def test_a_connect_call_without_a_valid_token_gets_connect_s_error(
         secured: Stack, method: str, content_type: str, body: bytes, header: str | None,
-        message: str) -> None:
+        message: str, reason: str) -> None:
     """A Connect client reads its error from Connect's JSON: the front door's 401 was plain
-    text, and the client could tell only the HTTP status."""
+    text, and the client could tell only the HTTP status. Its details name the reason as an
+    ErrorInfo, the value in base64 without padding (docs/api.md, "Error reasons")."""
     connection = http.client.HTTPConnection("127.0.0.1", secured.rest_port, timeout=10)
     headers = {"content-type": content_type, "connect-protocol-version": "1",
                **({"authorization": header} if header else {})}
@@ -130,7 +136,11 @@ def test_a_connect_call_without_a_valid_token_gets_connect_s_error(
     finally:
         connection.close()
     assert answer[:2] == (401, "application/json")
-    assert json.loads(answer[2]) == {"code": "unauthenticated", "message": message}
+    info = base64.b64encode(error_details_pb2.ErrorInfo(
+        reason=reason, domain=ERROR_DOMAIN).SerializeToString()).decode().rstrip("=")
+    assert json.loads(answer[2]) == {
+        "code": "unauthenticated", "message": message,
+        "details": [{"type": "type.googleapis.com/google.rpc.ErrorInfo", "value": info}]}
 
 
 def test_a_connect_call_with_a_valid_token_is_served(secured: Stack, seeded: Seeded) -> None:

@@ -2,8 +2,10 @@
 (`details` with `@type`) and as gRPC details read with `shellexec.client.error_details`.
 
 Every reason of docs/api.md is produced here both ways, but TOO_MANY_WATCHERS, which needs a
-caller's full share of open feeds (tests/service/test_watcher_bound.py produces it both ways);
-the BadRequest and ResourceInfo shapes too. A reused `sequence` with another update is
+caller's full share of open feeds (tests/service/test_watcher_bound.py produces it both ways),
+and the refusals of a token, which need authentication on
+(tests/service/test_token_refusal_reasons.py produces them in every protocol); the BadRequest
+and ResourceInfo shapes too. A reused `sequence` with another update is
 SEQUENCE_CONFLICT (409), the same update (whatever its key order) stays a duplicate."""
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ import pytest
 
 from shellexec.client import ShellExecClient, error_details, error_reason
 from shellexec.demo.rest import RestResponse
-from shellexec.vocabulary import ERROR_REASONS, REASON_TOO_MANY_WATCHERS
+from shellexec.vocabulary import (
+    ERROR_REASONS,
+    REASON_SCOPE_MISSING,
+    REASON_TASK_NOT_COVERED,
+    REASON_TOKEN_MISSING,
+    REASON_TOKEN_UNKNOWN,
+    REASON_TOO_MANY_WATCHERS,
+)
 
 from support.acp import agent_text
 from support.rest import Api, unique
@@ -96,7 +105,10 @@ REASONS = [
 
 
 # Reasons produced, both ways, by a test of their own.
-ELSEWHERE = {REASON_TOO_MANY_WATCHERS: "tests/service/test_watcher_bound.py"}
+ELSEWHERE = {REASON_TOO_MANY_WATCHERS: "tests/service/test_watcher_bound.py",
+             **dict.fromkeys((REASON_TOKEN_MISSING, REASON_TOKEN_UNKNOWN, REASON_SCOPE_MISSING,
+                              REASON_TASK_NOT_COVERED),
+                             "tests/service/test_token_refusal_reasons.py")}
 
 
 def test_the_tests_cover_every_reason() -> None:

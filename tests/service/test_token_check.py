@@ -24,6 +24,7 @@ from shellexec.rules.limits import (
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REST_BODY_BYTES,
 )
+from shellexec.vocabulary import ERROR_DOMAIN, REASON_TOKEN_MISSING, REASON_TOKEN_UNKNOWN
 
 from support.memory import rss_mib
 from support.rest import unique
@@ -35,6 +36,13 @@ ANNOUNCED = MAX_REST_BODY_BYTES - 1
 SENT = 64 * 1024
 # Bounds a broken front door's wait; a working one answers at once.
 READ_TIMEOUT_SECONDS = 30
+
+
+def _unauthenticated(message: str, reason: str) -> dict[str, object]:
+    """The front door's 401 body: the check's message and reason (docs/api.md, "Errors")."""
+    return {"code": 16, "message": message, "details": [{
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+        "domain": ERROR_DOMAIN, "metadata": {}}]}
 
 
 def _held_body_answer(stack: Stack, method: str, path: str, content_type: str,
@@ -76,7 +84,7 @@ def test_a_rest_body_without_a_token_is_refused_before_it_is_held(secured: Stack
     status, headers, body = _held_body_answer(secured, "POST", path, "application/json")
     assert status.startswith("HTTP/1.1 401"), status
     assert headers["content-type"] == "application/json"
-    assert json.loads(body) == {"code": 16, "message": MISSING_TOKEN}
+    assert json.loads(body) == _unauthenticated(MISSING_TOKEN, REASON_TOKEN_MISSING)
 
 
 @pytest.mark.sqlite_only
@@ -94,7 +102,7 @@ def test_an_unknown_token_is_refused_before_its_body_is_held(secured: Stack) -> 
     status, _, body = _held_body_answer(secured, "POST", "/api/v1/task-sessions",
                                         "application/json", "Bearer shx_made-up")
     assert status.startswith("HTTP/1.1 401"), status
-    assert json.loads(body) == {"code": 16, "message": UNKNOWN_TOKEN}
+    assert json.loads(body) == _unauthenticated(UNKNOWN_TOKEN, REASON_TOKEN_UNKNOWN)
 
 
 @pytest.mark.sqlite_only
@@ -233,7 +241,7 @@ def test_an_over_long_token_is_unauthenticated(secured: Stack) -> None:
                                  headers={"authorization": f"Bearer {'a' * LONG}"})
     # docs/api.md, Authentication: a token over 256 characters is UNAUTHENTICATED (401).
     assert answer.status == 401, (answer.status, answer.body[:200])
-    assert json.loads(answer.body) == {"code": 16, "message": UNKNOWN_TOKEN}
+    assert json.loads(answer.body) == _unauthenticated(UNKNOWN_TOKEN, REASON_TOKEN_UNKNOWN)
 
 
 @pytest.mark.sqlite_only

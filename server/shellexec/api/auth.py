@@ -4,8 +4,10 @@ Direct gRPC, gRPC-Web and REST (Envoy's transcoder forwards the `authorization` 
 metadata) all pass through it. It finds the caller a bearer token names, checks the scope the
 method needs, and hands the caller to the servicer through `current_caller`; the use cases then
 check the caller's task patterns (ADR 0050). A refused call never reaches the servicer, and its
-request is not even read (ADR 0140). The caller is set for the whole call, so the
-interceptors before this one, which act after it (the request budget), know it too.
+request is not even read (ADR 0140); its status carries an `ErrorInfo` whose reason says why
+(TOKEN_MISSING, TOKEN_UNKNOWN, SCOPE_MISSING), as the front door's token check's does. The
+caller is set for the whole call, so the interceptors before this one, which act after it (the
+request budget), know it too.
 """
 
 from __future__ import annotations
@@ -17,12 +19,22 @@ from typing import Protocol
 
 import grpc
 
+from shellexec.api.error_details import STATUS_DETAILS_KEY, refusal_status
 from shellexec.api.handlers import failing, refusal, when_call_ends
 from shellexec.rules.limits import MAX_TOKENLESS_CALLS
 from shellexec.service import NOBODY, UNRESTRICTED, Caller
 from shellexec.store import DatabaseUnavailableError
 from shellexec.v1 import shell_exec_service_pb2 as pb
-from shellexec.vocabulary import SCOPE_ADMIN, SCOPE_INGEST, SCOPE_READ, Scope
+from shellexec.vocabulary import (
+    REASON_SCOPE_MISSING,
+    REASON_TOKEN_MISSING,
+    REASON_TOKEN_UNKNOWN,
+    SCOPE_ADMIN,
+    SCOPE_INGEST,
+    SCOPE_READ,
+    ErrorReason,
+    Scope,
+)
 
 _SERVICE = pb.DESCRIPTOR.services_by_name["ShellExecService"]
 # The path prefix of every ShellExecService method (gRPC, gRPC-Web and Connect alike).
@@ -155,7 +167,8 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
         metadata = handler_call_details.invocation_metadata
         secret = bearer_token(metadata)
         if secret is None:
-            return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN)
+            return token_refusal(handler, grpc.StatusCode.UNAUTHENTICATED, MISSING_TOKEN,
+                                 REASON_TOKEN_MISSING)
         try:
             caller = await self._lookup(secret, _header(metadata, TICKET_HEADER))
         except Exception as error:
@@ -165,12 +178,13 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
             # database UNAVAILABLE, anything else INTERNAL with the request id.
             return failing(handler, error)
         if caller is None:
-            return refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
+            return token_refusal(handler, grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN,
+                                 REASON_TOKEN_UNKNOWN)
         if required and not caller.has_any(required):
             method = handler_call_details.method[len(SERVICE_PREFIX):]
-            return refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
-                           f"token {caller.name!r} may not call {method}: it needs the scope "
-                           f"{' or '.join(sorted(required))}")
+            return token_refusal(handler, grpc.StatusCode.PERMISSION_DENIED,
+                                 f"token {caller.name!r} may not call {method}: it needs the "
+                                 f"scope {' or '.join(sorted(required))}", REASON_SCOPE_MISSING)
         # Each call runs in a task of its own, and its handler in the same task as this: the
         # caller set here is the call's alone, for the servicer and for the interceptors
         # before this one, which act after it (the request budget).
@@ -215,6 +229,14 @@ class Authenticator(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc i
 
     def _tokenless_call_ended(self) -> None:
         self.tokenless_calls -= 1
+
+
+def token_refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str,
+                  reason: ErrorReason) -> grpc.RpcMethodHandler:
+    """A handler refusing the call for its token (`refusal`), with the `ErrorInfo` of
+    `reason` in its details (docs/api.md, "Error reasons")."""
+    return refusal(handler, code, message,
+                   ((STATUS_DETAILS_KEY, refusal_status(code, message, reason)),))
 
 
 def carries_secret(metadata: Sequence[tuple[str, str | bytes]] | None, header: str,

@@ -7,6 +7,9 @@ google.rpc details that say what went wrong in a form callers read (ADR 0060).
 
 The details travel as the `grpc-status-details-bin` trailer, a serialized `google.rpc.Status`
 whose code and message are the call's own; Envoy's transcoder renders it as the REST body.
+The refusals of a token that the API answers before any use case runs (the interceptor's in
+`auth`, the front door's token check's) are built here too (`refusal_status`), with the same
+`ErrorInfo`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from shellexec.service import (
     UnavailableError,
 )
 from shellexec.service.errors import shortened
-from shellexec.vocabulary import ERROR_DOMAIN
+from shellexec.vocabulary import ERROR_DOMAIN, ErrorReason
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
@@ -57,10 +60,15 @@ def bounded(text: str) -> str:
     return text[:MAX_ERROR_MESSAGE_CHARS - 1] + "…"
 
 
+def error_info(reason: ErrorReason) -> error_details_pb2.ErrorInfo:
+    """The `ErrorInfo` of `reason`: domain `shellexec`, no metadata (docs/api.md)."""
+    return error_details_pb2.ErrorInfo(reason=reason, domain=ERROR_DOMAIN)
+
+
 def _details(error: ServiceError) -> list[message.Message]:
     details: list[message.Message] = []
     if error.reason is not None:
-        details.append(error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN))
+        details.append(error_info(error.reason))
     if isinstance(error, InvalidArgumentError):
         details.append(error_details_pb2.BadRequest(field_violations=[
             error_details_pb2.BadRequest.FieldViolation(
@@ -78,10 +86,23 @@ def _packed(detail: message.Message) -> any_pb2.Any:
     return packed
 
 
+def _serialized_status(code: grpc.StatusCode, text: str,
+                       details: list[message.Message]) -> bytes:
+    status = status_pb2.Status(code=code.value[0], message=text,
+                               details=[_packed(d) for d in details])
+    serialized: bytes = status.SerializeToString()
+    return serialized
+
+
 def rpc_status(error: ServiceError) -> tuple[grpc.StatusCode, str, bytes]:
     """(code, message, serialized google.rpc.Status) of the answer to `error`."""
     code = status_of(error)
     text = bounded(str(error))
-    status = status_pb2.Status(code=code.value[0], message=text,
-                               details=[_packed(d) for d in _details(error)])
-    return code, text, status.SerializeToString()
+    return code, text, _serialized_status(code, text, _details(error))
+
+
+def refusal_status(code: grpc.StatusCode, text: str, reason: ErrorReason) -> bytes:
+    """The serialized google.rpc.Status of a refusal the API answers itself, before any use
+    case runs (a token's, ADR 0050): `code`, the message `text` (sent as it is: the caller
+    bounds it) and the `ErrorInfo` of `reason`."""
+    return _serialized_status(code, text, [error_info(reason)])

@@ -12,7 +12,7 @@ is over, however it ended; `close_stream` closes a request stream's generators.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -76,17 +76,19 @@ def rewrapped(handler: grpc.RpcMethodHandler, single_response: Wrapper,
         streamed_responses(handler.stream_stream, True), request_deserializer, serializer)
 
 
-def refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode,
-            message: str) -> grpc.RpcMethodHandler:
-    """A handler that refuses the call without reading its request. It takes the request as
-    a stream, which gRPC reads only when asked, so the bytes a refused client sends stay in
-    its stream's window; on the wire, the answer is the same."""
+def refusal(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str,
+            trailing_metadata: Sequence[tuple[str, str | bytes]] = ()
+            ) -> grpc.RpcMethodHandler:
+    """A handler that refuses the call without reading its request, with `trailing_metadata`
+    (the error's details, if it has any). It takes the request as a stream, which gRPC reads
+    only when asked, so the bytes a refused client sends stay in its stream's window; on the
+    wire, the answer is the same."""
     async def refuse(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext) -> None:
-        await context.abort(code, message)
+        await context.abort(code, message, trailing_metadata)
 
     async def refuse_stream(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
                             ) -> AsyncIterator[Any]:
-        await context.abort(code, message)
+        await context.abort(code, message, trailing_metadata)
         yield  # pragma: no cover - abort raises; this makes the function a generator
 
     if handler.response_streaming:

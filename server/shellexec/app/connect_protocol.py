@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from shellexec.app.front_door_errors import REFUSAL_FILTERS, status_filter
+from shellexec.app import token_check
+from shellexec.app.front_door_errors import (
+    ERROR_INFO_TYPE,
+    REFUSAL_FILTERS,
+    check_detail,
+    status_filter,
+)
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["ShellExecService"]
@@ -81,11 +87,15 @@ def refusal_reply_mapper() -> dict[str, Any]:
 
 def unauthenticated_reply_mapper() -> dict[str, Any]:
     """A local reply mapper giving the front door's token check's 401 to a Connect call
-    Connect's error body. The check refuses after the bridge has made the call gRPC, so no
-    other mapper takes it, and a Connect client got the check's plain text: it could tell
-    only the HTTP status, not a missing token from a revoked one. A Connect call is told by
-    its `connect-protocol-version` header on a gRPC path."""
+    Connect's error body, with the check's reason as an ErrorInfo in Connect's `details`
+    (`{type, value}`, the value the serialized ErrorInfo in base64, kept from the check's
+    refusal by Envoy: `token_check.DETAILS_HEADERS`). The check refuses before the bridge
+    has made the call gRPC, so no other mapper gives it Connect's shape, and a Connect client
+    got the check's plain text: it could tell only the HTTP status, not a missing token from
+    a revoked one. A Connect call is told by its `connect-protocol-version` header on a gRPC
+    path."""
     rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
+    info = {"type": ERROR_INFO_TYPE, "value": check_detail(token_check.ERROR_INFO_HEADER)}
     return {
         "filter": {"and_filter": {"filters": [
             status_filter("EQ", 401),
@@ -94,7 +104,8 @@ def unauthenticated_reply_mapper() -> dict[str, Any]:
                                           "present_match": True}}},
         ]}},
         "body_format_override": {
-            "json_format": {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%"},
+            "json_format": {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%",
+                            "details": [info]},
             "content_type": "application/json",
         },
     }

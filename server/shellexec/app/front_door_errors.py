@@ -5,6 +5,10 @@ the transcoder's 404 and 400, the buffer filter's 413 or a 503 while the server 
 JSON body and the gRPC code matching their status) and the 405 routes (a known path asked with
 a method it does not serve). Errors the server returns through `convert_grpc_status` are not
 local replies, so they keep their own body. See ADR 0040.
+
+The token check's 401 says why as the server's refusals do (ADR 0050): its reason, kept by
+Envoy as the check filter's dynamic metadata (`token_check.DETAILS_HEADERS`), becomes the REST
+body's `details` and a gRPC or gRPC-Web call's `grpc-status-details-bin`.
 """
 
 from __future__ import annotations
@@ -13,9 +17,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from google.rpc import error_details_pb2
+
+from shellexec.api.error_details import STATUS_DETAILS_KEY
 from shellexec.app import token_check
 from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.rest_bindings import PathTemplate, RestBinding
+from shellexec.vocabulary import ERROR_DOMAIN
 
 # HTTP status of a local reply -> the gRPC code in its body (google.rpc.Code numbers). Other
 # statuses from 400 up get UNKNOWN (2).
@@ -82,6 +90,52 @@ _REST_REQUESTS = {"or_filter": {"filters": [
 ]}}
 
 
+# The type URL of an ErrorInfo, as the server's details name it (`@type` in the REST body,
+# `type` in Connect's).
+ERROR_INFO_TYPE = f"type.googleapis.com/{error_details_pb2.ErrorInfo.DESCRIPTOR.full_name}"
+_GRPC_REQUESTS = {"and_filter": {"filters": [
+    {"header_filter": {"header": {"name": "x-envoy-original-path", "present_match": True,
+                                  "invert_match": True}}},
+    {"header_filter": {"header": {"name": "content-type",
+                                  "string_match": {"prefix": "application/grpc"}}}},
+]}}
+
+
+def check_detail(header: str) -> str:
+    """The command operator Envoy replaces with what the token check's refusal said in
+    `header` (one of `token_check.DETAILS_HEADERS`)."""
+    return f"%DYNAMIC_METADATA({token_check.FILTER_NAME}:{header})%"
+
+
+def token_refusal_filter() -> dict[str, Any]:
+    """A local reply filter matching the token check's 401 when the check said why (a check
+    of this release always does)."""
+    said = {"metadata_filter": {"matcher": {
+        "filter": token_check.FILTER_NAME, "path": [{"key": token_check.REASON_HEADER}],
+        "value": {"present_match": True}}, "match_if_key_not_found": False}}
+    return {"and_filter": {"filters": [status_filter("EQ", 401), said]}}
+
+
+def _token_refusal_mappers() -> list[dict[str, Any]]:
+    """The token check's 401 with its reason: over REST, the `{code, message, details}` body
+    of the server's errors, with the ErrorInfo; over gRPC and gRPC-Web (the gRPC-Web filter
+    has made a call gRPC by then), the message stays grpc-message and the details are
+    grpc-status-details-bin, as the server sends them. Connect's has its own shape
+    (`connect_protocol`)."""
+    refused = token_refusal_filter()
+    info = {"@type": ERROR_INFO_TYPE, "reason": check_detail(token_check.REASON_HEADER),
+            "domain": ERROR_DOMAIN, "metadata": {}}
+    rest = {"filter": {"and_filter": {"filters": [refused, _REST_REQUESTS]}},
+            "body_format_override": {
+                "json_format": {"code": GRPC_CODE_BY_STATUS[401], "message": _BODY,
+                                "details": [info]},
+                "content_type": "application/json"}}
+    grpc = {"filter": {"and_filter": {"filters": [refused, _GRPC_REQUESTS]}},
+            "headers_to_add": [replaced_header(
+                STATUS_DETAILS_KEY, check_detail(token_check.STATUS_DETAILS_HEADER))]}
+    return [rest, grpc]
+
+
 def status_filter(op: str, status: int) -> dict[str, Any]:
     """A local reply filter on the reply's HTTP status (`op`: "EQ", "GE", ...)."""
     value = {"default_value": status, "runtime_key": "front_door.local_reply_status"}
@@ -128,7 +182,7 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
                  for status, code in GRPC_CODE_BY_STATUS.items()]
     any_other = _mapper(status_filter("GE", 400), UNKNOWN_CODE)
     return {"mappers": [*leading, *_pool_full_mappers(), *_check_unavailable_mappers(),
-                        *by_status, any_other]}
+                        *_token_refusal_mappers(), *by_status, any_other]}
 
 
 def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:

@@ -131,8 +131,11 @@ PROPERTY_CONSTRAINTS: Final[dict[str, dict[str, Schema]]] = {
 ERROR_STATUSES: Final = {
     "400": "INVALID_ARGUMENT (a malformed field, named at the start of `message`; a body "
            "that is not JSON; an unknown query parameter) or FAILED_PRECONDITION",
-    "401": "UNAUTHENTICATED: no valid bearer token (authentication on)",
-    "403": "PERMISSION_DENIED: the token lacks the scope or task, or a cross-site request",
+    "401": "UNAUTHENTICATED: no valid bearer token (authentication on; reason TOKEN_MISSING "
+           "or TOKEN_UNKNOWN)",
+    "403": "PERMISSION_DENIED: the token lacks the scope (reason SCOPE_MISSING), or does "
+           "not cover the task of a session it creates (reason TASK_NOT_COVERED), or a "
+           "cross-site request",
     "404": "NOT_FOUND: an unknown session, turn, task or message, or an id that cannot exist",
 }
 _CONFLICT: Final = {"409": "ALREADY_EXISTS (reason SEQUENCE_CONFLICT): the sequence was "
@@ -152,8 +155,9 @@ _ERROR_SCHEMA: Final[Schema] = {
     "description": "An error: `code` is the google.rpc.Code number, `message` is for people "
                    "(programs read `details`), `details` are google.rpc messages named by "
                    "`@type` (ErrorInfo, BadRequest, ResourceInfo). Errors the front door "
-                   "answers itself have no `details`.",
-    # The front door's own errors have no details; every error has the other two.
+                   "answers itself have no `details`, but for its token check's 401.",
+    # The front door's own errors have no details (but the token check's 401); every error
+    # has the other two.
     "required": [name for name in _ERROR_PROPERTIES if name != "details"],
     "properties": _ERROR_PROPERTIES,
 }

@@ -8,6 +8,13 @@ request's method, path and `authorization` header here first, over HTTP/1.1 on a
 in the admin socket's private folder (no TCP port a web page could reach); a request without a
 valid token is answered 401 by Envoy at once, before its body is read.
 
+A refusal says why as the interceptor's does: an `ErrorInfo` whose reason is TOKEN_MISSING (no
+`authorization` header) or TOKEN_UNKNOWN (one that names no valid token). The check's answer
+carries it in headers no client sees: Envoy keeps them as the filter's dynamic metadata
+(`DETAILS_HEADERS`), from which the front door's local reply mappers (`front_door_errors`,
+`connect_protocol`) write the REST body's `details`, Connect's `details`, and gRPC's
+`grpc-status-details-bin`; none of the check's own headers reaches the client.
+
 Every request Envoy checks needs a valid token. The routes that must stay open turn the check
 off in Envoy's configuration instead: those Envoy answers itself (the web page, the OpenAPI
 document, the browser boundary's refusals), which also hold no body, and the health service,
@@ -22,22 +29,36 @@ body, kept alive for the next check. Anything else closes the connection.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import grpc
+
 from shellexec.api.auth import MISSING_TOKEN, TICKET_HEADER, UNKNOWN_TOKEN, bearer_token
 from shellexec.api.checked_tokens import Checked
+from shellexec.api.error_details import error_info, refusal_status
 from shellexec.app import admin_socket
 from shellexec.rules.limits import MAX_REQUEST_HEADERS_BYTES
 from shellexec.store import DatabaseUnavailableError
+from shellexec.vocabulary import REASON_TOKEN_MISSING, REASON_TOKEN_UNKNOWN, ErrorReason
 
 # What Envoy puts before the original path of each check (its `path_prefix`).
 CHECK_PREFIX = "/check"
-# Envoy's name of the filter, which routes use to turn the check off.
+# Envoy's name of the filter, which routes use to turn the check off, and the namespace of
+# the dynamic metadata it keeps from a refusal's headers.
 FILTER_NAME = "envoy.filters.http.ext_authz"
+# The headers of a refusal that say why, each kept as the filter's dynamic metadata of the
+# same name: the ErrorInfo reason (for the REST body), the ErrorInfo (for Connect's details)
+# and the google.rpc.Status (for gRPC's grpc-status-details-bin), the last two serialized and
+# in base64 without padding, as Connect and gRPC write binary values.
+REASON_HEADER = "x-shellexec-error-reason"
+ERROR_INFO_HEADER = "x-shellexec-error-info"
+STATUS_DETAILS_HEADER = "x-shellexec-status-details"
+DETAILS_HEADERS = (REASON_HEADER, ERROR_INFO_HEADER, STATUS_DETAILS_HEADER)
 CLUSTER = "shellexec_token_check"
 # A route's per-filter configuration that turns the check off (Envoy accepts it with
 # authentication off too, when the filter is not there).
@@ -92,7 +113,7 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
     ticket Envoy adds to the request, or refused with the interceptor's own messages."""
     secret = bearer_token([] if authorization is None else [("authorization", authorization)])
     if secret is None:
-        return _refused(b"401 Unauthorized", MISSING_TOKEN)
+        return _unauthenticated(MISSING_TOKEN, REASON_TOKEN_MISSING)
     try:
         checked = await check(secret)
     except DatabaseUnavailableError as error:
@@ -101,8 +122,9 @@ async def answer(authorization: str | None, check: TokenCheck) -> bytes:
         # traceback here. Not retried on another server: they share the database, and a
         # replica that cannot reach it while others can is out of the pool (`_NOT_READY`).
         return _refused(b"503 Service Unavailable", str(error))
-    return _refused(b"401 Unauthorized", UNKNOWN_TOKEN) if checked is None else _allowed(
-        checked.ticket)
+    if checked is None:
+        return _unauthenticated(UNKNOWN_TOKEN, REASON_TOKEN_UNKNOWN)
+    return _allowed(checked.ticket)
 
 
 def envoy_filter() -> dict[str, Any]:
@@ -117,9 +139,15 @@ def envoy_filter() -> dict[str, Any]:
                            "timeout": CHECK_TIMEOUT},
             "path_prefix": CHECK_PREFIX,
             # The check's ticket goes to the server with the request it admitted, replacing
-            # any the client sent; nothing of the check's answer reaches the client.
-            "authorization_response": {"allowed_upstream_headers": {
-                "patterns": [{"exact": TICKET_HEADER}]}},
+            # any the client sent. Of a refusal, Envoy keeps the headers that say why as
+            # dynamic metadata, which the local reply mappers write in each protocol's form,
+            # and passes none of its headers to the client: `allowed_client_headers` names
+            # one the check never sends (left empty, it would pass them all).
+            "authorization_response": {
+                "allowed_upstream_headers": {"patterns": [{"exact": TICKET_HEADER}]},
+                "allowed_client_headers": {"patterns": [{"exact": "www-authenticate"}]},
+                "dynamic_metadata_from_headers": {"patterns": [
+                    {"exact": header} for header in DETAILS_HEADERS]}},
             "retry_policy": {
                 "retry_on": "connect-failure,reset",
                 "num_retries": 2,
@@ -162,10 +190,25 @@ def _allowed(ticket: str) -> bytes:
             + b"\r\ncontent-length: 0\r\n\r\n")
 
 
-def _refused(status: bytes, message: str) -> bytes:
+def _unpadded_base64(data: bytes) -> bytes:
+    return base64.b64encode(data).rstrip(b"=")
+
+
+def _unauthenticated(message: str, reason: ErrorReason) -> bytes:
+    """A 401 refusal with `message`, and the headers that say why (`DETAILS_HEADERS`)."""
+    info = error_info(reason).SerializeToString()
+    status = refusal_status(grpc.StatusCode.UNAUTHENTICATED, message, reason)
+    return _refused(b"401 Unauthorized", message, [
+        (REASON_HEADER, reason.encode()), (ERROR_INFO_HEADER, _unpadded_base64(info)),
+        (STATUS_DETAILS_HEADER, _unpadded_base64(status))])
+
+
+def _refused(status: bytes, message: str, headers: list[tuple[str, bytes]] | None = None
+             ) -> bytes:
     body = message.encode()
+    extra = b"".join(name.encode() + b": " + value + b"\r\n" for name, value in headers or ())
     return (b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
-            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            + extra + b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
 
 @dataclass(frozen=True, slots=True)

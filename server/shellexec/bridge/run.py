@@ -48,13 +48,21 @@ from shellexec.bridge.forwarder import Forwarder
 from shellexec.bridge.handlers import BridgeClient
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.options import BridgeOptions
+from shellexec.bridge.os_text import quoted_start
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.permission_calls import announced_call
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
 from shellexec.bridge.terminals import TerminalHost
 from shellexec.bridge.waiting import noticing
-from shellexec.vocabulary import ACP_STOP_CANCELLED, ACP_USER_MESSAGE_CHUNK
+from shellexec.vocabulary import (
+    ACP_STOP_CANCELLED,
+    ACP_USER_MESSAGE_CHUNK,
+    REASON_SCOPE_MISSING,
+    REASON_TASK_NOT_COVERED,
+    REASON_TOKEN_MISSING,
+    REASON_TOKEN_UNKNOWN,
+)
 
 log = logging.getLogger("shellexec.bridge")
 
@@ -67,7 +75,8 @@ AGENT_EXIT_SECONDS = 3.0
 # How long the last updates may take to reach the service before the user hears that the
 # bridge waits for them: up to the rest of --retry-for while the service is away.
 FLUSH_NOTICE_SECONDS = 2.0
-# Refusals of the bridge's token: the user must pass another one, retrying cannot help.
+# Refusals of the bridge's token: the user must pass another one, retrying cannot help
+# (their reasons say which hint fits: `token_refused`).
 TOKEN_REFUSALS = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 # The task of a run without --task-id: a new one, `bridge-` and 12 hex digits.
 NEW_TASK_PREFIX = "bridge-"
@@ -188,8 +197,9 @@ class BridgeRun:
         if name not in self._foreign_sessions and len(self._foreign_sessions) < 100:
             self._foreign_sessions.add(name)
             named = "naming no session" if name is None else f"for session {name!r}"
-            log.warning("agent sent %s %s, not the session this bridge opened (%r): not "
-                        "recorded", method, named, self._own.id)
+            own = None if self._own.id is None else quoted_start(self._own.id, repr)
+            log.warning("agent sent %s %s, not the session this bridge opened (%s): not "
+                        "recorded", method, named, own)
 
     def _asked(self, params: object) -> None:
         """A permission request, in arrival order: the call it names is recorded as a
@@ -268,32 +278,76 @@ class BridgeRun:
 
 def token_refused(refusal: ServiceRejectedError, token: str, task_id: str) -> UsageError:
     """The usage error for a session the service refused to create for want of a token, with
-    what to do. The service's refusals of a token carry no reason (docs/api.md, "Errors"),
-    but their code and what the bridge sent tell them apart as far as the user must act:
+    what to do. The refusal's reason (docs/api.md, "Error reasons") says which hint fits:
 
-    - UNAUTHENTICATED without a token: none was given;
-    - UNAUTHENTICATED with one: the service does not know it (revoked, made for another
+    - TOKEN_MISSING: the service received no token (none was given, or something on the way
+      dropped the header);
+    - TOKEN_UNKNOWN: the service does not know the token (revoked, made for another
       database, mistyped: its form was checked before the agent started);
-    - PERMISSION_DENIED: the token is known, but lacks the ingest scope, or is limited to
-      tasks (`token create --tasks`) that do not include the run's: the hint names both,
-      the task and --task-id (it named the scope alone, which a task-limited token that
-      refused the bridge's own `bridge-…` task had). The service's message, first, says
-      which of the two it was."""
+    - SCOPE_MISSING: the token is known but lacks the ingest scope;
+    - TASK_NOT_COVERED: the token is limited to tasks (`token create --tasks`) that do not
+      include the run's: the hint names the task and --task-id (without it, the bridge
+      records into a new `bridge-…` task, which no such token covers).
+
+    A refusal without a reason (a service from before 2026-12-06) is told apart as far as it
+    can be, by its code and whether a token was sent (`_token_refused_by_code`). The
+    service's message comes first either way."""
+    reason = refusal.reason
+    if reason == REASON_TOKEN_MISSING and not token:
+        return _no_token_given(refusal)
+    if reason == REASON_TOKEN_MISSING:
+        return UsageError(f"the service received no token: {refusal.details} (one was given, "
+                          "so something between the bridge and the service dropped its "
+                          "`authorization` header: point --server at the service or its "
+                          "front door)")
+    if reason == REASON_TOKEN_UNKNOWN:
+        return _unknown_token(refusal)
+    if reason == REASON_SCOPE_MISSING:
+        return UsageError(f"the service refused the token: {refusal.details} (the token "
+                          "lacks the ingest scope: pass --token or set SHELLEXEC_TOKEN to a "
+                          "token with the ingest scope)")
+    if reason == REASON_TASK_NOT_COVERED:
+        return UsageError(f"the service refused the token: {refusal.details} (the token is "
+                          f"limited to tasks that do not include this run's task {task_id!r}: "
+                          "pass --task-id with a task the token covers, or set --token or "
+                          "SHELLEXEC_TOKEN to a token whose tasks include this one"
+                          f"{_new_task_note(task_id)})")
+    return _token_refused_by_code(refusal, token, task_id)
+
+
+def _no_token_given(refusal: ServiceRejectedError) -> UsageError:
+    return UsageError(f"the service requires a token, and none was given: {refusal.details} "
+                      "(pass --token or set SHELLEXEC_TOKEN to a token with the ingest scope)")
+
+
+def _unknown_token(refusal: ServiceRejectedError) -> UsageError:
+    return UsageError(f"the service refused the token: {refusal.details} (the service does "
+                      "not know this token: pass --token or set SHELLEXEC_TOKEN to one it "
+                      "issued, with the ingest scope)")
+
+
+def _new_task_note(task_id: str) -> str:
+    """What the hint adds when the run's task is the bridge's own new one."""
+    return (f"; without --task-id the bridge records into a new task, {NEW_TASK_PREFIX}"
+            "<random>" if _NEW_TASK.fullmatch(task_id) else "")
+
+
+def _token_refused_by_code(refusal: ServiceRejectedError, token: str,
+                           task_id: str) -> UsageError:
+    """The hint for a token refusal without a reason: its code and what the bridge sent tell
+    the cases apart as far as the user must act. UNAUTHENTICATED without a token: none was
+    given; with one: the service does not know it; PERMISSION_DENIED: the token lacks the
+    ingest scope or does not cover the run's task, which the code does not tell apart, so
+    the hint names both (the service's message, first, says which it was)."""
     if refusal.code == "UNAUTHENTICATED" and not token:
-        return UsageError(f"the service requires a token, and none was given: "
-                          f"{refusal.details} (pass --token or set SHELLEXEC_TOKEN to a token "
-                          "with the ingest scope)")
+        return _no_token_given(refusal)
     if refusal.code == "UNAUTHENTICATED":
-        return UsageError(f"the service refused the token: {refusal.details} (the service "
-                          "does not know this token: pass --token or set SHELLEXEC_TOKEN to "
-                          "one it issued, with the ingest scope)")
-    chosen = (f"; without --task-id the bridge records into a new task, {NEW_TASK_PREFIX}"
-              "<random>" if _NEW_TASK.fullmatch(task_id) else "")
+        return _unknown_token(refusal)
     return UsageError(f"the service refused the token: {refusal.details} (a token needs the "
                       "ingest scope and, if it is limited to certain tasks, a pattern matching "
                       f"this run's task {task_id!r}: pass --task-id with a task the token "
                       "covers, or set --token or SHELLEXEC_TOKEN to a token with the ingest "
-                      f"scope for this task{chosen})")
+                      f"scope for this task{_new_task_note(task_id)})")
 
 
 async def _sent_by(deadline: float, sending: Awaitable[None]) -> None:

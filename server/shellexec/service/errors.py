@@ -71,7 +71,8 @@ class AlreadyExistsError(ServiceError):
 
 class PermissionDeniedError(ServiceError):
     """The caller may not do this; raised only where the answer reveals nothing that the
-    request does not already say (a session of another task answers as not found)."""
+    request does not already say (a session of another task answers as not found). Its
+    reason says why (TASK_NOT_COVERED: the token's task patterns)."""
 
 
 class ResourceExhaustedError(ServiceError):

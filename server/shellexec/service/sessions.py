@@ -31,6 +31,7 @@ from shellexec.vocabulary import (
     EVENT_TURN_COMPLETED,
     EVENT_TURN_STARTED,
     REASON_REQUEST_ID_REUSED,
+    REASON_TASK_NOT_COVERED,
     REASON_TURN_ALREADY_RUNNING,
     RESOURCE_SESSION,
     RESOURCE_TURN,
@@ -131,7 +132,8 @@ class Sessions:
         if not caller.sees(task_id):
             # The caller named the task itself: refusing reveals nothing it did not know.
             raise PermissionDeniedError(
-                f"this token may not create sessions of task {quoted(task_id)}")
+                f"this token may not create sessions of task {quoted(task_id)}",
+                REASON_TASK_NOT_COVERED)
 
         def work() -> SessionRecord:
             now = self._clock()
