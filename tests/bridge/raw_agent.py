@@ -26,7 +26,8 @@ It answers `initialize` and `session/new`; on `session/prompt` it plays SCRIPT (
 
 and then answers the prompt `end_turn`, or with the error of a step `{"prompt_error": {...}}`.
 A step `{"before_session_new": "text"}` is not played then: its bytes are written when
-`session/new` arrives, before its answer; with a step `{"initialize_error": {...}}`,
+`session/new` arrives, before its answer; a step `{"session_id": "..."}` is the id that
+answer gives (else `raw-session`); with a step `{"initialize_error": {...}}`,
 `initialize` is answered with that error. RECORD (JSON) holds its pid and is rewritten after
 every step.
 """
@@ -91,7 +92,9 @@ class RawAgent:
                 for step in self._script:
                     if "before_session_new" in step:
                         self._write(str(step["before_session_new"]).encode())
-                self._answer(message["id"], {"sessionId": "raw-session"})
+                own = next((step["session_id"] for step in self._script
+                            if "session_id" in step), "raw-session")
+                self._answer(message["id"], {"sessionId": own})
             elif method == "session/prompt":
                 for index, step in enumerate(self._script):
                     self._play(step)
@@ -100,8 +103,8 @@ class RawAgent:
                 self._answer_with("prompt_error", message["id"], {"stopReason": "end_turn"})
 
     def _play(self, step: dict[str, Any]) -> None:
-        if any(key in step for key in ("before_session_new", "initialize_error",
-                                       "prompt_error")):
+        if any(key in step for key in ("before_session_new", "session_id",
+                                       "initialize_error", "prompt_error")):
             return  # played when session/new, initialize or the prompt's end came
         if "raw" in step:
             self._write(str(step["raw"]).encode())

@@ -102,3 +102,16 @@ def test_an_update_naming_no_session_is_not_recorded(stack: Stack, tmp_path: Pat
     assert "agent sent session/update naming no session, not the session this bridge " \
            "opened ('raw-session')" in warnings[0]
     assert "; 3 refused" in finished.stderr
+
+
+def test_the_run_s_own_session_is_logged_by_its_start(stack: Stack, tmp_path: Path) -> None:
+    """The run's session is the id the agent's `session/new` answer chose, up to a frame's
+    16 MiB: each warning about another session's update repeated it whole."""
+    own = "s" * 100_000
+    finished, _ = run_raw(stack, tmp_path, [{"session_id": own}, update(say("elsewhere"))])
+
+    assert finished.code == 0, finished.stderr[-3000:]
+    warnings = [line for line in finished.stderr.splitlines() if "not recorded" in line]
+    assert len(warnings) == 1, warnings
+    assert f"opened ('{'s' * 200}'… (100000 characters))" in warnings[0]
+    assert len(warnings[0]) < 1000

@@ -44,6 +44,7 @@ from shellexec.bridge.errors import AgentError
 from shellexec.bridge.files import FileAccess
 from shellexec.bridge.handlers import BridgeClient
 from shellexec.bridge.log_text import escaped, escaped_line
+from shellexec.bridge.os_text import quoted_start
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.process_guard import ending_with_bridge
 from shellexec.bridge.stdio import Stderr
@@ -94,6 +95,9 @@ class OutputUntilExit:
         self._process = process
         self._drain_until: float | None = None  # the loop's time, once the agent exited
         self._ended = False
+        # One wait for the exit, made at the first read, that every read until the exit
+        # waits on beside its own; cancelled once the output ends or is closed.
+        self._exit: asyncio.Task[bool] | None = None
 
     async def read(self, size: int) -> bytes:
         """Up to `size` bytes; b"" at the end."""
@@ -102,22 +106,36 @@ class OutputUntilExit:
         if self._drain_until is None:
             chunk = await self._read_unless_exited(size)
             if chunk is not None:
-                self._ended = not chunk
+                if not chunk:
+                    await self._end()
                 return chunk
             self._drain_until = asyncio.get_running_loop().time() + EXITED_DRAIN_SECONDS
         chunk = await self._drained(size)
-        self._ended = not chunk
+        if not chunk:
+            await self._end()
         return chunk
+
+    async def close(self) -> None:
+        """Ends the output (a later read answers b"") and the wait for the exit, once
+        nothing reads any more."""
+        await self._end()
+
+    async def _end(self) -> None:
+        self._ended = True
+        exit_wait, self._exit = self._exit, None
+        if exit_wait is not None and not exit_wait.done():
+            exit_wait.cancel()
+            await asyncio.wait({exit_wait})
 
     async def _read_unless_exited(self, size: int) -> bytes | None:
         """The next bytes, or None once the agent exited with none waiting. A read cancelled
         while it waits for data has taken none: nothing is lost."""
+        if self._exit is None:
+            self._exit = asyncio.ensure_future(self._exited.wait())
         reading = asyncio.ensure_future(self._reader.read(size))
-        exiting = asyncio.ensure_future(self._exited.wait())
         try:
-            await asyncio.wait({reading, exiting}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({reading, self._exit}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            exiting.cancel()
             if not reading.done():
                 reading.cancel()
                 await asyncio.wait({reading})
@@ -265,14 +283,16 @@ async def running_agent(command: Sequence[str], env: Mapping[str, str], cwd: Pat
     assert process.stdout is not None
     assert process.stderr is not None
     relay = asyncio.create_task(relay_stderr(process.stderr, Stderr.of_process()))
+    output = OutputUntilExit(process.stdout, exited, process)
     # AgentStream reads its reader with `read` alone, which OutputUntilExit serves.
-    output = cast(asyncio.StreamReader, OutputUntilExit(process.stdout, exited, process))
-    connection = connect_to_agent(client, AgentStream(output, process.stdin),
+    connection = connect_to_agent(client,
+                                  AgentStream(cast(asyncio.StreamReader, output), process.stdin),
                                   observers=[_update_observer(record, asked, own, foreign)])
     try:
         yield AgentHandle(connection, process, exited)
     finally:
-        await connection.close()
+        await connection.close()  # its reads end with it
+        await output.close()
         await _stop(process, exited, shutdown_grace)
         with contextlib.suppress(TimeoutError):  # grandchildren may hold stderr
             async with asyncio.timeout(_TERMINATE_GRACE):
@@ -307,10 +327,10 @@ async def _noticing(call: Awaitable[T], stage: str, notice_after: float | None) 
 
 def failure_reason(error: BaseException) -> str:
     """Why an ACP request failed, for the log: the error's message and data, which the agent
-    wrote, escaped (`log_text`)."""
+    wrote, escaped (`log_text`), each by its start only (`quoted_start`)."""
     data: Any = getattr(error, "data", None)
-    text = str(error) or type(error).__name__
-    return escaped(f"{text} {data}" if data else text)
+    text = quoted_start(str(error) or type(error).__name__)
+    return escaped(f"{text} {quoted_start(str(data))}" if data else text)
 
 
 async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,
@@ -322,9 +342,10 @@ async def open_acp_session(handle: AgentHandle, cwd: Path, files: FileAccess,
         client_capabilities=capabilities(files, host_terminals),
         client_info=_client_info()), STARTUP_NOTICE_SECONDS)
     info = started.agent_info
-    # The agent names itself: quoted, so a newline in its name cannot forge a log line.
-    log.info("agent %r %r speaks ACP v%s", info.name if info else "?",
-             info.version if info else "", started.protocol_version)
+    # The agent names itself: quoted, so a newline in its name cannot forge a log line, and
+    # by its start only.
+    log.info("agent %s %s speaks ACP v%s", quoted_start(info.name if info else "?", repr),
+             quoted_start(info.version if info else "", repr), started.protocol_version)
     session = await agent_step(handle, "session/new",
                                connection.new_session(cwd=str(cwd), mcp_servers=[]),
                                STARTUP_NOTICE_SECONDS)

@@ -23,7 +23,7 @@ from pathlib import Path
 from acp.exceptions import RequestError
 
 from shellexec.bridge.line_window import MAX_READ_BYTES, LineWindow, WindowTooLargeError
-from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
+from shellexec.bridge.os_text import quoted_start, refuse_what_the_os_cannot_take
 
 READ_METHOD = "fs/read_text_file"
 WRITE_METHOD = "fs/write_text_file"
@@ -80,13 +80,15 @@ class FileAccess:
         try:
             await asyncio.to_thread(_read_into, target, self._root, window)
         except FileNotFoundError:
-            raise RequestError.resource_not_found(path) from None
+            raise RequestError.resource_not_found(quoted_start(path)) from None
         except RefusedPathError as error:
-            raise RequestError.invalid_params({"path": path, "reason": error.reason}) from None
+            raise RequestError.invalid_params({"path": quoted_start(path),
+                                               "reason": error.reason}) from None
         except WindowTooLargeError as error:
             raise RequestError.invalid_params({"limit": limit, "reason": str(error)}) from None
         except (OSError, UnicodeDecodeError) as error:
-            raise RequestError.internal_error({"path": path, "reason": str(error)}) from None
+            raise RequestError.internal_error({"path": quoted_start(path),
+                                               "reason": _why(error)}) from None
         return window.text()
 
     async def write(self, path: str, content: str) -> None:
@@ -103,18 +105,30 @@ class FileAccess:
         try:
             await asyncio.to_thread(_write_text, target, self._root, data)
         except RefusedPathError as error:
-            raise RequestError.invalid_params({"path": path, "reason": error.reason}) from None
+            raise RequestError.invalid_params({"path": quoted_start(path),
+                                               "reason": error.reason}) from None
         except OSError as error:
-            raise RequestError.internal_error({"path": path, "reason": str(error)}) from None
+            raise RequestError.internal_error({"path": quoted_start(path),
+                                               "reason": _why(error)}) from None
 
     def _confined(self, path: str) -> Path:
         refuse_what_the_os_cannot_take([("path", path)])
         if not os.path.isabs(path):
-            raise RequestError.invalid_params({"path": path, "reason": "must be absolute"})
+            raise RequestError.invalid_params({"path": quoted_start(path),
+                                               "reason": "must be absolute"})
         resolved = Path(os.path.realpath(path))
         if not resolved.is_relative_to(self._root):
-            raise RequestError.invalid_params({"path": path, "reason": _OUTSIDE})
+            raise RequestError.invalid_params({"path": quoted_start(path), "reason": _OUTSIDE})
         return resolved
+
+
+def _why(error: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be served: the system's reason without the name it failed on (a
+    name on the agent's path, which the answer quotes by its start already), or the decoder's
+    complaint."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error)
 
 
 def _read_into(target: Path, root: Path, window: LineWindow) -> None:

@@ -40,7 +40,7 @@ from acp.schema import (
 from shellexec.bridge import permissions
 from shellexec.bridge.agent_stream import AnswerSlots
 from shellexec.bridge.files import FileAccess
-from shellexec.bridge.os_text import refuse_what_the_os_cannot_take
+from shellexec.bridge.os_text import quoted_start, refuse_what_the_os_cannot_take
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.permissions import PermissionAnswer
 from shellexec.bridge.terminals import TerminalHost
@@ -61,13 +61,15 @@ def refuse_text_the_os_cannot_take(command: str, args: list[str] | None,
 @contextmanager
 def _logged(action: str, path: str) -> Iterator[None]:
     """Logs a file request and whether it was served (refusals matter when debugging). The
-    path is the agent's: quoted, so a newline in it cannot forge a log line."""
+    path is the agent's: quoted, so a newline in it cannot forge a log line, and by its start
+    only."""
+    shown = quoted_start(path, repr)
     try:
         yield
     except RequestError as error:
-        log.warning("agent asked to %s %r: refused (%s)", action, path, error)
+        log.warning("agent asked to %s %s: refused (%s)", action, shown, error)
         raise
-    log.info("agent asked to %s %r: done", action, path)
+    log.info("agent asked to %s %s: done", action, shown)
 
 
 class BridgeClient:
@@ -96,7 +98,8 @@ class BridgeClient:
         """Invalid params naming `sessionId` when the request is for another session."""
         if self._own.foreign(session_id):
             raise RequestError.invalid_params({
-                "sessionId": session_id, "reason": "not the session this bridge opened"})
+                "sessionId": quoted_start(session_id),
+                "reason": "not the session this bridge opened"})
 
     async def create_terminal(self, session_id: str, command: str,
                               args: list[str] | None = None,
@@ -140,7 +143,8 @@ class BridgeClient:
         # ACP: once the client sent session/cancel it must answer pending requests `cancelled`.
         response = (permissions.cancelled() if self._cancelling()
                     else permissions.choose(self._answer, options))
-        log.info("permission asked for %r: %s", tool_call.title or tool_call.tool_call_id,
+        log.info("permission asked for %s: %s",
+                 quoted_start(tool_call.title or tool_call.tool_call_id, repr),
                  permissions.describe(response))
         return response
 

@@ -14,6 +14,8 @@ from typing import Final, Literal, get_args
 
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, RequestPermissionResponse
 
+from shellexec.bridge.os_text import quoted_start
+
 PermissionAnswer = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancel"]
 PERMISSION_ANSWERS: Final[tuple[str, ...]] = get_args(PermissionAnswer)
 DEFAULT_ANSWER: Final[PermissionAnswer] = "allow_once"
@@ -45,8 +47,9 @@ def choose(answer: PermissionAnswer, options: Sequence[PermissionOption]
 
 def describe(response: RequestPermissionResponse) -> str:
     """What was answered, for the log: `selected '<option id>'` or `cancelled`. The option
-    id is the agent's: quoted, so a newline in it cannot forge a log line."""
+    id is the agent's: quoted, so a newline in it cannot forge a log line, and by its start
+    only."""
     outcome = response.outcome
     if isinstance(outcome, AllowedOutcome):
-        return f"selected {outcome.option_id!r}"
+        return f"selected {quoted_start(outcome.option_id, repr)}"
     return "cancelled"

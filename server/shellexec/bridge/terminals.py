@@ -84,6 +84,7 @@ from shellexec.bridge.guarded_command import (
     GuardedCommand,
 )
 from shellexec.bridge.open_calls import OpenCalls
+from shellexec.bridge.os_text import quoted_start
 from shellexec.bridge.output_window import OutputWindow
 from shellexec.normalize.terminal_updates import is_terminal_update, terminal_id_of, terminal_refs
 from shellexec.vocabulary import (
@@ -156,10 +157,11 @@ def _too_big_to_start(line: str, env: Mapping[str, str]) -> RequestError:
     for name, value in env.items():
         size = _size(name) + 1 + _size(value)
         if size >= MAX_ARGUMENT_BYTES:
-            reason = (f"the environment variable {name} is {size} bytes as NAME=value, over "
+            shown = quoted_start(name)
+            reason = (f"the environment variable {shown} is {size} bytes as NAME=value, over "
                       f"the {MAX_ARGUMENT_BYTES - 1} one string of a new program's "
                       "environment can hold (Linux's MAX_ARG_STRLEN)")
-            data: dict[str, Any] = {"env": name, "reason": reason}
+            data: dict[str, Any] = {"env": shown, "reason": reason}
             break
     else:
         env_bytes = sum(_size(name) + _size(value) + 2 for name, value in env.items())
@@ -246,7 +248,8 @@ class TerminalHost:
             raise RequestError.invalid_request(
                 {"reason": f"{MAX_TERMINALS} terminals are open; release one first"})
         if not line.strip():
-            raise RequestError.invalid_params({"command": command, "reason": "is empty"})
+            raise RequestError.invalid_params({"command": quoted_start(command),
+                                               "reason": "is empty"})
         where = self._directory(cwd)
         stops = self._stops
         self._starting += 1
@@ -263,7 +266,8 @@ class TerminalHost:
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
                              self._calls.fallback(line))
         self._terminals[terminal_id] = terminal
-        log.info("terminal %s: running %r in %r", terminal_id, line, str(where))
+        log.info("terminal %s: running %s in %s", terminal_id, quoted_start(line, repr),
+                 quoted_start(str(where), repr))
         if terminal.call_id is not None:
             self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line,
                                       cwd=str(where)))
@@ -344,7 +348,7 @@ class TerminalHost:
     def _terminal(self, terminal_id: str) -> _Terminal:
         terminal = self._terminals.get(terminal_id)
         if terminal is None:
-            raise RequestError.invalid_params({"terminalId": terminal_id,
+            raise RequestError.invalid_params({"terminalId": quoted_start(terminal_id),
                                                "reason": "no such terminal"})
         return terminal
 
@@ -353,10 +357,13 @@ class TerminalHost:
         if not cwd:
             return self._root
         wanted = Path(os.path.realpath(self._root / cwd))
-        if wanted.is_relative_to(self._root) and wanted.is_dir():
-            return wanted
-        log.warning("terminal: directory %r is outside --cwd or missing; running in %s",
-                    cwd, self._root)
+        try:
+            if wanted.is_relative_to(self._root) and wanted.is_dir():
+                return wanted
+        except OSError:  # a name too long for the system, a directory it may not search
+            pass
+        log.warning("terminal: directory %s is outside --cwd or missing; running in %s",
+                    quoted_start(cwd, repr), self._root)
         return self._root
 
     def _env(self, requested: Sequence[EnvVariable] | None) -> dict[str, str]:
@@ -366,7 +373,8 @@ class TerminalHost:
                 validate_names([variable.name])
             except UsageError:
                 raise RequestError.invalid_params(
-                    {"env": variable.name, "reason": "not a variable name"}) from None
+                    {"env": quoted_start(variable.name), "reason": "not a variable name"}
+                ) from None
             env[variable.name] = variable.value
         return env
 
@@ -378,7 +386,8 @@ class TerminalHost:
             if error.errno == errno.E2BIG:
                 raise _too_big_to_start(line, env) from None
             raise RequestError.internal_error(
-                {"command": line, "reason": error.strerror or str(error)}) from None
+                {"command": quoted_start(line), "reason": error.strerror or str(error)}
+            ) from None
 
     async def _run(self, terminal: _Terminal) -> TerminalExitStatus:
         assert terminal.reading is not None
