@@ -72,11 +72,13 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield stack
 
 
-@pytest.mark.parametrize(("route", "protocol"), [("direct", "grpc"), ("envoy", "connect")])
+@pytest.mark.parametrize(("route", "protocol"), [
+    ("direct", "grpc"), ("envoy", "connect"), ("envoy", "grpc-web")])
 def test_the_wrapper_s_other_calls_work_with_tokens(secured: Stack, runners: Path, route: str,
                                                      protocol: str) -> None:
     port = secured.grpc_port if route == "direct" else secured.rest_port
-    tokens = [secured.create_token(f"ts-{name}-{route}", name) for name in ("admin", "read")]
+    tokens = [secured.create_token(f"ts-{name}-{route}-{protocol}", name)
+              for name in ("admin", "read")]
     try:
         result = subprocess.run(
             ["node", str(runners / "wrapper-node.mjs"), str(SCENARIO),

@@ -12,13 +12,17 @@ import http.client
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+import yaml  # type: ignore[import-untyped]
 from google.rpc import error_details_pb2, status_pb2
 
 from shellexec.api.auth import MISSING_TOKEN, UNKNOWN_TOKEN
-from shellexec.app import token_check
+from shellexec.app import envoy, token_check
+from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient, error_details
 from shellexec.v1 import shell_exec_service_pb2 as pb
 from shellexec.vocabulary import (
@@ -159,10 +163,15 @@ def _grpc_web_trailers(headers: dict[str, str], body: bytes) -> Iterator[tuple[s
 def test_grpc_web_has_the_reason_in_its_details(secured: Stack, tokens: dict[str, str],
                                                 case: Case) -> None:
     message = pb.CreateSessionRequest(task_id=TASK, agent="codex").SerializeToString()
-    _, headers, body = _post(secured, {"content-type": "application/grpc-web+proto",
-                                       "x-grpc-web": "1", **_authorization(tokens, case)},
-                             b"\0" + len(message).to_bytes(4, "big") + message)
+    http_status, headers, body = _post(secured, {"content-type": "application/grpc-web+proto",
+                                                 "x-grpc-web": "1",
+                                                 **_authorization(tokens, case)},
+                                       b"\0" + len(message).to_bytes(4, "big") + message)
 
+    # The front door's own 401 stays an HTTP 401 over gRPC-Web (Envoy's gRPC-Web filter keeps
+    # a local reply's status), so connect-es does not read its details itself: the TypeScript
+    # client reads them from the error's metadata (tests/clients/test_conformance_typescript).
+    assert http_status == (401 if case.http == 401 else 200)
     trailers = dict(_grpc_web_trailers(headers, body))
     assert trailers["grpc-status"] == str(case.code.value[0])
     status = status_pb2.Status.FromString(_unpadded(trailers["grpc-status-details-bin"]))
@@ -184,3 +193,47 @@ def test_connect_has_the_reason_in_its_details(secured: Stack, tokens: dict[str,
     [detail] = error["details"]
     assert detail["type"] == ERROR_INFO
     assert _info(_unpadded(detail["value"])) == (case.reason, ERROR_DOMAIN, {})
+
+
+def test_a_check_that_says_no_reason_keeps_the_plain_refusals(secured: Stack,
+                                                              tmp_path: Path) -> None:
+    """A front door whose check says no reason (one of an older release) keeps the 401s as
+    they were: a mapper writing an empty reason made a body Connect clients refuse whole."""
+    stack = Stack(tmp_path, grpc_port=secured.grpc_port)
+    # The secured stack's server and its token check, behind a second Envoy of our own.
+    settings = Settings.from_env({**secured.env, "SHELLEXEC_REST_PORT": str(stack.rest_port)})
+    config = yaml.safe_load(envoy.render(settings, secured.grpc_port))
+    config["admin"]["address"]["pipe"]["path"] = str(stack.admin_socket)
+    for response in _dicts_with(config, "authorization_response"):
+        del response["authorization_response"]["dynamic_metadata_from_headers"]
+    (tmp_path / "envoy.yaml").write_text(yaml.safe_dump(config))
+    with open(tmp_path / "envoy.log", "ab") as log:
+        stack.envoy = envoy.launch(tmp_path / "envoy.yaml", stack.admin_socket, log, timeout=30)
+    try:
+        rest = stack.api.request("POST", "/api/v1/task-sessions", {"task_id": TASK})
+        _, connect_headers, connect_body = _post(stack, {
+            "content-type": "application/proto", "connect-protocol-version": "1"},
+            pb.CreateSessionRequest(task_id=TASK).SerializeToString())
+        _, grpc_web_headers, _ = _post(stack, {"content-type": "application/grpc-web+proto",
+                                               "x-grpc-web": "1"}, b"\0\0\0\0\0")
+    finally:
+        stack.stop()
+
+    assert rest.status == 401
+    assert rest.json() == {"code": 16, "message": MISSING_TOKEN}
+    assert connect_headers["content-type"] == "application/json"
+    assert json.loads(connect_body) == {"code": "unauthenticated", "message": MISSING_TOKEN}
+    assert grpc_web_headers["grpc-status"] == "16"
+    assert "grpc-status-details-bin" not in grpc_web_headers
+
+
+def _dicts_with(value: Any, key: str) -> Iterator[dict[str, Any]]:
+    """Every mapping in `value` (parsed YAML) that has `key`."""
+    if isinstance(value, dict):
+        if key in value:
+            yield value
+        for item in value.values():
+            yield from _dicts_with(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _dicts_with(item, key)

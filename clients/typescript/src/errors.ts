@@ -4,12 +4,16 @@
  * `reason` names a condition callers act on (docs/api.md, "Errors", lists every reason), a
  * BadRequest naming the field of an invalid argument, a ResourceInfo for what was not found.
  * Read these and `code` (the gRPC code: Connect's Code numbers are gRPC's), not the message.
+ * connect-es reads the details itself, but for a gRPC-Web answer whose HTTP status is not 200
+ * (the front door's token check answers 401): it then keeps the header among the error's
+ * metadata, and they are read from there.
  *
  *     try { await client.startTurn(session.id); }
  *     catch (error) { if (errorReason(error) === "TURN_ALREADY_RUNNING") { ... } }
  */
 
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 
 import {
@@ -17,6 +21,9 @@ import {
   ErrorInfoSchema,
   ResourceInfoSchema,
 } from "./rpc/google/rpc/error_details_pb.js";
+import { StatusSchema } from "./rpc/google/rpc/status_pb.js";
+
+const STATUS_DETAILS_HEADER = "grpc-status-details-bin";
 
 export interface ErrorDetails {
   /** The gRPC status code, e.g. Code.NotFound (5). */
@@ -56,10 +63,30 @@ function findDetails<Desc extends DescMessage>(failure: ConnectError, schema: De
 ): MessageShape<Desc>[] {
   const typeUrlNamed = failure.details.flatMap((detail) => {
     if (!("type" in detail) || !detail.type.includes("/")) return [];
-    const name = detail.type.slice(detail.type.lastIndexOf("/") + 1);
-    return name === schema.typeName ? [fromBinary(schema, detail.value)] : [];
+    return typeNamed(detail.type, schema) ? [fromBinary(schema, detail.value)] : [];
   });
-  return [...failure.findDetails(schema), ...typeUrlNamed];
+  const unread = failure.details.length === 0 ? unreadDetails(failure) : [];
+  const fromHeader = unread.flatMap((detail) =>
+    typeNamed(detail.typeUrl, schema) ? [fromBinary(schema, detail.value)] : []);
+  return [...failure.findDetails(schema), ...typeUrlNamed, ...fromHeader];
+}
+
+function typeNamed(typeUrl: string, schema: DescMessage): boolean {
+  return typeUrl.slice(typeUrl.lastIndexOf("/") + 1) === schema.typeName;
+}
+
+/** The details of a google.rpc.Status in the error's `grpc-status-details-bin` header, which
+ * connect-es leaves unread when a gRPC-Web answer's HTTP status is not 200; none when the
+ * header is missing, does not decode, or has another code than the error (a proxy's). */
+function unreadDetails(failure: ConnectError) {
+  const header = failure.metadata.get(STATUS_DETAILS_HEADER);
+  if (header === null) return [];
+  try {
+    const status = fromBinary(StatusSchema, base64Decode(header));
+    return status.code === failure.code ? status.details : [];
+  } catch {
+    return [];
+  }
 }
 
 /** The ErrorInfo reason of `error`, or "" when it has none. */

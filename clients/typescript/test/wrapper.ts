@@ -3,8 +3,8 @@
  * authentication on:
  *   node build/wrapper-node.mjs SCENARIO BASE_URL PROTOCOL ADMIN_TOKEN READ_TOKEN
  * normalize and summarize (the scenario's first shell call), every page at once, boot state,
- * delete session and task, and the bearer token: none is UNAUTHENTICATED, a read token may
- * not create; and leaving a watch loop ends the feed, so this process exits by itself.
+ * delete session and task, and the bearer token: none is UNAUTHENTICATED (TOKEN_MISSING), an
+ * unknown one TOKEN_UNKNOWN, a read token may not create (SCOPE_MISSING); and leaving a watch loop ends the feed, so this process exits by itself.
  * Prints "wrapper: passed" or the failed assertion.
  */
 
@@ -24,6 +24,18 @@ async function codeOf(call: Promise<unknown>): Promise<string> {
     return grpcCodeName(errorDetails(error).code);
   }
   return "OK";
+}
+
+/** The code and reason a refused call failed with: over gRPC-Web the front door's 401 is
+ * not an HTTP 200, and its reason is read from the error's metadata. */
+async function refusalOf(call: Promise<unknown>): Promise<[string, string]> {
+  try {
+    await call;
+  } catch (error) {
+    const details = errorDetails(error);
+    return [grpcCodeName(details.code), details.reason];
+  }
+  return ["OK", ""];
 }
 
 function firstShellCall(scenario: Scenario): JsonValue[] {
@@ -101,8 +113,12 @@ async function main([scenarioPath, baseUrl, protocol, admin, reader]: string[]) 
   const as = (token?: string) => connect({ baseUrl, protocol: protocol as Protocol, token });
   await checkNormalizeAndSummarize(as(admin), scenario);
   await checkReadsAndDeletes(as(admin), scenario);
-  assert.equal(await codeOf(as().createSession("wrapper-anonymous")), "UNAUTHENTICATED");
-  assert.equal(await codeOf(as(reader).createSession("wrapper-reader")), "PERMISSION_DENIED");
+  assert.deepEqual(await refusalOf(as().createSession("wrapper-anonymous")),
+                   ["UNAUTHENTICATED", "TOKEN_MISSING"]);
+  assert.deepEqual(await refusalOf(as("not-a-token-it-issued").createSession("wrapper-unknown")),
+                   ["UNAUTHENTICATED", "TOKEN_UNKNOWN"]);
+  assert.deepEqual(await refusalOf(as(reader).createSession("wrapper-reader")),
+                   ["PERMISSION_DENIED", "SCOPE_MISSING"]);
   await checkLeavingTheWatchLoopEndsTheFeed(as(admin));
   await checkOneSignalEndsManyWatches(as(admin));
   console.log("wrapper: passed");

@@ -20,6 +20,7 @@ from shellexec.app.front_door_errors import (
     REFUSAL_FILTERS,
     check_detail,
     status_filter,
+    token_refusal_filter,
 )
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
@@ -85,30 +86,32 @@ def refusal_reply_mapper() -> dict[str, Any]:
     }
 
 
-def unauthenticated_reply_mapper() -> dict[str, Any]:
-    """A local reply mapper giving the front door's token check's 401 to a Connect call
+def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
+    """Local reply mappers giving the front door's token check's 401 to a Connect call
     Connect's error body, with the check's reason as an ErrorInfo in Connect's `details`
     (`{type, value}`, the value the serialized ErrorInfo in base64, kept from the check's
-    refusal by Envoy: `token_check.DETAILS_HEADERS`). The check refuses before the bridge
-    has made the call gRPC, so no other mapper gives it Connect's shape, and a Connect client
-    got the check's plain text: it could tell only the HTTP status, not a missing token from
-    a revoked one. A Connect call is told by its `connect-protocol-version` header on a gRPC
-    path."""
+    refusal by Envoy: `token_check.DETAILS_HEADERS`), or without `details` when the check
+    said no reason (an empty value would make a client refuse the whole body). The check
+    refuses before the bridge has made the call gRPC, so no other mapper gives it Connect's
+    shape, and a Connect client got the check's plain text: it could tell only the HTTP
+    status, not a missing token from a revoked one. A Connect call is told by its
+    `connect-protocol-version` header on a gRPC path."""
     rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
+    connect_call = [
+        {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
+        {"header_filter": {"header": {"name": "connect-protocol-version",
+                                      "present_match": True}}}]
     info = {"type": ERROR_INFO_TYPE, "value": check_detail(token_check.ERROR_INFO_HEADER)}
-    return {
-        "filter": {"and_filter": {"filters": [
-            status_filter("EQ", 401),
-            {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
-            {"header_filter": {"header": {"name": "connect-protocol-version",
-                                          "present_match": True}}},
-        ]}},
-        "body_format_override": {
-            "json_format": {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%",
-                            "details": [info]},
-            "content_type": "application/json",
-        },
-    }
+    body = {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%"}
+    return [_connect_error({"and_filter": {"filters": [token_refusal_filter(), *connect_call]}},
+                           {**body, "details": [info]}),
+            _connect_error({"and_filter": {"filters": [status_filter("EQ", 401),
+                                                       *connect_call]}}, body)]
+
+
+def _connect_error(match: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    return {"filter": match,
+            "body_format_override": {"json_format": body, "content_type": "application/json"}}
 
 
 def _refusal(match: dict[str, Any], reason: str = REFUSAL) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from shellexec.app.connect_protocol import (
     json_refusal_routes,
     refusal_reply_mapper,
     unary_call_to_stream_routes,
-    unauthenticated_reply_mapper,
+    unauthenticated_reply_mappers,
 )
 from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
@@ -571,7 +571,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config(
-            [refusal_reply_mapper(), unauthenticated_reply_mapper()])),
+            [refusal_reply_mapper(), *unauthenticated_reply_mappers()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
