@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from shellexec.app.settings import MAX_BUSY_TIMEOUT_MS, Settings
-from shellexec.store import migrations
-from shellexec.store.database import DEFAULT_BUSY_TIMEOUT_MS, open_sqlite
+from shellexec.store import DatabaseLockedError, DatabaseUnavailableError, migrations
+from shellexec.store.database import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    WAL_SIZE_LIMIT_BYTES,
+    Database,
+    open_sqlite,
+)
 
 
 def test_the_setting_defaults_to_ten_seconds_and_takes_whole_milliseconds() -> None:
@@ -30,20 +38,130 @@ def test_anything_else_is_refused_naming_the_variable(value: str) -> None:
         Settings.from_env({"SHELLEXEC_DB_BUSY_TIMEOUT_MS": value})
 
 
+def _pragma(database: Database, name: str) -> Callable[[], object]:
+    def value() -> object:
+        return database.db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
+            f"PRAGMA {name}").fetchone()[0]
+    return value
+
+
 @pytest.mark.sqlite_only
-def test_the_writer_and_the_readers_wait_as_long_as_they_are_told(tmp_path: Path) -> None:
+def test_the_readers_wait_as_long_as_they_are_told_and_the_writer_never_on_the_loop(
+        tmp_path: Path) -> None:
+    """The writer's wait for the lock happens on the committer thread (below), so its own
+    connection, on the loop, has SQLite's busy handler off."""
     database = open_sqlite(f"sqlite:///{tmp_path / 'shellexec.db'}", readers=1,
                            busy_timeout_ms=1234)
-
-    def busy_timeout() -> object:
-        return database.db.execute_sql(  # type: ignore[no-untyped-call]  # peewee is untyped
-            "PRAGMA busy_timeout").fetchone()[0]
+    busy_timeout = _pragma(database, "busy_timeout")
 
     async def both() -> tuple[object, object]:
         return await database.write(busy_timeout), await database.read(busy_timeout)
 
     try:
-        assert asyncio.run(both()) == (1234, 1234)
+        assert asyncio.run(both()) == (0, 1234)
+    finally:
+        database.close()
+
+
+@contextmanager
+def _write_lock_held(path: Path) -> Iterator[sqlite3.Connection]:
+    """Another program's connection holding the file's write lock (a `sqlite3` shell in a
+    transaction) until the block ends or it commits."""
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        yield other
+    finally:
+        other.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_write_waiting_for_another_program_s_lock_leaves_the_loop_serving(
+        tmp_path: Path) -> None:
+    """BEGIN waited for the lock in SQLite's busy handler on the loop: every call, liveness
+    included, stopped for the busy timeout, twice (the group's wait, then each unit's)."""
+    path = tmp_path / "shellexec.db"
+    database = open_sqlite(f"sqlite:///{path}", readers=1, busy_timeout_ms=120_000)
+    ran: list[str] = []
+
+    async def scenario() -> object:
+        with _write_lock_held(path) as other:
+            writing = asyncio.ensure_future(database.write(lambda: ran.append("unit")))
+            for _ in range(3):  # the leader runs, tries BEGIN, hands the wait over
+                await asyncio.sleep(0)
+            served = await database.read(_pragma(database, "user_version"))
+            assert not writing.done(), writing
+            other.commit()
+            await writing
+        return served
+
+    try:
+        assert asyncio.run(scenario()) is not None
+        assert ran == ["unit"]
+    finally:
+        database.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_group_that_never_got_the_lock_is_unavailable_and_ran_nothing(
+        tmp_path: Path) -> None:
+    path = tmp_path / "shellexec.db"
+    database = open_sqlite(f"sqlite:///{path}", readers=1, busy_timeout_ms=10)
+    ran: list[int] = []
+
+    async def three_writes() -> list[BaseException | None]:
+        outcomes = await asyncio.gather(
+            *(database.write(functools.partial(ran.append, index)) for index in range(3)),
+            return_exceptions=True)
+        return [outcome if isinstance(outcome, BaseException) else None
+                for outcome in outcomes]
+
+    try:
+        with _write_lock_held(path):
+            errors = asyncio.run(three_writes())
+        assert ran == []  # not run again one by one, each waiting once more
+        assert all(isinstance(error, DatabaseLockedError) for error in errors), errors
+        assert str(errors[0]) == ("the database is locked by another program (waited 10 ms "
+                                  "for it); retry shortly")
+        assert isinstance(errors[0], DatabaseUnavailableError)  # answered UNAVAILABLE
+    finally:
+        database.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_wal_grown_while_a_reader_held_an_old_snapshot_is_cut_back(tmp_path: Path) -> None:
+    """A long backup (a reader on an old snapshot) keeps checkpoints from ending the WAL,
+    which grows past its usual 4 MiB; without a size limit it kept its peak for good, and
+    `shellexec_database_bytes` with it."""
+    path = tmp_path / "shellexec.db"
+    wal = path.with_name(path.name + "-wal")
+    database = open_sqlite(f"sqlite:///{path}", readers=1)
+    blob = bytes(64 * 1024)
+
+    def create() -> None:
+        database.db.execute_sql("CREATE TABLE scratch (data BLOB)")  # type: ignore[no-untyped-call]
+
+    def insert() -> None:
+        database.db.execute_sql(  # type: ignore[no-untyped-call]
+            "INSERT INTO scratch (data) VALUES (?)", (blob,))
+
+    async def writes(count: int) -> None:
+        for _ in range(count):
+            await database.write(insert)
+
+    try:
+        asyncio.run(database.write(create))
+        backup = sqlite3.connect(path, isolation_level=None)
+        backup.execute("BEGIN")
+        backup.execute("SELECT count(*) FROM scratch").fetchone()  # holds its snapshot
+        asyncio.run(writes(3 * WAL_SIZE_LIMIT_BYTES // len(blob)))
+        grown = wal.stat().st_size
+        backup.execute("COMMIT")
+        backup.execute("PRAGMA wal_checkpoint(PASSIVE)")  # nothing holds the old frames now
+        backup.close()
+        asyncio.run(writes(1))  # the WAL starts over, and is cut to its limit
+        assert grown > 2 * WAL_SIZE_LIMIT_BYTES
+        assert wal.stat().st_size <= WAL_SIZE_LIMIT_BYTES
     finally:
         database.close()
 

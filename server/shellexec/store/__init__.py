@@ -9,6 +9,7 @@ from __future__ import annotations
 from shellexec.store.database import Database
 from shellexec.store.errors import (
     DatabaseFullError,
+    DatabaseLockedError,
     DatabaseOpenError,
     DatabaseUnavailableError,
     MigrationFailedError,
@@ -30,6 +31,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Database",
     "DatabaseFullError",
+    "DatabaseLockedError",
     "DatabaseOpenError",
     "DatabaseUnavailableError",
     "MigrationFailedError",

@@ -17,6 +17,14 @@ Acknowledgement means durable. Running the next group during the fsync instead (
 `synchronous=normal` on the loop, the WAL synced by us) was measured slower: the loop pays
 for COMMIT's writes, and on a fast disk the fsync is not what it waits for (ADR 0111).
 
+Another program that holds the file's write lock (the `sqlite3` shell in a transaction, a
+backup tool) makes BEGIN wait. SQLite's busy handler sleeps in the thread that runs the
+statement, and on the loop it stopped every call, liveness checks included, for the whole busy
+timeout. So the writer's connection never waits on the loop: BEGIN is tried at once there, and
+only a BEGIN that found the lock taken is waited for on the committer thread, up to
+SHELLEXEC_DB_BUSY_TIMEOUT_MS; a group that never got the lock stored nothing and is answered
+UNAVAILABLE together (`DatabaseLockedError`), not run again unit by unit.
+
 Reads run on a small pool of reader threads, each with its own connection (WAL readers never
 block the writer).
 """
@@ -39,6 +47,7 @@ from peewee import SqliteDatabase
 
 from shellexec.store.errors import (
     DatabaseFullError,
+    DatabaseLockedError,
     DatabaseOpenError,
     DatabaseUnavailableError,
     UnsupportedDatabaseError,
@@ -66,6 +75,9 @@ PAGE_SIZE = 1024
 # The WAL is checkpointed once it holds this many pages (4 MiB): a page changed by many
 # commits in between (a message row, the newest event leaf) reaches the file once.
 WAL_AUTOCHECKPOINT_PAGES = 4096
+# What the WAL file is cut back to when a checkpoint lets it start over: twice what it holds
+# between checkpoints.
+WAL_SIZE_LIMIT_BYTES = 2 * WAL_AUTOCHECKPOINT_PAGES * PAGE_SIZE
 
 
 def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], ...]:
@@ -78,6 +90,9 @@ def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], 
         # An acknowledged publish must survive power loss, not only a process crash.
         ("synchronous", "full"),
         ("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES),
+        # A WAL that grew past the checkpoint size (a reader held an old snapshot, as a long
+        # backup does) is cut back to this once it is reset, instead of keeping its peak.
+        ("journal_size_limit", WAL_SIZE_LIMIT_BYTES),
         # This SQLite zeroes deleted content by default; trimmed chunks would cost their
         # size again in writes. FAST still zeroes what lies in pages being written anyway.
         ("secure_delete", "fast"),
@@ -127,6 +142,17 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         future.set_exception(error)
 
 
+def _begin_waiting(connection: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """BEGIN IMMEDIATE with SQLite's busy handler on for `busy_timeout_ms`, then off again;
+    run on the committer thread while the loop's leader waits (nothing else uses the
+    connection meanwhile)."""
+    connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    finally:
+        connection.execute("PRAGMA busy_timeout = 0")
+
+
 def _size(file: Path) -> int:
     try:
         return file.stat().st_size
@@ -164,6 +190,10 @@ class Database:
         self._reader_count = readers
         # Whether the last write found the disk full (told once, until a write commits).
         self._full = False
+        # The writer's connection, once its busy handler is off (see `_begin`), and how long
+        # its BEGIN may wait for another program's lock, off the loop.
+        self._writer: sqlite3.Connection | None = None
+        self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
 
     def on_rollback(self, listener: Callable[[], None]) -> None:
         """Calls `listener` whenever writes roll back, so that caches of what units of work
@@ -262,10 +292,12 @@ class Database:
                 listener(session)
 
     async def _run_group(self, group: list[Job]) -> list[Outcome]:
-        connection = self._connection()
+        connection = self._writer_connection()
         try:
-            # IMMEDIATE takes the write lock up front: no lock upgrade can fail half-way.
-            connection.execute("BEGIN IMMEDIATE")
+            await self._begin(connection)
+        except DatabaseLockedError as locked:  # nothing ran: running each alone waits again
+            return [(future, None, locked) for _, future, _ in group]
+        try:
             outcomes: list[Outcome] = [(future, work(), None) for work, future, _ in group]
             await self._commit(connection)
             self._room_again()
@@ -279,7 +311,7 @@ class Database:
     async def _run_alone(self, connection: sqlite3.Connection, job: Job) -> Outcome:
         work, future, _ = job
         try:
-            connection.execute("BEGIN IMMEDIATE")
+            await self._begin(connection)
             value = work()
             await self._commit(connection)
             self._room_again()
@@ -312,6 +344,35 @@ class Database:
         if self._full:
             self._full = False
             _log.warning("the database's disk has room again: writes are stored")
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        """The loop's connection, with SQLite's busy handler off: no statement of it sleeps
+        on the loop (`_begin` waits for the lock elsewhere)."""
+        connection = self._connection()
+        if connection is not self._writer:
+            self._busy_timeout_ms = connection.execute("PRAGMA busy_timeout").fetchone()[0]
+            connection.execute("PRAGMA busy_timeout = 0")
+            self._writer = connection
+        return connection
+
+    async def _begin(self, connection: sqlite3.Connection) -> None:
+        """BEGIN IMMEDIATE, which takes the write lock up front, so no lock upgrade can fail
+        half-way. At once when no other program holds the lock, as is usual; else waited for
+        on the committer thread, up to the busy timeout, while the loop serves other calls.
+        Raises DatabaseLockedError when the lock stayed taken."""
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as error:
+            if not _sqlite_error(error, sqlite3.SQLITE_BUSY):
+                raise
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self._committer, _begin_waiting, connection, self._busy_timeout_ms)
+        except sqlite3.OperationalError as error:
+            if not _sqlite_error(error, sqlite3.SQLITE_BUSY):
+                raise
+            raise DatabaseLockedError(self._busy_timeout_ms) from error
 
     async def _commit(self, connection: sqlite3.Connection) -> None:
         # The fsync happens off the loop; nothing else uses this connection meanwhile (only

@@ -58,6 +58,17 @@ class DatabaseUnavailableError(StoreError):
         self.outcome_unknown = outcome_unknown
 
 
+class DatabaseLockedError(DatabaseUnavailableError):
+    """Another program held the SQLite file's write lock (the `sqlite3` shell in a
+    transaction, a backup tool) for the whole busy timeout: the write did not begin, nothing
+    was stored. Answered like an unavailable database (UNAVAILABLE, retry)."""
+
+    def __init__(self, waited_ms: int) -> None:
+        StoreError.__init__(self, "the database is locked by another program (waited "
+                            f"{waited_ms} ms for it); retry shortly")
+        self.outcome_unknown = False
+
+
 class DatabaseFullError(DatabaseUnavailableError):
     """The database's disk is full (or the file at its `max_page_count`): a write found no
     room, and nothing of it was stored (SQLite rolls the transaction back). Reads go on.
