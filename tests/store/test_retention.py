@@ -68,6 +68,9 @@ def test_sessions_idle_past_the_retention_are_deleted_and_active_ones_kept(
     assert exists(app, quiet_turn)
     assert app.metrics.registry.get_sample_value(
         "shellexec_pruned_rows_total", {"table": "session"}) == 1
+    # Its task had no other session, so it went too, and is counted (it was not).
+    assert app.metrics.registry.get_sample_value(
+        "shellexec_pruned_rows_total", {"table": "task"}) == 1
 
 
 def test_a_sweep_deletes_in_batches_until_nothing_is_left(
