@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import socket
 import struct
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -20,6 +21,8 @@ from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
+from shellexec.app.connect_protocol import OVERSIZE
+from shellexec.rules.limits import MAX_REST_BODY_BYTES
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.rest import unique
@@ -104,6 +107,25 @@ def test_binary_connect_carries_large_requests_and_answers(stack: Stack,
         session_id=session_id, message_id=message_id), content_type)
     assert answer.status == 200, answer.body[:300]
     assert pb.GetShellOutputResponse.FromString(answer.body).output.stdout == output
+
+
+def test_a_connect_call_over_the_bridge_s_limit_is_resource_exhausted(stack: Stack) -> None:
+    """Its 413 came with Envoy's text (about an internal buffer), which Connect clients read
+    as UNKNOWN, "HTTP 413" (a probe of the TypeScript client); a gRPC client sending the same
+    gets RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming the field. It is refused from its
+    headers, before its body is read: the request below sends none."""
+    with socket.create_connection(("127.0.0.1", stack.rest_port), timeout=10) as connection:
+        connection.sendall(
+            f"POST {SERVICE}/PublishUpdate HTTP/1.1\r\nhost: 127.0.0.1:{stack.rest_port}\r\n"
+            "content-type: application/proto\r\nconnect-protocol-version: 1\r\n"
+            f"content-length: {MAX_REST_BODY_BYTES + 1}\r\n\r\n".encode())
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        body = answer.read()
+
+    assert answer.status == 413
+    assert answer.headers["content-type"] == "application/json"
+    assert json.loads(body) == {"code": "resource_exhausted", "message": OVERSIZE}
 
 
 def test_binary_connect_errors_keep_the_code_and_the_details(stack: Stack) -> None:

@@ -22,12 +22,18 @@ from shellexec.app.front_door_errors import (
     status_filter,
     token_refusal_filter,
 )
+from shellexec.rules.limits import MAX_REST_BODY_BYTES
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["ShellExecService"]
 
 # The gRPC paths a Connect client calls (/package.Service/Method).
 RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
+# A Connect call: a gRPC path, with Connect's `connect-protocol-version` header.
+_CONNECT_CALL = [
+    {"header_filter": {"header": {"name": ":path", "string_match": {
+        "safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}}}},
+    {"header_filter": {"header": {"name": "connect-protocol-version", "present_match": True}}}]
 # Connect's unary (application/json) and streaming (application/connect+json) JSON codecs.
 JSON_CONTENT_TYPES = ("application/json", "application/connect+json")
 REFUSAL = ("the Connect protocol is served with the binary codec only: send content-type "
@@ -55,6 +61,13 @@ STREAM_REFUSAL = ("this method answers a stream: send content-type application/c
 REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
+
+# What a Connect call whose message is over what the bridge holds whole is told (Envoy's own
+# words name an internal buffer, and Connect clients read a 413 without a Connect body as
+# UNKNOWN, "HTTP 413").
+OVERSIZE = (f"the request is over {MAX_REST_BODY_BYTES} bytes, the most a Connect call's "
+            "message may be at the front door (a gRPC or gRPC-Web call may send up to the "
+            "server's message limit)")
 
 
 def bridge_filter() -> dict[str, Any]:
@@ -86,6 +99,14 @@ def refusal_reply_mapper() -> dict[str, Any]:
     }
 
 
+def oversize_reply_mapper() -> dict[str, Any]:
+    """A local reply mapper giving the 413 of a Connect call's message over MAX_REST_BODY_BYTES
+    (`oversize_routes`) Connect's error body, `resource_exhausted`, as a gRPC client gets
+    RESOURCE_EXHAUSTED for a message over the server's limit."""
+    return _connect_error({"and_filter": {"filters": [status_filter("EQ", 413), *_CONNECT_CALL]}},
+                          {"code": "resource_exhausted", "message": OVERSIZE})
+
+
 def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
     """Local reply mappers giving the front door's token check's 401 to a Connect call
     Connect's error body, with the check's reason as an ErrorInfo in Connect's `details`
@@ -96,17 +117,12 @@ def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
     shape, and a Connect client got the check's plain text: it could tell only the HTTP
     status, not a missing token from a revoked one. A Connect call is told by its
     `connect-protocol-version` header on a gRPC path."""
-    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
-    connect_call = [
-        {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
-        {"header_filter": {"header": {"name": "connect-protocol-version",
-                                      "present_match": True}}}]
     info = {"type": ERROR_INFO_TYPE, "value": check_detail(token_check.ERROR_INFO_HEADER)}
     body = {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%"}
-    return [_connect_error({"and_filter": {"filters": [token_refusal_filter(), *connect_call]}},
+    return [_connect_error({"and_filter": {"filters": [token_refusal_filter(), *_CONNECT_CALL]}},
                            {**body, "details": [info]}),
             _connect_error({"and_filter": {"filters": [status_filter("EQ", 401),
-                                                       *connect_call]}}, body)]
+                                                       *_CONNECT_CALL]}}, body)]
 
 
 def _connect_error(match: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -129,6 +145,20 @@ def json_refusal_routes() -> list[dict[str, Any]]:
     get = _refusal({**path, "query_parameters": [{"name": "encoding", "string_match": {
         "exact": "json", "ignore_case": True}}]})
     return [*posts, get]
+
+
+def oversize_routes() -> list[dict[str, Any]]:
+    """A 413 route for a unary Connect call announcing a message over what the bridge holds
+    whole (MAX_REST_BODY_BYTES), refused before any of it is read, with OVERSIZE, which
+    `oversize_reply_mapper` gives Connect's error body. A call that announces no length is
+    refused by the bridge's buffer with Envoy's own 413, which no mapper reaches."""
+    announced = {"name": "content-length", "range_match": {
+        "start": MAX_REST_BODY_BYTES + 1, "end": 2**62}}
+    unary = {"name": "content-type", "string_match": {
+        "prefix": UNARY_CONTENT_TYPE, "ignore_case": True}}
+    return [{"match": {"safe_regex": {"regex": RPC_PATHS}, "headers": [unary, announced]},
+             "direct_response": {"status": 413, "body": {"inline_string": OVERSIZE}},
+             "typed_per_filter_config": REFUSAL_FILTERS}]
 
 
 def unary_call_to_stream_routes() -> list[dict[str, Any]]:

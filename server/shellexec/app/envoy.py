@@ -47,6 +47,8 @@ from shellexec.app.connect_protocol import (
     CORS_EXPOSE_HEADERS,
     bridge_filter,
     json_refusal_routes,
+    oversize_reply_mapper,
+    oversize_routes,
     refusal_reply_mapper,
     unary_call_to_stream_routes,
     unauthenticated_reply_mappers,
@@ -563,7 +565,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         allowed_hosts=json.dumps(hosts),
         guard_routes=_items(_ROUTE_INDENT, guard_routes(origins)),
         connect_refusal_routes=_items(_ROUTE_INDENT, [*json_refusal_routes(),
-                                                      *unary_call_to_stream_routes()]),
+                                                      *unary_call_to_stream_routes(),
+                                                      *oversize_routes()]),
         grpc_codec_routes=_items(_ROUTE_INDENT, [grpc_codec_refusal_route(),
                                                  content_type_case.refusal_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
@@ -571,7 +574,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config(
-            [refusal_reply_mapper(), *unauthenticated_reply_mappers()])),
+            [refusal_reply_mapper(), oversize_reply_mapper(), *unauthenticated_reply_mappers()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
