@@ -3,9 +3,10 @@
 // page's Content-Security-Policy allows, never as a `style` attribute. Bidi controls in the text
 // are drawn as markers (bidi.js), and a character draws at most MAX_MARKS combining marks, its
 // run counted across the runs of a chunk (combining-marks.js: a colour change in the middle of
-// a run does not split it for the browser). Should the parser fail on some output, the chunk
-// shows that output as plain text (`terminalRuns`): hostile output never leaves the region
-// empty.
+// a run does not split it for the browser). So is a word, whose rest past MAX_WORD characters
+// in a script broken with a dictionary goes in a `.long-word` span (long-words.js). Should the
+// parser fail on some output, the chunk shows that output as plain text (`terminalRuns`):
+// hostile output never leaves the region empty.
 //
 // The lines are grouped in chunks of CHUNK_LINES (`.output__chunk`). Only the newest chunks are
 // drawn at once (the region follows the tail); the others are drawn when they come near the
@@ -26,6 +27,7 @@ import { createChunkStyles, plainText, terminalRuns } from './ansi.js';
 import { visibleTextNodes } from './bidi.js';
 import { markState } from './combining-marks.js';
 import { patchChildren } from './dom-patch.js';
+import { wordState } from './long-words.js';
 import { CHUNK_LINES, chunkStarts, planChunks } from './output-chunks.js';
 
 export { CHUNK_LINES, chunkStarts };
@@ -62,8 +64,10 @@ export function renderTerminalText(el, text) {
     observer?.unobserve(chunk.el);
     const sgr = styles.at(chunk.index);
     const runs = terminalRuns(current.slice(chunk.start, chunk.end), { sgr, onError });
-    const marks = markState(); // one per chunk: a chunk starts at a line start, where no run goes on
-    const nodes = runs.flatMap((run) => styledNodes(doc, run, marks));
+    // One of each per chunk: a chunk starts at a line start, where no run of marks or word goes on.
+    const marks = markState();
+    const words = wordState();
+    const nodes = runs.flatMap((run) => styledNodes(doc, run, marks, words));
     if (chunk.drawn) patchChildren(chunk.el, nodes);
     else chunk.el.replaceChildren(...nodes);
     chunk.drawn = true;
@@ -175,12 +179,12 @@ function countLines(text, from) {
   return lines;
 }
 
-function styledNodes(doc, { text, style }, marks) {
-  if (style === null) return visibleTextNodes(doc, text, undefined, marks);
+function styledNodes(doc, { text, style }, marks, words) {
+  if (style === null) return visibleTextNodes(doc, text, undefined, marks, words);
   const span = doc.createElement('span');
   if (style.classes) span.className = style.classes;
   if (style.colour) span.style.color = style.colour;
   if (style.background) span.style.backgroundColor = style.background;
-  span.append(...visibleTextNodes(doc, text, undefined, marks));
+  span.append(...visibleTextNodes(doc, text, undefined, marks, words));
   return [span];
 }

@@ -12,10 +12,22 @@
 // costs. Those are ASCII on purpose: a text node holding 40,000 `⟨` took Chromium 3.5 s to lay
 // out (each asks for a fallback font; the monospace fonts lack it), 40,000 `<` 0.2 s.
 //
+// The C0 and C1 controls (but tab and line feed) are marked the same way in every text drawn
+// here (controls.js): a control draws as a box of its own, and 87,000 of them between letters
+// kept the page busy for seconds. Chat text marks them too, and only them (`CHAT_MARKED`,
+// `markTextIn` for a reply's tree): prose relies on its bidi marks.
+//
 // The nodes drawn (`visibleTextNodes`) also show each character with at most MAX_MARKS
-// combining marks (combining-marks.js): every text drawn here is one the browser must lay out.
+// combining marks (combining-marks.js), and put the rest of a word longer than MAX_WORD in a
+// script broken with a dictionary in a `.long-word` span (long-words.js): every text drawn
+// here is one the browser must lay out.
 
 import { boundedNodes, markState } from './combining-marks.js';
+import { CONTROL_RANGES } from './controls.js';
+import { breakLongWords, wordState } from './long-words.js';
+
+const TEXT = 3;
+const ELEMENT = 1;
 
 /**
  * Characters drawn as markers, as ranges of code points: `name` names one (a string, or a
@@ -65,8 +77,14 @@ export const BIDI_CONTROL_RANGES = Object.freeze([
   { from: 0x2069, name: 'POP DIRECTIONAL ISOLATE', what: BIDI },
 ]);
 
-/** The bidi controls: what every text the page draws from the server shows as markers. */
+/** The bidi controls. */
 export const BIDI_CONTROLS = markedSet(BIDI_CONTROL_RANGES);
+
+/** What every text the page draws from the server shows as markers: bidi and C0/C1 controls. */
+export const TEXT_MARKED = markedSet([...BIDI_CONTROL_RANGES, ...CONTROL_RANGES]);
+
+/** What chat text (a prompt, a reply) shows as markers: the C0/C1 controls only. */
+export const CHAT_MARKED = markedSet(CONTROL_RANGES);
 
 /** Marker elements one text draws at most; the rest of its markers are written as text. */
 export const MAX_MARKERS = 200;
@@ -93,7 +111,7 @@ export function bidiMarker(control) {
  * `⟨U+202E ×3 U+2066⟩` for a few, and past LISTED_GROUPS kinds the first ones and a count,
  * `⟨U+202E U+202D U+202E U+202D … 40000 in all⟩`. Its cost is the run's length, once.
  */
-export function runMarker(run, set = BIDI_CONTROLS) {
+export function runMarker(run, set = TEXT_MARKED) {
   const groups = []; // {codePoint, count} of consecutive equal characters, the first few
   let total = 0;
   let more = false;
@@ -122,7 +140,7 @@ export function runMarker(run, set = BIDI_CONTROLS) {
  * the pieces' text is `text`.
  * @returns {Array<{text: string, marker: string|null, asText?: string, title: string|null}>}
  */
-export function markedPieces(text, set = BIDI_CONTROLS) {
+export function markedPieces(text, set = TEXT_MARKED) {
   const pieces = [];
   let from = 0;
   const runs = new RegExp(set.runs); // a copy: its lastIndex is this call's own
@@ -135,16 +153,22 @@ export function markedPieces(text, set = BIDI_CONTROLS) {
   return pieces;
 }
 
+/** What is carried from one text to the next drawn with it: the marker elements drawn so far. */
+export function markerCount() {
+  return { markers: 0 };
+}
+
 /**
- * What is drawn for `text`: text, markers (at most MAX_MARKERS), and once past them a note
- * (`limit`) after which each marker is part of the text. No part holds a marked character.
+ * What is drawn for `text`: text, markers (at most MAX_MARKERS, counted in `count` with the
+ * texts drawn before), and once past them a note (`limit`) after which each marker is part of
+ * the text. No part holds a marked character.
  * @returns {Array<{kind: 'text'|'marker'|'limit', text: string, title?: string}>}
  */
-export function shownParts(text, set = BIDI_CONTROLS) {
+export function shownParts(text, set = TEXT_MARKED, count = markerCount()) {
   if (!set.any.test(text)) return text === '' ? [] : [{ kind: 'text', text }];
   const parts = [];
   let plain = '';
-  let markers = 0;
+  let { markers } = count;
   const flush = () => {
     if (plain !== '') parts.push({ kind: 'text', text: plain });
     plain = '';
@@ -171,28 +195,62 @@ export function shownParts(text, set = BIDI_CONTROLS) {
     }
   }
   flush();
+  count.markers = markers;
   return parts;
 }
 
-/**
- * The nodes that show `text`: text nodes, a `.bidi-control` span per marker, and a
- * `.combining-marks` span where a character's combining marks past MAX_MARKS are cut
- * (combining-marks.js). `marks` carries a run of marks from the text drawn before it (a run of
- * output in another colour); by default `text` is drawn on its own.
- */
-export function visibleTextNodes(doc, text, set = BIDI_CONTROLS, marks = markState()) {
-  const nodes = shownParts(text, set).map(({ kind, text: shown, title }) => {
-    if (kind === 'text') return doc.createTextNode(shown);
-    const span = doc.createElement('span');
-    span.className = kind === 'limit' ? 'bidi-control bidi-control--limit' : 'bidi-control';
-    span.title = title;
-    span.append(doc.createTextNode(shown));
-    return span;
-  });
-  return boundedNodes(doc, nodes, marks);
+function partNode(doc, { kind, text, title }) {
+  if (kind === 'text') return doc.createTextNode(text);
+  const span = doc.createElement('span');
+  span.className = kind === 'limit' ? 'bidi-control bidi-control--limit' : 'bidi-control';
+  span.title = title;
+  span.dir = 'ltr'; // what it says reads left to right; an element's `dir="auto"` skips it
+  span.append(doc.createTextNode(text));
+  return span;
 }
 
-/** Replaces the content of `el` with `text`, its bidi controls shown as markers. */
-export function setVisibleText(el, text, set = BIDI_CONTROLS) {
+/**
+ * The nodes that show `text`: text nodes, a `.bidi-control` span per marker, a
+ * `.combining-marks` span where a character's combining marks past MAX_MARKS are cut
+ * (combining-marks.js), and a `.long-word` span around the rest of a long word
+ * (long-words.js). `marks` and `words` carry a run of marks and a word from the text drawn
+ * before it (a run of output in another colour); by default `text` is drawn on its own.
+ */
+export function visibleTextNodes(doc, text, set = TEXT_MARKED, marks = markState(), words = wordState()) {
+  const nodes = shownParts(text, set).map((part) => partNode(doc, part));
+  return breakLongWords(doc, boundedNodes(doc, nodes, marks), words);
+}
+
+/** Replaces the content of `el` with `text`, its controls shown as markers (`set`). */
+export function setVisibleText(el, text, set = TEXT_MARKED) {
   el.replaceChildren(...visibleTextNodes(el.ownerDocument, text, set));
+}
+
+/**
+ * Shows the characters of `set` in every text under `root` as markers, in document order, in
+ * place (a Markdown reply, whose text sits in emphasis, links and code): at most MAX_MARKERS
+ * marker elements in all (`count`), the rest written into the text. Walks the tree without
+ * recursion; the markers it puts in are not walked again.
+ */
+export function markTextIn(root, set, count = markerCount()) {
+  const doc = root.ownerDocument ?? root;
+  let node = root.firstChild;
+  while (node) {
+    if (node.nodeType === TEXT) {
+      if (set.any.test(node.data)) {
+        const replacing = shownParts(node.data, set, count).map((part) => partNode(doc, part));
+        if (replacing.length > 0) {
+          node.replaceWith(...replacing);
+          node = replacing.at(-1);
+        }
+      }
+    } else if (node.nodeType === ELEMENT && node.firstChild) {
+      node = node.firstChild;
+      continue;
+    }
+    while (node !== root && !node.nextSibling) node = node.parentNode;
+    if (node === root) break;
+    node = node.nextSibling;
+  }
+  return root;
 }

@@ -202,6 +202,7 @@ function partNode(doc, { kind, text, title }) {
   const span = doc.createElement('span');
   span.className = kind === 'limit' ? 'combining-marks combining-marks--limit' : 'combining-marks';
   span.title = title;
+  span.dir = 'ltr'; // what it says reads left to right; an element's `dir="auto"` skips it
   span.append(doc.createTextNode(text));
   return span;
 }
@@ -210,11 +211,6 @@ function partNode(doc, { kind, text, title }) {
  * a count written in place of marks). */
 function unchanged(parts, text) {
   return parts.length === 0 || (parts.length === 1 && parts[0].kind === 'text' && parts[0].text === text);
-}
-
-/** The nodes that draw `text` (a text node, or text nodes and `.combining-marks` markers). */
-export function boundedTextNodes(doc, text, state = markState()) {
-  return boundedParts(text, state).map((part) => partNode(doc, part));
 }
 
 /**
@@ -262,9 +258,4 @@ export function boundTextIn(root, state = markState()) {
     node = node.nextSibling;
   }
   return root;
-}
-
-/** Replaces the content of `el` with `text`, each character drawing at most MAX_MARKS marks. */
-export function setBoundedText(el, text) {
-  el.replaceChildren(...boundedTextNodes(el.ownerDocument, text));
 }

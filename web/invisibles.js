@@ -9,21 +9,14 @@
 // Only commands and working directories: they are ASCII-ish in practice, so a zero-width
 // joiner there is no part of a word that needs it. Chat prose and titles keep theirs (emoji
 // sequences and scripts such as Persian or Devanagari join with them), and output is drawn as
-// a terminal draws it (ansi.js).
+// a terminal draws it (ansi.js). The C0 and C1 controls are marked in every text
+// (controls.js); they are here too so that a command's set says all it marks.
 
 import { BIDI_CONTROL_RANGES, markedSet } from './bidi.js';
+import { CONTROL_RANGES } from './controls.js';
 
 const INVISIBLE = 'an invisible character';
-const CONTROL = 'a control character';
 const TAG = 'a tag character';
-
-// The C0 and C1 controls the page would otherwise draw as nothing (tab and line feed show as
-// what they are; a carriage return before a line feed ends a line).
-const CONTROL_NAMES = new Map([
-  [0x00, 'NULL'], [0x07, 'BELL'], [0x08, 'BACKSPACE'], [0x0b, 'LINE TABULATION'], [0x0c, 'FORM FEED'],
-  [0x1b, 'ESCAPE'], [0x7f, 'DELETE'],
-]);
-const controlName = (codePoint) => CONTROL_NAMES.get(codePoint) ?? 'CONTROL CHARACTER';
 
 /** A tag character by what it spells: TAG LATIN SMALL LETTER A is `TAG 'a'`. */
 function tagName(codePoint) {
@@ -35,11 +28,7 @@ function tagName(codePoint) {
 
 /** The invisible characters marked in commands and working directories, bidi controls aside. */
 export const INVISIBLE_RANGES = Object.freeze([
-  { from: 0x00, to: 0x08, name: controlName, what: CONTROL },
-  { from: 0x0b, to: 0x0c, name: controlName, what: CONTROL },
-  { from: 0x0d, name: 'CARRIAGE RETURN', what: CONTROL, pattern: '\\r(?!\\n)' }, // bare: not a line end
-  { from: 0x0e, to: 0x1f, name: controlName, what: CONTROL },
-  { from: 0x7f, to: 0x9f, name: controlName, what: CONTROL },
+  ...CONTROL_RANGES, // the C0 and C1 controls, which every text marks (controls.js)
   { from: 0x00ad, name: 'SOFT HYPHEN', what: INVISIBLE },
   { from: 0x200b, name: 'ZERO WIDTH SPACE', what: INVISIBLE },
   { from: 0x200c, name: 'ZERO WIDTH NON-JOINER', what: INVISIBLE },

@@ -9,8 +9,14 @@
 //
 // Each character draws at most MAX_MARKS combining marks, counted across the reply's text nodes
 // in order (combining-marks.js): one cluster of 131,000 marks froze the page for half a minute.
+// Its C0 and C1 controls (but tab and line feed) are drawn as markers, at most MAX_MARKERS of
+// them for the whole reply (bidi.js, controls.js): 87,000 backspaces between letters took seconds
+// to lay out. The rest of a word longer than MAX_WORD in a script broken with a dictionary goes
+// in a `.long-word` span (long-words.js): 256 KiB of Thai with no space took seconds too.
 
-import { boundTextIn, boundedTextNodes } from './combining-marks.js';
+import { CHAT_MARKED, markTextIn, visibleTextNodes } from './bidi.js';
+import { boundTextIn } from './combining-marks.js';
+import { breakLongWordsIn } from './long-words.js';
 import { MAX_NESTING, parseMarkdown } from './markdown.js';
 
 const INLINE_TAGS = { em: 'em', strong: 'strong', del: 'del' };
@@ -27,11 +33,11 @@ export function renderMarkdown(el, source, { onError = reportError } = {}) {
   try {
     const fragment = doc.createDocumentFragment();
     for (const block of parseMarkdown(source).children) fragment.append(blockNode(doc, block, false, 1));
-    el.replaceChildren(boundTextIn(fragment));
+    el.replaceChildren(breakLongWordsIn(boundTextIn(markTextIn(fragment, CHAT_MARKED))));
     return 'markdown';
   } catch (error) {
     onError(error);
-    el.replaceChildren(...boundedTextNodes(doc, typeof source === 'string' ? source : ''));
+    el.replaceChildren(...visibleTextNodes(doc, typeof source === 'string' ? source : '', CHAT_MARKED));
     return 'plain';
   }
 }

@@ -2,7 +2,7 @@
 // replaced by a plain row (the message's text as written), the error is reported, and every
 // other row goes on as before. Rows are `{el, kind, update(message), destroy()}` (rows.js).
 
-import { setBoundedText } from './combining-marks.js';
+import { CHAT_MARKED, setVisibleText } from './bidi.js';
 import { h } from './dom.js';
 
 /**
@@ -71,8 +71,9 @@ export function createPlainRow(message) {
     el.dataset.author = author;
     el.dataset.messageId = String(next?.id ?? '');
     who.textContent = author === 'user' ? 'You' : 'Agent';
-    // As written, but a character draws at most MAX_MARKS combining marks (combining-marks.js).
-    setBoundedText(text, typeof next?.content === 'string' ? next.content : '');
+    // As written, but for its controls (markers), a character's combining marks past MAX_MARKS
+    // and long words without spaces, as a prompt is drawn (bidi.js).
+    setVisibleText(text, typeof next?.content === 'string' ? next.content : '', CHAT_MARKED);
   }
   update(message);
   return { el, update, destroy() {} };

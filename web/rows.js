@@ -1,8 +1,7 @@
 // Rows for chat text and non-shell tool calls, and the factory that picks a row for a message.
 // Every row is `{el, kind, update(message), destroy()}`.
 
-import { setVisibleText } from './bidi.js';
-import { setBoundedText } from './combining-marks.js';
+import { CHAT_MARKED, setVisibleText } from './bidi.js';
 import { h, setData } from './dom.js';
 import { renderMarkdown } from './markdown-dom.js';
 import { createPacedDraw } from './paced-draw.js';
@@ -40,11 +39,12 @@ function createChatRow(message, { redrawing = (draw) => draw(), pacing } = {}) {
     if (wanted.content === shown.content && wanted.author === shown.author) return;
     shown = wanted;
     const { content, author } = shown;
-    // Agents answer in Markdown; what the user typed is shown as typed (but for a character's
-    // combining marks past MAX_MARKS, counted in a marker: combining-marks.js).
+    // Agents answer in Markdown; what the user typed is shown as typed (but for its controls,
+    // drawn as markers, a character's combining marks past MAX_MARKS, counted in a marker, and
+    // the rest of a long word without spaces in a `.long-word` span: bidi.js).
     text.className = author === 'user' ? 'bubble__text' : 'bubble__text markdown';
     setData(text, 'format', author === 'user' ? 'plain' : 'markdown');
-    if (author === 'user') setBoundedText(text, content);
+    if (author === 'user') setVisibleText(text, content, CHAT_MARKED);
     else renderMarkdown(text, content);
   }
 
@@ -69,7 +69,8 @@ function createChatRow(message, { redrawing = (draw) => draw(), pacing } = {}) {
 }
 
 function createToolRow(message) {
-  const title = h('span', { class: 'tool__title', 'data-testid': 'tool-call-title' });
+  // Its own direction, as the first strong character says (`dir="auto"` skips the markers).
+  const title = h('span', { class: 'tool__title', 'data-testid': 'tool-call-title', dir: 'auto' });
   const badge = h('span', { class: 'badge', 'data-testid': 'tool-call-status' });
   const el = h(
     'li',
