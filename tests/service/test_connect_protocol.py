@@ -128,6 +128,32 @@ def test_a_connect_call_over_the_bridge_s_limit_is_resource_exhausted(stack: Sta
     assert json.loads(body) == {"code": "resource_exhausted", "message": OVERSIZE}
 
 
+def test_a_connect_message_of_the_whole_limit_reaches_the_server(stack: Stack) -> None:
+    """The bridge holds the message framed as gRPC's, five bytes more: a message of 8 MiB
+    less up to 4 bytes met Envoy's own text/plain 413 (an attacker's probe)."""
+    session_id = stack.api.new_session()["id"]
+    update = struct_pb2.Value()
+    update.struct_value.update({"sessionUpdate": "agent_message_chunk",
+                                "content": {"type": "text", "text": ""}})
+    request = pb.PublishUpdateRequest(session_id=session_id, update=update)
+    filler = MAX_REST_BODY_BYTES - request.ByteSize()
+    while True:  # the text's length prefix grows with it: find the text that fills the limit
+        update.struct_value["content"]["text"] = "x" * filler
+        request = pb.PublishUpdateRequest(session_id=session_id, update=update)
+        if request.ByteSize() <= MAX_REST_BODY_BYTES:
+            break
+        filler -= request.ByteSize() - MAX_REST_BODY_BYTES
+    assert request.ByteSize() == MAX_REST_BODY_BYTES
+
+    answer = unary(stack, "PublishUpdate", request)
+
+    # The server's own answer (an update is at most 4 MiB), in Connect's shape.
+    assert answer.status == 400, answer.body[:200]
+    error = json.loads(answer.body)
+    assert error["code"] == "invalid_argument"
+    assert error["message"].startswith("update: is ")
+
+
 def test_binary_connect_errors_keep_the_code_and_the_details(stack: Stack) -> None:
     session = stack.api.new_session()
     response = unary(stack, "GetShellOutput", pb.GetShellOutputRequest(

@@ -62,6 +62,11 @@ REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
 
+# What the bridge holds of a unary Connect call: its message, once framed as gRPC's (a flag
+# byte and four of length before it). Held to MAX_REST_BODY_BYTES, a message of 8 MiB less up
+# to 4 bytes was refused with Envoy's own text/plain 413.
+GRPC_FRAME_PREFIX_BYTES = 5
+UNARY_BUFFER_BYTES = MAX_REST_BODY_BYTES + GRPC_FRAME_PREFIX_BYTES
 # What a Connect call whose message is over what the bridge holds whole is told (Envoy's own
 # words name an internal buffer, and Connect clients read a 413 without a Connect body as
 # UNKNOWN, "HTTP 413").

@@ -45,6 +45,7 @@ from shellexec.app.browser_boundary import (
 from shellexec.app.connect_protocol import (
     CORS_ALLOW_HEADERS,
     CORS_EXPOSE_HEADERS,
+    UNARY_BUFFER_BYTES,
     bridge_filter,
     json_refusal_routes,
     oversize_reply_mapper,
@@ -542,6 +543,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         cors_policy=_cors_policy(settings.cors_origins),
         cors_preflight_routes=_items(_ROUTE_INDENT, cors_preflight_routes(settings.cors_origins)),
         max_body_bytes=MAX_REST_BODY_BYTES, max_message_bytes=MAX_GRPC_MESSAGE_BYTES,
+        connect_unary_buffer_bytes=UNARY_BUFFER_BYTES,
         stream_buffer_bytes=FRONT_DOOR_STREAM_BUFFER_BYTES,
         streams_per_connection=FRONT_DOOR_STREAMS_PER_CONNECTION,
         upstream_streams=FRONT_DOOR_POOL_STREAMS_PER_REPLICA * len(ports),
