@@ -54,7 +54,8 @@ POOL_FULL = ("the front door is carrying as many calls of this kind to the serve
 # its database did not (the token check answers 503 then, which Envoy takes for a failed check
 # and answers with a 503 of its own, without the check's text).
 CHECK_UNAVAILABLE = ("the front door could not check the token: the server or its database is "
-                     "unavailable; try again shortly")
+                     "unavailable, or more checks are waiting than the front door holds; try "
+                     "again shortly")
 # A 405's body is a direct response, hence static: it names what is allowed; add the method.
 _MESSAGES = {405: f"method %REQ(:METHOD)% not allowed: {_BODY}"}
 
