@@ -5,9 +5,11 @@ characters there, not SQL wildcards."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+
+import pytest
 
 from shellexec.app.composition import compose
 from shellexec.app.settings import Settings
@@ -62,3 +64,36 @@ def test_a_caller_s_prefixes_are_its_patterns_literal_starts() -> None:
     # A prefix that starts with another one adds nothing to the scan; neither does a repeat.
     assert prefixes("repo-a*", "repo-*", "repo-b", "x*", "x?") == ("x", "repo-")
     assert UNRESTRICTED.task_prefixes() is None
+
+
+
+async def _listed_totals(database_url: str, callers: list[Caller]) -> list[int]:
+    """The list's `total` for each caller, over a session per task of TASKS."""
+    app = compose(Settings(database_url=database_url))
+    try:
+        for task_id in TASKS:
+            await app.sessions.create(task_id, "codex")
+        return [(await app.sessions.list_sessions(10, "", "", False, caller=caller)).total
+                for caller in callers]
+    finally:
+        app.close()
+
+
+def test_the_total_counts_only_the_tasks_a_caller_s_prefixes_narrow_to(
+        tmp_path: Path, new_database: Callable[[], dict[str, str]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The total grouped every session by task and matched each task in Python, for every
+    caller: one token's 40,000 tasks made every list cost 0.2-0.5 s (an attacker's probe)."""
+    url = new_database().get("SHELLEXEC_DATABASE_URL", f"sqlite:///{tmp_path / 'total.db'}")
+    counted: list[list[str]] = []  # the tasks each total counted one by one
+    grouped = queries.sessions_per_task
+
+    def spied(task_prefixes: Sequence[str] | None = None) -> list[tuple[str, int]]:
+        rows = grouped(task_prefixes)
+        counted.append([task_id for task_id, _ in rows])
+        return rows
+
+    monkeypatch.setattr(queries, "sessions_per_task", spied)
+    narrow = Caller("narrow", frozenset({"read"}), ("repo_*",))
+    assert asyncio.run(_listed_totals(url, [UNRESTRICTED, narrow])) == [len(TASKS), 2]
+    assert [sorted(tasks) for tasks in counted] == [["repo_a", "repo_b"]]  # none for all

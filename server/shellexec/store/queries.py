@@ -248,9 +248,18 @@ def _starts_with_any(column: Any, prefixes: Sequence[str]) -> Expression:
     return conditions[0]
 
 
-def sessions_per_task() -> list[tuple[str, int]]:
-    """(task id, number of sessions) of every task."""
-    rows: Any = Session.select(Session.task, fn.COUNT(Session.id)).group_by(Session.task).tuples()
+def session_count() -> int:
+    """How many sessions there are."""
+    return int(Session.select().count())
+
+
+def sessions_per_task(task_prefixes: Sequence[str] | None = None) -> list[tuple[str, int]]:
+    """(task id, number of sessions) of every task, or with `task_prefixes` of every task
+    whose id starts with one of them (as in `sessions_by_creation`)."""
+    query = Session.select(Session.task, fn.COUNT(Session.id))
+    if task_prefixes is not None:
+        query = query.where(_starts_with_any(Session.task, task_prefixes))
+    rows: Any = query.group_by(Session.task).tuples()
     return [(str(task_id), int(count)) for task_id, count in rows]
 
 
