@@ -5,8 +5,10 @@ serves, over gRPC-Web to the page's own origin with the page's Content-Security-
 the wrapper's other calls (clients/typescript/test/wrapper.ts) with authentication on, TLS
 to a front door with a certificate (clients/typescript/test/tls.ts), the failures of the way to
 the service reported as UNAVAILABLE (test/transport-failures.ts), the tokens and timeouts
-the client refuses when it is made (test/client-options.ts) and the text UTF-8 cannot carry it
-refuses before sending (test/text.ts)."""
+the client refuses when it is made (test/client-options.ts), the text UTF-8 cannot carry and
+the integers their fields cannot carry it refuses before sending (test/text.ts,
+test/integers.ts), a Connect message over the front door's 8 MiB it refuses too
+(test/message-size.ts), and an idle connection the server closes (test/idle-connection.ts)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import pytest
 from app.test_tls import certificate
 from playwright.sync_api import Browser, Route
 
+from shellexec.app.envoy import IDLE_CONNECTION_TIMEOUT_SECONDS
+
 from support.stack import Stack, running_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +33,8 @@ RUNNER_TIMEOUT_S = 120
 # not serve, so the test's answer for it is the only one.
 RUNNER_PATH = "/conformance-runner.js"
 # The Node runners of clients/typescript/test that `npm run conformance:build` does not bundle.
-OWN_RUNNERS = ("transport-failures", "client-options", "text")
+OWN_RUNNERS = ("transport-failures", "client-options", "text", "integers", "idle-connection",
+               "message-size")
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +135,45 @@ def test_text_utf_8_cannot_carry_is_refused_before_it_is_sent(runners: Path) -> 
                             capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.strip() == "text: passed"
+
+
+def test_an_integer_its_field_cannot_carry_is_refused_before_it_is_sent(runners: Path) -> None:
+    """A fractional or out-of-int32 `limit` or `sinceRevision`, a fractional or out-of-int64
+    `sequence`: Connect failed the call as INTERNAL ("serialize binary: cannot encode field")
+    or BigInt threw a RangeError; now the call is refused before it is sent, naming the
+    argument."""
+    result = subprocess.run(["node", str(runners / "integers-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "integers: passed"
+
+
+def test_a_connect_message_over_what_the_front_door_takes_is_refused_before_it_is_sent(
+        runners: Path) -> None:
+    """Node's Connect transport announces no length, so a message over 8 MiB met Envoy's own
+    text/plain 413 and Connect said UNKNOWN ("HTTP 413"); now it is RESOURCE_EXHAUSTED before
+    anything is sent. gRPC and gRPC-Web still send up to the server's 16 MiB."""
+    result = subprocess.run(["node", str(runners / "message-size-node.mjs")],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "message-size: passed"
+
+
+def test_an_idle_connection_the_server_closes_does_not_crash_the_program(
+        runners: Path, tmp_path: Path) -> None:
+    """The front door sends GOAWAY to a connection idle for IDLE_CONNECTION_TIMEOUT_SECONDS;
+    a call made as it arrived left Node an unhandled 'error' event, and the program died
+    ("received GOAWAY without any open streams": a probe's poller calling every 10 s). The
+    runner's own HTTP/2 servers, plaintext and TLS, send the GOAWAY and the runner makes that
+    call at that very moment, so nothing depends on timing; the client must also close an idle
+    connection itself, its idle timeout well under the front door's (passed to the runner)."""
+    cert, key = certificate(tmp_path)
+    front_door_idle_ms = round(IDLE_CONNECTION_TIMEOUT_SECONDS * 1000)
+    result = subprocess.run(["node", str(runners / "idle-connection-node.mjs"),
+                             str(front_door_idle_ms), str(cert), str(key)],
+                            capture_output=True, text=True, timeout=RUNNER_TIMEOUT_S)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "idle-connection: passed"
 
 
 def test_the_client_speaks_tls_to_a_front_door_with_a_certificate(runners: Path,

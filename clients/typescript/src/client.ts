@@ -125,8 +125,7 @@ export class ShellExecClient {
   async publish(sessionId: string, update: JsonValue, sequence?: number | bigint,
                 options: CallOptions = {}): Promise<PublishUpdateResponse> {
     return this.stub.publishUpdate(checked({
-      sessionId, update: toValue(update, "update"),
-      sequence: sequence === undefined ? undefined : BigInt(sequence),
+      sessionId, update: toValue(update, "update"), sequence: int64(sequence, "sequence"),
     }), this.unary(options));
   }
 
@@ -139,7 +138,7 @@ export class ShellExecClient {
   async listMessages(sessionId: string, options: ListOptions = {}
   ): Promise<ListMessagesResponse> {
     return this.stub.listMessages(checked({
-      sessionId, limit: options.limit ?? 0, before: options.before ?? "",
+      sessionId, limit: int32(options.limit, "limit") ?? 0, before: options.before ?? "",
       after: options.after ?? "", sort: options.sort ?? "",
     }), this.unary(options));
   }
@@ -160,7 +159,7 @@ export class ShellExecClient {
    * `before` and `after` take a session id. */
   async listSessions(options: ListOptions = {}): Promise<ListSessionsResponse> {
     return this.stub.listSessions(checked({
-      limit: options.limit ?? 0, before: options.before ?? "",
+      limit: int32(options.limit, "limit") ?? 0, before: options.before ?? "",
       after: options.after ?? "", sort: options.sort ?? "",
     }), this.unary(options));
   }
@@ -186,9 +185,12 @@ export class ShellExecClient {
   }
 
   /** The session's feed; iterate it, and end it with `signal` (or by leaving the loop). A
-   * session id UTF-8 cannot carry is refused here, before the feed opens. */
+   * session id UTF-8 cannot carry, or a `sinceRevision` no int32 can, is refused here, before
+   * the feed opens. */
   watch(sessionId: string, options: WatchOptions = {}): AsyncIterable<WatchMessagesResponse> {
-    const request = checked({ sessionId, sinceRevision: options.sinceRevision });
+    const request = checked({
+      sessionId, sinceRevision: int32(options.sinceRevision, "sinceRevision"),
+    });
     const stub = this.stub;
     return {
       async *[Symbol.asyncIterator]() {
@@ -268,6 +270,53 @@ function refuseLoneSurrogates(value: unknown, path: string, json: boolean, depth
 
 /** How deep the check follows a value: fromJson and the service refuse far shallower. */
 const MAX_TEXT_DEPTH = 10_000;
+
+/** The range of the contract's int32 fields (`limit`, `since_revision`). */
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+/** The range of its int64 field (`sequence`). */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** `value` for an int32 field, refused with an Error naming the argument when the field
+ * cannot carry it (a fraction, NaN, past the int32 range): protobuf's encoder failed the call
+ * as INTERNAL ("cannot encode field") instead. What the service takes within the range
+ * (docs/api.md, "Limits") is the service's to say. */
+function int32(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value)
+      || value < INT32_MIN || value > INT32_MAX) {
+    throw new Error(`${name} must be an integer from ${INT32_MIN} to ${INT32_MAX} (int32), `
+                    + `got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** `value` for an int64 field as a bigint, refused alike: a fraction (a RangeError from
+ * BigInt), one past the int64 range (INTERNAL from protobuf's encoder), or a number past
+ * Number.MAX_SAFE_INTEGER, which may no longer be the integer the caller meant (pass a bigint
+ * for those). */
+function int64(value: number | bigint | undefined, name: string): bigint | undefined {
+  if (value === undefined) return undefined;
+  const range = `an integer from ${INT64_MIN} to ${INT64_MAX} (int64)`;
+  if (typeof value !== "bigint" && (typeof value !== "number" || !Number.isInteger(value))) {
+    throw new Error(`${name} must be ${range}, got ${describe(value)}`);
+  }
+  const integer = BigInt(value);
+  if (integer < INT64_MIN || integer > INT64_MAX) {
+    throw new Error(`${name} must be ${range}, got ${integer}`);
+  }
+  if (typeof value === "number" && !Number.isSafeInteger(value)) {
+    throw new Error(`${name} ${integer} is past Number.MAX_SAFE_INTEGER, so it may not be the `
+                    + "integer meant: pass a bigint");
+  }
+  return integer;
+}
+
+/** A value in an error message: a number as JavaScript writes it, anything else by type. */
+function describe(value: unknown): string {
+  return typeof value === "number" ? String(value) : `a ${typeof value}`;
+}
 
 /** `request`, once its strings are known to be UTF-8 text (refuseLoneSurrogates). */
 function checked<T>(request: T): T {

@@ -5,6 +5,7 @@ export * from "./client.js";
 export * from "./errors.js";
 export {
   bearerToken,
+  MAX_CONNECT_MESSAGE_BYTES,
   MAX_MESSAGE_BYTES,
   transportFailuresAreUnavailable,
   type Protocol,

@@ -1,16 +1,21 @@
 /** Node: gRPC over HTTP/2 straight to the server or through Envoy, gRPC-Web and Connect
  * through Envoy. */
 
+import type * as http2 from "node:http2";
+
 import type { Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
   createGrpcWebTransport,
+  Http2SessionManager,
+  type GrpcTransportOptions,
 } from "@connectrpc/connect-node";
 
 import { ShellExecClient, type ClientOptions } from "./client.js";
 import {
   interceptors,
+  MAX_CONNECT_MESSAGE_BYTES,
   MAX_MESSAGE_BYTES,
   transportFailuresAreUnavailable,
   type TransportOptions,
@@ -48,22 +53,76 @@ export { wasTlsFailure } from "./transport.js";
 /** @deprecated every transport has `transportFailuresAreUnavailable` (transport.ts). */
 export const tlsFailureIsUnavailable = transportFailuresAreUnavailable;
 
+/** How long an HTTP/2 connection may stay idle (no call in flight) before the client closes
+ * it itself: well under the 10 s after which the front door closes one
+ * (`IDLE_CONNECTION_TIMEOUT_SECONDS` in server/shellexec/app/envoy.py, Envoy's `idle_timeout`),
+ * so the client, not the front door, ends it. A GOAWAY the front door sends as a call starts
+ * crashed a program calling every 10 s (see `SessionErrorsHandled`); connect-node's own default
+ * is 15 minutes. Node's HTTP/1.1 agent already drops a kept-alive socket after 5 s. */
+export const IDLE_CONNECTION_TIMEOUT_MS = 5_000;
+
+/** connect-node's HTTP/2 session manager, with every session it carries a call on given an
+ * 'error' listener of its own. On a GOAWAY to an idle connection the manager destroys the
+ * session with an error that Node emits only once the socket has closed; a call made in
+ * between moves the manager to a new connection and removes its listener from the old one, so
+ * the error was an unhandled 'error' event and the process died ("received GOAWAY without any
+ * open streams"). That connection is one the manager has already given up and no call uses,
+ * so its error is dropped here; the calls on a session still see their streams' own errors.
+ * connect-node offers no hook on the sessions it opens: the stream of each call is the one
+ * place to reach them. */
+class SessionErrorsHandled
+implements NonNullable<GrpcTransportOptions["sessionManager"]> {
+  readonly authority: string;
+  private readonly guarded = new WeakSet<http2.ClientHttp2Session>();
+
+  constructor(private readonly manager: Http2SessionManager) {
+    this.authority = manager.authority;
+  }
+
+  async request(method: string, path: string, headers: http2.OutgoingHttpHeaders,
+                options: Omit<http2.ClientSessionRequestOptions, "signal">
+  ): Promise<http2.ClientHttp2Stream> {
+    const stream = await this.manager.request(method, path, headers, options);
+    const session = stream.session as http2.ClientHttp2Session | undefined;
+    if (session !== undefined && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on("error", ignoreSessionError);
+    }
+    return stream;
+  }
+
+  notifyResponseByteRead(stream: http2.ClientHttp2Stream): void {
+    this.manager.notifyResponseByteRead(stream);
+  }
+}
+
+function ignoreSessionError(): void { /* see SessionErrorsHandled */ }
+
 export function nodeTransport(options: NodeTransportOptions): Transport {
   // The same options serve http2.connect (HTTP/2) and https.request (HTTP/1.1).
   const nodeOptions = tlsOptions(options);
   const common = {
     baseUrl: options.baseUrl,
     interceptors: interceptors(options.token),
-    readMaxBytes: MAX_MESSAGE_BYTES, writeMaxBytes: MAX_MESSAGE_BYTES, nodeOptions,
+    readMaxBytes: MAX_MESSAGE_BYTES, writeMaxBytes: MAX_MESSAGE_BYTES,
   };
-  const httpVersion = options.httpVersion ?? "2";
+  // HTTP/2 through a session manager of this package's making (which makes the transport
+  // ignore its own session options); HTTP/1.1 through Node's agent, with the TLS options.
+  const http2Connection = () => ({
+    httpVersion: "2" as const,
+    sessionManager: new SessionErrorsHandled(new Http2SessionManager(
+      options.baseUrl, { idleConnectionTimeoutMs: IDLE_CONNECTION_TIMEOUT_MS }, nodeOptions)),
+  });
+  const connection = () => (options.httpVersion === "1.1"
+    ? { httpVersion: "1.1" as const, nodeOptions } : http2Connection());
   switch (options.protocol ?? "grpc") {
-    case "grpc":
-      return createGrpcTransport(common);
+    case "grpc":  // always HTTP/2
+      return createGrpcTransport({ ...common, ...http2Connection() });
     case "grpc-web":
-      return createGrpcWebTransport({ ...common, httpVersion, useBinaryFormat: true });
+      return createGrpcWebTransport({ ...common, ...connection(), useBinaryFormat: true });
     case "connect":
-      return createConnectTransport({ ...common, httpVersion, useBinaryFormat: true });
+      return createConnectTransport({ ...common, ...connection(), useBinaryFormat: true,
+                                      writeMaxBytes: MAX_CONNECT_MESSAGE_BYTES });
   }
 }
 

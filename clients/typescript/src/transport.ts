@@ -10,6 +10,14 @@ export type Protocol = "grpc" | "grpc-web" | "connect";
 /** The gRPC message limit of docs/api.md ("Limits"), both ways. */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/** The largest message a Connect call may send (docs/api.md, "Limits": one REST body, 8 MiB;
+ * `MAX_REST_BODY_BYTES` in server/shellexec/rules/limits.py): the front door holds a unary
+ * Connect call's message whole, up to that. A larger one that announced no length (Node's
+ * Connect transport announces none over HTTP/1.1) met Envoy's own text/plain 413, which
+ * Connect reported as UNKNOWN ("HTTP 413"); the transport now refuses it before sending, as
+ * RESOURCE_EXHAUSTED, the code the front door gives a call that announces its length. */
+export const MAX_CONNECT_MESSAGE_BYTES = 8 * 1024 * 1024;
+
 /** The longest bearer token the service takes (docs/api.md, "Limits"). */
 export const MAX_BEARER_TOKEN_CHARS = 256;
 
@@ -120,9 +128,9 @@ export function wasTlsFailure(error: unknown): boolean {
 }
 
 /** The system errors of a connection the peer broke or closed under a call: a server going
- * down, or a TLS front door spoken to in plaintext (`http://` to an `https` port), which
- * closes the connection at once. Connect reported them as INTERNAL (EPIPE) or ABORTED
- * (ECONNRESET). */
+ * down. Connect reported them as INTERNAL (EPIPE) or ABORTED (ECONNRESET). (A TLS front door
+ * spoken to in plaintext no longer closes the connection: it answers FAILED_PRECONDITION,
+ * "this port serves HTTPS only", which is an answer and stays as it is.) */
 const BROKEN_CONNECTIONS = new Set(["EPIPE", "ECONNRESET", "ECONNABORTED"]);
 
 /** Whether `error` is a failure of the way to the service rather than an answer of it, which
