@@ -56,7 +56,7 @@ def test_a_write_that_never_got_the_lock_is_unavailable(tmp_path: Path) -> None:
             refused = stack.api.request("POST", f"/api/v1/task-sessions/{session_id}/updates",
                                         {"update": SAY})
         assert refused.status == 503, refused.body
-        assert refused.json()["message"] == ("the database is locked by another program "
-                                             "(waited 50 ms for it); retry shortly")
+        assert refused.json()["message"] == ("the database is locked by another program (a "
+                                             "write waits up to 50 ms for it); retry shortly")
         assert stack.api.messages(session_id) == []  # nothing stored; a retry is safe
         assert stack.api.publish(session_id, SAY)["message"]["content"] == "hello"

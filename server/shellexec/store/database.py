@@ -23,7 +23,8 @@ statement, and on the loop it stopped every call, liveness checks included, for 
 timeout. So the writer's connection never waits on the loop: BEGIN is tried at once there, and
 only a BEGIN that found the lock taken is waited for on the committer thread, up to
 SHELLEXEC_DB_BUSY_TIMEOUT_MS; a group that never got the lock stored nothing and is answered
-UNAVAILABLE together (`DatabaseLockedError`), not run again unit by unit.
+UNAVAILABLE together (`DatabaseLockedError`), not run again unit by unit, and so are the
+writes made while it waited, at once: queued, each held its request, to wait once more.
 
 Reads run on a small pool of reader threads, each with its own connection (WAL readers never
 block the writer).
@@ -35,6 +36,7 @@ import asyncio
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,9 +77,13 @@ PAGE_SIZE = 1024
 # The WAL is checkpointed once it holds this many pages (4 MiB): a page changed by many
 # commits in between (a message row, the newest event leaf) reaches the file once.
 WAL_AUTOCHECKPOINT_PAGES = 4096
-# What the WAL file is cut back to when a checkpoint lets it start over: twice what it holds
-# between checkpoints.
-WAL_SIZE_LIMIT_BYTES = 2 * WAL_AUTOCHECKPOINT_PAGES * PAGE_SIZE
+# What the WAL file is cut back to when a checkpoint lets it start over, in pages of the file
+# (a file made before ADR 0024 keeps 4 KiB pages): twice what it holds between checkpoints. A
+# WAL that grew past that while a reader held an old snapshot (a long backup) kept its peak.
+WAL_SIZE_LIMIT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES
+# How long the committer thread's BEGIN waits for another program's lock at a time, between
+# looks at whether the database is closing: a stop waited out the whole busy timeout.
+LOCK_WAIT_SLICE_MS = 100
 
 
 def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], ...]:
@@ -90,9 +96,6 @@ def _pragmas(cache_kib: int, busy_timeout_ms: int) -> tuple[tuple[str, object], 
         # An acknowledged publish must survive power loss, not only a process crash.
         ("synchronous", "full"),
         ("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES),
-        # A WAL that grew past the checkpoint size (a reader held an old snapshot, as a long
-        # backup does) is cut back to this once it is reset, instead of keeping its peak.
-        ("journal_size_limit", WAL_SIZE_LIMIT_BYTES),
         # This SQLite zeroes deleted content by default; trimmed chunks would cost their
         # size again in writes. FAST still zeroes what lies in pages being written anyway.
         ("secure_delete", "fast"),
@@ -142,13 +145,23 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
         future.set_exception(error)
 
 
-def _begin_waiting(connection: sqlite3.Connection, busy_timeout_ms: int) -> None:
-    """BEGIN IMMEDIATE with SQLite's busy handler on for `busy_timeout_ms`, then off again;
-    run on the committer thread while the loop's leader waits (nothing else uses the
-    connection meanwhile)."""
-    connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+def _begin_waiting(connection: sqlite3.Connection, busy_timeout_ms: int,
+                   closing: threading.Event) -> None:
+    """BEGIN IMMEDIATE with SQLite's busy handler on for up to `busy_timeout_ms` in all, a
+    slice at a time until the database is `closing`, then off again; run on the committer
+    thread while the loop's leader waits (nothing else uses the connection meanwhile)."""
+    deadline = time.monotonic() + busy_timeout_ms / 1000
     try:
-        connection.execute("BEGIN IMMEDIATE")
+        while True:
+            left_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            connection.execute(f"PRAGMA busy_timeout = {min(LOCK_WAIT_SLICE_MS, left_ms)}")
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if (not _sqlite_error(error, sqlite3.SQLITE_BUSY)
+                        or left_ms <= LOCK_WAIT_SLICE_MS or closing.is_set()):
+                    raise
     finally:
         connection.execute("PRAGMA busy_timeout = 0")
 
@@ -194,6 +207,10 @@ class Database:
         # its BEGIN may wait for another program's lock, off the loop.
         self._writer: sqlite3.Connection | None = None
         self._busy_timeout_ms = DEFAULT_BUSY_TIMEOUT_MS
+        # Set while a BEGIN waits for another program's lock: writes made meanwhile are refused
+        # at once rather than queued, each holding its request, to wait once more in turn.
+        self._waiting_for_lock = False
+        self._closing = threading.Event()
 
     def on_rollback(self, listener: Callable[[], None]) -> None:
         """Calls `listener` whenever writes roll back, so that caches of what units of work
@@ -223,6 +240,11 @@ class Database:
         that is not there); safe to call from any thread."""
         path = self.path
         return sum(_size(file) for file in (path, path.with_name(path.name + "-wal")))
+
+    @property
+    def waiting_for_lock(self) -> bool:
+        """Whether a write waits for the write lock another program holds on the file."""
+        return self._waiting_for_lock
 
     def _ensure_connected(self) -> None:
         """Opens this thread's connection if it has none. A file that cannot be opened (moved
@@ -259,6 +281,9 @@ class Database:
         future: asyncio.Future[T] = loop.create_future()
         if settled is not None:
             future.add_done_callback(settled)
+        if self._waiting_for_lock:
+            future.set_exception(DatabaseLockedError(self._busy_timeout_ms))
+            return await future
         self._pending.append((work, future, session))
         if self._leader is None or self._leader.done():
             self._leader = loop.create_task(self._lead())
@@ -277,6 +302,11 @@ class Database:
                 outcomes = await self._run_group(group)
             except Exception as fault:  # of the group's own code: no caller waits for ever
                 outcomes = [(future, None, fault) for _, future, _ in group]
+            if any(isinstance(error, DatabaseLockedError) for _, _, error in outcomes):
+                # The lock stayed taken: what queued behind the group would wait once more.
+                locked = DatabaseLockedError(self._busy_timeout_ms)
+                outcomes += [(future, None, locked) for _, future, _ in self._pending]
+                self._pending.clear()
             for future, value, error in outcomes:
                 _settle(future, value, error)
             self._tell_unknown(group, outcomes)
@@ -352,6 +382,8 @@ class Database:
         if connection is not self._writer:
             self._busy_timeout_ms = connection.execute("PRAGMA busy_timeout").fetchone()[0]
             connection.execute("PRAGMA busy_timeout = 0")
+            page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+            connection.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_PAGES * page_size}")
             self._writer = connection
         return connection
 
@@ -366,13 +398,17 @@ class Database:
         except sqlite3.OperationalError as error:
             if not _sqlite_error(error, sqlite3.SQLITE_BUSY):
                 raise
+        self._waiting_for_lock = True
         try:
             await asyncio.get_running_loop().run_in_executor(
-                self._committer, _begin_waiting, connection, self._busy_timeout_ms)
+                self._committer, _begin_waiting, connection, self._busy_timeout_ms,
+                self._closing)
         except sqlite3.OperationalError as error:
             if not _sqlite_error(error, sqlite3.SQLITE_BUSY):
                 raise
             raise DatabaseLockedError(self._busy_timeout_ms) from error
+        finally:
+            self._waiting_for_lock = False
 
     async def _commit(self, connection: sqlite3.Connection) -> None:
         # The fsync happens off the loop; nothing else uses this connection meanwhile (only
@@ -412,6 +448,7 @@ class Database:
 
     def close(self) -> None:
         """Closes every connection; call it on the loop's thread once writes are done."""
+        self._closing.set()  # a BEGIN waiting for another program's lock gives up
         self._committer.shutdown(wait=True)
         self._close_readers()
         if not self.db.is_closed():

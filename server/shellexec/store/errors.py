@@ -60,12 +60,13 @@ class DatabaseUnavailableError(StoreError):
 
 class DatabaseLockedError(DatabaseUnavailableError):
     """Another program held the SQLite file's write lock (the `sqlite3` shell in a
-    transaction, a backup tool) for the whole busy timeout: the write did not begin, nothing
-    was stored. Answered like an unavailable database (UNAVAILABLE, retry)."""
+    transaction, a backup tool) for the whole busy timeout, or holds it while a write waits
+    for it: the write did not begin, nothing was stored. Answered like an unavailable
+    database (UNAVAILABLE, retry)."""
 
-    def __init__(self, waited_ms: int) -> None:
-        StoreError.__init__(self, "the database is locked by another program (waited "
-                            f"{waited_ms} ms for it); retry shortly")
+    def __init__(self, busy_timeout_ms: int) -> None:
+        StoreError.__init__(self, "the database is locked by another program (a write waits "
+                            f"up to {busy_timeout_ms} ms for it); retry shortly")
         self.outcome_unknown = False
 
 

@@ -386,9 +386,9 @@ class Statements:
         remaining = self._run("task_has_sessions", lambda: Session.select(Session.id).where(
             Session.task == param("task")).limit(1), task=task).fetchone()
         if remaining is None:
-            deleted[Task._meta.table_name] = int(self._run(
+            deleted[Task._meta.table_name] = self._affected(self._run(
                 "delete_task", lambda: Task.delete().where(Task.id == param("task")),
-                task=task).rowcount)
+                task=task))
         else:
             self._refresh_task_state(task_id, now)
         return deleted

@@ -8,7 +8,10 @@ The server only reads them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from peewee import Database as PeeweeDatabase
+from peewee import SqliteDatabase
 
 from shellexec.store.models import ApiToken
 
@@ -34,7 +37,7 @@ def insert_token(db: PeeweeDatabase, name: str, token_hash: str, scopes: str,
                  task_patterns: str, now: int) -> bool:
     """Stores a new token; False when a token of that name exists (revoked ones included:
     names stay unique so the audit of who had what stays readable)."""
-    with db.connection_context(), db.atomic():
+    with db.connection_context(), _write_transaction(db):
         if ApiToken.get_or_none(ApiToken.name == name) is not None:
             return False
         ApiToken.insert(name=name, token_hash=token_hash, scopes=scopes,
@@ -44,7 +47,17 @@ def insert_token(db: PeeweeDatabase, name: str, token_hash: str, scopes: str,
 
 def revoke_token(db: PeeweeDatabase, name: str, now: int) -> bool:
     """Revokes the named token; False when there is no such unrevoked token."""
-    with db.connection_context(), db.atomic():
+    with db.connection_context(), _write_transaction(db):
         changed: int = ApiToken.update(revoked_at=now).where(
             (ApiToken.name == name) & ApiToken.revoked_at.is_null()).execute()
     return changed == 1
+
+
+def _write_transaction(db: PeeweeDatabase) -> Any:
+    """A transaction that takes SQLite's write lock first, waiting for it as long as the busy
+    timeout says. A deferred one read, and its write then failed at once ("database is
+    locked", SQLITE_BUSY_SNAPSHOT, which no wait cures) whenever the server had committed
+    meanwhile: `shellexec token create` failed so in 4 of 15 runs while a bridge recorded (as
+    the migrations did, ADR 0118)."""
+    return db.atomic("IMMEDIATE") if isinstance(db, SqliteDatabase) else db.atomic()
+
