@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from shellexec.api.request_budget import RequestBudget, RequestBudgetInterceptor
+from shellexec.api.request_budget import Admission, RequestBudget, RequestBudgetInterceptor
 from shellexec.app import server as server_module
 from shellexec.app.server import start_server
 from shellexec.app.settings import Settings
@@ -156,3 +156,70 @@ def test_an_empty_grpc_web_call_through_the_front_door_is_answered_at_once(
     assert answer.status == 200
     assert answer.getheader("grpc-status") == "3"  # INVALID_ARGUMENT
     assert answer.getheader("grpc-message") == "request: the call ended without its message"
+
+
+def _one_message_then(release: threading.Event, message: bytes) -> Iterator[bytes]:
+    """A request stream that sends its message and ends only once released."""
+    yield message
+    release.wait()
+
+
+def test_a_call_is_answered_only_once_its_client_ended_the_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call answered as soon as its message was read, before the client's END_STREAM, had
+    the front door reset the client's stream and drop what it held of a large answer
+    (tests/service/test_early_answer.py). Here the servicer must not run between the read of
+    the message and the end of the request: the check runs on the server's loop in the turn
+    after the read, when an answer made at once would have been."""
+    read = threading.Event()
+    settle = Admission.settle
+
+    def noting(admission: Admission, size: int) -> None:
+        settle(admission, size)
+        read.set()
+
+    monkeypatch.setattr(Admission, "settle", noting)
+    answered = threading.Event()
+
+    class Noting(Answering):
+        async def GetSession(self, request: pb.GetSessionRequest,  # noqa: N802
+                             context: Any) -> pb.GetSessionResponse:
+            answered.set()
+            return await super().GetSession(request, context)
+
+    async def serve(ready: asyncio.Future[int], done: asyncio.Event) -> None:
+        server = grpc.aio.server(interceptors=[RequestBudgetInterceptor(
+            RequestBudget(4 * MESSAGE, 2 * MESSAGE, MESSAGE), 4, arrival_seconds=30)])
+        pb_grpc.add_ShellExecServiceServicer_to_server(Noting(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        ready.set_result(port)
+        await done.wait()
+        await server.stop(None)
+
+    async def answered_yet() -> bool:
+        return answered.is_set()
+
+    loop = asyncio.new_event_loop()
+    ready: asyncio.Future[int] = loop.create_future()
+    done = asyncio.Event()
+    serving = threading.Thread(target=loop.run_until_complete, args=(serve(ready, done),))
+    serving.start()
+    release = threading.Event()
+    try:
+        port = asyncio.run_coroutine_threadsafe(asyncio.wait_for(
+            asyncio.shield(ready), 10), loop).result()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.stream_unary(METHOD, request_serializer=bytes,
+                                        response_deserializer=pb.GetSessionResponse.FromString)
+            message = pb.GetSessionRequest(session_id="ses_waiting").SerializeToString()
+            answer = call.future(_one_message_then(release, message), timeout=60)
+            assert read.wait(timeout=30)
+            assert not asyncio.run_coroutine_threadsafe(answered_yet(), loop).result(timeout=30)
+            release.set()
+            assert answer.result(timeout=30).session.id == "ses_waiting"
+    finally:
+        release.set()
+        loop.call_soon_threadsafe(done.set)
+        serving.join(timeout=30)
+        loop.close()

@@ -109,7 +109,8 @@ def test_the_bearer_token_goes_with_every_call(classpath: str, tmp_path: Path) -
     with running_stack(tmp_path, SHELLEXEC_AUTH="on") as secured:
         token = secured.create_token("java", "admin")
         assert _probe(classpath, secured.grpc_target, token) == PROBE_LINES
-        assert _probe(classpath, secured.grpc_target) == ["create_session UNAUTHENTICATED -"]
+        assert _probe(classpath, secured.grpc_target) == [
+            "create_session UNAUTHENTICATED TOKEN_MISSING"]
 
 
 def _client_probe(classpath: str, address: str, token: str, *certificate: str) -> list[str]:
