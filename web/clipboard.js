@@ -15,6 +15,10 @@ export async function copyText(text, { doc = document, nav = globalThis.navigato
 }
 
 function copyThroughSelection(text, doc) {
+  // Selecting the text focuses the textarea; the focus goes back where it was (the button
+  // pressed), else it was left on the page's body: a keyboard reader lost their place, and the
+  // button kept saying `Copied`, as it goes back to its label when it loses the focus.
+  const focused = doc.activeElement;
   const area = doc.createElement('textarea');
   area.value = text;
   area.setAttribute('readonly', '');
@@ -28,6 +32,7 @@ function copyThroughSelection(text, doc) {
     copied = false;
   }
   area.remove();
+  if (focused && focused !== doc.body && focused.isConnected) focused.focus({ preventScroll: true });
   return copied;
 }
 

@@ -27,6 +27,10 @@ import {
 
 let nextBodyId = 1;
 
+// What the output's toggle says.
+const SHOW = 'Show output';
+const HIDE = 'Hide output';
+
 /**
  * @param {object} message a `tool_execute` Message.
  * @param {object} deps
@@ -43,7 +47,8 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   const workDir = h('span', { class: 'shell__workdir', 'data-testid': 'shell-workdir' });
   const meta = h('div', { class: 'shell__meta' });
   const bodyId = `shell-output-${nextBodyId++}`;
-  const toggleLabel = h('span', { class: 'toggle__label' });
+  // As wide as its wider label (style.css): what follows it in the toggle stays in place.
+  const toggleLabel = h('span', { class: 'toggle__label', 'data-labels': `${SHOW}\n${HIDE}` });
   // Which command's output, for a screen reader: every row's toggle said only "Show output".
   const toggleCommand = h('span', { class: 'visually-hidden' });
   const toggleSize = h('span', { class: 'toggle__size' });
@@ -63,11 +68,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     toggleCommand,
     toggleSize,
   );
-  const copyCommand = h(
-    'button',
-    { type: 'button', class: 'copy-button', 'data-testid': 'shell-command-copy', 'aria-label': 'Copy command' },
-    'Copy',
-  );
+  const copyCommand = createCopyButton('Copy', { 'data-testid': 'shell-command-copy', 'aria-label': 'Copy command' });
   copyCommand.addEventListener('click', () => copyWithFeedback(copyCommand, commandOf(current)));
   toggle.addEventListener('click', () => (disclosure ? collapse() : expand()));
 
@@ -123,7 +124,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   function renderToggle() {
     const open = Boolean(disclosure);
     toggle.setAttribute('aria-expanded', String(open));
-    toggleLabel.textContent = open ? 'Hide output' : 'Show output';
+    toggleLabel.textContent = open ? HIDE : SHOW;
     const bytes = outputBytes(current);
     const sizes = [];
     if (bytes.stdout > 0) sizes.push(formatBytes(bytes.stdout));
@@ -252,20 +253,40 @@ function joinStreams(stdout, stderr) {
   return `${stdout}${separator}--- stderr ---\n${stderr}`;
 }
 
+// What a copy button says after a copy, until it loses the focus. A failure says `Failed`, no
+// wider than `Copied` (`Copy failed` would have made every command's button 26 px wider).
+const COPIED = 'Copied';
+const COPY_FAILED = 'Failed';
+
+/**
+ * A copy button saying `label`. It holds every label it can show (`data-labels`), and is as
+ * wide as the widest (style.css): its label going back from `Copied` to `Copy` when a press
+ * elsewhere took its focus made it narrower, which re-wrapped a long command and moved the
+ * button pressed (`Copy output`) from under the pointer before its release, losing the click.
+ */
+function createCopyButton(label, attrs) {
+  return h('button', {
+    type: 'button',
+    class: 'copy-button',
+    ...attrs,
+    'data-label': label,
+    'data-labels': [label, COPIED, COPY_FAILED].join('\n'),
+  }, label);
+}
+
 async function copyWithFeedback(button, text) {
   const copied = await copyText(text);
   button.dataset.copied = String(copied);
-  button.textContent = copied ? 'Copied' : 'Copy failed';
+  button.textContent = copied ? COPIED : COPY_FAILED;
   button.addEventListener('blur', () => {
-    button.textContent = button.dataset.label ?? 'Copy';
+    button.textContent = button.dataset.label;
     delete button.dataset.copied;
   }, { once: true });
 }
 
 /** The body's parts, in display order; mounted only when they have something to show. */
 function createBodyParts({ copy, download }) {
-  const copyButton = h('button', { type: 'button', class: 'copy-button', 'data-testid': 'shell-output-copy',
-    'data-label': 'Copy output' }, 'Copy output');
+  const copyButton = createCopyButton('Copy output', { 'data-testid': 'shell-output-copy' });
   copyButton.addEventListener('click', () => copy(copyButton));
   const downloadButton = h('button', { type: 'button', class: 'copy-button', 'data-testid': 'shell-output-download' },
     'Download');

@@ -181,8 +181,6 @@ def test_a_long_word_in_a_script_broken_with_a_dictionary_breaks_anywhere_past_1
     assert len(long_text(stdout)) == len(thai) - MAX_WORD  # no marks at the bound here
     chat.assert_no_horizontal_overflow()
 
-    # The output's copy first: the command's button, once it loses the focus, goes from
-    # "Copied" to "Copy", which wraps a command this long again and moves what is below.
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     body.get_by_test_id("shell-output-copy").click()
     expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
