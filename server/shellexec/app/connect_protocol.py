@@ -12,9 +12,13 @@ message naming the supported format instead of an unknown error. See ADR 0100.
 
 from __future__ import annotations
 
+import base64
+import json
+import struct
 from typing import Any
 
 from shellexec.app import token_check
+from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.front_door_errors import (
     ERROR_INFO_TYPE,
     REFUSAL_FILTERS,
@@ -52,8 +56,11 @@ STREAM_PATHS = (
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
 )
-# Connect's unary content type (its streams': application/connect+proto).
+# Connect's unary content type, and its streams'.
 UNARY_CONTENT_TYPE = "application/proto"
+STREAM_CONTENT_TYPE = "application/connect+proto"
+# The flags of a Connect stream's end-of-stream message.
+END_STREAM_FLAG = 0x02
 STREAM_REFUSAL = ("this method answers a stream: send content-type application/connect+proto "
                   "(a Connect client's server-streaming call)")
 
@@ -61,6 +68,17 @@ STREAM_REFUSAL = ("this method answers a stream: send content-type application/c
 REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
+
+# The one content coding a request may name, as gRPC and Connect write it: none at all. Every
+# protocol is served uncompressed requests only (docs/api.md, "Limits").
+IDENTITY_ENCODING = "identity"
+# What a compressed Connect call is told (`compressed_request_routes`): Connect's unary calls
+# name their compression in content-encoding, its streams in connect-content-encoding.
+COMPRESSED_REFUSAL = ("requests are served uncompressed only: send no content-encoding (streams: "
+                      "no connect-content-encoding), or identity; turn sendCompression off in "
+                      "the client")
+# The HTTP status of that refusal to a unary call: Connect's for its code `unimplemented`.
+COMPRESSED_STATUS = 501
 
 # What the bridge holds of a unary Connect call: its message, once framed as gRPC's (a flag
 # byte and four of length before it). Held to MAX_REST_BODY_BYTES, a message of 8 MiB less up
@@ -102,6 +120,16 @@ def refusal_reply_mapper() -> dict[str, Any]:
             "content_type": "application/json",
         },
     }
+
+
+def compressed_reply_mapper() -> dict[str, Any]:
+    """A local reply mapper giving the refusal of a compressed unary Connect call
+    (`compressed_request_routes`, 501 on a gRPC path) Connect's error body, `unimplemented`."""
+    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
+    return _connect_error({"and_filter": {"filters": [
+        status_filter("EQ", COMPRESSED_STATUS),
+        {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
+    ]}}, {"code": "unimplemented", "message": "%LOCAL_REPLY_BODY%"})
 
 
 def oversize_reply_mapper() -> dict[str, Any]:
@@ -173,3 +201,57 @@ def unary_call_to_stream_routes() -> list[dict[str, Any]]:
     return [_refusal({"path": path, "headers": [{"name": "content-type", "string_match": {
         "prefix": UNARY_CONTENT_TYPE, "ignore_case": True}}]}, STREAM_REFUSAL)
         for path in STREAM_PATHS]
+
+
+def encoded(header: str) -> list[dict[str, Any]]:
+    """Header matchers for a request whose `header` names a content coding other than
+    `identity` (an empty one, or one in capitals, too: the server would not know it); a
+    request without the header does not match."""
+    return [{"name": header, "present_match": True},
+            {"name": header, "string_match": {"exact": IDENTITY_ENCODING},
+             "invert_match": True}]
+
+
+def end_of_stream(code: str, message: str) -> bytes:
+    """A Connect stream's end-of-stream message (flags 0x02, its length, then JSON) carrying
+    the error `code` and `message`: how a Connect stream is answered an error, which a Connect
+    client reads with its code and message (a stream refused with an HTTP error status is
+    reported as that status alone, e.g. UNKNOWN "HTTP 501")."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    return struct.pack(">BI", END_STREAM_FLAG, len(body)) + body
+
+
+def compressed_request_routes() -> list[dict[str, Any]]:
+    """Routes refusing a compressed Connect call with COMPRESSED_REFUSAL, code
+    `unimplemented`, as Connect's protocol has a server answer a compression it does not
+    take: a unary call (`application/proto`) whose content-encoding names one gets 501, which
+    `compressed_reply_mapper` gives Connect's error body, and `accept-encoding: identity`; a
+    stream (`application/connect+proto`) whose connect-content-encoding names one gets a
+    stream of the end-of-stream message alone, and `connect-accept-encoding: identity`.
+    The bridge passed either on as a compressed gRPC message, which the server inflated: the
+    8 MiB a unary call may send counted the compressed bytes, so 16 KB became the server's
+    whole message limit (16 MiB) to hold and parse. A Connect call carrying gRPC's own
+    grpc-encoding is refused the same way: the bridge passed that on too, and a value the
+    server cannot read (`GZIP`) left its connection from Envoy failing later calls that name
+    an encoding, other clients' too."""
+    def match(content_type: str, header: str) -> dict[str, Any]:
+        return {"safe_regex": {"regex": RPC_PATHS}, "headers": [
+            {"name": "content-type", "string_match": {"prefix": content_type,
+                                                      "ignore_case": True}},
+            *encoded(header)]}
+    end = end_of_stream("unimplemented", COMPRESSED_REFUSAL)
+    unary = [{"match": match(UNARY_CONTENT_TYPE, header),
+              "direct_response": {"status": COMPRESSED_STATUS,
+                                  "body": {"inline_string": COMPRESSED_REFUSAL}},
+              "response_headers_to_add": [replaced_header("accept-encoding", "identity")],
+              "typed_per_filter_config": REFUSAL_FILTERS}
+             for header in ("content-encoding", "grpc-encoding")]
+    stream = [{"match": match(STREAM_CONTENT_TYPE, header),
+               "direct_response": {"status": 200, "body": {
+                   "inline_bytes": base64.b64encode(end).decode()}},
+               "response_headers_to_add": [
+                   replaced_header("content-type", STREAM_CONTENT_TYPE),
+                   replaced_header("connect-accept-encoding", "identity")],
+               "typed_per_filter_config": REFUSAL_FILTERS}
+              for header in ("connect-content-encoding", "grpc-encoding")]
+    return [*unary, *stream]

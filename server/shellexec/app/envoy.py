@@ -7,8 +7,9 @@ routes, security headers), the Connect bridge and its JSON refusal routes, the g
 refusals and the filters writing content types as Envoy knows them, one direct-response route
 per file of web/ (Envoy reads the files when it starts, so the page needs no web server of
 its own), the OpenAPI document's route, and what turns Envoy's own errors into JSON (the 405
-routes derived from the descriptor and the local reply mappers), the count of a request's
-header fields, and the access log (`SHELLEXEC_LOG`).
+routes derived from the descriptor and the local reply mappers), the refusals of compressed
+requests in every protocol, the count of a request's header fields, and the access log
+(`SHELLEXEC_LOG`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ from shellexec.app.connect_protocol import (
     CORS_EXPOSE_HEADERS,
     UNARY_BUFFER_BYTES,
     bridge_filter,
+    compressed_reply_mapper,
+    compressed_request_routes,
+    encoded,
     json_refusal_routes,
     oversize_reply_mapper,
     oversize_routes,
@@ -58,6 +62,7 @@ from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.envoy_stats import admin_cluster, stats_listener
 from shellexec.app.front_door_errors import (
     REFUSAL_FILTERS,
+    TRANSCODER_OFF,
     UNHELD_FILTERS,
     empty_segment_route,
     local_reply_config,
@@ -68,6 +73,7 @@ from shellexec.app.front_door_errors import (
 from shellexec.app.grpc_codecs import (
     NATIVE_GRPC_CONTENT_TYPES,
     RESOURCE_EXHAUSTED,
+    compressed_request_route,
     trailers_only_refusal,
 )
 from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
@@ -338,6 +344,26 @@ def health_oversize_routes() -> list[dict[str, Any]]:
              "typed_per_filter_config": REFUSAL_FILTERS}]
 
 
+COMPRESSED_BODY_REFUSAL = ("request bodies are taken uncompressed only: send the JSON as it is, "
+                           "with no content-encoding (or content-encoding: identity)")
+
+
+def compressed_body_route() -> dict[str, Any]:
+    """A REST request whose content-encoding names a compression is refused: 415 (RFC 9110's
+    answer to a content coding the server does not take) with COMPRESSED_BODY_REFUSAL, which
+    the front door's mappers make the API's JSON error (code 3), and `accept-encoding:
+    identity`. Nothing at the front door decompresses a body: the transcoder read the
+    compressed bytes as JSON and answered 400, echoing them in its message. The token check
+    still comes first, as on every /api/ route Envoy answers itself; the body is not held."""
+    return {"match": {"prefix": "/api/", "headers": encoded("content-encoding")},
+            "direct_response": {"status": 415,
+                                "body": {"inline_string": COMPRESSED_BODY_REFUSAL}},
+            "response_headers_to_add": [replaced_header("accept-encoding", "identity")],
+            "typed_per_filter_config": {
+                **TRANSCODER_OFF,
+                "envoy.filters.http.buffer": UNHELD_FILTERS["envoy.filters.http.buffer"]}}
+
+
 def openapi_routes(document: Path = OPENAPI_DOCUMENT) -> str:
     """The OpenAPI document at OPENAPI_PATH for GET (and HEAD), and a 405 for other methods;
     they come before the transcoder's `/api/` route, which would answer 404 (ADR 0109)."""
@@ -570,13 +596,17 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
                                                       *unary_call_to_stream_routes(),
                                                       *oversize_routes()]),
         grpc_codec_routes=_items(_ROUTE_INDENT, [grpc_codec_refusal_route(),
-                                                 content_type_case.refusal_route()]),
+                                                 content_type_case.refusal_route(),
+                                                 compressed_request_route(),
+                                                 *compressed_request_routes(),
+                                                 compressed_body_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
         content_type_case_filters=_items(_FILTER_INDENT, content_type_case.filters()),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config(
-            [refusal_reply_mapper(), oversize_reply_mapper(), *unauthenticated_reply_mappers()])),
+            [refusal_reply_mapper(), oversize_reply_mapper(), compressed_reply_mapper(),
+             *unauthenticated_reply_mappers()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 

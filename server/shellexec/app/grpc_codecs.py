@@ -7,14 +7,16 @@ retries as if the server were down. Envoy's gRPC-Web filter knows only the Proto
 types, so `application/grpc-web+json` went on to the transcoder as a REST request and got its
 plain-text 404. The route here answers every such call first, in gRPC's own form (HTTP 200, no
 body, `grpc-status` 3 INVALID_ARGUMENT and a message naming the supported content types), so
-any gRPC or gRPC-Web client reports the reason. See ADR 0121.
+any gRPC or gRPC-Web client reports the reason. See ADR 0121. A call whose grpc-encoding
+names a compression is answered the same way, UNIMPLEMENTED: requests are uncompressed
+(ADR 0023).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from shellexec.app.connect_protocol import RPC_PATHS
+from shellexec.app.connect_protocol import RPC_PATHS, encoded
 from shellexec.app.envoy_headers import replaced_header
 from shellexec.app.front_door_errors import REFUSAL_FILTERS
 
@@ -30,6 +32,12 @@ REFUSAL_STATUS = "3"
 RESOURCE_EXHAUSTED = "8"
 # Native gRPC alone (not gRPC-Web), whose clients read a status only from grpc-status.
 NATIVE_GRPC_CONTENT_TYPES = r"(?i)application/grpc(\+proto)?\s*(;.*)?"
+# google.rpc.Code UNIMPLEMENTED: what gRPC answers a message compressed by an algorithm the
+# server does not take (gRPC's compression spec), and what the server's own port answers.
+UNIMPLEMENTED = "12"
+COMPRESSED_REFUSAL = ("requests are served uncompressed only: send messages without "
+                      "compression, with no grpc-encoding header (or grpc-encoding: identity); "
+                      "turn request compression off in the client")
 
 
 def refusal_route() -> dict[str, Any]:
@@ -41,6 +49,21 @@ def refusal_route() -> dict[str, Any]:
         {"name": "content-type", "string_match": {"safe_regex": {
             "regex": PROTOBUF_CONTENT_TYPES}}, "invert_match": True},
     ], REFUSAL)
+
+
+def compressed_request_route() -> dict[str, Any]:
+    """The route answering a gRPC or gRPC-Web call whose grpc-encoding names a compression
+    (gzip, deflate...): UNIMPLEMENTED in gRPC's own form with COMPRESSED_REFUSAL, and
+    `grpc-accept-encoding: identity`, as gRPC's compression spec has a server say which
+    algorithms it takes. A message of a few kilobytes inflated to the server's whole message
+    limit (about 1000 times as much to hold and parse); nothing is decompressed now."""
+    route = trailers_only_refusal([
+        {"name": "content-type", "string_match": {"prefix": "application/grpc",
+                                                  "ignore_case": True}},
+        *encoded("grpc-encoding"),
+    ], COMPRESSED_REFUSAL, UNIMPLEMENTED)
+    route["response_headers_to_add"].append(replaced_header("grpc-accept-encoding", "identity"))
+    return route
 
 
 def trailers_only_refusal(headers: list[dict[str, Any]], message: str,

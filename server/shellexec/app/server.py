@@ -66,6 +66,13 @@ _SERVER_OPTIONS = (
     # window to megabytes: 100 waiting 15 MB calls held 835 MB). On loopback and local
     # networks it costs large messages nothing measurable.
     ("grpc.http2.bdp_probe", 0),
+    # Requests are taken uncompressed only (docs/api.md, "Limits"): a gzip message of 16 KB
+    # inflated to the whole message limit, 1000 times as much to hold and parse. With identity
+    # the one algorithm enabled, gRPC refuses any other as the call's metadata arrives, before
+    # reading its message: UNIMPLEMENTED, "Compression algorithm 'gzip' is disabled." The
+    # front door refuses such calls first, saying what to do. Answers are not compressed
+    # either (nothing asks for it).
+    ("grpc.compression_enabled_algorithms_bitset", 1),
 )
 # How long a stopping server must see no call of its own before it takes what gRPC still
 # holds for lost (ADR 0144): far longer than a handed-over call takes to reach the
