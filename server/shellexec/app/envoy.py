@@ -74,6 +74,7 @@ from shellexec.app.grpc_codecs import (
     NATIVE_GRPC_CONTENT_TYPES,
     RESOURCE_EXHAUSTED,
     compressed_request_route,
+    malformed_timeout_route,
     trailers_only_refusal,
 )
 from shellexec.app.grpc_codecs import refusal_route as grpc_codec_refusal_route
@@ -598,6 +599,7 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         grpc_codec_routes=_items(_ROUTE_INDENT, [grpc_codec_refusal_route(),
                                                  content_type_case.refusal_route(),
                                                  compressed_request_route(),
+                                                 malformed_timeout_route(),
                                                  *compressed_request_routes(),
                                                  compressed_body_route()]),
         connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
