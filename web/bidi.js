@@ -25,9 +25,8 @@
 import { boundedNodes, markState } from './combining-marks.js';
 import { CONTROL_RANGES } from './controls.js';
 import { breakLongWords, wordState } from './long-words.js';
+import { replaceTextNodesIn } from './text-nodes.js';
 
-const TEXT = 3;
-const ELEMENT = 1;
 
 /**
  * Characters drawn as markers, as ranges of code points: `name` names one (a string, or a
@@ -234,23 +233,6 @@ export function setVisibleText(el, text, set = TEXT_MARKED) {
  */
 export function markTextIn(root, set, count = markerCount()) {
   const doc = root.ownerDocument ?? root;
-  let node = root.firstChild;
-  while (node) {
-    if (node.nodeType === TEXT) {
-      if (set.any.test(node.data)) {
-        const replacing = shownParts(node.data, set, count).map((part) => partNode(doc, part));
-        if (replacing.length > 0) {
-          node.replaceWith(...replacing);
-          node = replacing.at(-1);
-        }
-      }
-    } else if (node.nodeType === ELEMENT && node.firstChild) {
-      node = node.firstChild;
-      continue;
-    }
-    while (node !== root && !node.nextSibling) node = node.parentNode;
-    if (node === root) break;
-    node = node.nextSibling;
-  }
-  return root;
+  return replaceTextNodesIn(root, (node) => (set.any.test(node.data)
+    ? shownParts(node.data, set, count).map((part) => partNode(doc, part)) : null));
 }

@@ -24,6 +24,8 @@
 // says so and each later cut is written into the text as `<+5 combining marks>` (ASCII: a text
 // node of 40,000 `⟨` took 3.5 s to lay out, one font fallback each).
 
+import { replaceTextNodesIn } from './text-nodes.js';
+
 /** Marks one character shows; the rest of its run is counted in a marker. */
 export const MAX_MARKS = 16;
 /** Marker elements one text draws at most; later cuts are written into the text. */
@@ -240,22 +242,9 @@ export function boundedNodes(doc, nodes, state = markState()) {
  */
 export function boundTextIn(root, state = markState()) {
   const doc = root.ownerDocument ?? root;
-  let node = root.firstChild;
-  while (node) {
-    if (node.nodeType === TEXT) {
-      const parts = boundedParts(node.data, state);
-      if (!unchanged(parts, node.data)) {
-        const replacing = parts.map((part) => partNode(doc, part));
-        node.replaceWith(...replacing);
-        node = replacing.at(-1); // a text with marks cut draws a marker at least
-      }
-    } else if (node.nodeType === ELEMENT && node.firstChild) {
-      node = node.firstChild;
-      continue;
-    }
-    while (node !== root && !node.nextSibling) node = node.parentNode;
-    if (node === root) break;
-    node = node.nextSibling;
-  }
-  return root;
+  return replaceTextNodesIn(root, (node) => {
+    const parts = boundedParts(node.data, state);
+    // A text with marks cut draws a marker at least.
+    return unchanged(parts, node.data) ? null : parts.map((part) => partNode(doc, part));
+  });
 }

@@ -9,6 +9,7 @@ import asyncio
 import http.client
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,29 +44,41 @@ def _withheld(release: threading.Event) -> Iterator[bytes]:
     yield from ()
 
 
-def test_calls_whose_message_never_comes_are_cancelled_and_others_then_get_in() -> None:
+@contextmanager
+def _serving(servicer: Answering, budget: RequestBudget, arrival_seconds: float
+             ) -> Iterator[tuple[int, asyncio.AbstractEventLoop]]:
+    """A grpc.aio server of `servicer` behind the budget's interceptor, on a loop of its own
+    in a thread: its port and its loop, stopped after."""
     async def serve(ready: asyncio.Future[int], done: asyncio.Event) -> None:
-        budget = RequestBudget(4 * MESSAGE, 2 * MESSAGE, MESSAGE)  # a share: two calls
         server = grpc.aio.server(interceptors=[
-            RequestBudgetInterceptor(budget, 4, arrival_seconds=ARRIVAL_SECONDS)])
-        pb_grpc.add_ShellExecServiceServicer_to_server(Answering(), server)
+            RequestBudgetInterceptor(budget, 4, arrival_seconds=arrival_seconds)])
+        pb_grpc.add_ShellExecServiceServicer_to_server(servicer, server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         ready.set_result(port)
         await done.wait()
         await server.stop(None)
-        assert budget.held == 0
 
     loop = asyncio.new_event_loop()
     ready: asyncio.Future[int] = loop.create_future()
     done = asyncio.Event()
     serving = threading.Thread(target=loop.run_until_complete, args=(serve(ready, done),))
     serving.start()
+    try:
+        yield asyncio.run_coroutine_threadsafe(asyncio.wait_for(
+            asyncio.shield(ready), 10), loop).result(), loop
+    finally:
+        loop.call_soon_threadsafe(done.set)
+        serving.join(timeout=30)
+        loop.close()
+
+
+def test_calls_whose_message_never_comes_are_cancelled_and_others_then_get_in() -> None:
+    budget = RequestBudget(4 * MESSAGE, 2 * MESSAGE, MESSAGE)  # a share: two calls
     release = threading.Event()
     try:
-        port = asyncio.run_coroutine_threadsafe(asyncio.wait_for(
-            asyncio.shield(ready), 10), loop).result()
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with _serving(Answering(), budget, ARRIVAL_SECONDS) as (port, _), \
+                grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             holding = channel.stream_unary(METHOD, request_serializer=bytes,
                                            response_deserializer=bytes)
             held = [holding.future(_withheld(release)) for _ in range(2)]
@@ -80,9 +93,7 @@ def test_calls_whose_message_never_comes_are_cancelled_and_others_then_get_in() 
                 grpc.StatusCode.DEADLINE_EXCEEDED}
     finally:
         release.set()
-        loop.call_soon_threadsafe(done.set)
-        serving.join(timeout=30)
-        loop.close()
+    assert budget.held == 0
 
 
 def test_a_call_whose_stream_closes_without_its_message_is_invalid(stack: Stack) -> None:
@@ -187,29 +198,14 @@ def test_a_call_is_answered_only_once_its_client_ended_the_request(
             answered.set()
             return await super().GetSession(request, context)
 
-    async def serve(ready: asyncio.Future[int], done: asyncio.Event) -> None:
-        server = grpc.aio.server(interceptors=[RequestBudgetInterceptor(
-            RequestBudget(4 * MESSAGE, 2 * MESSAGE, MESSAGE), 4, arrival_seconds=30)])
-        pb_grpc.add_ShellExecServiceServicer_to_server(Noting(), server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        ready.set_result(port)
-        await done.wait()
-        await server.stop(None)
-
     async def answered_yet() -> bool:
         return answered.is_set()
 
-    loop = asyncio.new_event_loop()
-    ready: asyncio.Future[int] = loop.create_future()
-    done = asyncio.Event()
-    serving = threading.Thread(target=loop.run_until_complete, args=(serve(ready, done),))
-    serving.start()
     release = threading.Event()
+    budget = RequestBudget(4 * MESSAGE, 2 * MESSAGE, MESSAGE)
     try:
-        port = asyncio.run_coroutine_threadsafe(asyncio.wait_for(
-            asyncio.shield(ready), 10), loop).result()
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with _serving(Noting(), budget, 30) as (port, loop), \
+                grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             call = channel.stream_unary(METHOD, request_serializer=bytes,
                                         response_deserializer=pb.GetSessionResponse.FromString)
             message = pb.GetSessionRequest(session_id="ses_waiting").SerializeToString()
@@ -220,6 +216,3 @@ def test_a_call_is_answered_only_once_its_client_ended_the_request(
             assert answer.result(timeout=30).session.id == "ses_waiting"
     finally:
         release.set()
-        loop.call_soon_threadsafe(done.set)
-        serving.join(timeout=30)
-        loop.close()

@@ -185,15 +185,7 @@ def test_opening_takes_the_write_lock_first_so_a_commit_meanwhile_cannot_fail_it
 
     def read_then_another_connection_writes(db: Any) -> int:
         version = read_version(db)
-        other = sqlite3.connect(path, timeout=0)
-        try:
-            other.execute("UPDATE schema_version SET applied_at = applied_at + 1")
-            other.commit()
-            other_write.append("committed")
-        except sqlite3.OperationalError as error:
-            other_write.append(str(error))
-        finally:
-            other.close()
+        other_write.append(_another_program_writes(path))
         return version
 
     monkeypatch.setattr(migrations, "applied_version", read_then_another_connection_writes)
@@ -215,15 +207,7 @@ def test_a_new_token_takes_the_write_lock_before_it_reads(
 
     def read_then_another_connection_writes(*args: Any) -> Any:
         found = read_first(*args)
-        other = sqlite3.connect(path, timeout=0)
-        try:
-            other.execute("UPDATE schema_version SET applied_at = applied_at + 1")
-            other.commit()
-            other_write.append("committed")
-        except sqlite3.OperationalError as error:
-            other_write.append(str(error))
-        finally:
-            other.close()
+        other_write.append(_another_program_writes(path))
         return found
 
     monkeypatch.setattr(ApiToken, "get_or_none", read_then_another_connection_writes)
@@ -287,3 +271,18 @@ def test_closing_ends_a_wait_for_the_lock(tmp_path: Path) -> None:
     with _write_lock_held(path):
         # Not a measure of speed: without the slices, closing waits out the whole 300 s.
         assert asyncio.run(scenario()) < 150
+
+
+def _another_program_writes(path: Path) -> str:
+    """Another program's write to the file, without waiting for a lock: "committed", or the
+    error it got."""
+    other = sqlite3.connect(path, timeout=0)
+    try:
+        other.execute("UPDATE schema_version SET applied_at = applied_at + 1")
+        other.commit()
+        return "committed"
+    except sqlite3.OperationalError as error:
+        return str(error)
+    finally:
+        other.close()
+

@@ -7,6 +7,7 @@ import { visibleTextNodes } from '../bidi.js';
 import {
   MAX_MARKS, MAX_MARK_MARKERS, boundTextIn, boundedNodes, boundedParts, isMark, markState, marksMarker,
 } from '../combining-marks.js';
+import { fakeDocument } from './fake-document.mjs';
 
 const ACUTE = '\u0301';
 const TONE = '\u{1F3FB}'; // EMOJI MODIFIER FITZPATRICK TYPE-1-2: a surrogate pair, category Sk
@@ -161,54 +162,6 @@ describe('combining marks', () => {
     assert.deepEqual(boundedParts(ordinary), [{ kind: 'text', text: ordinary }]);
   });
 });
-
-// A document just big enough for the DOM side: text nodes, elements, fragments.
-function fakeDocument() {
-  class FakeNode {
-    constructor(nodeType) {
-      this.nodeType = nodeType;
-      this.childNodes = [];
-      this.parentNode = null;
-      this.ownerDocument = doc;
-    }
-    get firstChild() { return this.childNodes[0] ?? null; }
-    get nextSibling() {
-      const siblings = this.parentNode?.childNodes ?? [];
-      return siblings[siblings.indexOf(this) + 1] ?? null;
-    }
-    append(...nodes) {
-      for (const node of nodes) {
-        node.parentNode = this;
-        this.childNodes.push(node);
-      }
-    }
-    replaceWith(...nodes) {
-      const siblings = this.parentNode.childNodes;
-      for (const node of nodes) node.parentNode = this.parentNode;
-      siblings.splice(siblings.indexOf(this), 1, ...nodes);
-      this.parentNode = null;
-    }
-    get textContent() {
-      return this.nodeType === 3 ? this.data : this.childNodes.map((node) => node.textContent).join('');
-    }
-  }
-  const doc = {
-    createTextNode(data) {
-      const node = new FakeNode(3);
-      node.data = data;
-      return node;
-    },
-    createElement(tag) {
-      const node = new FakeNode(1);
-      node.tagName = tag;
-      node.className = '';
-      node.title = '';
-      return node;
-    },
-    createDocumentFragment: () => new FakeNode(11),
-  };
-  return doc;
-}
 
 describe('combining marks in the DOM', () => {
   test('a text node left as it is stays the same node; a cut one becomes text and a marker', () => {
