@@ -52,11 +52,13 @@ def test_a_caller_waits_at_its_share_and_is_admitted_when_a_message_arrives() ->
         first, second = await budget.admit("a"), await budget.admit("a")
         third = await _pending(budget.admit("a"))
         assert not third.done()
-        first.settle(30)  # its message was 30 bytes: 70 come back, not enough yet
+        first.arrived(30)  # its message was 30 bytes: once its request ended, 70 come back,
+        first.settle()  # not enough yet
         await _settled()
         assert not third.done()
         assert budget.held == 30 + MESSAGE
-        second.settle(0)
+        second.arrived(0)
+        second.settle()
         await _settled()
         assert third.done()
         assert budget.held == 30 + 0 + MESSAGE
@@ -151,8 +153,10 @@ def test_settling_and_releasing_twice_changes_nothing() -> None:
     async def check() -> None:
         budget = _budget()
         admission: Admission = await budget.admit("a")
-        admission.settle(40)
-        admission.settle(90)  # never grows back
+        admission.arrived(40)
+        admission.settle()
+        admission.arrived(90)  # a second message is refused; the first one's size stands
+        admission.settle()
         assert budget.held == admission.held == 40
         admission.release()
         admission.release()

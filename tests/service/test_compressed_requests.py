@@ -147,6 +147,20 @@ def test_a_compressed_grpc_web_call_is_unimplemented_and_stores_nothing(
     assert not stored(stack, task_id)
 
 
+@pytest.mark.parametrize("path", ["/shellexec.v1.ShellExecService/",
+                                  f"{CREATE_SESSION}/x"])
+def test_a_compressed_call_to_a_path_the_grpc_routes_take_by_prefix_is_unimplemented(
+        stack: Stack, path: str) -> None:
+    """The route matched the gRPC paths exactly; these reached the server, which could not
+    read `GZIP` (a review)."""
+    response, answer = post(stack, path, framed(gzip.compress(create_request("x")), True),
+                            {"content-type": "application/grpc-web+proto",
+                             "grpc-encoding": "GZIP"})
+    assert response.getheader("grpc-status") == UNIMPLEMENTED
+    assert response.getheader("grpc-message") == GRPC_REFUSAL
+    assert answer == b""
+
+
 def test_a_grpc_web_call_saying_identity_passes(stack: Stack) -> None:
     task_id = unique("identity_web")
     response, _ = post(stack, CREATE_SESSION, framed(create_request(task_id), False),

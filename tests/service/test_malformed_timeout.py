@@ -64,3 +64,30 @@ def test_a_timeout_of_grpc_s_form_is_served(stack: Stack, timeout: str) -> None:
     assert answer.getheader("grpc-message") != MALFORMED_TIMEOUT
     # Served: the answer's message, then its trailers (a tenth of a second may not be enough).
     assert b"grpc-status:0" in body or answer.getheader("grpc-status") == "4"
+
+
+@pytest.mark.parametrize(("path", "content_type"), [
+    (CREATE, "application/proto"),  # Connect, unary
+    ("/shellexec.v1.ShellExecService/WatchMessages", "application/connect+proto"),
+    ("/shellexec.v1.ShellExecService/", "application/grpc-web+proto"),  # the routes' prefix
+    (f"{CREATE}/x", "application/grpc-web+proto"),
+    ("/grpc.health.v1.Health/Check", "application/proto"),  # needs no token
+    ("/api/v1/task-sessions", "application/json"),  # REST
+])
+def test_no_path_or_protocol_passes_a_malformed_timeout_on(stack: Stack, path: str,
+                                                          content_type: str) -> None:
+    """The route looked at gRPC content types on the gRPC paths only: a Connect call, a
+    health check, REST and a path the gRPC routes take by prefix carried `zzz` to the server,
+    and other callers' calls failed after (a review)."""
+    connection = http.client.HTTPConnection("127.0.0.1", stack.rest_port, timeout=10)
+    connection.request("POST", path, body=b"{}" if "json" in content_type else b"",
+                       headers={"content-type": content_type, "connect-protocol-version": "1",
+                                "grpc-timeout": "zzz"})
+    refused = connection.getresponse()
+    refused.read()
+    connection.close()
+
+    assert refused.getheader("grpc-status") == "3"
+    assert refused.getheader("grpc-message") == MALFORMED_TIMEOUT
+    assert Counter(_with_deadline(stack) for _ in range(20)) == {"OK": 20}
+

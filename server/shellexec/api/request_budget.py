@@ -54,16 +54,26 @@ _FRONT_DOOR_LINES = frozenset({FRONT_DOOR_PROBE.name, FRONT_DOOR_CHECKS.name})
 class Admission:
     """What one admitted call holds of the budget."""
 
-    __slots__ = ("_budget", "_share", "held")
+    __slots__ = ("_arrived", "_budget", "_share", "held")
 
     def __init__(self, budget: RequestBudget, share: _Share, held: int) -> None:
         self._budget = budget
         self._share = share
         self.held = held
+        self._arrived: int | None = None  # the size of the call's message, once it came
 
-    def settle(self, size: int) -> None:
-        """The message has arrived and is `size` bytes: hold that much from now on."""
-        self._give_back(self.held - min(size, self.held))
+    def arrived(self, size: int) -> None:
+        """The call's message has arrived and is `size` bytes (`settle` holds that much)."""
+        if self._arrived is None:
+            self._arrived = size
+
+    def settle(self) -> None:
+        """The call's request has ended: hold what its message took from now on. Not before:
+        gRPC reads a second message whole (up to the message limit) before it is refused, and
+        a call that had already given its reservation back held that unbudgeted (a review:
+        24 calls each sending a 12 MB second message took 398 MB)."""
+        if self._arrived is not None:
+            self._give_back(self.held - min(self._arrived, self.held))
 
     def release(self) -> None:
         """The call has ended (idempotent)."""
@@ -222,7 +232,7 @@ class RequestBudgetInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc
                 handler, _reading_stream_request(handler.request_deserializer, admission),
                 self._arrival_seconds, _unless_oversized)
         return _arriving_in_time(handler, _settling(handler.request_deserializer, admission),
-                                 self._arrival_seconds)
+                                 self._arrival_seconds, ended=admission.settle)
 
     def _counting(self, behavior: Callable[..., Any], streamed: bool) -> Callable[..., Any]:
         """A request stream's behaviour, counted among the request streams once it asks for
@@ -263,7 +273,7 @@ def _given(behavior: Callable[..., Any],
 
 def _arriving_in_time(handler: grpc.RpcMethodHandler, deserializer: Callable[[bytes], Any],
                      seconds: float, transform: Callable[[Any], Any] = lambda request: request,
-                     ) -> grpc.RpcMethodHandler:
+                     ended: Callable[[], None] = lambda: None) -> grpc.RpcMethodHandler:
     """The handler of a method taking one request, made to take it as a stream so that its
     message is waited for here, at most `seconds`.
 
@@ -277,15 +287,19 @@ def _arriving_in_time(handler: grpc.RpcMethodHandler, deserializer: Callable[[by
     two kinds of handler are the same."""
     async def first(requests: AsyncIterable[Any], context: grpc.aio.ServicerContext) -> Any:
         iterator = aiter(requests)
+        came = False
         try:
             async with asyncio.timeout(seconds):
                 async for request in iterator:
+                    came = True
                     value = transform(request)
                     await _ended(iterator)
+                    ended()
                     return value
         except TimeoutError:
+            missing = "did not end" if came else "its message did not arrive"
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
-                                f"request: its message did not arrive within {seconds:g} s")
+                                f"request: {missing} within {seconds:g} s")
         finally:
             await close_stream(iterator)
         raise InvalidArgumentError("request", "the call ended without its message")
@@ -325,7 +339,7 @@ async def _ended(requests: AsyncIterator[Any]) -> None:
 def _settling(deserializer: Callable[[bytes], Any] | None,
               admission: Admission) -> Callable[[bytes], Any]:
     def deserialize(data: bytes) -> Any:
-        admission.settle(len(data))
+        admission.arrived(len(data))
         return data if deserializer is None else deserializer(data)
     return deserialize
 
@@ -343,7 +357,7 @@ def _reading_stream_request(deserializer: Callable[[bytes], Any] | None,
     as long as its client likes, and its request with it, so it is bounded by size instead
     (MAX_STREAM_REQUEST_BYTES; its number by the bounds on feeds and the front door's)."""
     def deserialize(data: bytes) -> Any:
-        admission.settle(0)
+        admission.release()
         if len(data) > MAX_STREAM_REQUEST_BYTES:
             return _Oversized(len(data))
         return data if deserializer is None else deserializer(data)

@@ -61,7 +61,7 @@ def compressed_request_route() -> dict[str, Any]:
         {"name": "content-type", "string_match": {"prefix": "application/grpc",
                                                   "ignore_case": True}},
         *encoded("grpc-encoding"),
-    ], COMPRESSED_REFUSAL, UNIMPLEMENTED)
+    ], COMPRESSED_REFUSAL, UNIMPLEMENTED, paths={"prefix": "/"})  # the gRPC routes' prefixes too
     route["response_headers_to_add"].append(replaced_header("grpc-accept-encoding", "identity"))
     return route
 
@@ -73,18 +73,19 @@ MALFORMED_TIMEOUT = ("grpc-timeout: must be 1 to 8 digits and a unit (H, M, S, m
 
 
 def malformed_timeout_route() -> dict[str, Any]:
-    """The route answering a gRPC or gRPC-Web call whose `grpc-timeout` is not of gRPC's form
+    """The route answering any request whose `grpc-timeout` is not of gRPC's form
     (TIMEOUT_FORM) INVALID_ARGUMENT in gRPC's own form, before anything reaches the server.
     Passed on, one such call (`zzz`) broke the front door's connection to the server for
     every call after it that carried a deadline: 35-50 % failed INTERNAL ("Error parsing
-    'grpc-timeout' metadata") until a restart."""
+    'grpc-timeout' metadata") until a restart. Whatever its path and content type: Envoy
+    passes the header on from a Connect call (unary or stream), a REST one, a health check
+    and a path the gRPC routes take by prefix alike (a review), and no client of ours sends
+    it otherwise than in gRPC's form."""
     return trailers_only_refusal([
-        {"name": "content-type", "string_match": {"prefix": "application/grpc",
-                                                  "ignore_case": True}},
         {"name": "grpc-timeout", "present_match": True},
         {"name": "grpc-timeout", "string_match": {"safe_regex": {"regex": TIMEOUT_FORM}},
          "invert_match": True},
-    ], MALFORMED_TIMEOUT)
+    ], MALFORMED_TIMEOUT, paths={"prefix": "/"})
 
 
 def trailers_only_refusal(headers: list[dict[str, Any]], message: str,
