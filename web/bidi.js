@@ -25,7 +25,7 @@
 import { boundedNodes, markState } from './combining-marks.js';
 import { CONTROL_RANGES } from './controls.js';
 import { breakLongWords, wordState } from './long-words.js';
-import { replaceTextNodesIn } from './text-nodes.js';
+import { partNode, replaceTextNodesIn } from './text-nodes.js';
 
 
 /**
@@ -198,15 +198,7 @@ export function shownParts(text, set = TEXT_MARKED, count = markerCount()) {
   return parts;
 }
 
-function partNode(doc, { kind, text, title }) {
-  if (kind === 'text') return doc.createTextNode(text);
-  const span = doc.createElement('span');
-  span.className = kind === 'limit' ? 'bidi-control bidi-control--limit' : 'bidi-control';
-  span.title = title;
-  span.dir = 'ltr'; // what it says reads left to right; an element's `dir="auto"` skips it
-  span.append(doc.createTextNode(text));
-  return span;
-}
+const partDrawn = (doc, part) => partNode(doc, part, 'bidi-control');
 
 /**
  * The nodes that show `text`: text nodes, a `.bidi-control` span per marker, a
@@ -216,7 +208,7 @@ function partNode(doc, { kind, text, title }) {
  * before it (a run of output in another colour); by default `text` is drawn on its own.
  */
 export function visibleTextNodes(doc, text, set = TEXT_MARKED, marks = markState(), words = wordState()) {
-  const nodes = shownParts(text, set).map((part) => partNode(doc, part));
+  const nodes = shownParts(text, set).map((part) => partDrawn(doc, part));
   return breakLongWords(doc, boundedNodes(doc, nodes, marks), words);
 }
 
@@ -234,5 +226,5 @@ export function setVisibleText(el, text, set = TEXT_MARKED) {
 export function markTextIn(root, set, count = markerCount()) {
   const doc = root.ownerDocument ?? root;
   return replaceTextNodesIn(root, (node) => (set.any.test(node.data)
-    ? shownParts(node.data, set, count).map((part) => partNode(doc, part)) : null));
+    ? shownParts(node.data, set, count).map((part) => partDrawn(doc, part)) : null));
 }

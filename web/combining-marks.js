@@ -24,7 +24,7 @@
 // says so and each later cut is written into the text as `<+5 combining marks>` (ASCII: a text
 // node of 40,000 `⟨` took 3.5 s to lay out, one font fallback each).
 
-import { replaceTextNodesIn } from './text-nodes.js';
+import { partNode, replaceTextNodesIn } from './text-nodes.js';
 
 /** Marks one character shows; the rest of its run is counted in a marker. */
 export const MAX_MARKS = 16;
@@ -199,15 +199,7 @@ export function boundedParts(text, state = markState()) {
   return parts;
 }
 
-function partNode(doc, { kind, text, title }) {
-  if (kind === 'text') return doc.createTextNode(text);
-  const span = doc.createElement('span');
-  span.className = kind === 'limit' ? 'combining-marks combining-marks--limit' : 'combining-marks';
-  span.title = title;
-  span.dir = 'ltr'; // what it says reads left to right; an element's `dir="auto"` skips it
-  span.append(doc.createTextNode(text));
-  return span;
-}
+const partDrawn = (doc, part) => partNode(doc, part, 'combining-marks');
 
 /** True when `parts` draw `text` as it is (past MAX_MARK_MARKERS, one stretch of text may hold
  * a count written in place of marks). */
@@ -226,7 +218,7 @@ export function boundedNodes(doc, nodes, state = markState()) {
     if (node.nodeType === TEXT) {
       const parts = boundedParts(node.data, state);
       if (unchanged(parts, node.data)) out.push(node);
-      else out.push(...parts.map((part) => partNode(doc, part)));
+      else out.push(...parts.map((part) => partDrawn(doc, part)));
     } else {
       if (node.nodeType === ELEMENT || node.nodeType === FRAGMENT) boundTextIn(node, state);
       out.push(node);
@@ -245,6 +237,6 @@ export function boundTextIn(root, state = markState()) {
   return replaceTextNodesIn(root, (node) => {
     const parts = boundedParts(node.data, state);
     // A text with marks cut draws a marker at least.
-    return unchanged(parts, node.data) ? null : parts.map((part) => partNode(doc, part));
+    return unchanged(parts, node.data) ? null : parts.map((part) => partDrawn(doc, part));
   });
 }

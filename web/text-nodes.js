@@ -1,9 +1,26 @@
-// Replacing the text nodes of a tree in place, for the helpers that draw a Markdown reply's
-// text (bidi.js marks its controls, combining-marks.js bounds its marks): the text sits in
-// emphasis, links and code, at any depth.
+// The nodes bidi.js (controls) and combining-marks.js (marks) draw: a part's text or its
+// marker, and the text nodes of a Markdown reply's tree replaced in place (its text sits in
+// emphasis, links and code, at any depth).
 
 const TEXT = 3;
 const ELEMENT = 1;
+
+/**
+ * The node that draws `part`: its text, or a marker span of class `markerClass` (with
+ * `--limit` for the note past the markers' bound) whose tooltip is the part's title.
+ * @param {Document} doc
+ * @param {{kind: 'text'|'marker'|'limit', text: string, title?: string}} part
+ * @param {string} markerClass
+ */
+export function partNode(doc, { kind, text, title }, markerClass) {
+  if (kind === 'text') return doc.createTextNode(text);
+  const span = doc.createElement('span');
+  span.className = kind === 'limit' ? `${markerClass} ${markerClass}--limit` : markerClass;
+  span.title = title;
+  span.dir = 'ltr'; // what it says reads left to right; an element's `dir="auto"` skips it
+  span.append(doc.createTextNode(text));
+  return span;
+}
 
 /**
  * Replaces every text node under `root`, in document order, by the nodes `replacement(node)`

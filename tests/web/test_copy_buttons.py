@@ -54,13 +54,19 @@ def place(button: Locator) -> tuple[float, float, float, float]:
     return tuple(box)
 
 
-def test_copy_output_right_after_copy_in_the_same_row_copies_the_output(
-        stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
+def opened_with_clipboard(stack: Stack, api: Api, chat: ChatPage) -> tuple[Locator, Locator]:
+    """The long command's row and its expanded output, on a page that may use the
+    clipboard."""
     session_id, message_id = long_command(api)
     chat.open(f"{stack.rest_url}/?session={session_id}")
     body = chat.expand_finished(message_id)
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    row = chat.shell_row(message_id)
+    return chat.shell_row(message_id), body
+
+
+def test_copy_output_right_after_copy_in_the_same_row_copies_the_output(
+        stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
+    row, body = opened_with_clipboard(stack, api, chat)
     copy_command = row.get_by_test_id("shell-command-copy")
     copy_output = body.get_by_test_id("shell-output-copy")
 
@@ -81,11 +87,7 @@ def test_copy_output_right_after_copy_in_the_same_row_copies_the_output(
 
 def test_a_copy_button_keeps_its_box_whatever_it_says(
         stack: Stack, api: Api, chat: ChatPage, viewport: str) -> None:
-    session_id, message_id = long_command(api)
-    chat.open(f"{stack.rest_url}/?session={session_id}")
-    body = chat.expand_finished(message_id)
-    chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    row = chat.shell_row(message_id)
+    row, body = opened_with_clipboard(stack, api, chat)
     buttons = [row.get_by_test_id("shell-command-copy"), body.get_by_test_id("shell-output-copy"),
                body.get_by_test_id("shell-output-download")]
     command = row.get_by_test_id("shell-command")
