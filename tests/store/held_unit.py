@@ -53,6 +53,9 @@ def main() -> None:
 
     def held() -> None:
         unit()
+        # The statements went out through a pipeline (ADR 0138): said before the server ran
+        # them, `held` could let this replica's unit run first, and the race go untested.
+        app.database.statements.verify()
         print("held", flush=True)
         sys.stdin.readline()
 
