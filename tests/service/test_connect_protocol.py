@@ -7,6 +7,7 @@ browser's Connect client from an allowed origin passes the CORS policy."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import socket
@@ -22,7 +23,8 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
 from shellexec.app.connect_protocol import OVERSIZE
-from shellexec.rules.limits import MAX_REST_BODY_BYTES
+from shellexec.app.envoy import HEALTH_CHECK_PATH, HEALTH_OVERSIZE
+from shellexec.rules.limits import MAX_HEALTH_REQUEST_BYTES, MAX_REST_BODY_BYTES
 from shellexec.v1 import shell_exec_service_pb2 as pb
 
 from support.rest import unique
@@ -109,23 +111,50 @@ def test_binary_connect_carries_large_requests_and_answers(stack: Stack,
     assert pb.GetShellOutputResponse.FromString(answer.body).output.stdout == output
 
 
-def test_a_connect_call_over_the_bridge_s_limit_is_resource_exhausted(stack: Stack) -> None:
-    """Its 413 came with Envoy's text (about an internal buffer), which Connect clients read
-    as UNKNOWN, "HTTP 413" (a probe of the TypeScript client); a gRPC client sending the same
-    gets RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming the field. It is refused from its
-    headers, before its body is read: the request below sends none."""
+def _refused_unread(stack: Stack, path: str, length: int | None) -> Answer:
+    """The answer to a unary Connect call to `path` announcing `length` bytes and sending
+    none, or, without a length, sending chunks until it is answered."""
+    framing = (f"content-length: {length}" if length is not None
+               else "transfer-encoding: chunked")
+    chunk = b"x" * 65_536
     with socket.create_connection(("127.0.0.1", stack.rest_port), timeout=10) as connection:
         connection.sendall(
-            f"POST {SERVICE}/PublishUpdate HTTP/1.1\r\nhost: 127.0.0.1:{stack.rest_port}\r\n"
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{stack.rest_port}\r\n"
             "content-type: application/proto\r\nconnect-protocol-version: 1\r\n"
-            f"content-length: {MAX_REST_BODY_BYTES + 1}\r\n\r\n".encode())
+            f"{framing}\r\n\r\n".encode())
+        if length is None:
+            with contextlib.suppress(OSError):  # Envoy answers, and may close, before the end
+                for _ in range(MAX_REST_BODY_BYTES // len(chunk) + 2):
+                    connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         answer = http.client.HTTPResponse(connection)
         answer.begin()
-        body = answer.read()
+        return Answer(answer.status, answer.headers, answer.read())
+
+
+@pytest.mark.parametrize("length", [MAX_REST_BODY_BYTES + 1, None])
+def test_a_connect_call_over_the_bridge_s_limit_is_resource_exhausted(
+        stack: Stack, length: int | None) -> None:
+    """Its 413 came with Envoy's text (about an internal buffer), which Connect clients read
+    as UNKNOWN, "HTTP 413" (a probe of the TypeScript client); a gRPC client sending the same
+    gets RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming the field. A call announcing its length
+    is refused from its headers, before its body is read (none is sent); one sent in chunks
+    by the bridge's buffer, once it holds more than it may, after the bridge made it gRPC's."""
+    answer = _refused_unread(stack, f"{SERVICE}/PublishUpdate", length)
 
     assert answer.status == 413
     assert answer.headers["content-type"] == "application/json"
-    assert json.loads(body) == {"code": "resource_exhausted", "message": OVERSIZE}
+    assert json.loads(answer.body) == {"code": "resource_exhausted", "message": OVERSIZE}
+
+
+@pytest.mark.parametrize("length", [MAX_HEALTH_REQUEST_BYTES + 1, None])
+def test_a_connect_health_check_over_its_bound_is_told_its_bound(
+        stack: Stack, length: int | None) -> None:
+    """It was told the bound of the other calls, 8 MiB (or, sent in chunks, Envoy's text)."""
+    answer = _refused_unread(stack, HEALTH_CHECK_PATH, length)
+
+    assert answer.status == 413
+    assert json.loads(answer.body) == {"code": "resource_exhausted",
+                                       "message": HEALTH_OVERSIZE}
 
 
 def test_a_connect_message_of_the_whole_limit_reaches_the_server(stack: Stack) -> None:

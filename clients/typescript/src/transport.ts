@@ -14,8 +14,8 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  * `MAX_REST_BODY_BYTES` in server/shellexec/rules/limits.py): the front door holds a unary
  * Connect call's message whole, up to that. A larger one that announced no length (Node's
  * Connect transport announces none over HTTP/1.1) met Envoy's own text/plain 413, which
- * Connect reported as UNKNOWN ("HTTP 413"); the transport now refuses it before sending, as
- * RESOURCE_EXHAUSTED, the code the front door gives a call that announces its length. */
+ * Connect reported as UNKNOWN ("HTTP 413"); the transport refuses it before sending, as
+ * RESOURCE_EXHAUSTED, the code the front door now answers too, without 8 MiB sent first. */
 export const MAX_CONNECT_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** The longest bearer token the service takes (docs/api.md, "Limits"). */

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 from typing import Any
 
@@ -68,6 +69,12 @@ STREAM_REFUSAL = ("this method answers a stream: send content-type application/c
 REFUSAL_CODE = "invalid_argument"
 
 BRIDGE = "envoy.filters.http.connect_grpc_bridge"
+# Set on a Connect call before the bridge makes it gRPC's (it removes
+# `connect-protocol-version`), so that Envoy's own replies after that, the bridge's 413, can
+# still be told to be a Connect call's. A client's own copy is removed as the request arrives.
+CALL_MARKER = "x-shellexec-connect-call"
+_HEADER_MUTATION = ("type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3."
+                    "HeaderMutation")
 
 # The one content coding a request may name, as gRPC and Connect write it: none at all. Every
 # protocol is served uncompressed requests only (docs/api.md, "Limits").
@@ -103,6 +110,17 @@ def bridge_filter() -> dict[str, Any]:
                  "FilterConfig"}}
 
 
+def marker_filter() -> dict[str, Any]:
+    """The HTTP filter (just before the bridge) marking a Connect call with CALL_MARKER, a
+    copy of its `connect-protocol-version` (no value, no header: other requests stay
+    unmarked)."""
+    copy = {"key": CALL_MARKER, "value": "%REQ(connect-protocol-version)%"}
+    return {"name": "shellexec.connect_call_marker", "typed_config": {
+        "@type": _HEADER_MUTATION,
+        "mutations": {"request_mutations": [{"append": {
+            "header": copy, "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"}}]}}}
+
+
 def refusal_reply_mapper() -> dict[str, Any]:
     """A local reply mapper giving the refusals Connect's error body. It must come before the
     front door's own mappers (`front_door_errors`), which would give any 415 the REST body.
@@ -132,12 +150,24 @@ def compressed_reply_mapper() -> dict[str, Any]:
     ]}}, {"code": "unimplemented", "message": "%LOCAL_REPLY_BODY%"})
 
 
-def oversize_reply_mapper() -> dict[str, Any]:
-    """A local reply mapper giving the 413 of a Connect call's message over MAX_REST_BODY_BYTES
-    (`oversize_routes`) Connect's error body, `resource_exhausted`, as a gRPC client gets
-    RESOURCE_EXHAUSTED for a message over the server's limit."""
-    return _connect_error({"and_filter": {"filters": [status_filter("EQ", 413), *_CONNECT_CALL]}},
-                          {"code": "resource_exhausted", "message": OVERSIZE})
+def oversize_reply_mappers(health_path: str, health_oversize: str) -> list[dict[str, Any]]:
+    """Local reply mappers giving the 413 of a Connect call's message over what the front door
+    holds Connect's error body, `resource_exhausted`, as a gRPC client gets RESOURCE_EXHAUSTED
+    for a message over the server's limit: a health check's (at `health_path`, over its own
+    bound, saying `health_oversize`), then any other call's (over MAX_REST_BODY_BYTES, saying
+    OVERSIZE). Each is the 413 of a call announcing its length (`oversize_routes`, and the
+    health check's own route) or of the bridge's buffer for one sent in chunks, which the
+    bridge had made gRPC's by then: a Connect call is told by CALL_MARKER."""
+    marked = {"header_filter": {"header": {"name": CALL_MARKER, "present_match": True}}}
+
+    def mapper(path: dict[str, Any], message: str) -> dict[str, Any]:
+        on_path = {"header_filter": {"header": {"name": ":path", "string_match": path}}}
+        return _connect_error({"and_filter": {"filters": [status_filter("EQ", 413), on_path,
+                                                          marked]}},
+                              {"code": "resource_exhausted", "message": message})
+    return [mapper({"safe_regex": {"regex": re.escape(health_path) + r"(\?.*)?"}},
+                   health_oversize),
+            mapper({"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}, OVERSIZE)]
 
 
 def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
@@ -183,8 +213,8 @@ def json_refusal_routes() -> list[dict[str, Any]]:
 def oversize_routes() -> list[dict[str, Any]]:
     """A 413 route for a unary Connect call announcing a message over what the bridge holds
     whole (MAX_REST_BODY_BYTES), refused before any of it is read, with OVERSIZE, which
-    `oversize_reply_mapper` gives Connect's error body. A call that announces no length is
-    refused by the bridge's buffer with Envoy's own 413, which no mapper reaches."""
+    `oversize_reply_mappers` give Connect's error body. A call that announces no length is
+    refused by the bridge's buffer once it holds more, with the same body."""
     announced = {"name": "content-length", "range_match": {
         "start": MAX_REST_BODY_BYTES + 1, "end": 2**62}}
     unary = {"name": "content-type", "string_match": {

@@ -44,6 +44,7 @@ from shellexec.app.browser_boundary import (
     security_headers_filter,
 )
 from shellexec.app.connect_protocol import (
+    CALL_MARKER,
     CORS_ALLOW_HEADERS,
     CORS_EXPOSE_HEADERS,
     UNARY_BUFFER_BYTES,
@@ -52,7 +53,8 @@ from shellexec.app.connect_protocol import (
     compressed_request_routes,
     encoded,
     json_refusal_routes,
-    oversize_reply_mapper,
+    marker_filter,
+    oversize_reply_mappers,
     oversize_routes,
     refusal_reply_mapper,
     unary_call_to_stream_routes,
@@ -239,13 +241,14 @@ TRANSCODER_HEADERS = ("x-envoy-original-path", "x-envoy-original-method")
 
 def early_header_mutations() -> list[dict[str, Any]]:
     """HttpConnectionManager `early_header_mutation_extensions`: a client's own copies of
-    TRANSCODER_HEADERS are removed, so a request cannot be logged as another path, and of
-    the front door's probe header, which only its own health checks send."""
+    TRANSCODER_HEADERS are removed, so a request cannot be logged as another path, of the
+    front door's probe header, which only its own health checks send, and of the Connect
+    call marker, which only the front door sets."""
     return [{"name": "envoy.http.early_header_mutation.header_mutation", "typed_config": {
         "@type": "type.googleapis.com/envoy.extensions.http.early_header_mutation."
                  "header_mutation.v3.HeaderMutation",
         "mutations": [{"remove": name} for name in (*TRANSCODER_HEADERS, PROBE_HEADER,
-                                                    FRONT_DOOR_CHECK_HEADER)]}}]
+                                                    FRONT_DOOR_CHECK_HEADER, CALL_MARKER)]}}]
 
 
 def health_route_headers(probe_secret: str) -> str:
@@ -325,6 +328,7 @@ def unknown_path_route() -> str:
 
 # The one call the front door serves without a token (probes carry none).
 HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
+HEALTH_OVERSIZE = f"a health check's request is at most {MAX_HEALTH_REQUEST_BYTES} bytes"
 
 
 def health_oversize_routes() -> list[dict[str, Any]]:
@@ -335,13 +339,13 @@ def health_oversize_routes() -> list[dict[str, Any]]:
     passed whatever length it announced."""
     oversize = {"name": "content-length", "range_match": {
         "start": MAX_HEALTH_REQUEST_BYTES + 1, "end": 2**62}}
-    message = f"a health check's request is at most {MAX_HEALTH_REQUEST_BYTES} bytes"
     path = {"path": HEALTH_CHECK_PATH}
     native_grpc = {"name": "content-type", "string_match": {"safe_regex": {
         "regex": NATIVE_GRPC_CONTENT_TYPES}}}
-    return [trailers_only_refusal([oversize, native_grpc], message, RESOURCE_EXHAUSTED, path),
+    return [trailers_only_refusal([oversize, native_grpc], HEALTH_OVERSIZE, RESOURCE_EXHAUSTED,
+                                  path),
             {"match": {**path, "headers": [oversize]},
-             "direct_response": {"status": 413, "body": {"inline_string": message}},
+             "direct_response": {"status": 413, "body": {"inline_string": HEALTH_OVERSIZE}},
              "typed_per_filter_config": REFUSAL_FILTERS}]
 
 
@@ -602,13 +606,13 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
                                                  malformed_timeout_route(),
                                                  *compressed_request_routes(),
                                                  compressed_body_route()]),
-        connect_bridge_filter=_items(_FILTER_INDENT, [bridge_filter()]),
+        connect_bridge_filter=_items(_FILTER_INDENT, [marker_filter(), bridge_filter()]),
         content_type_case_filters=_items(_FILTER_INDENT, content_type_case.filters()),
         foreign_host_virtual_host=_items(_VIRTUAL_HOST_INDENT, [foreign_host_virtual_host()]),
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config(
-            [refusal_reply_mapper(), oversize_reply_mapper(), compressed_reply_mapper(),
-             *unauthenticated_reply_mappers()])),
+            [refusal_reply_mapper(), *oversize_reply_mappers(HEALTH_CHECK_PATH, HEALTH_OVERSIZE),
+             compressed_reply_mapper(), *unauthenticated_reply_mappers()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
