@@ -74,7 +74,10 @@ async function start() {
   showSession(session);
 
   const list = h('ol', { class: 'messages', 'data-testid': 'message-list' });
-  main.replaceChildren(list);
+  // A polite live region saying how a copy went (a region of its own: the finished commands'
+  // is paced, and a copy's result is said at once).
+  const copyResult = h('p', { class: 'visually-hidden', role: 'status', 'data-testid': 'copy-result' });
+  main.replaceChildren(list, copyResult);
   // Live changes keep a reader at the bottom there, reading no layout per change.
   const bottom = createBottomKeeper();
   const keepingBottom = (change) => bottom.around(change);
@@ -86,6 +89,8 @@ async function start() {
         createRow(message, {
           loadShellOutput: (messageId, signal) => api.getShellOutput(session.id, messageId, signal),
           redrawing: keepingBottomInFrame, // a paced draw runs in an animation frame
+          // A new text node each time: the same words twice (two copies) are said twice.
+          sayCopied: (text) => copyResult.replaceChildren(document.createTextNode(text)),
         }),
       createFallbackRow: createPlainRow,
       kindOf: rowKind,

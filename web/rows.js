@@ -16,6 +16,7 @@ import { timeLabel } from './time-label.js';
  * @param {(draw: () => void) => void} [deps.redrawing] runs a chat row's later draw of its text
  *   (a paced one, after the feed's event): the page keeps its bottom in view around it.
  * @param {object} [deps.pacing] the clock of the paced draws (paced-draw.js), for tests.
+ * @param {(text: string) => void} [deps.sayCopied] says how a shell row's copy went (shell-row.js).
  */
 export function createRow(message, deps) {
   const kind = rowKind(message);

@@ -36,9 +36,11 @@ const HIDE = 'Hide output';
  * @param {object} deps
  * @param {(messageId: string, signal: AbortSignal) => Promise<object>} deps.loadShellOutput
  * @param {typeof createShellOutputPoller} [deps.createPoller]
+ * @param {(text: string) => void} [deps.sayCopied] says to a screen reader how a copy went
+ *   (a live region of the page).
  * @returns {{el: HTMLElement, update(message: object): void, destroy(): void}}
  */
-export function createShellRow(message, { loadShellOutput, createPoller = createShellOutputPoller }) {
+export function createShellRow(message, { loadShellOutput, createPoller = createShellOutputPoller, sayCopied = () => {} }) {
   let current = message;
   let disclosure = null; // {poller, body, parts} while open
 
@@ -69,7 +71,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
     toggleSize,
   );
   const copyCommand = createCopyButton('Copy', { 'data-testid': 'shell-command-copy', 'aria-label': 'Copy command' });
-  copyCommand.addEventListener('click', () => copyWithFeedback(copyCommand, commandOf(current)));
+  copyCommand.addEventListener('click', () => copyWithFeedback(copyCommand, commandOf(current), 'Command', sayCopied));
   toggle.addEventListener('click', () => (disclosure ? collapse() : expand()));
 
   const card = h(
@@ -137,7 +139,7 @@ export function createShellRow(message, { loadShellOutput, createPoller = create
   function expand() {
     if (disclosure) return;
     const parts = createBodyParts({
-      copy: (button) => copyWithFeedback(button, disclosure?.parts.shown() ?? ''),
+      copy: (button) => copyWithFeedback(button, disclosure?.parts.shown() ?? '', 'Output', sayCopied),
       download: () => downloadText(disclosure?.parts.stored ?? '', `output-${current.id}.log`),
     });
     const body = h('div', {
@@ -274,10 +276,14 @@ function createCopyButton(label, attrs) {
   }, label);
 }
 
-async function copyWithFeedback(button, text) {
+/** Copies `text` (the row's `what`, "Command" or "Output"); the button says how it went, and
+ * so does `say`, for a screen reader: the button's new label is not read out while the focus
+ * stays on it, and the command's button is named by its aria-label, which does not change. */
+async function copyWithFeedback(button, text, what, say) {
   const copied = await copyText(text);
   button.dataset.copied = String(copied);
   button.textContent = copied ? COPIED : COPY_FAILED;
+  say(copied ? `${what} copied` : `${what} not copied: the browser refused the clipboard`);
   button.addEventListener('blur', () => {
     button.textContent = button.dataset.label;
     delete button.dataset.copied;

@@ -12,6 +12,9 @@ Where the page has no asynchronous clipboard (served over http from another host
 went through a textarea that took the focus and left it on the page's body: the button kept
 saying `Copied`. The focus now goes back to the button.
 
+A screen reader hears how a copy went from a live region of the page: the focused button's
+new label was never read out (and the command's button is named by its aria-label).
+
 The tests assert what was copied and where the buttons are, never a duration."""
 
 from __future__ import annotations
@@ -69,16 +72,21 @@ def test_copy_output_right_after_copy_in_the_same_row_copies_the_output(
     row, body = opened_with_clipboard(stack, api, chat)
     copy_command = row.get_by_test_id("shell-command-copy")
     copy_output = body.get_by_test_id("shell-output-copy")
+    # A screen reader hears how each copy went: the focused button's new label is not read.
+    said = chat.page.get_by_test_id("copy-result")
+    expect(said).to_have_attribute("role", "status")
 
     chat.press(copy_command)
     expect(copy_command).to_have_attribute("data-copied", "true")
     expect(copy_command).to_have_text("Copied")
+    expect(said).to_have_text("Command copied")
     assert chat.page.evaluate("navigator.clipboard.readText()") == COMMAND
 
     # The press takes the focus from `Copy`, which says `Copy` again: the click still lands.
     chat.press(copy_output)
     expect(copy_output).to_have_attribute("data-copied", "true")
     expect(copy_output).to_have_text("Copied")
+    expect(said).to_have_text("Output copied")
     expect(copy_command).to_have_text("Copy")
     expect(copy_command).not_to_have_attribute("data-copied", "true")
     assert chat.page.evaluate("navigator.clipboard.readText()") == OUTPUT
@@ -106,10 +114,13 @@ def test_a_copy_button_keeps_its_box_whatever_it_says(
 
     # A copy that fails says so, in the same box.
     chat.page.evaluate(NO_COPY)
-    for button, label in ((buttons[0], "Copy"), (buttons[1], "Copy output")):
+    for button, label, what in ((buttons[0], "Copy", "Command"),
+                                (buttons[1], "Copy output", "Output")):
         chat.press(button)
         expect(button).to_have_attribute("data-copied", "false")
         expect(button).to_have_text("Failed")
+        expect(chat.page.get_by_test_id("copy-result")).to_have_text(
+            f"{what} not copied: the browser refused the clipboard")
         assert [place(b) for b in buttons] == at_rest, f"{label!r} said 'Failed'"
         assert place(command) == command_at_rest
         button.evaluate("(el) => el.blur()")
