@@ -26,6 +26,7 @@ FIELDS = {"time", "request_id", "http_method", "path", "http_status", "grpc_stat
 SECRET_QUERY = "cursor-secret-in-the-query"
 BAD_TOKEN = "shx_made-up-secret-token"
 GET_SESSION = "/shellexec.v1.ShellExecService/GetSession"
+WATCH_MESSAGES = "/shellexec.v1.ShellExecService/WatchMessages"
 # Bounds the wait for a line a broken front door never writes; a working one writes at once.
 WAIT_SECONDS = 30
 
@@ -174,6 +175,12 @@ def test_errors_logs_only_failed_requests(errors_only: Stack) -> None:
             stub.GetSession(pb.GetSessionRequest(session_id=missing), metadata=auth,
                             timeout=10)
         assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+    refused = api.request(  # a Connect stream's refusal, in an HTTP 200: logged
+        "POST", WATCH_MESSAGES, raw=b"", headers={
+            "content-type": "application/connect+proto", "connect-protocol-version": "1",
+            "connect-content-encoding": "gzip"})
+    assert refused.status == 200
+    assert b"unimplemented" in refused.body
     last = f"/nowhere/{uuid.uuid4().hex}"
     assert api.request("GET", last).status == 404  # logged, after all the others
 
@@ -182,10 +189,11 @@ def test_errors_logs_only_failed_requests(errors_only: Stack) -> None:
     the_line(lambda: envoy_lines(errors_only), lambda line: line.get("path") == last)
     lines = envoy_lines(errors_only)
     assert not [line for line in lines if line["http_status"] < 400
-                and line["grpc_status"] in (None, "0")], lines
+                and line["grpc_status"] in (None, "0") and line["path"] != WATCH_MESSAGES], lines
     assert found not in [line["path"] for line in lines]
     [failed] = [line for line in lines if line["path"] == GET_SESSION]
     assert (failed["http_status"], failed["grpc_status"]) == (200, "5")
+    assert [line["http_status"] for line in lines if line["path"] == WATCH_MESSAGES] == [200]
     # The server's own log holds the failed call, with the same request id.
     the_line(lambda: server_lines(errors_only), lambda line: (
         line["request_id"] == failed["request_id"] and line["status"] == "NOT_FOUND"))

@@ -86,6 +86,9 @@ COMPRESSED_REFUSAL = ("requests are served uncompressed only: send no content-en
                       "the client")
 # The HTTP status of that refusal to a unary call: Connect's for its code `unimplemented`.
 COMPRESSED_STATUS = 501
+# The name of the routes refusing a Connect stream, which answer HTTP 200 with the error in
+# the body: the access log's errors filter (`envoy.ERRORS_FILTER`) knows them by it.
+STREAM_REFUSAL_ROUTE = "connect_stream_refusal"
 
 # What the bridge holds of a unary Connect call: its message, once framed as gRPC's (a flag
 # byte and four of length before it). Held to MAX_REST_BODY_BYTES, a message of 8 MiB less up
@@ -276,7 +279,7 @@ def compressed_request_routes() -> list[dict[str, Any]]:
               "response_headers_to_add": [replaced_header("accept-encoding", "identity")],
               "typed_per_filter_config": REFUSAL_FILTERS}
              for header in ("content-encoding", "grpc-encoding")]
-    stream = [{"match": match(STREAM_CONTENT_TYPE, header),
+    stream = [{"name": STREAM_REFUSAL_ROUTE, "match": match(STREAM_CONTENT_TYPE, header),
                "direct_response": {"status": 200, "body": {
                    "inline_bytes": base64.b64encode(end).decode()}},
                "response_headers_to_add": [

@@ -47,6 +47,7 @@ from shellexec.app.connect_protocol import (
     CALL_MARKER,
     CORS_ALLOW_HEADERS,
     CORS_EXPOSE_HEADERS,
+    STREAM_REFUSAL_ROUTE,
     UNARY_BUFFER_BYTES,
     bridge_filter,
     compressed_reply_mapper,
@@ -221,16 +222,18 @@ ACCESS_LOG_FORMAT = {
 # Envoy writes its access log lines in batches, at the latest this long after a request ended
 # (its default, ten seconds, left an operator following a request waiting as long).
 ACCESS_LOG_FLUSH_MILLISECONDS = 1000
-# SHELLEXEC_LOG=errors: a request answered with an HTTP status from 400 up, or with a gRPC
-# status other than OK.
+# SHELLEXEC_LOG=errors: a request answered with an HTTP status from 400 up, with a gRPC
+# status other than OK, or with a Connect stream's refusal (HTTP 200, its error in the body).
 ERRORS_FILTER = {"or_filter": {"filters": [
     {"status_code_filter": {"comparison": {"op": "GE", "value": {
         "default_value": 400, "runtime_key": "front_door.access_log_status"}}}},
-    {"extension_filter": {
+    *({"extension_filter": {
         "name": "envoy.access_loggers.extension_filters.cel",
         "typed_config": {"@type": "type.googleapis.com/envoy.extensions.access_loggers."
                                   "filters.cel.v3.ExpressionFilter",
-                         "expression": _FAILED_GRPC_STATUS}}},
+                         "expression": expression}}}
+      for expression in (_FAILED_GRPC_STATUS,
+                         f"xds.route_name == '{STREAM_REFUSAL_ROUTE}'")),
 ]}}
 
 
