@@ -226,6 +226,25 @@ def test_partial_raw_output_never_replaces_a_final_one() -> None:
     assert stdout(state) == "final\n"
 
 
+def test_a_running_call_s_text_arriving_after_the_finished_call_s_text_is_older() -> None:
+    """grok and Copilot end a call with its whole output as content text; the same call's
+    running text, delivered after it, put the older text back (ADR 0013)."""
+    running = update(status="in_progress", content=snapshot("step 1 of 2\n")["content"])
+    finished = update(status="completed",
+                      content=snapshot("step 1 of 2\nstep 2 of 2\n")["content"])
+    for late in (running, delta("step 1 of 2\n")):
+        state = fold_all([PLAIN, running, finished, late])
+        assert stdout(state) == "step 1 of 2\nstep 2 of 2\n", late
+        assert shell_record(state).status == "complete"
+
+
+def test_a_finished_call_s_later_text_replaces_its_earlier_one() -> None:
+    """An update without a status, after the call finished, is the finished call's."""
+    finished = update(status="completed", content=snapshot("a\n")["content"])
+    state = fold_all([PLAIN, finished, update(content=snapshot("a\nb\n")["content"])])
+    assert stdout(state) == "a\nb\n"
+
+
 def blocks(*texts: str) -> list[dict[str, str]]:
     return [{"type": "text", "text": text} for text in texts]
 

@@ -171,7 +171,7 @@ def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[Sh
     if state.host_output:
         # The call's terminal owns its output: the agent's copy is not the output (ADR 0085).
         return _with_reported_exit(state, update), False
-    state, live = _with_live_output(state, update)
+    state, live = _with_live_output(state, update, final)
     if "rawOutput" not in update:
         return state, live
     result = read_raw_output(update["rawOutput"])
@@ -187,8 +187,10 @@ def _with_reported_exit(state: ShellState, update: JsonObject) -> ShellState:
     return _with_exit(state, result.exit_code, result.exit_rank)
 
 
-def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState, bool]:
-    """`state` after the update's live output (step 3), and whether there was any."""
+def _with_live_output(state: ShellState, update: JsonObject,
+                      final: bool) -> tuple[ShellState, bool]:
+    """`state` after the update's live output (step 3), and whether there was any; `final`
+    when the call has finished (its cumulative text is then its final output)."""
     meta = obj(update.get("_meta"))
     heard = False
     delta = payload_text(meta.get("terminal_output_delta"))
@@ -204,7 +206,7 @@ def _with_live_output(state: ShellState, update: JsonObject) -> tuple[ShellState
     if shown is not None:
         body = strip_presentation(shown, presentation_line(state.command, state.title))[0]
         if body:
-            state, heard = apply_snapshot(state, body), True
+            state, heard = apply_snapshot(state, body, final), True
     return state, heard
 
 

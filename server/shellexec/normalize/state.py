@@ -4,8 +4,9 @@ A `ShellState` is immutable; `fold` returns a new one. It holds what the agent s
 (command, directory, its own status, the exit code and how trusted its source is), the two
 bounded output streams, and the few facts the rules below need to stay exact:
 
-- `stdout_final` / `stderr_final`: an authoritative `rawOutput` text replaced the stream on a
-  terminal update, so live text arriving later is already part of it and is ignored;
+- `stdout_final` / `stderr_final`: an authoritative `rawOutput` text (or, for stdout,
+  cumulative `content` text) replaced the stream on a terminal update, so live text arriving
+  later is already part of it and is ignored;
 - `stdout_fallback`: stdout holds a *plain* `rawOutput` text (bare text, final or not), which
   only stands in until `_meta` terminal output arrives: the first such output replaces it;
 - `live_source`: `terminal` once any `_meta` terminal output arrived (it is exact, so

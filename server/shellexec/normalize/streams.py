@@ -9,7 +9,8 @@
   the stream: nothing (a repeated snapshot). Starting with the stream: the new tail (a
   growing snapshot). Anything else: all of it (a chunk). See ADR 0011.
 - cumulative `content` text: replaces stdout, unless `_meta` terminal output came first;
-  deltas arriving later still append to it.
+  deltas arriving later still append to it. On a terminal update it is final, as `rawOutput`
+  text is: a running call's text or delta arriving later (reordered) is ignored.
 - `rawOutput` text: replaces each field it states. On a terminal update the field becomes
   final: live text arriving later is already part of it and is ignored.
 - plain `rawOutput` text (a bare string or text blocks) is only a fallback for agents without
@@ -61,13 +62,15 @@ def _with_terminal_snapshot(state: ShellState, data: str) -> ShellState:
     return replace(state, stdout=_replaced(state.stdout, text), echo="done")
 
 
-def apply_snapshot(state: ShellState, text: str) -> ShellState:
-    """`state` after cumulative output text (already without its echo)."""
-    if state.stdout_final or state.live_source == "terminal":
+def apply_snapshot(state: ShellState, text: str, terminal: bool) -> ShellState:
+    """`state` after cumulative output text (already without its echo); `terminal` when the
+    call has finished. A finished call's text is its final output: a running call's text
+    arriving later (reordered) is older, and is ignored."""
+    if (state.stdout_final and not terminal) or state.live_source == "terminal":
         return state
     stdout = _replaced(state.stdout, text)
-    return replace(state, stdout=stdout, stdout_fallback=False, live_source="content",
-                   echo="done")
+    return replace(state, stdout=stdout, stdout_final=terminal, stdout_fallback=False,
+                   live_source="content", echo="done")
 
 
 def apply_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellState:
