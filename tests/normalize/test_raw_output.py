@@ -11,16 +11,17 @@ from shellexec.normalize.raw_output import FinalOutput, read_raw_output
 def test_codex_prefers_formatted_then_aggregated_output_which_already_holds_stderr() -> None:
     raw = {"stdout": "out", "stderr": "err", "aggregated_output": "out+err",
            "formatted_output": "formatted", "exit_code": 1}
-    assert read_raw_output(raw) == FinalOutput("formatted", "", 1, ExitRank.NATIVE)
+    assert read_raw_output(raw) == FinalOutput("formatted", "", 1, ExitRank.NATIVE,
+                                               combined=True)
     del raw["formatted_output"]
-    assert read_raw_output(raw) == FinalOutput("out+err", "", 1, ExitRank.NATIVE)
+    assert read_raw_output(raw) == FinalOutput("out+err", "", 1, ExitRank.NATIVE, combined=True)
     del raw["stderr"]
     assert read_raw_output(raw).stderr is None
 
 
 def test_present_but_empty_fields_are_stated_and_empty() -> None:
     raw = {"formatted_output": "", "aggregated_output": "x", "stderr": ""}
-    assert read_raw_output(raw) == FinalOutput("", "", None, ExitRank.NONE)
+    assert read_raw_output(raw) == FinalOutput("", "", None, ExitRank.NONE, combined=True)
 
 
 def test_typescript_codex_exit_only_result_states_no_output() -> None:

@@ -75,6 +75,37 @@ def test_terminal_output_outranks_the_agent_s_report() -> None:
     assert (record.output.exit_code, record.status) == (1, "failed")
 
 
+CODEX_END = update(status="failed", rawOutput={
+    "command": ["/bin/bash", "-lc", "make test"], "formatted_output": "1\n2\n3\n4\n",
+    "aggregated_output": "1\n2\n3\n4\n", "stdout": "1\n2\n3\n4\n", "stderr": "",
+    "exit_code": 2})
+
+
+def test_codex_s_end_text_outranks_its_own_terminal_in_either_order() -> None:
+    """Codex to an ACP v2 client: its capped live deltas arrive as the terminal's chunks, and
+    its end event's `formatted_output` is the spec's authoritative output, as in v1."""
+    exit_status = terminal(exitStatus={"exitCode": 2, "signal": None})
+    orders = [
+        [start(), chunk("1\n2\n"), CODEX_END, chunk("3\n"), exit_status],
+        [start(), CODEX_END, chunk("1\n2\n"), terminal(output={"data": b64("1\n")}),
+         exit_status],
+    ]
+    for updates in orders:
+        state = fold_all(updates)
+        record = shell_record(state)
+        assert (record.output.stdout, record.output.stderr) == ("1\n2\n3\n4\n", None)
+        assert (record.output.exit_code, record.status) == (2, "failed")
+        # And so after a restart of the fold.
+        restored = load_state(dump_state(state), record.output.stdout, None)
+        assert shell_record(fold(restored, chunk("5\n"))).output.stdout == "1\n2\n3\n4\n"
+
+
+def test_codex_s_running_text_does_not_replace_its_terminal_s() -> None:
+    running = update(status="in_progress", rawOutput={"formatted_output": "1\n"})
+    state = fold_all([start(), chunk("1\n2\n"), running])
+    assert shell_record(state).output.stdout == "1\n2\n"
+
+
 def test_the_agent_s_exit_code_stands_below_the_terminal_s() -> None:
     state = fold_all([start(), chunk("x"), update(status="completed", rawOutput={"exit_code": 0})])
     assert shell_record(state).output.exit_code == 0

@@ -53,6 +53,7 @@ from shellexec.normalize.status import advance
 from shellexec.normalize.streams import (
     append_chunk,
     apply_final,
+    apply_hosted_final,
     apply_snapshot,
     apply_terminal_output,
 )
@@ -169,8 +170,9 @@ def _with_status(state: ShellState, reported: ShellStatus | None) -> ShellState:
 def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[ShellState, bool]:
     """`state` after the update's output fields, and whether the update carried output."""
     if state.host_output:
-        # The call's terminal owns its output: the agent's copy is not the output (ADR 0085).
-        return _with_reported_exit(state, update), False
+        # The call's terminal owns its output: the agent's copy is not the output (ADR 0085),
+        # but for Codex's combined end text.
+        return _with_hosted_result(state, update, final), False
     state, live = _with_live_output(state, update, final)
     if "rawOutput" not in update:
         return state, live
@@ -180,10 +182,11 @@ def _with_output(state: ShellState, update: JsonObject, final: bool) -> tuple[Sh
     return state, live or result.stdout is not None or result.stderr is not None
 
 
-def _with_reported_exit(state: ShellState, update: JsonObject) -> ShellState:
+def _with_hosted_result(state: ShellState, update: JsonObject, final: bool) -> ShellState:
     if "rawOutput" not in update:
         return state
     result = read_raw_output(update["rawOutput"])
+    state = apply_hosted_final(state, result, final)
     return _with_exit(state, result.exit_code, result.exit_rank)
 
 

@@ -26,7 +26,8 @@ both are its own bookkeeping (the exit code is in `details.exitCode`), so they a
 A field not listed for a shape is *omitted*: it leaves the accumulated value alone.
 
 The first two rows are *plain* results: bare text with no provider fields. `_meta` terminal
-output outranks them (see `streams`); every structured result keeps its meaning.
+output outranks them (see `streams`); every structured result keeps its meaning. Codex's
+combined text on a finished call outranks even the call's ACP terminal (`streams`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class FinalOutput:
     exit_rank: ExitRank = ExitRank.NONE
     plain: bool = False
     """A bare string or text-block list: the fallback for agents without terminal `_meta`."""
+    combined: bool = False
+    """Codex's combined end text (`formatted_output`, `aggregated_output`): the command's
+    whole output by the agent's own account, above its live stream (see `streams`)."""
 
 
 def read_raw_output(raw: object) -> FinalOutput:
@@ -73,7 +77,8 @@ def _from_object(raw: JsonObject) -> FinalOutput:
     stderr = text_at(raw, "stderr")
     combined = first_text(text_at(raw, "formatted_output"), text_at(raw, "aggregated_output"))
     if combined is not None:
-        return FinalOutput(combined, None if stderr is None else "", native, rank)
+        return FinalOutput(combined, None if stderr is None else "", native, rank,
+                           combined=True)
     output = text_at(raw, "output")
     if output is not None and "metadata" not in raw and has_markup(output):
         return _from_markup(output, stderr, native)

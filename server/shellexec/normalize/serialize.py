@@ -57,7 +57,8 @@ def _full_record(state: ShellState) -> dict[str, object]:
         "reported_status": state.reported_status,
         "cancelled_by_prompt": state.cancelled_by_prompt,
         "exit_code": state.exit_code,
-        "stdout": _dump_stream(state.stdout, state.stdout_final, state.stdout_fallback),
+        "stdout": _dump_stream(state.stdout, state.stdout_final, state.stdout_fallback,
+                               state.stdout_authoritative),
         "stderr": _dump_stream(state.stderr, state.stderr_final),
         "live_source": state.live_source,
         "echo": state.echo,
@@ -78,12 +79,12 @@ def _dump_host(state: ShellState) -> dict[str, object] | None:
 
 
 def _dump_stream(
-    stream: OutputText | None, final: bool, fallback: bool = False
+    stream: OutputText | None, final: bool, fallback: bool = False, authoritative: bool = False
 ) -> dict[str, object] | None:
     if stream is None:
         return None
     meta = {"truncated": stream.truncated, "total_bytes": stream.total_bytes, "final": final,
-            "fallback": fallback}
+            "fallback": fallback, "authoritative": authoritative}
     return {key: value for key, value in meta.items() if value}  # missing: False or 0
 
 
@@ -120,6 +121,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         stdout_final=stdout is not None and _flag(stdout_meta, "final"),
         stderr_final=stderr is not None and _flag(stderr_meta, "final"),
         stdout_fallback=stdout is not None and _flag(stdout_meta, "fallback"),
+        stdout_authoritative=stdout is not None and _flag(stdout_meta, "authoritative"),
         live_source=_word(record, "live_source", LIVE_SOURCES),
         echo=_word(record, "echo", ECHO_PHASES),
         terminal_chunks=_flag(record, "terminal_chunks"),

@@ -80,6 +80,10 @@ class ShellState:
     echo: EchoPhase = "pending"
     terminal_chunks: bool = False
     terminal_snapshots: bool = False
+    stdout_authoritative: bool = False
+    """stdout is Codex's combined end text on a finished call (`streams.apply_final`), which
+    the call's ACP terminal does not replace: the spec makes it Codex's authoritative output,
+    and the terminal's chunks are only its capped live deltas."""
     host_output: bool = False
     """An ACP terminal (v2 terminal updates, or one the bridge hosts) owns the output: its
     exact transcript, not the agent's report of it, is stdout (see `terminal_fold`)."""

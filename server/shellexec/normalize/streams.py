@@ -12,7 +12,10 @@
   deltas arriving later still append to it. On a terminal update it is final, as `rawOutput`
   text is: a running call's text or delta arriving later (reordered) is ignored.
 - `rawOutput` text: replaces each field it states. On a terminal update the field becomes
-  final: live text arriving later is already part of it and is ignored.
+  final: live text arriving later is already part of it and is ignored. Codex's combined
+  text (`formatted_output`, `aggregated_output`) on a terminal update is its authoritative
+  output: it replaces even the transcript of the call's ACP terminal, whose chunks are
+  Codex's capped live deltas, and later terminal output is ignored.
 - plain `rawOutput` text (a bare string or text blocks) is only a fallback for agents without
   the `_meta` terminal extension: once `_meta` terminal output arrived it is ignored, and the
   first `_meta` terminal output arriving after it replaces it, final or not (ADR 0012).
@@ -80,10 +83,23 @@ def apply_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellS
         text = strip_presentation(final.stdout, line)[0]
         stdout = _replaced(state.stdout, text)
         state = replace(state, stdout=stdout, stdout_final=terminal,
-                        stdout_fallback=final.plain, echo="done")
+                        stdout_fallback=final.plain, echo="done",
+                        stdout_authoritative=terminal and final.combined)
     if final.stderr is not None and (terminal or not state.stderr_final):
         state = replace(state, stderr=_replaced(state.stderr, final.stderr), stderr_final=terminal)
     return state
+
+
+def apply_hosted_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellState:
+    """`state`, whose ACP terminal owns its output, after a `rawOutput` result: only Codex's
+    combined text on a finished call replaces the terminal's transcript (its chunks are
+    Codex's own live deltas, which it caps); any other text of the agent's is not the
+    output (ADR 0085)."""
+    if not (terminal and final.combined and final.stdout is not None):
+        return state
+    text = strip_presentation(final.stdout, presentation_line(state.command, state.title))[0]
+    return replace(state, stdout=_replaced(state.stdout, text), stdout_final=True,
+                   stdout_authoritative=True, host_pending=b"")
 
 
 def _final_replaces_stdout(state: ShellState, plain: bool, terminal: bool) -> bool:

@@ -8,7 +8,9 @@ reports about the same command (ADR 0085):
   until it prints), stderr is dropped (it is part of that transcript), and from then on the
   agent's `content`, `_meta` terminal output and `rawOutput` texts are ignored (an agent's
   summary, such as a 50-line tail, is not the output). The agent's exit codes still count
-  below the terminal's.
+  below the terminal's. One text of the agent's outranks the terminal: Codex's combined end
+  text on a finished call (`formatted_output`, the spec's authoritative output), before or
+  after the terminal's updates; the terminal's output is ignored once it is there.
 - `output.data` (a snapshot) replaces stdout; `output: null` empties it; a chunk's bytes are
   appended. Bytes are joined before decoding, so a UTF-8 sequence split between two chunks
   comes out whole; an incomplete sequence at the end waits for the next chunk
@@ -64,9 +66,13 @@ def _identified(state: ShellState, report: TerminalReport) -> ShellState:
 
 
 def _owned(state: ShellState) -> ShellState:
-    """`state` with its output owned by the terminal (a fresh, empty stream the first time)."""
+    """`state` with its output owned by the terminal (a fresh, empty stream the first time,
+    unless it holds Codex's authoritative end text)."""
     if state.host_output:
         return state
+    if state.stdout_authoritative:
+        return replace(state, stderr=None, stderr_final=False, live_source="terminal",
+                       echo="done", host_output=True, host_pending=b"")
     return replace(state, stdout=OutputText.of(""), stderr=None, stdout_final=False,
                    stderr_final=False, stdout_fallback=False, live_source="terminal",
                    echo="done", host_output=True, host_pending=b"")
@@ -81,6 +87,8 @@ def _decoded(pending: bytes, data: bytes) -> tuple[str, bytes]:
 
 
 def _with_snapshot(state: ShellState, data: bytes) -> ShellState:
+    if state.stdout_authoritative:
+        return state
     text, pending = _decoded(b"", data)
     stream = OutputText.of(text)
     if state.stdout is not None and state.stdout == stream:
@@ -89,6 +97,8 @@ def _with_snapshot(state: ShellState, data: bytes) -> ShellState:
 
 
 def _with_chunk(state: ShellState, data: bytes) -> ShellState:
+    if state.stdout_authoritative:
+        return state
     text, pending = _decoded(state.host_pending, data)
     stream = state.stdout if state.stdout is not None else OutputText.of("")
     return replace(state, stdout=stream.append(text), host_pending=pending)
