@@ -97,10 +97,34 @@ def test_terminal_info_and_shell_tool_names_are_shell() -> None:
     assert shell_signal({"name": "Bash"})
 
 
+CODEX_END_EVENT = {
+    "call_id": "c", "command": ["/bin/bash", "-lc", "make test"], "cwd": "/home/dev/proj",
+    "parsed_cmd": [{"type": "unknown", "cmd": "make test"}],
+    "formatted_output": "make: *** No rule to make target 'test'.  Stop.\n",
+    "stderr": "", "exit_code": 2, "status": "failed"}
+
+
+@pytest.mark.parametrize("before", [[], [{"sessionUpdate": "tool_call_update", "toolCallId": "c",
+                                          "_meta": {"terminal_output": {"data": "make"}}}]])
+def test_a_codex_completion_whose_start_never_arrived_is_a_shell_command(
+        before: list[dict[str, Any]]) -> None:
+    """Codex's end update repeats the begin event's fields in `rawOutput`: when the start was
+    lost, it is all there is of the command, and it was stored as a plain tool call."""
+    end = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed",
+           "rawOutput": CODEX_END_EVENT}
+    record = shell_record(fold_all([*before, end]))
+    assert record.is_shell
+    assert (record.command, record.work_dir) == ("make test", "/home/dev/proj")
+    assert (record.output.exit_code, record.result) == (2, "failure")
+    assert record.output.stdout == CODEX_END_EVENT["formatted_output"]
+
+
 @pytest.mark.parametrize(
     "update",
     [{"kind": "read", "rawInput": {"path": "/x"}}, {"kind": "edit"}, {"kind": 3}, {},
-     {"kind": "search", "rawInput": {"command": "rg foo"}}],
+     {"kind": "search", "rawInput": {"command": "rg foo"}},
+     # Only Codex's end event names its command in `rawOutput`.
+     {"rawOutput": {"command": ["ls"]}}, {"rawOutput": {"command": "ls", "parsed_cmd": []}}],
 )
 def test_other_tools_are_not_shell(update: dict[str, Any]) -> None:
     assert not shell_signal(update)

@@ -6,9 +6,12 @@ Shell detection (any one signal is enough, and once seen it stays):
 - `rawInput.command` is an argv list, or `rawInput.parsed_cmd` exists: Codex reports `ls`,
   `cat`, `rg`... with kind `search` or `read`, but they are still shell commands;
 - `_meta.terminal_info` exists: a display terminal is only opened for a command;
+- `rawOutput` is Codex's end event (an argv `command` and `parsed_cmd`, the begin event's
+  fields): a completion whose start never arrived is all there is of that command;
 - the (unstable) `name` is `exec_command`, `bash` or `shell` (TypeScript Codex, Claude).
 
-The command shown is `rawInput.command`. An argv list that only wraps a script in a shell
+The command shown is `rawInput.command` (else, for such a completion, its end event's
+`command`; its directory is the end event's `cwd`). An argv list that only wraps a script in a shell
 (`["/bin/bash", "-lc", "ls -la"]`, any of bash/sh/zsh/dash/ksh/ash/fish with flags such as
 `-c`, `-lc`, `-ic`; PowerShell `-Command`; `cmd /c`) shows the script; any other argv is
 joined with shell quoting. A string that is such a wrapper (TypeScript Codex sends
@@ -24,7 +27,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Final
 
-from shellexec.normalize.access import is_obj, nonblank_at, obj, obj_at
+from shellexec.normalize.access import JsonObject, is_obj, nonblank_at, obj, obj_at
 from shellexec.normalize.text import valid_text
 
 _SHELL_KINDS: Final = frozenset({"execute", "bash", "run", "shell"})
@@ -33,6 +36,7 @@ _POSIX_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fi
 _POWERSHELLS: Final = frozenset({"powershell", "pwsh"})
 
 _FlagTest = Callable[[str], bool]
+_NO_OBJECT: JsonObject = {}
 
 # A short-option cluster that includes -c: -c, -lc, -ic, -lic... Its first `c` ends the
 # letters before it: letters that may be `c` on both sides of it made `-ccc…c1` cost the
@@ -65,7 +69,17 @@ def shell_signal(update: object) -> bool:
         or isinstance(raw_input.get("command"), list)
         or "parsed_cmd" in raw_input
         or is_obj(obj(item.get("_meta")).get("terminal_info"))
+        or bool(codex_end_event(item))
     )
+
+
+def codex_end_event(update: object) -> JsonObject:
+    """`rawOutput` when it is Codex's end event (ExecCommandEndEvent), which repeats the begin
+    event's argv `command`, `cwd` and `parsed_cmd`; else an empty object."""
+    raw_output = obj(obj(update).get("rawOutput"))
+    if isinstance(raw_output.get("command"), list) and "parsed_cmd" in raw_output:
+        return raw_output
+    return _NO_OBJECT
 
 
 def codex_signal(update: object) -> bool:
@@ -178,12 +192,13 @@ def model_work_dir_of(update: object) -> str | None:
 
 def work_dir_of(update: object) -> str | None:
     """`rawInput.workdir` or `directory`, else `rawInput.cwd`, else
-    `_meta.terminal_info.cwd`."""
+    `_meta.terminal_info.cwd`, else the `cwd` of Codex's end event."""
     item = obj(update)
     return (
         model_work_dir_of(item)
         or nonblank_at(item.get("rawInput"), "cwd")
         or nonblank_at(obj_at(item, "_meta", "terminal_info"), "cwd")
+        or nonblank_at(codex_end_event(item), "cwd")
     )
 
 

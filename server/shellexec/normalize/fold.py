@@ -35,6 +35,7 @@ from shellexec.normalize.access import JsonObject, nonblank_at, obj, payload_tex
 from shellexec.normalize.agents import agent_of
 from shellexec.normalize.commands import (
     claude_signal,
+    codex_end_event,
     codex_signal,
     command_of,
     description_of,
@@ -67,7 +68,7 @@ from shellexec.vocabulary import (
     STATUS_RUNNING,
 )
 
-_IDENTITY_KEYS = ("kind", "name", "rawInput", "title")
+_IDENTITY_KEYS = ("kind", "name", "rawInput", "title", "rawOutput")  # Codex's end event
 
 
 def fold(state: ShellState, update: object) -> ShellState:
@@ -138,7 +139,7 @@ def _identified(state: ShellState, update: JsonObject) -> ShellState:
         tool_call_id=state.tool_call_id or nonblank_at(update, "toolCallId"),
         kind=nonblank_at(update, "kind") or state.kind,
         is_shell=state.is_shell or shell_signal(update),
-        command=state.command or command_of(raw_input),
+        command=state.command or command_of(raw_input) or command_of(codex_end_event(update)),
         # OpenCode puts the session's directory in `cwd` until the model's own arguments
         # arrive; a `workdir` among them is where the command runs.
         work_dir=model_work_dir_of(update) or state.work_dir or work_dir_of(update),
