@@ -172,6 +172,27 @@ def _check_unavailable_mappers() -> list[dict[str, Any]]:
             {"filter": failed_check, "body": {"inline_string": CHECK_UNAVAILABLE}}]
 
 
+# What a gRPC or gRPC-Web call whose request was not sent whole in time is told: the server's
+# own words for it (`request_budget`), where Envoy said only "request timeout".
+REQUEST_NOT_SENT = "the call's request did not end within the time the front door waits for it"
+
+
+def _request_timeout_mappers() -> list[dict[str, Any]]:
+    """A gRPC or gRPC-Web call whose request did not end in time (Envoy's `request_timeout`,
+    408) ends DEADLINE_EXCEEDED, as the server ends one on its own port, instead of the
+    UNKNOWN Envoy derives from a 408. The server waits as long, so which of the two answered
+    such a call through the front door was a race."""
+    timed_out = {"and_filter": {"filters": [status_filter("EQ", 408), _GRPC_REQUESTS]}}
+    # gRPC's trailers-only answer, whole: HTTP 200, its content type, the status and message
+    # in headers and no body. The gRPC-Web filter writes a status of its own over any other
+    # answer (UNKNOWN for a 408), and would pass a body on as if it were messages.
+    return [{"filter": timed_out, "status_code": 200,
+             "headers_to_add": [replaced_header("content-type", "application/grpc"),
+                                replaced_header("grpc-status", str(GRPC_CODE_BY_STATUS[408])),
+                                replaced_header("grpc-message", REQUEST_NOT_SENT)],
+             "body": {"inline_string": ""}}]
+
+
 def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """HttpConnectionManager `local_reply_config`: every local error reply becomes JSON.
 
@@ -183,7 +204,8 @@ def local_reply_config(leading: Sequence[dict[str, Any]] = ()) -> dict[str, Any]
                  for status, code in GRPC_CODE_BY_STATUS.items()]
     any_other = _mapper(status_filter("GE", 400), UNKNOWN_CODE)
     return {"mappers": [*leading, *_pool_full_mappers(), *_check_unavailable_mappers(),
-                        *_token_refusal_mappers(), *by_status, any_other]}
+                        *_token_refusal_mappers(), *_request_timeout_mappers(), *by_status,
+                        any_other]}
 
 
 def allowed_methods(bindings: Sequence[RestBinding], binding: RestBinding) -> list[str]:
