@@ -39,6 +39,9 @@ from shellexec.app.settings import Settings
 from shellexec.app.token_check import TokenCheckEndpoint
 from shellexec.app.token_check import socket_path as token_check_socket
 from shellexec.rules.limits import (
+    GRPC_CONNECTION_IDLE_SECONDS,
+    GRPC_HANDSHAKE_SECONDS,
+    MAX_GRPC_CONNECTIONS,
     MAX_GRPC_MESSAGE_BYTES,
     MAX_REQUEST_HEADERS_BYTES,
     MAX_REQUEST_STREAMS,
@@ -73,6 +76,13 @@ _SERVER_OPTIONS = (
     # front door refuses such calls first, saying what to do. Answers are not compressed
     # either (nothing asks for it).
     ("grpc.compression_enabled_algorithms_bitset", 1),
+    # Connections at once (MAX_GRPC_CONNECTIONS): nothing but the file descriptor limit bounded
+    # them, and each costs gRPC's core 14-17 KB, which the allocator keeps after it closes.
+    # Counted from accept, so connections that never finish HTTP/2's handshake, or that carry
+    # no call, are closed after a while rather than hold their place.
+    ("grpc.max_allowed_incoming_connections", MAX_GRPC_CONNECTIONS),
+    ("grpc.server_handshake_timeout_ms", GRPC_HANDSHAKE_SECONDS * 1000),
+    ("grpc.max_connection_idle_ms", GRPC_CONNECTION_IDLE_SECONDS * 1000),
 )
 # How long a stopping server must see no call of its own before it takes what gRPC still
 # holds for lost (ADR 0144): far longer than a handed-over call takes to reach the

@@ -127,6 +127,17 @@ FRONT_DOOR_POOL_STREAMS_PER_REPLICA: Final = 1024
 # RESOURCE_EXHAUSTED at once. The port bounded neither: each waiting call holds its headers
 # and a stream's window, and 20,000 of them grew a server by 380 MB (ADR 0140).
 MAX_SERVER_CALLS: Final = 5 * FRONT_DOOR_POOL_STREAMS_PER_REPLICA
+# The connections the server's own gRPC port holds at once, the front door's and its direct
+# clients' together: one more is closed as it is accepted (its client hears UNAVAILABLE). Each
+# costs gRPC's core 14-17 KB while open, and the allocator keeps most of it once closed: 19,900
+# held at once (the process's file descriptors were the only bound) grew a server from 61 MB
+# to 400-470 MB, all of it still resident after they closed. The front door needs a handful.
+MAX_GRPC_CONNECTIONS: Final = FRONT_DOOR_POOL_STREAMS_PER_REPLICA
+# A connection must finish HTTP/2's preface and settings within this long (gRPC's default is
+# two minutes), and one carrying no call is sent GOAWAY after this long idle, so connections
+# that never call, or no longer do, do not keep their place under MAX_GRPC_CONNECTIONS.
+GRPC_HANDSHAKE_SECONDS: Final = 10
+GRPC_CONNECTION_IDLE_SECONDS: Final = 60
 # The bytes of requests the server holds at once, in all and of one caller (a token's name;
 # with authentication off, everyone). A call reserves MAX_GRPC_MESSAGE_BYTES before its
 # message is read, holds the message's size once it has arrived, and waits while its
