@@ -434,5 +434,7 @@ def test_a_terminal_named_by_another_call_moves_there_with_its_output(
     _, first = shell_message(stack, finished, 0)
     assert first["output"] == {"exit_code": 0, "stdout": "from-the-terminal\n",
                                "truncated": False}
+    # Held while only the fallback rules gave it to c2 (since 2026-12-06): nothing of it was
+    # recorded there, so c2 is as the agent left it (before, a terminal-owned empty output).
     _, second = shell_message(stack, finished, 1)
-    assert second["output"] == {"stdout": "", "truncated": False}
+    assert second["output"] == {"truncated": False}

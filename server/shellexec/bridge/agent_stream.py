@@ -6,7 +6,8 @@ other one with a warning naming its size (ADR 0122). It reads the pipe in chunks
 over the cap costs at most the cap in memory, however long it goes on. A notification the
 bridge does not serve is dropped too, before the SDK would log a traceback for it
 (`notifications.py`). A flood of either kind costs a few tallies, not a line each
-(`flood_log.py`, ADR 0129).
+(`flood_log.py`, ADR 0129). A `terminal/create` whose params the SDK would read otherwise
+than sent is marked for its handler to refuse (`terminal_params.py`).
 
 What the bridge sends goes one frame at a time, written a part at a time once the part before
 drained, and a frame is encoded only once the one before went out: however many answers wait
@@ -36,6 +37,7 @@ from shellexec.bridge.frames import (
     read_message,
 )
 from shellexec.bridge.notifications import UNSERVED_TALLY, unserved_method, unserved_warning
+from shellexec.bridge.terminal_params import mark_invalid
 
 # The tally of a flood of dropped frames.
 _DROPPED_TALLY = "agent sent {count} frames the bridge dropped so far (the latest: {latest})"
@@ -182,6 +184,8 @@ class AgentStream:
         if message is not None and (method := unserved_method(message)) is not None:
             self._unserved.note(*unserved_warning(method))
             return None
+        if message is not None:
+            mark_invalid(message)  # before the SDK's lenient read hides what was sent
         return message
 
     def _drop(self, frame: str) -> None:

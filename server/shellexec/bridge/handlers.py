@@ -43,6 +43,7 @@ from shellexec.bridge.files import FileAccess
 from shellexec.bridge.os_text import quoted_start, refuse_what_the_os_cannot_take
 from shellexec.bridge.own_session import OwnSession
 from shellexec.bridge.permissions import PermissionAnswer
+from shellexec.bridge.terminal_params import refuse_marked
 from shellexec.bridge.terminals import TerminalHost
 
 log = logging.getLogger("shellexec.bridge")
@@ -107,6 +108,7 @@ class BridgeClient:
                               output_byte_limit: int | None = None, **kwargs: Any
                               ) -> CreateTerminalResponse:
         host = self._host("terminal/create", session_id)
+        refuse_marked(kwargs)  # a field the SDK read otherwise than the agent sent it
         refuse_text_the_os_cannot_take(command, args, env, cwd)
         terminal_id = await host.create(command, args, env, cwd, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal_id)

@@ -82,6 +82,10 @@ class OpenCalls:
         """Whether the agent reported the call in any update."""
         return call_id in self._terminals
 
+    def is_open(self, call_id: str | None) -> bool:
+        """Whether the call was reported and not ended (nor taken for ended)."""
+        return call_id in self._open
+
     def naming(self, terminal_id: str) -> str | None:
         """The call whose content named the terminal first (rule 1), if any."""
         return self._named.get(terminal_id)

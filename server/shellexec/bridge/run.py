@@ -54,6 +54,7 @@ from shellexec.bridge.permission_calls import announced_call
 from shellexec.bridge.service import ServiceLink, ServiceTurn
 from shellexec.bridge.signals import Signals
 from shellexec.bridge.terminals import TerminalHost
+from shellexec.bridge.user_words import UserWords
 from shellexec.bridge.waiting import noticing
 from shellexec.vocabulary import (
     ACP_STOP_CANCELLED,
@@ -119,6 +120,7 @@ class BridgeRun:
         self._terminals: TerminalHost | None = None
         self._own = OwnSession()
         self._foreign_sessions: set[str | None] = set()
+        self._user_words = UserWords()
 
     async def execute(self) -> RunResult:
         """Runs the agent and records its turn; raises what prevented recording it."""
@@ -179,11 +181,15 @@ class BridgeRun:
         """Each `session/update` of the agent, in arrival order: followed, then recorded. A
         terminal update the agent sent for a terminal the bridge hosts is dropped: the bridge
         records that terminal's output and exit itself, and the agent's must not overwrite
-        them (ADR 0087)."""
-        if self._terminals is not None and self._terminals.forged(update):
+        them (ADR 0087); so is a `user_message_chunk`, the user's words (`user_words`). A
+        hosted terminal held for a call this update ends is recorded before it."""
+        if ((self._terminals is not None and self._terminals.forged(update))
+                or self._user_words.forged(update)):
             self._forwarder.stats.rejected += 1
             return
         self._calls.observe(update)
+        if self._terminals is not None:
+            self._terminals.before_recording()
         self._forwarder.enqueue(update)
         if self._terminals is not None:
             self._terminals.observe(update)

@@ -34,9 +34,22 @@ What the bridge records is ACP v2's terminal updates (ADR 0087): `terminal_updat
 command and directory at create, a `terminal_output_chunk` per read of the output (the
 forwarder merges those still waiting into one, bounded as the service bounds a stream), and a
 `terminal_update` with `exitStatus` once the process ended. Each names the tool call the
-terminal belongs to (`open_calls`) in `_meta.shellexec_tool_call_id`; if the agent's content
-later names the terminal in another call, the bridge clears what it recorded into the first
-call and records the terminal's output again into the call that named it.
+terminal belongs to (`open_calls`) in `_meta.shellexec_tool_call_id`.
+
+A terminal linked to a call by the fallback rules only (no content named it yet) is held for
+up to `LINK_SECONDS`: nothing of it is recorded, since ACP's own flow names the terminal in
+the call's content right after `terminal/create` answered, and that call may be another one.
+What the service stored of a terminal's updates cannot be taken back: `output: null` and
+`exitStatus: null` clear what they recorded, but the call stays a shell command whose output
+the terminal owns (ADR 0085), so a file read became a second record of the other call's
+command, and a command the agent ran itself lost its own output. The hold ends when a call's
+content names the terminal (recorded there), or when the time is up, the call it was given
+ends, the terminal is released or the terminals are stopped (recorded into the call it was
+given, as it would have been: the command, the output so far as one chunk, the exit status
+if known); from then on it is recorded as it goes. A call that names the terminal only after
+that has it moved there: the bridge clears what it recorded into the first call and records
+the terminal's output again into the call that named it (the first call then keeps a shell
+command record without output).
 
 While the bridge hosts the agent's terminals it alone reports terminals. An agent's own
 terminal updates (ACP v1 has none: these are v2's) would rank with the bridge's in the record:
@@ -103,6 +116,11 @@ _DRAIN_SECONDS = 1.0
 # How long a guard told to end its command may take before the bridge kills what it guards
 # itself (it takes a round or two of 50 ms unless the command stops it).
 _GUARD_PROMPT_SECONDS = 0.5
+# How long a terminal linked to a call by the fallback rules alone is held unrecorded, for a
+# call's content to name it (an agent names it right after `terminal/create` answered, or
+# once a quick command exited); as long as live output is late for agents that never name
+# their terminals (Goose, Kimi, Vibe).
+LINK_SECONDS = 2.0
 # How long the bridge waits between rounds of killing what a guard did not end, and how many
 # rounds in a row must find nothing before it is done (a read of /proc can miss a process
 # that forks and exits meanwhile).
@@ -195,6 +213,10 @@ class _Terminal:
     ending: asyncio.Task[None] | None = None
     # Output arrived after the snapshot taken at the exit of a terminal no call names yet.
     late: bool = False
+    # Linked to `call_id` by the fallback rules alone, and nothing of it recorded yet; the
+    # hold ends at `link_timer` at the latest (`TerminalHost._settle`).
+    held: bool = False
+    link_timer: asyncio.TimerHandle | None = None
 
 
 def shell_line(command: str, args: Sequence[str] | None) -> str:
@@ -220,8 +242,9 @@ class TerminalHost:
     """The terminals of one bridge run."""
 
     def __init__(self, root: Path, environment: Mapping[str, str], timeout: float,
-                 record: Record, calls: OpenCalls) -> None:
+                 record: Record, calls: OpenCalls, link_seconds: float = LINK_SECONDS) -> None:
         self._root = Path(os.path.realpath(root))
+        self._link_seconds = link_seconds
         self._environment = dict(environment)
         self._timeout = timeout
         self._record = record
@@ -268,9 +291,10 @@ class TerminalHost:
         self._terminals[terminal_id] = terminal
         log.info("terminal %s: running %s in %s", terminal_id, quoted_start(line, repr),
                  quoted_start(str(where), repr))
-        if terminal.call_id is not None:
-            self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=line,
-                                      cwd=str(where)))
+        if terminal.call_id is not None:  # by the fallback rules: held until the link is sure
+            terminal.held = True
+            terminal.link_timer = asyncio.get_running_loop().call_later(
+                self._link_seconds, self._settle, terminal)
         terminal.reading = asyncio.ensure_future(self._read(terminal))
         terminal.guarding = asyncio.ensure_future(self._after_the_guard(terminal))
         terminal.ended = asyncio.ensure_future(self._run(terminal))
@@ -298,7 +322,7 @@ class TerminalHost:
     async def release(self, terminal_id: str) -> None:
         terminal = self._terminal(terminal_id)
         del self._terminals[terminal_id]
-        ending = asyncio.ensure_future(self._ended(terminal))
+        ending = asyncio.ensure_future(self._released(terminal))
         self._releasing.add(ending)
         ending.add_done_callback(self._releasing.discard)
         await asyncio.shield(ending)
@@ -306,19 +330,33 @@ class TerminalHost:
     # -- the bridge's own ------------------------------------------------------------------
 
     def observe(self, update: object) -> None:
-        """An agent update went by: a hosted terminal its content names belongs to that
-        call, and is recorded into it again if it was recorded into another one."""
+        """An agent update went by (recorded already): a hosted terminal its content names
+        belongs to that call. One held for it is recorded now; one held for another call is
+        recorded into this one alone; one recorded into another call already is cleared
+        there and recorded again here."""
         for terminal_id in terminal_refs(update):
             terminal = self._terminals.get(terminal_id)
             named = self._calls.naming(terminal_id)
-            if terminal is None or named is None or named == terminal.call_id:
+            if terminal is None or named is None:
                 continue
-            if terminal.call_id is not None:
+            if named == terminal.call_id:
+                self._settle(terminal)
+                continue
+            if not self._unhold(terminal) and terminal.call_id is not None:
                 self._record(self._update(terminal, ACP_TERMINAL_UPDATE, output=None,
                                           exitStatus=None))
             self._calls.moved(terminal.call_id, named)
             terminal.call_id = named
             self._record(self._snapshot(terminal))
+
+    def before_recording(self) -> None:
+        """An agent update is about to be recorded, and the open calls have seen it: a
+        terminal held for a call that is no longer open (this update ended it) is recorded
+        into that call first, so that its output and exit come before the call's end, as
+        when it is not held."""
+        for terminal in list(self._terminals.values()):
+            if terminal.held and not self._calls.is_open(terminal.call_id):
+                self._settle(terminal)
 
     def forged(self, update: object) -> bool:
         """Whether `update`, which the agent sent, is a terminal update (`terminal_update`,
@@ -342,6 +380,8 @@ class TerminalHost:
         self._stops += 1
         await asyncio.gather(*(self._ended(terminal) for terminal in self._terminals.values()),
                              *self._releasing)
+        for terminal in list(self._terminals.values()):  # the turn ends: no call will name it
+            self._settle(terminal)
 
     # -- inside ------------------------------------------------------------------------------
 
@@ -404,9 +444,8 @@ class TerminalHost:
                  terminal.status.signal or terminal.status.exit_code)
         if terminal.call_id is None:
             self._record(self._snapshot(terminal))
-        else:
-            self._record(self._update(terminal, ACP_TERMINAL_UPDATE, exitStatus=terminal.status
-                                      .model_dump(by_alias=True, exclude={"field_meta"})))
+        elif not terminal.held:
+            self._record(self._exit_update(terminal))
         return terminal.status
 
     async def _read(self, terminal: _Terminal) -> None:
@@ -418,11 +457,11 @@ class TerminalHost:
             while data := await stream.read(_READ_BYTES):
                 terminal.window.append(data)
                 terminal.recorded.append(data)
-                if terminal.call_id is not None:
-                    self._record(self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
-                                              data=base64.b64encode(data).decode("ascii")))
-                elif terminal.status is not None:  # after the snapshot taken at the exit
-                    terminal.late = True
+                if terminal.call_id is None:
+                    if terminal.status is not None:  # after the snapshot taken at the exit
+                        terminal.late = True
+                elif not terminal.held:
+                    self._record(self._chunk(terminal, data))
         finally:
             if terminal.late and terminal.call_id is None:
                 terminal.late = False
@@ -480,6 +519,35 @@ class TerminalHost:
             log.warning("terminal %s: killed the %s left in its guard's session",
                         terminal.terminal_id, _processes(killed))
 
+    def _unhold(self, terminal: _Terminal) -> bool:
+        """Ends the hold of `terminal` without recording anything; whether it was held."""
+        if terminal.link_timer is not None:
+            terminal.link_timer.cancel()
+            terminal.link_timer = None
+        held, terminal.held = terminal.held, False
+        return held
+
+    def _settle(self, terminal: _Terminal) -> None:
+        """Records a held terminal into the call it was given, as it would have been recorded
+        as it went: its command and directory, the output so far as one chunk (the newest
+        that the service would keep, `OutputTail`), and the exit status if it has one. A
+        chunk adds to the output of another terminal of the call, where a snapshot would
+        replace it."""
+        if not self._unhold(terminal):
+            return
+        self._record(self._update(terminal, ACP_TERMINAL_UPDATE, command=terminal.command,
+                                  cwd=str(terminal.cwd)))
+        if data := terminal.recorded.data():
+            self._record(self._chunk(terminal, data))
+        if terminal.status is not None:
+            self._record(self._exit_update(terminal))
+
+    async def _released(self, terminal: _Terminal) -> None:
+        """Ends a released terminal; one still held is recorded then: no call can name it
+        any more."""
+        await self._ended(terminal)
+        self._settle(terminal)
+
     async def _ended(self, terminal: _Terminal) -> None:
         """Kills what the terminal's command started, waits until it has ended, and reads
         what is left of its output."""
@@ -502,6 +570,15 @@ class TerminalHost:
         if terminal.call_id is not None:
             update["_meta"] = {META_TERMINAL_TOOL_CALL: terminal.call_id}
         return update
+
+    def _chunk(self, terminal: _Terminal, data: bytes) -> dict[str, Any]:
+        return self._update(terminal, ACP_TERMINAL_OUTPUT_CHUNK,
+                            data=base64.b64encode(data).decode("ascii"))
+
+    def _exit_update(self, terminal: _Terminal) -> dict[str, Any]:
+        assert terminal.status is not None
+        return self._update(terminal, ACP_TERMINAL_UPDATE, exitStatus=terminal.status
+                            .model_dump(by_alias=True, exclude={"field_meta"}))
 
     def _snapshot(self, terminal: _Terminal) -> dict[str, Any]:
         fields: dict[str, Any] = {
