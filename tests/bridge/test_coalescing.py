@@ -29,6 +29,7 @@ from shellexec.bridge.coalescing import (
     with_data,
 )
 from shellexec.bridge.forwarder import BufferLimits, Forwarder
+from shellexec.bridge.publishable import Encoded, encoded
 from shellexec.client import to_protobuf_value
 from shellexec.normalize import ShellRecord, bounded_head
 from shellexec.normalize.terminal_updates import link_hint, terminal_refs
@@ -352,6 +353,13 @@ def _terminal_update(terminal: str, call: str | None = None, **fields: Any) -> d
     return update
 
 
+def _weight(update: dict[str, Any]) -> int:
+    """What `update` weighs in the buffer (`publishable.encoded`)."""
+    weighed = encoded(update)
+    assert isinstance(weighed, Encoded)
+    return weighed.weight
+
+
 def _say(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
 
@@ -568,8 +576,8 @@ def test_sixteen_terminals_of_one_call_cannot_fill_the_buffer() -> None:
 
 def test_a_terminal_interleaved_with_the_agent_s_messages_cannot_fill_the_buffer() -> None:
     # D2: each message between two reads used to leave a merged chunk of 256 KiB waiting.
-    forwarder = _waiting_after(_a_terminal_and_the_agent(1_000),
-                               BufferLimits(max_bytes=2_000 * 300 + 2 * TAIL_BYTES))
+    forwarder = _waiting_after(_a_terminal_and_the_agent(1_000), BufferLimits(
+        max_bytes=2 * 1_000 * _weight(_say("thinking 999 ")) + 2 * TAIL_BYTES))
     assert forwarder.failure is None
     # The messages and the exit; of the output, the newest TAIL_BYTES in five reads or so,
     # and the first chunk (being published) and the first one after it (emptied).
@@ -582,7 +590,9 @@ def test_a_terminal_interleaved_with_other_calls_cannot_fill_the_buffer() -> Non
         script += [_chunk_update(bytes([97 + n % 26]) * 65_536, "t1", "c1"),
                    {"sessionUpdate": "tool_call_update", "toolCallId": f"read-{n}",
                     "status": "completed"}]
-    forwarder = _waiting_after(script, BufferLimits(max_bytes=2_000 * 400 + 2 * TAIL_BYTES))
+    read = {"sessionUpdate": "tool_call_update", "toolCallId": "read-999", "status": "completed"}
+    forwarder = _waiting_after(script, BufferLimits(
+        max_bytes=2 * 1_000 * _weight(read) + 2 * TAIL_BYTES))
     assert forwarder.failure is None
 
 

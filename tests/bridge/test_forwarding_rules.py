@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from shellexec.bridge.nesting import nests_deeper_than
 from shellexec.bridge.publishable import (
     CUT_HEAD_BYTES,
     CUT_TAIL_BYTES,
+    OBJECT_OVERHEAD_BYTES,
     VALUE_OVERHEAD_BYTES,
     Encoded,
     Unpublishable,
@@ -191,6 +194,44 @@ def test_a_full_buffer_says_how_many_updates_were_never_published() -> None:
         "agent was cancelled")
 
 
+# Builds updates of many small objects, keeps their Values as the buffer does, and prints what
+# they hold (resident memory) and what they weigh.
+_HELD_OBJECTS = """
+import gc, json, re, sys
+from pathlib import Path
+from shellexec.bridge.publishable import encoded
+
+def rss():
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"^VmRSS:\\s+(\\d+) kB$", status, re.MULTILINE)[1]) * 1024
+
+shapes = {"null": lambda: {"a": None}, "three": lambda: {"a": 1, "b": 2, "c": 3},
+          "nested": lambda: {"k": {"k": {}}}}
+make = shapes[sys.argv[1]]
+gc.collect()
+before, held, weight = rss(), [], 0
+for _ in range(40):
+    weighed = encoded(json.loads(json.dumps(
+        {"sessionUpdate": "agent_message_chunk", "v": [make() for _ in range(6000)]})))
+    held.append(weighed.value)
+    weight += weighed.weight
+gc.collect()
+print(rss() - before, weight)
+"""
+
+
+@pytest.mark.parametrize("shape", ["null", "three", "nested"])
+def test_waiting_updates_of_small_objects_hold_no_more_than_their_weight(shape: str) -> None:
+    """An object's Value holds a Struct and a map beyond its values: weighed by its values
+    alone, updates of `{"a": null}` held 2.3 times their weight, and a full buffer of 64 MiB
+    held about 240 MB (a probe of the bridge). In a process of its own, so that its resident
+    memory is theirs."""
+    printed = subprocess.run([sys.executable, "-c", _HELD_OBJECTS, shape], check=True,
+                             capture_output=True, text=True).stdout
+    held, weight = map(int, printed.split())
+    assert held <= weight, (held, weight)
+
+
 def _chunk(data: bytes, terminal: str = "t1") -> Update:
     return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal,
             "data": base64.b64encode(data).decode("ascii"),
@@ -203,7 +244,8 @@ def test_waiting_updates_are_weighed_by_the_memory_their_values_hold() -> None:
     dense = {"sessionUpdate": "agent_message_chunk", "x": [0] * 99_000}
     weighed = encoded(dense)
     assert isinstance(weighed, Encoded)
-    assert weighed.weight == weighed.value.ByteSize() + VALUE_OVERHEAD_BYTES * 99_003
+    assert weighed.weight == (weighed.value.ByteSize() + VALUE_OVERHEAD_BYTES * 99_003
+                              + OBJECT_OVERHEAD_BYTES)
     text = encoded({"sessionUpdate": "agent_message_chunk",
                     "content": {"type": "text", "text": "y" * 200_000}})
     assert isinstance(text, Encoded)

@@ -29,7 +29,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from shellexec import normalize
-from shellexec.bridge.nesting import values_within
+from shellexec.bridge.nesting import Counted, counted_within
 from shellexec.client import to_protobuf_value
 from shellexec.normalize.markup import has_markup
 from shellexec.normalize.text import is_continuation, tail_bytes
@@ -78,6 +78,11 @@ CUT_TAIL_BYTES = 2 * MAX_OUTPUT_STREAM_BYTES
 # at 40 to 54 bytes for lists of numbers, of empty lists and of small objects. An update of
 # 100,000 numbers encodes to about 1 MB and holds about 5 MB.
 VALUE_OVERHEAD_BYTES = 64
+# ... and per object beyond that (its Struct and the map holding its fields): measured at 200
+# to 270 bytes. Weighed by their values alone, updates of many small objects (`{"a": null}`,
+# `{"k": {"k": {}}}`) held 2.3 to 2.9 times their weight, so a full buffer of 64 MiB held
+# about 240 MB; with this, what they hold stays under their weight (0.6 to 0.9 of it).
+OBJECT_OVERHEAD_BYTES = 256
 
 
 def encoded(update: Mapping[str, Any], data: str | None = None,
@@ -88,8 +93,8 @@ def encoded(update: Mapping[str, Any], data: str | None = None,
     always encodes, so it is only set into the Value, and counts only towards its size.
     `agent` is the normalization hint the service folds the update with.
     """
-    values = values_within(update, MAX_UPDATE_DEPTH)
-    if values is None:
+    counted = counted_within(update, MAX_UPDATE_DEPTH)
+    if counted is None:
         return Unpublishable(f"it nests objects and arrays more than {MAX_UPDATE_DEPTH} "
                              "deep, the service's limit")
     value = _value(update, data)
@@ -107,8 +112,13 @@ def encoded(update: Mapping[str, Any], data: str | None = None,
             return Unpublishable(f"it is {size} bytes encoded, over the service's limit of "
                                  f"{MAX_UPDATE_BYTES}, and its output cut would be recorded "
                                  "differently")
-        return Encoded(cut, cut.ByteSize() + VALUE_OVERHEAD_BYTES * values, cut_from=size)
-    return Encoded(value, size + VALUE_OVERHEAD_BYTES * values)
+        return Encoded(cut, cut.ByteSize() + _held_beyond_bytes(counted), cut_from=size)
+    return Encoded(value, size + _held_beyond_bytes(counted))
+
+
+def _held_beyond_bytes(counted: Counted) -> int:
+    """What the Value of an update holding `counted` holds beyond its encoded bytes."""
+    return VALUE_OVERHEAD_BYTES * counted.values + OBJECT_OVERHEAD_BYTES * counted.objects
 
 
 def _recorded_alike(update: Mapping[str, Any], cut: Mapping[str, Any],
