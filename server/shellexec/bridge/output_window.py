@@ -4,7 +4,9 @@ ACP: once the output exceeds the limit, earlier output is dropped so that the ne
 stay within it, and the cut falls on a character boundary (the kept text starts with a whole
 UTF-8 character, so it may hold up to 3 bytes fewer than the limit). `truncated` says a cut
 happened. Without a limit the bridge still keeps at most `MAX_WINDOW_BYTES`, so an agent
-cannot make it hold unbounded output.
+cannot make it hold unbounded output; and all the terminals' windows together at most
+`MAX_WINDOWS_BYTES`: each is held to its share of it (`limit_to`), however large the limit
+asked.
 
 Output that is not UTF-8 is shown with U+FFFD for each byte that is not, three bytes for one:
 the text answered is held to the limit as UTF-8 too (1,000 bytes of 0xFF answered 3,000), and a
@@ -19,6 +21,9 @@ import codecs
 from shellexec.normalize.text import is_continuation
 
 MAX_WINDOW_BYTES = 16 * 1024 * 1024
+# What all of a bridge's terminal windows may keep together: 64 terminals (the most it hosts)
+# of 16 MiB each held over 1 GiB (1.3-1.4 GB measured with 64 running `yes`).
+MAX_WINDOWS_BYTES = 64 * 1024 * 1024
 
 
 # A UTF-8 character continues for at most three bytes after its first.
@@ -44,6 +49,16 @@ class OutputWindow:
 
     def append(self, data: bytes) -> None:
         self._data += data
+        self._cut()
+
+    def limit_to(self, share: int) -> None:
+        """Keeps at most `share` bytes from now on (never more than before), cutting what is
+        over it now."""
+        if share < self._limit:
+            self._limit = max(share, 0)
+            self._cut()
+
+    def _cut(self) -> None:
         if len(self._data) <= self._limit:
             return
         del self._data[:_start_after(self._data, len(self._data) - self._limit)]

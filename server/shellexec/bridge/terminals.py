@@ -98,7 +98,7 @@ from shellexec.bridge.guarded_command import (
 )
 from shellexec.bridge.open_calls import OpenCalls
 from shellexec.bridge.os_text import quoted_start
-from shellexec.bridge.output_window import OutputWindow
+from shellexec.bridge.output_window import MAX_WINDOWS_BYTES, OutputWindow
 from shellexec.normalize.terminal_updates import is_terminal_update, terminal_id_of, terminal_refs
 from shellexec.vocabulary import (
     ACP_TERMINAL_OUTPUT_CHUNK,
@@ -289,6 +289,7 @@ class TerminalHost:
         terminal = _Terminal(terminal_id, line, where, process, OutputWindow(output_byte_limit),
                              self._calls.fallback(line))
         self._terminals[terminal_id] = terminal
+        self._share_windows()
         log.info("terminal %s: running %s in %s", terminal_id, quoted_start(line, repr),
                  quoted_start(str(where), repr))
         if terminal.call_id is not None:  # by the fallback rules: held until the link is sure
@@ -518,6 +519,14 @@ class TerminalHost:
         elif killed:
             log.warning("terminal %s: killed the %s left in its guard's session",
                         terminal.terminal_id, _processes(killed))
+
+    def _share_windows(self) -> None:
+        """Holds each open terminal's window to its share of MAX_WINDOWS_BYTES among the
+        terminals open now: a window never grows back once a terminal closes, so the windows
+        together stay within it."""
+        share = MAX_WINDOWS_BYTES // len(self._terminals)
+        for terminal in self._terminals.values():
+            terminal.window.limit_to(share)
 
     def _unhold(self, terminal: _Terminal) -> bool:
         """Ends the hold of `terminal` without recording anything; whether it was held."""
