@@ -68,6 +68,7 @@ def test_two_replicas_on_a_local_postgres_share_one_front_door(tmp_path: Path) -
         assert all("CreateSession" in log for log in logs)  # round robin: both served
         _health_checks_carry_the_run_s_probe_secret(tmp_path, printed)
         _killed_replica_comes_back(tmp_path, printed, api, up)
+        _stopped_postgres_comes_back(Path(folder[1]), api, up, tmp_path)
         feed = _open_feed(env, sessions[0])
         os.killpg(up.pid, signal.SIGINT)  # Ctrl-C
         up.wait(timeout=30)
@@ -140,6 +141,25 @@ def _killed_replica_comes_back(tmp_path: Path, printed: str, api: Api,
     while "ShellExecService/" not in log.read_text()[logged:]:
         assert time.monotonic() < deadline, "the restarted replica was given no call"
         api.publish(api.new_session()["id"], HELLO, sequence=1)
+
+
+def _stopped_postgres_comes_back(folder: Path, api: Api, up: subprocess.Popen[bytes],
+                                 tmp_path: Path) -> None:
+    """The local PostgreSQL stopped (as `pg_ctl stop` does, fast): `up` says so and starts it
+    again, and the replicas store again. It died without a word before, and the replicas
+    answered UNAVAILABLE until Ctrl-C (an operator's probe)."""
+    postmaster = int((folder / "data" / "postmaster.pid").read_text().split()[0])
+    os.kill(postmaster, signal.SIGINT)
+    wait_for_output(tmp_path / "up.out", "the local PostgreSQL exited", up)
+    wait_for_output(tmp_path / "up.out", "started again\n", up)
+    deadline = time.monotonic() + 90
+    while True:  # each replica connects again on its next call
+        try:
+            api.publish(api.new_session()["id"], HELLO, sequence=1)
+            break
+        except RestError:
+            assert time.monotonic() < deadline, "the replicas did not store again"
+            time.sleep(0.2)
 
 
 @pytest.mark.slow

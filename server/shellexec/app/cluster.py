@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shellexec.app import certificate_expiry, envoy, ports, processes
@@ -64,12 +64,38 @@ def _wait_serving(replica: Replica, timeout: float) -> None:
     raise ClusterError(f"the replica on {target} did not start in {timeout:.0f} s")
 
 
+@dataclass
+class _SharedDatabase:
+    """The PostgreSQL the replicas share, and the local server `up` started for it, if any."""
+
+    url: str
+    local: LocalPostgres | None = None
+    # Said once that the local server does not start again, until it does.
+    failing: bool = False
+
+    def supervise(self) -> str | None:
+        """Starts the local server again if it exited (as a replica is), and says so. It
+        died without a word before, and the replicas answered UNAVAILABLE until Ctrl-C; one
+        an operator started again by hand was not `up`'s, and outlived it."""
+        local = self.local
+        if local is None or local.process is None or (code := local.process.poll()) is None:
+            return None
+        try:
+            local.start()
+        except RuntimeError as error:  # tried again at the next look
+            said, self.failing = self.failing, True
+            return None if said else (f"the local PostgreSQL exited (code {code}) and does "
+                                      f"not start again (trying on): {error}")
+        self.failing = False
+        return f"the local PostgreSQL exited (code {code}); started again"
+
+
 @contextmanager
-def _database(settings: Settings, database: str | None) -> Iterator[str]:
-    """The PostgreSQL URL the replicas share: the one given, else a local server's."""
+def _database(settings: Settings, database: str | None) -> Iterator[_SharedDatabase]:
+    """The PostgreSQL the replicas share: the one given, else a local server."""
     url = database or settings.database_url
     if is_postgres_url(url):
-        yield url
+        yield _SharedDatabase(url)
         return
     if database:
         raise ClusterError("several replicas share a PostgreSQL database: --database must be "
@@ -77,7 +103,7 @@ def _database(settings: Settings, database: str | None) -> Iterator[str]:
     local = LocalPostgres.create()
     print(f"local PostgreSQL in {local.folder} (removed on Ctrl-C)", flush=True)
     try:
-        yield local.url()
+        yield _SharedDatabase(local.url(), local)
     finally:
         local.remove()
 
@@ -140,7 +166,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
     settings = settings.with_probe_secret()
     RUN_DIR.mkdir(exist_ok=True)
     with ExitStack() as started:
-        url = started.enter_context(_database(settings, database))
+        shared = started.enter_context(_database(settings, database))
+        url = shared.url
         open_database(url, pool_size=2).close()  # migrated once, before the replicas race
         host = ports.split_address(settings.grpc_address)[0]
         grpc_ports = ports.free_ports(host, replicas)
@@ -166,6 +193,8 @@ def run_cluster(settings: Settings, replicas: int, database: str | None,
             certificate_expiry.warn_if_expiring(Path(settings.admin_socket))
         print(_banner(settings, url, started_replicas), flush=True)
         while front.poll() is None:
+            if (news := shared.supervise()) is not None:
+                print(news, flush=True)
             for replica in started_replicas:
                 if (news := replica.supervise(time.monotonic())) is not None:
                     print(news, flush=True)
