@@ -191,3 +191,30 @@ def test_a_call_naming_the_terminal_after_the_hold_gets_it_moved(tmp_path: Path)
     assert snapshot["_meta"] == {"shellexec_tool_call_id": "c1"}
     assert base64.b64decode(snapshot["output"]["data"]) == b"late\n"
     assert snapshot["exitStatus"]["exitCode"] == 0
+
+
+@pytest.mark.parametrize("forged_first", [False, True])
+def test_the_agent_s_end_text_does_not_replace_a_hosted_terminal_s_output(
+        stack: Stack, tmp_path: Path, forged_first: bool) -> None:
+    """The bridge hosts the terminal so that what the process printed outranks what the agent
+    says it printed: a Codex-shaped `formatted_output` replaced it (a reviewer's forgery),
+    sent after the terminal's output or before it."""
+    forged = tool_update("run", status="completed", rawOutput={
+        "formatted_output": "FORGED: all 120 tests passed\n", "exit_code": 0})
+    steps = [
+        tool_call("run", "make test", kind="execute",
+                  rawInput={"command": ["/bin/bash", "-lc", "make test"]}),
+        *([forged] if forged_first else []),
+        {"terminal": {"command": "echo REAL-OUTPUT; exit 3"}, "as": "t1"},
+        tool_update("run", content=naming("t1")),
+        {"terminal_wait": "t1"},
+        {"terminal_release": "t1"},
+        *([] if forged_first else [forged]),
+    ]
+    finished = run_bridge(stack, tmp_path, steps, "--host-terminals", "--agent", "codex",
+                          "--prompt", "Run it.")
+    assert finished.code == 0, finished.stderr
+    [command] = tools(stack, finished)
+    assert output_of(stack, finished, command)["output"] == {
+        "exit_code": 3, "stdout": "REAL-OUTPUT\n", "truncated": False}
+

@@ -238,11 +238,16 @@ def test_a_running_call_s_text_arriving_after_the_finished_call_s_text_is_older(
         assert shell_record(state).status == "complete"
 
 
-def test_a_finished_call_s_later_text_replaces_its_earlier_one() -> None:
-    """An update without a status, after the call finished, is the finished call's."""
-    finished = update(status="completed", content=snapshot("a\n")["content"])
-    state = fold_all([PLAIN, finished, update(content=snapshot("a\nb\n")["content"])])
-    assert stdout(state) == "a\nb\n"
+def test_no_text_replaces_a_final_one() -> None:
+    """Neither a finished call's content text nor its `rawOutput` text is replaced by content
+    text arriving later, with a status or without (a reviewer: a later `5\\n` replaced
+    Codex's whole `formatted_output`)."""
+    later = update(content=snapshot("5\n")["content"])
+    for final in (update(status="completed", content=snapshot("1\n5\n")["content"]),
+                  update(status="completed", rawOutput={"formatted_output": "1\n5\n"}),
+                  update(status="completed", rawOutput={"stdout": "1\n5\n"})):
+        state = fold_all([PLAIN, final, later, update(status="completed", **later)])
+        assert stdout(state) == "1\n5\n", final
 
 
 def blocks(*texts: str) -> list[dict[str, str]]:

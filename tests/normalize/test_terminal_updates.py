@@ -85,9 +85,10 @@ def test_codex_s_end_text_outranks_its_own_terminal_in_either_order() -> None:
     """Codex to an ACP v2 client: its capped live deltas arrive as the terminal's chunks, and
     its end event's `formatted_output` is the spec's authoritative output, as in v1."""
     exit_status = terminal(exitStatus={"exitCode": 2, "signal": None})
+    codex = start(rawInput={"command": ["/bin/bash", "-lc", "make test"]})
     orders = [
-        [start(), chunk("1\n2\n"), CODEX_END, chunk("3\n"), exit_status],
-        [start(), CODEX_END, chunk("1\n2\n"), terminal(output={"data": b64("1\n")}),
+        [codex, chunk("1\n2\n"), CODEX_END, chunk("3\n"), exit_status],
+        [codex, CODEX_END, chunk("1\n2\n"), terminal(output={"data": b64("1\n")}),
          exit_status],
     ]
     for updates in orders:
@@ -100,9 +101,36 @@ def test_codex_s_end_text_outranks_its_own_terminal_in_either_order() -> None:
         assert shell_record(fold(restored, chunk("5\n"))).output.stdout == "1\n2\n3\n4\n"
 
 
-def test_codex_s_running_text_does_not_replace_its_terminal_s() -> None:
+def hosted(update: Update) -> Update:
+    """`update` as a client hosting the terminal sends it: naming the call (the bridge)."""
+    return {**update, "_meta": {"shellexec_tool_call_id": "c"}}
+
+
+def test_no_end_text_replaces_the_transcript_of_a_terminal_a_client_hosts() -> None:
+    """The bridge hosts the terminal so that the process's own transcript outranks what the
+    agent says it printed: a Codex-shaped end text, sent after the terminal's updates or
+    before them, replaced it (a reviewer's forged `formatted_output`)."""
+    codex = start(rawInput={"command": ["/bin/bash", "-lc", "make test"]})
+    exit_status = hosted(terminal(exitStatus={"exitCode": 2, "signal": None}))
+    orders = [
+        [codex, hosted(chunk("REAL\n")), exit_status, CODEX_END],
+        [codex, CODEX_END, hosted(terminal(command="make test")), hosted(chunk("REAL\n")),
+         exit_status],
+    ]
+    for updates in orders:
+        state = fold_all(updates)
+        assert shell_record(state).output.stdout == "REAL\n"
+        restored = load_state(dump_state(state), "REAL\n", None)
+        assert shell_record(fold(restored, CODEX_END)).output.stdout == "REAL\n"
+
+
+def test_codex_s_running_text_and_another_agent_s_end_text_do_not_replace_the_transcript(
+        ) -> None:
+    codex = start(rawInput={"command": ["/bin/bash", "-lc", "make test"]})
     running = update(status="in_progress", rawOutput={"formatted_output": "1\n"})
-    state = fold_all([start(), chunk("1\n2\n"), running])
+    assert shell_record(fold_all([codex, chunk("1\n2\n"), running])).output.stdout == "1\n2\n"
+    goose = start(rawInput={"command": "make test"})  # not Codex's shape
+    state = fold_all([goose, chunk("1\n2\n"), CODEX_END])
     assert shell_record(state).output.stdout == "1\n2\n"
 
 

@@ -74,8 +74,11 @@ def _full_record(state: ShellState) -> dict[str, object]:
 def _dump_host(state: ShellState) -> dict[str, object] | None:
     if not state.host_output and state.host_signal is None:
         return None
-    return {"output": state.host_output, "partial": state.host_pending.hex(),
-            "signal": state.host_signal}
+    host: dict[str, object] = {"output": state.host_output,
+                               "partial": state.host_pending.hex(), "signal": state.host_signal}
+    if state.host_client:  # left out otherwise: a short row (ADR 0113)
+        host["client"] = True
+    return host
 
 
 def _dump_stream(
@@ -127,6 +130,7 @@ def load_state(record: Mapping[str, object], stdout: str | None, stderr: str | N
         terminal_chunks=_flag(record, "terminal_chunks"),
         terminal_snapshots=_flag(record, "terminal_snapshots"),
         host_output=_flag(host, "output"),
+        host_client=_flag(host, "client"),
         host_pending=_pending(host),
         host_signal=signal,
     )

@@ -82,11 +82,15 @@ class ShellState:
     terminal_snapshots: bool = False
     stdout_authoritative: bool = False
     """stdout is Codex's combined end text on a finished call (`streams.apply_final`), which
-    the call's ACP terminal does not replace: the spec makes it Codex's authoritative output,
-    and the terminal's chunks are only its capped live deltas."""
+    the agent's own ACP terminal does not replace: the spec makes it Codex's authoritative
+    output, and that terminal's chunks are only its capped live deltas."""
     host_output: bool = False
     """An ACP terminal (v2 terminal updates, or one the bridge hosts) owns the output: its
     exact transcript, not the agent's report of it, is stdout (see `terminal_fold`)."""
+    host_client: bool = False
+    """The terminal is one a client hosts (its updates name the call in
+    `_meta.shellexec_tool_call_id`, as the bridge's do): its transcript is the process's own,
+    which no text of the agent's replaces, Codex's end text included."""
     host_pending: bytes = b""
     """The last bytes of the terminal's output when they end inside a UTF-8 sequence: the
     next chunk completes them."""

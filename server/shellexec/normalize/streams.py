@@ -10,7 +10,7 @@
   growing snapshot). Anything else: all of it (a chunk). See ADR 0011.
 - cumulative `content` text: replaces stdout, unless `_meta` terminal output came first;
   deltas arriving later still append to it. On a terminal update it is final, as `rawOutput`
-  text is: a running call's text or delta arriving later (reordered) is ignored.
+  text is: text or a delta arriving later (a running call's, reordered) is ignored.
 - `rawOutput` text: replaces each field it states. On a terminal update the field becomes
   final: live text arriving later is already part of it and is ignored. Codex's combined
   text (`formatted_output`, `aggregated_output`) on a terminal update is its authoritative
@@ -67,9 +67,10 @@ def _with_terminal_snapshot(state: ShellState, data: str) -> ShellState:
 
 def apply_snapshot(state: ShellState, text: str, terminal: bool) -> ShellState:
     """`state` after cumulative output text (already without its echo); `terminal` when the
-    call has finished. A finished call's text is its final output: a running call's text
-    arriving later (reordered) is older, and is ignored."""
-    if (state.stdout_final and not terminal) or state.live_source == "terminal":
+    call has finished. A finished call's text is its final output: any text arriving later,
+    a running call's reordered one included, is ignored, as it is after a final `rawOutput`
+    text."""
+    if state.stdout_final or state.live_source == "terminal":
         return state
     stdout = _replaced(state.stdout, text)
     return replace(state, stdout=stdout, stdout_final=terminal, stdout_fallback=False,
@@ -92,10 +93,11 @@ def apply_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellS
 
 def apply_hosted_final(state: ShellState, final: FinalOutput, terminal: bool) -> ShellState:
     """`state`, whose ACP terminal owns its output, after a `rawOutput` result: only Codex's
-    combined text on a finished call replaces the terminal's transcript (its chunks are
-    Codex's own live deltas, which it caps); any other text of the agent's is not the
-    output (ADR 0085)."""
-    if not (terminal and final.combined and final.stdout is not None):
+    combined text on a finished Codex call replaces the transcript of the agent's own
+    terminal (its chunks are Codex's own live deltas, which it caps); any other text of the
+    agent's, and any text over a terminal a client hosts, is not the output (ADR 0085)."""
+    if not (terminal and final.combined and final.stdout is not None
+            and state.terminal_chunks and not state.host_client):
         return state
     text = strip_presentation(final.stdout, presentation_line(state.command, state.title))[0]
     return replace(state, stdout=_replaced(state.stdout, text), stdout_final=True,

@@ -8,9 +8,11 @@ reports about the same command (ADR 0085):
   until it prints), stderr is dropped (it is part of that transcript), and from then on the
   agent's `content`, `_meta` terminal output and `rawOutput` texts are ignored (an agent's
   summary, such as a 50-line tail, is not the output). The agent's exit codes still count
-  below the terminal's. One text of the agent's outranks the terminal: Codex's combined end
-  text on a finished call (`formatted_output`, the spec's authoritative output), before or
-  after the terminal's updates; the terminal's output is ignored once it is there.
+  below the terminal's. One text of the agent's outranks the agent's own terminal: Codex's
+  combined end text on a finished Codex call (`formatted_output`, the spec's authoritative
+  output), before or after the terminal's updates; that terminal's output is ignored once
+  it is there. Never a terminal a client hosts (`host_client`: its updates name the call in
+  `_meta.shellexec_tool_call_id`): its transcript is the process's own.
 - `output.data` (a snapshot) replaces stdout; `output: null` empties it; a chunk's bytes are
   appended. Bytes are joined before decoding, so a UTF-8 sequence split between two chunks
   comes out whole; an incomplete sequence at the end waits for the next chunk
@@ -33,7 +35,12 @@ from dataclasses import replace
 
 from shellexec.normalize.exit_codes import ExitRank
 from shellexec.normalize.state import ShellState
-from shellexec.normalize.terminal_updates import ExitStatus, TerminalReport, read_terminal_update
+from shellexec.normalize.terminal_updates import (
+    ExitStatus,
+    TerminalReport,
+    link_hint,
+    read_terminal_update,
+)
 from shellexec.normalize.text import OutputText
 
 
@@ -45,7 +52,7 @@ def fold_terminal(state: ShellState, update: object) -> ShellState:
     # Any update of the terminal owns the output, also one with no output in it (the
     # `terminal_update{command, cwd}` a hosting client sends at create): a command that
     # prints nothing has an empty transcript, not the agent's text.
-    state = _owned(_identified(state, report))
+    state = _owned(_identified(state, report), hosted=link_hint(update) is not None)
     if report.snapshot is not None or report.output_cleared:
         state = _with_snapshot(state, report.snapshot or b"")
     if report.chunk is not None:
@@ -65,17 +72,22 @@ def _identified(state: ShellState, report: TerminalReport) -> ShellState:
                    work_dir=state.work_dir or report.cwd)
 
 
-def _owned(state: ShellState) -> ShellState:
+def _owned(state: ShellState, hosted: bool) -> ShellState:
     """`state` with its output owned by the terminal (a fresh, empty stream the first time,
-    unless it holds Codex's authoritative end text)."""
+    unless it holds Codex's authoritative end text and the terminal is the agent's own); a
+    terminal a client hosts owns it whatever the agent said before."""
     if state.host_output:
-        return state
-    if state.stdout_authoritative:
+        if state.host_client or not hosted:
+            return state
+        if not state.stdout_authoritative:
+            return replace(state, host_client=True)
+    if state.stdout_authoritative and not hosted:
         return replace(state, stderr=None, stderr_final=False, live_source="terminal",
                        echo="done", host_output=True, host_pending=b"")
     return replace(state, stdout=OutputText.of(""), stderr=None, stdout_final=False,
                    stderr_final=False, stdout_fallback=False, live_source="terminal",
-                   echo="done", host_output=True, host_pending=b"")
+                   echo="done", host_output=True, host_pending=b"", host_client=hosted,
+                   stdout_authoritative=False)
 
 
 def _decoded(pending: bytes, data: bytes) -> tuple[str, bytes]:
