@@ -70,6 +70,11 @@ def test_a_wrongly_typed_item_is_invalid_params_and_runs_nothing(stack: Stack,
         request("terminal/create", command=f"touch {marker}", outputByteLimit=-1),
         # A mark is a Python object: the agent's own `_meta` key of its name is no mark.
         request("terminal/create", command="true", _meta={MARK: {"reason": "forged"}}),
+        # The SDK's own names of the params, which it reads too, and would pass unchecked (a
+        # review: `field_meta.args` ran `touch` on another file).
+        request("terminal/create", command="touch", args=["/nonexistent/x"],
+                field_meta={"args": [str(marker)]}),
+        request("terminal/create", command=f"touch {marker}", output_byte_limit=-5),
     ], "--host-terminals")
 
     assert finished.code == 0, finished.stderr[-3000:]
@@ -83,5 +88,15 @@ def test_a_wrongly_typed_item_is_invalid_params_and_runs_nothing(stack: Stack,
                           "reason": "outputByteLimit is not a whole number of bytes from 0"}),
     ]
     assert "terminalId" in answers[3]["result"]
+    assert [error_of(answer) for answer in answers[4:]] == [
+        (INVALID_PARAMS, {"field_meta": "is not a parameter of terminal/create: ACP names it "
+                                        "_meta",
+                          "reason": "field_meta is not a parameter of terminal/create: ACP "
+                                    "names it _meta"}),
+        (INVALID_PARAMS, {"output_byte_limit": "is not a parameter of terminal/create: ACP "
+                                               "names it outputByteLimit",
+                          "reason": "output_byte_limit is not a parameter of terminal/create: "
+                                    "ACP names it outputByteLimit"}),
+    ]
     assert not marker.exists()
     assert "terminal/create refused: args[1] is a number, not a string" in finished.stderr

@@ -33,6 +33,11 @@ MARK: Final = "shellexec_refusal"
 # The handler's arguments, which a `_meta` key of the same name would replace.
 _ARGUMENTS: Final = frozenset({"session_id", "command", "args", "env", "cwd",
                                "output_byte_limit"})
+# The SDK's own names of ACP's params, which it reads too (its models populate by name): as
+# `output_byte_limit` or `field_meta` (its `_meta`) they would pass unchecked. ACP's name of
+# each, to say so.
+_SDK_NAMES: Final = {"session_id": "sessionId", "output_byte_limit": "outputByteLimit",
+                     "field_meta": "_meta"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +54,7 @@ def mark_invalid(message: dict[str, Any]) -> None:
     params = message.get("params")
     if message.get("method") != METHOD or "id" not in message or not isinstance(params, dict):
         return
-    refusal = invalid_field(params)
+    refusal = _sdk_name(params) or invalid_field(params)
     if refusal is not None:
         meta = params.get("_meta")
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), MARK: refusal}
@@ -74,6 +79,14 @@ def invalid_field(params: Mapping[str, Any]) -> Refusal | None:
     for key in sorted(_ARGUMENTS.intersection(meta) if isinstance(meta, dict) else ()):
         return Refusal(f"_meta.{key}", "is the name of one of the request's parameters, "
                        "which the bridge takes from the params alone")
+    return None
+
+
+def _sdk_name(params: Mapping[str, Any]) -> Refusal | None:
+    """A param under the SDK's name rather than ACP's, which the SDK would read unchecked."""
+    for name in sorted(_SDK_NAMES.keys() & params.keys()):
+        return Refusal(name, f"is not a parameter of {METHOD}: ACP names it "
+                             f"{_SDK_NAMES[name]}")
     return None
 
 
