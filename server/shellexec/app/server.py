@@ -78,8 +78,8 @@ _SERVER_OPTIONS = (
     ("grpc.compression_enabled_algorithms_bitset", 1),
     # Connections at once (MAX_GRPC_CONNECTIONS): nothing but the file descriptor limit bounded
     # them, and each costs gRPC's core 14-17 KB, which the allocator keeps after it closes.
-    # Counted from accept, so connections that never finish HTTP/2's handshake, or that carry
-    # no call, are closed after a while rather than hold their place.
+    # Counted from accept, so connections that never finish HTTP/2's handshake, or that never
+    # make a call, are closed after a while rather than hold their place.
     ("grpc.max_allowed_incoming_connections", MAX_GRPC_CONNECTIONS),
     ("grpc.server_handshake_timeout_ms", GRPC_HANDSHAKE_SECONDS * 1000),
     ("grpc.max_connection_idle_ms", GRPC_CONNECTION_IDLE_SECONDS * 1000),

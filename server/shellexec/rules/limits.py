@@ -134,8 +134,10 @@ MAX_SERVER_CALLS: Final = 5 * FRONT_DOOR_POOL_STREAMS_PER_REPLICA
 # to 400-470 MB, all of it still resident after they closed. The front door needs a handful.
 MAX_GRPC_CONNECTIONS: Final = FRONT_DOOR_POOL_STREAMS_PER_REPLICA
 # A connection must finish HTTP/2's preface and settings within this long (gRPC's default is
-# two minutes), and one carrying no call is sent GOAWAY after this long idle, so connections
-# that never call, or no longer do, do not keep their place under MAX_GRPC_CONNECTIONS.
+# two minutes), and one that has made no call is sent GOAWAY after this long, so connections
+# that never call do not keep their place under MAX_GRPC_CONNECTIONS. (gRPC's idle timer
+# closed no connection that had made a call, in a review: those stay until their client
+# closes them.)
 GRPC_HANDSHAKE_SECONDS: Final = 10
 GRPC_CONNECTION_IDLE_SECONDS: Final = 60
 # The bytes of requests the server holds at once, in all and of one caller (a token's name;
