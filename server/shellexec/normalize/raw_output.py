@@ -27,7 +27,8 @@ A field not listed for a shape is *omitted*: it leaves the accumulated value alo
 
 The first two rows are *plain* results: bare text with no provider fields. `_meta` terminal
 output outranks them (see `streams`); every structured result keeps its meaning. Codex's
-combined text on a finished call outranks even the call's ACP terminal (`streams`).
+combined text on a finished Codex call outranks even the agent's own ACP terminal, never one
+a client hosts (`streams`).
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@
   text is: text or a delta arriving later (a running call's, reordered) is ignored.
 - `rawOutput` text: replaces each field it states. On a terminal update the field becomes
   final: live text arriving later is already part of it and is ignored. Codex's combined
-  text (`formatted_output`, `aggregated_output`) on a terminal update is its authoritative
-  output: it replaces even the transcript of the call's ACP terminal, whose chunks are
-  Codex's capped live deltas, and later terminal output is ignored.
+  text (`formatted_output`, `aggregated_output`) on a terminal update of a Codex call is its
+  authoritative output: it replaces even the transcript of the agent's own ACP terminal,
+  whose chunks are Codex's capped live deltas, and later terminal output is ignored; never
+  that of a terminal a client hosts (`host_client`), the process's own.
 - plain `rawOutput` text (a bare string or text blocks) is only a fallback for agents without
   the `_meta` terminal extension: once `_meta` terminal output arrived it is ignored, and the
   first `_meta` terminal output arriving after it replaces it, final or not (ADR 0012).
