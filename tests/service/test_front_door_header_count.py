@@ -86,6 +86,31 @@ def test_rest_takes_the_most_header_fields_and_refuses_one_more_saying_so(
 
 
 @pytest.mark.sqlite_only
+def test_a_connect_call_over_the_header_fields_is_told_in_connect_s_form(
+        secured: Stack, reader: tuple[str, str]) -> None:
+    """It got the REST body (`"code": 8`), which a Connect client reads as an unknown error."""
+    token, session_id = reader
+    body = pb.GetSessionRequest(session_id=session_id).SerializeToString()
+    connection = http.client.HTTPConnection("127.0.0.1", secured.rest_port, timeout=30)
+    try:
+        connection.putrequest("POST", "/shellexec.v1.ShellExecService/GetSession",
+                              skip_accept_encoding=True)
+        own = {"authorization": f"Bearer {token}", "content-type": "application/proto",
+               "connect-protocol-version": "1", "content-length": str(len(body))}
+        for name, value in own.items():
+            connection.putheader(name, value)
+        for number in range(MOST + 1 - len(own)):
+            connection.putheader(f"x-h{number}", "b")
+        connection.endheaders(body)
+        answer = connection.getresponse()
+        status, text = answer.status, answer.read()
+    finally:
+        connection.close()
+    assert status == 431, text[:300]
+    assert json.loads(text) == {"code": "resource_exhausted", "message": too_many(MOST + 1)}
+
+
+@pytest.mark.sqlite_only
 def test_native_grpc_takes_the_most_header_fields_and_refuses_one_more_saying_so(
         secured: Stack, reader: tuple[str, str]) -> None:
     token, session_id = reader

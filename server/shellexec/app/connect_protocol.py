@@ -173,6 +173,17 @@ def oversize_reply_mappers(health_path: str, health_oversize: str) -> list[dict[
             mapper({"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}, OVERSIZE)]
 
 
+def header_count_reply_mapper() -> dict[str, Any]:
+    """A local reply mapper giving the front door's 431 for too many header fields (its own,
+    with the count in its message) Connect's error body, `resource_exhausted`: a Connect call
+    got the REST body (`"code": 8`), which a Connect client reads as an unknown error. The
+    431 comes before the bridge, so the call is still told by its `connect-protocol-version`
+    on a gRPC path."""
+    return _connect_error({"and_filter": {"filters": [status_filter("EQ", 431),
+                                                      *_CONNECT_CALL]}},
+                          {"code": "resource_exhausted", "message": "%LOCAL_REPLY_BODY%"})
+
+
 def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
     """Local reply mappers giving the front door's token check's 401 to a Connect call
     Connect's error body, with the check's reason as an ErrorInfo in Connect's `details`

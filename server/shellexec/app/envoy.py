@@ -53,6 +53,7 @@ from shellexec.app.connect_protocol import (
     compressed_reply_mapper,
     compressed_request_routes,
     encoded,
+    header_count_reply_mapper,
     json_refusal_routes,
     marker_filter,
     oversize_reply_mappers,
@@ -615,7 +616,8 @@ def render(settings: Settings, grpc_port: int, *replica_ports: int) -> str:
         security_headers_filter=_items(_FILTER_INDENT, [security_headers_filter()]),
         local_reply_config=json.dumps(local_reply_config(
             [refusal_reply_mapper(), *oversize_reply_mappers(HEALTH_CHECK_PATH, HEALTH_OVERSIZE),
-             compressed_reply_mapper(), *unauthenticated_reply_mappers()])),
+             compressed_reply_mapper(), header_count_reply_mapper(),
+             *unauthenticated_reply_mappers()])),
         **_stats_parts(settings), **_token_check_parts(settings, ports))
 
 
