@@ -34,10 +34,19 @@ SERVICE_DESCRIPTOR = pb.DESCRIPTOR.services_by_name["ShellExecService"]
 
 # The gRPC paths a Connect client calls (/package.Service/Method).
 RPC_PATHS = r"/(shellexec|grpc)\.[^/]+/[^/]+"
+
+
+def _on_path(regex: str) -> dict[str, Any]:
+    """A local reply filter: the request's path is `regex`, a query string or none after it."""
+    return {"header_filter": {"header": {"name": ":path", "string_match": {
+        "safe_regex": {"regex": regex + r"(\?.*)?"}}}}}
+
+
+# A local reply filter: the request's path is a gRPC path.
+_ON_RPC_PATH = _on_path(RPC_PATHS)
 # A Connect call: a gRPC path, with Connect's `connect-protocol-version` header.
 _CONNECT_CALL = [
-    {"header_filter": {"header": {"name": ":path", "string_match": {
-        "safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}}}},
+    _ON_RPC_PATH,
     {"header_filter": {"header": {"name": "connect-protocol-version", "present_match": True}}}]
 # Connect's unary (application/json) and streaming (application/connect+json) JSON codecs.
 JSON_CONTENT_TYPES = ("application/json", "application/connect+json")
@@ -130,27 +139,15 @@ def refusal_reply_mapper() -> dict[str, Any]:
     It matches any 415 to a gRPC path: these refusals, and the browser boundary's refusal of
     a form or text body sent there. A REST request (even with a Connect header) never has
     such a path, so REST errors keep their numeric code."""
-    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
-    return {
-        "filter": {"and_filter": {"filters": [
-            status_filter("EQ", 415),
-            {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
-        ]}},
-        "body_format_override": {
-            "json_format": {"code": REFUSAL_CODE, "message": "%LOCAL_REPLY_BODY%"},
-            "content_type": "application/json",
-        },
-    }
+    return _connect_error([status_filter("EQ", 415), _ON_RPC_PATH],
+                          {"code": REFUSAL_CODE, "message": "%LOCAL_REPLY_BODY%"})
 
 
 def compressed_reply_mapper() -> dict[str, Any]:
     """A local reply mapper giving the refusal of a compressed unary Connect call
     (`compressed_request_routes`, 501 on a gRPC path) Connect's error body, `unimplemented`."""
-    rpc_path = {"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}
-    return _connect_error({"and_filter": {"filters": [
-        status_filter("EQ", COMPRESSED_STATUS),
-        {"header_filter": {"header": {"name": ":path", "string_match": rpc_path}}},
-    ]}}, {"code": "unimplemented", "message": "%LOCAL_REPLY_BODY%"})
+    return _connect_error([status_filter("EQ", COMPRESSED_STATUS), _ON_RPC_PATH],
+                          {"code": "unimplemented", "message": "%LOCAL_REPLY_BODY%"})
 
 
 def oversize_reply_mappers(health_path: str, health_oversize: str) -> list[dict[str, Any]]:
@@ -163,14 +160,11 @@ def oversize_reply_mappers(health_path: str, health_oversize: str) -> list[dict[
     bridge had made gRPC's by then: a Connect call is told by CALL_MARKER."""
     marked = {"header_filter": {"header": {"name": CALL_MARKER, "present_match": True}}}
 
-    def mapper(path: dict[str, Any], message: str) -> dict[str, Any]:
-        on_path = {"header_filter": {"header": {"name": ":path", "string_match": path}}}
-        return _connect_error({"and_filter": {"filters": [status_filter("EQ", 413), on_path,
-                                                          marked]}},
+    def mapper(on_path: dict[str, Any], message: str) -> dict[str, Any]:
+        return _connect_error([status_filter("EQ", 413), on_path, marked],
                               {"code": "resource_exhausted", "message": message})
-    return [mapper({"safe_regex": {"regex": re.escape(health_path) + r"(\?.*)?"}},
-                   health_oversize),
-            mapper({"safe_regex": {"regex": RPC_PATHS + r"(\?.*)?"}}, OVERSIZE)]
+    return [mapper(_on_path(re.escape(health_path)), health_oversize),
+            mapper(_ON_RPC_PATH, OVERSIZE)]
 
 
 def header_count_reply_mapper() -> dict[str, Any]:
@@ -179,8 +173,7 @@ def header_count_reply_mapper() -> dict[str, Any]:
     got the REST body (`"code": 8`), which a Connect client reads as an unknown error. The
     431 comes before the bridge, so the call is still told by its `connect-protocol-version`
     on a gRPC path."""
-    return _connect_error({"and_filter": {"filters": [status_filter("EQ", 431),
-                                                      *_CONNECT_CALL]}},
+    return _connect_error([status_filter("EQ", 431), *_CONNECT_CALL],
                           {"code": "resource_exhausted", "message": "%LOCAL_REPLY_BODY%"})
 
 
@@ -196,14 +189,14 @@ def unauthenticated_reply_mappers() -> list[dict[str, Any]]:
     `connect-protocol-version` header on a gRPC path."""
     info = {"type": ERROR_INFO_TYPE, "value": check_detail(token_check.ERROR_INFO_HEADER)}
     body = {"code": "unauthenticated", "message": "%LOCAL_REPLY_BODY%"}
-    return [_connect_error({"and_filter": {"filters": [token_refusal_filter(), *_CONNECT_CALL]}},
-                           {**body, "details": [info]}),
-            _connect_error({"and_filter": {"filters": [status_filter("EQ", 401),
-                                                       *_CONNECT_CALL]}}, body)]
+    return [_connect_error([token_refusal_filter(), *_CONNECT_CALL], {**body, "details": [info]}),
+            _connect_error([status_filter("EQ", 401), *_CONNECT_CALL], body)]
 
 
-def _connect_error(match: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    return {"filter": match,
+def _connect_error(filters: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+    """A local reply mapper giving a reply that meets every one of `filters` Connect's JSON
+    error `body`."""
+    return {"filter": {"and_filter": {"filters": filters}},
             "body_format_override": {"json_format": body, "content_type": "application/json"}}
 
 
