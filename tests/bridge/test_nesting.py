@@ -1,4 +1,4 @@
-"""`nests_deeper_than` and `values_within` walk level by level; they must answer as the plain
+"""`nests_deeper_than` and `counted_within` walk level by level; they must answer as the plain
 definitions do."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shellexec.bridge.nesting import nests_deeper_than, values_within
+from shellexec.bridge.nesting import Counted, counted_within, nests_deeper_than
 
 
 def deepest_container(value: Any, level: int = 1) -> int:
@@ -42,10 +42,21 @@ def value_count(value: Any) -> int:
     return 1
 
 
+def object_count(value: Any) -> int:
+    """The objects in `value`, itself included."""
+    if isinstance(value, dict):
+        return 1 + sum(object_count(child) for child in value.values())
+    if isinstance(value, list | tuple):
+        return sum(object_count(child) for child in value)
+    return 0
+
+
 @given(values, st.integers(min_value=0, max_value=8))
-def test_it_counts_the_values_of_what_is_not_too_deep(value: Any, limit: int) -> None:
-    expected = None if deepest_container(value) > limit else value_count(value)
-    assert values_within(value, limit) == expected
+def test_it_counts_the_values_and_objects_of_what_is_not_too_deep(value: Any,
+                                                                 limit: int) -> None:
+    expected = (None if deepest_container(value) > limit
+                else Counted(value_count(value), object_count(value)))
+    assert counted_within(value, limit) == expected
 
 
 def test_a_nesting_too_deep_for_recursion_is_measured() -> None:

@@ -1,5 +1,6 @@
-"""How deep a JSON value nests, and how many values it holds, measured without recursion, so
-that no nesting an agent sends can exhaust the stack of the code that measures it."""
+"""How deep a JSON value nests, and how many values and objects it holds, measured without
+recursion, so that no nesting an agent sends can exhaust the stack of the code that measures
+it."""
 
 from __future__ import annotations
 
@@ -11,13 +12,6 @@ def nests_deeper_than(value: object, limit: int) -> bool:
     """Whether `value` holds an object or array deeper than `limit` (`value` is level 1),
     counted as the service counts."""
     return counted_within(value, limit) is None
-
-
-def values_within(value: object, limit: int) -> int | None:
-    """How many values `value` holds, itself included (an object's keys are not values);
-    None when it holds an object or array deeper than `limit`."""
-    counted = counted_within(value, limit)
-    return None if counted is None else counted.values
 
 
 class Counted(NamedTuple):
