@@ -174,14 +174,14 @@ def _shape_problem(message: object) -> str | None:
     if isinstance(message, list):
         return "a JSON array: a batch, which ACP does not use"
     if not isinstance(message, dict):
-        return f"not a JSON object but {_json_type(message)}"
+        return f"not a JSON object but {json_type(message)}"
     if "id" in message and not _is_id(message["id"]):
-        return f"id must be a string, an integer or null, not {_json_type(message['id'])}"
+        return f"id must be a string, an integer or null, not {json_type(message['id'])}"
     if "method" in message and not isinstance(message["method"], str):
-        return f"method must be a string, not {_json_type(message['method'])}"
+        return f"method must be a string, not {json_type(message['method'])}"
     if "method" not in message and "error" in message and not isinstance(message["error"],
                                                                           dict):
-        return f"error must be an object, not {_json_type(message['error'])}"
+        return f"error must be an object, not {json_type(message['error'])}"
     return None
 
 
@@ -190,7 +190,8 @@ def _is_id(value: object) -> bool:
                                                        and not isinstance(value, bool))
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, as JSON names it ("an object", "a number", "null")."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
              int: "a number", float: "a number", type(None): "null"}
     return names.get(type(value), type(value).__name__)

@@ -25,6 +25,8 @@ from typing import Any, Final
 
 from acp.exceptions import RequestError
 
+from shellexec.bridge.frames import json_type
+
 log = logging.getLogger("shellexec.bridge")
 
 METHOD: Final = "terminal/create"
@@ -71,7 +73,7 @@ def invalid_field(params: Mapping[str, Any]) -> Refusal | None:
                 return Refusal(f"{name}[{index}]", reason)
     cwd = params.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
-        return Refusal("cwd", f"is {_json_type(cwd)}, not a string")
+        return Refusal("cwd", f"is {json_type(cwd)}, not a string")
     limit = params.get("outputByteLimit")
     if limit is not None and (reason := _limit_problem(limit)) is not None:
         return Refusal("outputByteLimit", reason)
@@ -100,17 +102,17 @@ def refuse_marked(arguments: Mapping[str, Any]) -> None:
 
 
 def _arg_problem(item: object) -> str | None:
-    return None if isinstance(item, str) else f"is {_json_type(item)}, not a string"
+    return None if isinstance(item, str) else f"is {json_type(item)}, not a string"
 
 
 def _env_problem(item: object) -> str | None:
     if not isinstance(item, dict):
-        return f"is {_json_type(item)}, not an object with a name and a value"
+        return f"is {json_type(item)}, not an object with a name and a value"
     for key in ("name", "value"):
         if key not in item:
             return f"has no {key}"
         if not isinstance(item[key], str):
-            return f"has a {key} that is {_json_type(item[key])}, not a string"
+            return f"has a {key} that is {json_type(item[key])}, not a string"
     return None
 
 
@@ -118,13 +120,7 @@ def _limit_problem(value: object) -> str | None:
     """What keeps `value` from being a count of bytes: a whole number from 0, as JSON may
     write one (`10`, `10.0`)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"is {_json_type(value)}, not a whole number of bytes"
+        return f"is {json_type(value)}, not a whole number of bytes"
     if value < 0 or (isinstance(value, float) and not value.is_integer()):
         return "is not a whole number of bytes from 0"
     return None
-
-
-def _json_type(value: object) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
