@@ -190,6 +190,13 @@ class ChatPage:
         else:
             target.click()
 
+    def copied(self, button: Locator) -> str:
+        """What the clipboard holds once a click on a copy `button` has copied (the page may
+        use the clipboard)."""
+        button.click()
+        expect(button).to_have_attribute("data-copied", "true")
+        return str(self.page.evaluate("navigator.clipboard.readText()"))
+
     # -- what the page requested
     def shell_requests(self, message_id: str | None = None) -> list[Request]:
         """Shell-output requests seen on the wire (Playwright `request` events)."""

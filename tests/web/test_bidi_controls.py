@@ -79,12 +79,8 @@ def test_a_command_its_work_dir_and_output_show_bidi_controls_and_copy_the_real_
     assert_reads_in_order(stdout, "fdp.exe")
 
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == COMMAND
-    body.get_by_test_id("shell-output-copy").click()
-    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == OUTPUT
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == COMMAND
+    assert chat.copied(body.get_by_test_id("shell-output-copy")) == OUTPUT
 
 
 # An agent name is free text up to 64 characters; a stop reason up to 64 too.
@@ -173,9 +169,7 @@ def test_a_run_of_controls_is_one_marker_and_a_text_draws_a_bounded_number_of_th
 
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     row = chat.shell_row(message_id)
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == alternating
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == alternating
 
 
 def tags(text: str) -> str:
@@ -212,6 +206,4 @@ def test_invisible_characters_in_a_command_and_its_work_dir_are_shown_and_copied
     expect(title).to_have_text("Read 👩\u200d💻 notes")
 
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == command
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == command

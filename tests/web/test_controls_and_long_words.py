@@ -126,9 +126,7 @@ def test_controls_in_chat_text_titles_and_commands_are_markers_and_the_copy_is_r
     assert not DRAWN_CONTROL.search(body_text), DRAWN_CONTROL.findall(body_text)[:5]
 
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == command
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == command
 
     api.publish(session["id"], agent_text("still here"))
     expect(chat.page.get_by_test_id("chat-text").last).to_have_text("still here")
@@ -182,9 +180,5 @@ def test_a_long_word_in_a_script_broken_with_a_dictionary_breaks_anywhere_past_1
     chat.assert_no_horizontal_overflow()
 
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    body.get_by_test_id("shell-output-copy").click()
-    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == f"{thai}\nok {prose}\n"
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == command
+    assert chat.copied(body.get_by_test_id("shell-output-copy")) == f"{thai}\nok {prose}\n"
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == command

@@ -95,15 +95,11 @@ def test_copy_command_and_output_and_download_the_stored_text(
     chat.open(f"{stack.rest_url}/?session={session_id}")
     row = chat.shell_row(message_id)
 
-    row.get_by_test_id("shell-command-copy").click()
-    expect(row.get_by_test_id("shell-command-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == "pytest -q --color=yes"
+    assert chat.copied(row.get_by_test_id("shell-command-copy")) == "pytest -q --color=yes"
 
     body = chat.expand(message_id)
     expect(body).to_have_attribute("data-state", "ready")
-    body.get_by_test_id("shell-output-copy").click()
-    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
-    assert chat.page.evaluate("navigator.clipboard.readText()") == SHOWN
+    assert chat.copied(body.get_by_test_id("shell-output-copy")) == SHOWN
 
     with chat.page.expect_download() as download_info:
         body.get_by_test_id("shell-output-download").click()
@@ -156,9 +152,7 @@ def test_a_long_coloured_output_draws_its_tail_first_and_the_rest_on_scrolling(
     assert warn.evaluate("el => getComputedStyle(el).color") == "rgb(255, 135, 0)"
     # Copying takes the whole output, drawn or not.
     chat.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    body.get_by_test_id("shell-output-copy").click()
-    expect(body.get_by_test_id("shell-output-copy")).to_have_attribute("data-copied", "true")
-    copied = chat.page.evaluate("navigator.clipboard.readText()")
+    copied = chat.copied(body.get_by_test_id("shell-output-copy"))
     assert copied.startswith("ok line 0000 warn\n")
     assert copied.endswith("ok line 1999 warn\n")
 
