@@ -44,10 +44,10 @@ def _leaks(payload: Any, secrets: tuple[str, ...] = SECRETS) -> list[str]:
 
 def _stored_text(stack: Stack) -> str:
     """Everything the database holds as text: chunks, message columns, fold states."""
-    rows = stack.sql("SELECT data FROM output_chunk")
+    texts = stack.chunk_texts()
     for column in ("content", "title", "command", "work_dir", "fold_state"):
-        rows += stack.sql(f"SELECT {column} FROM message")
-    return "\n".join(str(row[0]) for row in rows)
+        texts += [str(row[0]) for row in stack.sql(f"SELECT {column} FROM message")]
+    return "\n".join(texts)
 
 
 def _plant(stack: Stack) -> tuple[dict[str, Any], str, str]:
@@ -252,6 +252,10 @@ def test_masking_at_rest_stores_no_secret_and_keeps_the_byte_counts(
     at_rest.api.publish(session["id"], codex_start("s2", "git push"))
     at_rest.api.publish(session["id"], codex_delta("s2", f"using {GITHUB[:21]}"))
     at_rest.api.publish(session["id"], codex_delta("s2", f"{GITHUB[21:]} for origin\n"))
+    # Long repetitive output is packed (ADR 0150): masked before it is.
+    at_rest.api.publish(session["id"], codex_delta(
+        "s2", f"remote: token {GITHUB} accepted\n" + "remote: Counting objects\n" * 200))
+    assert at_rest.packed_chunks() > 0
     cut = len(ANTHROPIC) // 2
     at_rest.api.publish(session["id"], agent_text(f" again {ANTHROPIC[:cut]}"))
     at_rest.api.publish(session["id"], agent_text(f"{ANTHROPIC[cut:]}."))

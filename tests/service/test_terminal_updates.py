@@ -182,7 +182,7 @@ def test_masking_at_rest_masks_terminal_data_held_or_split(
     at_rest.api.publish(session, chunk("t7", f"live {GITHUB[:20]}"))
     at_rest.api.publish(session, chunk("t7", f"{GITHUB[20:]} done\n"))
 
-    stored = "".join(str(row[0]) for row in at_rest.sql("SELECT data FROM output_chunk"))
+    stored = "".join(at_rest.chunk_texts())
     stored += "".join(str(row[0]) for row in at_rest.sql("SELECT command FROM message"))
     assert GITHUB[4:] not in stored
     assert GITHUB[20:] not in stored

@@ -26,6 +26,7 @@ from shellexec.store.opening import open_database
 
 from support.acp import codex_delta, codex_start
 from support.postgres import PostgresServer
+from support.texts import random_text
 
 # SQLite's own bound: the pragma set back to it lifts the limit.
 _NO_LIMIT = 1_073_741_823
@@ -60,7 +61,8 @@ def test_a_publish_that_finds_the_disk_full_stores_nothing_and_says_so(
     session_id = run(app.sessions.create("task-full", "codex")).id
     run(app.publisher.publish(session_id, codex_start("c1", "make"), 1))
     _limit_pages(app, 4)
-    large = codex_delta("c1", ("y" * 199 + "\n") * 1000)  # 200 KB: 200 pages of 1 KiB
+    text = random_text(200_000)
+    large = codex_delta("c1", text)  # packed, still about 165 pages of 1 KiB
 
     with caplog.at_level(logging.WARNING, logger="shellexec.store.database"):
         for _ in range(2):  # told the same each time, and logged once
@@ -78,7 +80,7 @@ def test_a_publish_that_finds_the_disk_full_stores_nothing_and_says_so(
     assert not run(app.publisher.publish(session_id, large, 2)).duplicate
     message = run(app.reader.list_messages(session_id, 10, "", "", False)).messages[0]
     output = run(app.reader.shell_output(session_id, message.id)).output
-    assert output.stdout == ("y" * 199 + "\n") * 1000
+    assert output.stdout == text
 
 
 def test_postgresql_s_disk_full_is_told_as_such(postgres_server: PostgresServer) -> None:

@@ -546,13 +546,16 @@ def test_compaction_deletes_the_oldest_chunks_and_rewrites_none(harness: Harness
         published = harness.run(harness.publisher.publish(session_id, update, None)).message
     assert published is not None
 
-    def chunk_sizes() -> list[int]:
+    def chunks() -> list[tuple[int | None, int]]:
         position = int(queries.message_position(session_id, published.id) or 0)
-        return [len(str(chunk.data).encode()) for chunk in OutputChunk.select(OutputChunk.data)
+        return [(chunk.text_bytes, len(chunk.packed or b""))
+                for chunk in OutputChunk.select(OutputChunk.text_bytes, OutputChunk.packed)
                 .where(OutputChunk.message == position).order_by(OutputChunk.id)]
 
-    sizes = harness.run(harness.database.read(chunk_sizes))
+    stored = harness.run(harness.database.read(chunks))
+    sizes = [size or 0 for size, _ in stored]
     assert MAX_FIELD_BYTES <= sum(sizes) <= COMPACT_AT_BYTES
     assert set(sizes) == {delta_bytes}, "the kept chunks are the deltas as they came"
+    assert all(0 < packed < delta_bytes // 8 for _, packed in stored), "packed, counted unpacked"
     shell_output = harness.run(harness.reader.shell_output(session_id, published.id))
     assert shell_output.output == normalize_updates(updates, "codex", Masking()).output

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -26,7 +27,7 @@ from shellexec.app.settings import Settings
 from shellexec.client import ShellExecClient
 from shellexec.service import system_clock
 from shellexec.service.tokens import Tokens
-from shellexec.store import open_database
+from shellexec.store import open_database, packing
 
 from support.rest import Api
 
@@ -193,6 +194,17 @@ class Stack:
                 return list(database.execute(statement, params).fetchall())
         finally:
             database.close()
+
+    def chunk_texts(self) -> list[str]:
+        """The text of every stored output chunk, in append order, inflated where the store
+        packed it (ADR 0150): what the database holds, whichever way it holds it."""
+        rows: Any = self.sql("SELECT data, packed, text_bytes FROM output_chunk ORDER BY id")
+        return [packing.unpack(str(data), None if packed is None else bytes(packed), size)
+                for data, packed, size in rows]
+
+    def packed_chunks(self) -> int:
+        """How many stored output chunks are packed."""
+        return len(self.sql("SELECT id FROM output_chunk WHERE packed IS NOT NULL"))
 
     def client(self) -> ShellExecClient:
         return ShellExecClient(self.grpc_target)

@@ -35,6 +35,7 @@ from shellexec.store.models import (
     BaseModel,
     Event,
     Message,
+    OutputChunk,
     PublishReceipt,
     SchemaVersion,
     Session,
@@ -339,11 +340,23 @@ def _rebuild(db: SqliteDatabase, model: type[BaseModel], rebuilt: type[BaseModel
     model._schema.create_indexes(safe=False)  # type: ignore[attr-defined]
 
 
+def _pack_output(db: PeeweeDatabase) -> None:
+    """`output_chunk`'s `text_bytes` and `packed` (ADR 0150), which a new database has. The
+    rows already there stay text, with no recorded size, and are read and trimmed as they
+    were: nothing is rewritten."""
+    table = OutputChunk._meta.table_name
+    present = {column.name for column in db.get_columns(table)}
+    migrator = _migrator(db)
+    run_operations(*(migrator.add_column(table, field.column_name, field)
+                     for field in (OutputChunk.text_bytes, OutputChunk.packed)
+                     if field.column_name not in present))
+
+
 STEPS: tuple[MigrationStep, ...] = (
     _create_schema, _add_request_ids, _add_tokens, _add_payload_digests, _write_less,
     _track_activity, _add_terminals, _add_turn_events, _count_commands,
     _scope_request_ids_by_task, _count_session_numbers, _weigh_texts, _rebuild_message_table,
-    _declare_session_columns, _widen_escaped_columns)
+    _declare_session_columns, _widen_escaped_columns, _pack_output)
 SCHEMA_VERSION = len(STEPS)
 
 

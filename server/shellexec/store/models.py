@@ -228,13 +228,22 @@ def utf8_bytes(text: str) -> int:
 
 
 class OutputChunk(BaseModel):
-    """A piece of one output stream of a shell message, in append order."""
+    """A piece of one output stream of a shell message, in append order.
+
+    Its text is `data`, or deflated in `packed` with `data` empty when that is smaller
+    (`packing`, ADR 0150)."""
 
     id = AutoField()
     message = ForeignKeyField(Message, field=Message.position, column_name="message_position",
                               on_delete="CASCADE", index=False)
     stream = CharField(max_length=6)
     data = AgentText()
+    # The UTF-8 bytes of its text however it is stored, so that a stream is trimmed by its
+    # bytes without inflating it; null in rows written before migration step 16. That step
+    # added both columns at the end of existing tables, where a new table has them too
+    # (ADR 0137).
+    text_bytes = IntegerField(null=True)
+    packed = BlobField(null=True)
 
     class Meta:
         table_name = "output_chunk"

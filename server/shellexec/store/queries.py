@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from peewee import JOIN, Case, Expression, fn
 
+from shellexec.store import packing
 from shellexec.store.models import (
     Event,
     Message,
@@ -113,10 +114,12 @@ def get_message_by_position(position: int) -> Message | None:
 
 def read_stream(position: int, stream: str) -> str | None:
     """The stream's stored text, or None when the stream was never reported."""
-    chunks = [str(chunk.data) for chunk in (
-        OutputChunk.select(OutputChunk.data)
-        .where((OutputChunk.message == position) & (OutputChunk.stream == stream))
-        .order_by(OutputChunk.id))]
+    chunks = [packing.unpack(str(chunk.data), chunk.packed, chunk.text_bytes)
+              for chunk in (OutputChunk.select(OutputChunk.text_bytes, OutputChunk.packed,
+                                               OutputChunk.data)
+                            .where((OutputChunk.message == position)
+                                   & (OutputChunk.stream == stream))
+                            .order_by(OutputChunk.id))]
     return "".join(chunks) if chunks else None
 
 

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Protocol, cast
 from peewee import Database as PeeweeDatabase
 from peewee import Expression, Model, PostgresqlDatabase, Query, Select, Value, fn
 
+from shellexec.store import packing
 from shellexec.store.errors import StaleWriteError
 from shellexec.store.models import (
     MESSAGE_TEXTS,
@@ -455,9 +456,12 @@ class Statements:
         return None if row is None else (int(row[0]), int(row[1]))
 
     def append_chunk(self, position: int, stream: str, text: str) -> None:
+        chunk = packing.pack(text)
         self._run("append_chunk", lambda: OutputChunk.insert(
-            message=param("position"), stream=param("stream"), data=param("data")),
-            position=position, stream=stream, data=_db_value(OutputChunk, "data", text))
+            message=param("position"), stream=param("stream"), text_bytes=param("text_bytes"),
+            packed=param("packed"), data=param("data")),
+            position=position, stream=stream, text_bytes=chunk.text_bytes, packed=chunk.packed,
+            data=_db_value(OutputChunk, "data", chunk.text))
 
     def replace_stream(self, position: int, stream: str, text: str | None) -> None:
         """Rewrites a stream as one chunk; None removes it. An empty chunk records "reported
@@ -472,11 +476,13 @@ class Statements:
         """Deletes a stream's oldest chunk rows that the newest `keep` bytes do not reach;
         returns the bytes the remaining rows hold. Nothing is rewritten: the retained text
         is the newest bytes of the rows, and readers bound them again."""
-        # Bytes, not characters: SQLite's LENGTH counts bytes of a BLOB; PostgreSQL has no
-        # BLOB to cast to, and octet_length counts the bytes of its text (as stored: a NUL
-        # counts as the four bytes of its escape, see `nul_text`).
-        size = (fn.octet_length(OutputChunk.data) if self._postgres
-                else fn.LENGTH(OutputChunk.data.cast("BLOB")))
+        # Rows written before migration step 16 record no size and are never packed: their
+        # bytes, not characters, are counted. SQLite's LENGTH counts bytes of a BLOB;
+        # PostgreSQL has no BLOB to cast to, and octet_length counts the bytes of its text (as
+        # stored: a NUL counts as the four bytes of its escape, see `nul_text`).
+        size = fn.COALESCE(OutputChunk.text_bytes,
+                           fn.octet_length(OutputChunk.data) if self._postgres
+                           else fn.LENGTH(OutputChunk.data.cast("BLOB")))
         sizes = self._run("chunk_sizes", lambda: (
             OutputChunk.select(OutputChunk.id, size)
             .where((OutputChunk.message == param("position"))
