@@ -11,12 +11,12 @@ Two workloads through gRPC on the real server, each on a fresh database:
 
 The output is real shell output: slices of `fixtures/shell_output.txt`, what six commands an
 agent runs in a repository printed (`pytest -v`, `git log --stat`, `ls -la`, `grep -rn`,
-`git show`, `cat` of a source file), captured once in this one. The store deflates output
-(ADR 0150), so the data decides the figures: a repeated character, as this benchmark sent
-before, would deflate to almost nothing and measure nothing. Each command gets another slice.
-The commands workload runs a second time with random printable text, the least that deflate
-can shrink any text (about 83 % is left); that figure is printed and recorded beside the
-others, with no target of its own (ADR 0150).
+`git show`, `cat` of a source file), captured once in this repository. The store deflates
+output (ADR 0150), so the data decides the figures: a repeated character, as this benchmark
+sent before, would deflate to almost nothing and measure nothing. Each command gets another
+slice. The commands workload runs a second time with random printable text, which deflate
+barely shrinks (it keeps about 83 %): that figure is printed and recorded beside the others,
+with no target of its own (ADR 0150).
 
 Bytes written are the server process's own `write_bytes` (/proc/PID/io: what it caused to be
 written to disk, WAL included) plus the final `PRAGMA wal_checkpoint(TRUNCATE)`, which this
