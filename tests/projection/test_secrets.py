@@ -176,6 +176,26 @@ def test_only_a_stream_at_the_bound_counts_as_cut(stream: str, cut: bool) -> Non
     assert Masking().output(ShellOutput(stdout=stream, stderr="")).stdout == stream
 
 
+@pytest.mark.parametrize("rest", ["[1;31m", "1;31m", ";31m", "31m", "1m", "m", "[m",
+                                  "[38;5;196m", "[0K"])
+def test_a_key_after_the_rest_of_a_colour_code_the_cut_began_in_is_masked(rest: str) -> None:
+    """A cut after the ESC of `\x1b[1;31mAKIA...` left `[1;31mAKIA...`: no word boundary
+    before the key, which was served in clear."""
+    masked = mask_secrets(f"{rest}{AWS_KEY_ID}\x1b[0m\nnext {AWS_KEY_ID}\n", head_cut=True)
+    assert AWS_KEY_ID[4:] not in masked
+    assert masked.endswith("\x1b[0m\nnext AKIA****************\n")
+
+
+def test_a_byte_of_a_character_a_chunk_cut_in_two_is_masked_as_one_byte() -> None:
+    """Terminal data is decoded with `surrogateescape`: `h\xc3` | `\xa9llo` (an `é` cut in
+    two) gave a lone surrogate, and masking it raised UnicodeEncodeError, so the chunk was
+    refused (500) and never stored."""
+    raw = "DB_PASSWORD=h\u00e9llo-world\n".encode()
+    first, rest = (part.decode("utf-8", "surrogateescape") for part in (raw[:14], raw[14:]))
+    masked = mask_continuation(mask_secrets(first), rest)
+    assert masked.encode("utf-8", "surrogateescape") == b"*" * 10 + b"\n"
+
+
 def test_a_cut_stream_s_leading_run_is_masked_up_to_the_longest_token() -> None:
     assert mask_secrets("y" * 20_000, head_cut=True) == "*" * 8192 + "y" * (20_000 - 8192)
 

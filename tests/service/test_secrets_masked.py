@@ -184,6 +184,21 @@ def test_only_a_stream_cut_at_the_bound_has_its_head_masked_and_only_a_token_s_l
     assert output["stderr"] == "*" * 8192 + "y" * (262_144 - 8192)
 
 
+def test_a_key_right_after_a_colour_code_the_cut_began_inside_is_masked(stack: Stack) -> None:
+    """The newest 262,144 bytes of `... ESC [1;31m AKIA... ESC [0m ...` began `[1;31mAKIA...`
+    (the cut fell after the ESC): the key followed a letter, so no pattern saw a word, and it
+    was served in clear."""
+    kept = f"[1;31m{AWS_KEY_ID}\x1b[0m\n" + "ok\n" * 87_000
+    kept += "y" * (MAX_STORED_TEXT_BYTES - len(kept))
+    session = stack.api.new_session()
+    message_id = stack.api.play(session["id"], [
+        codex_start("esc", "make"), codex_delta("esc", "lines\n" * 100 + "\x1b" + kept)])
+    output = stack.api.shell_output(session["id"], message_id)["output"]
+    assert output["truncated"] is True
+    assert output["stdout"].startswith("[1;31mAKIA****************\x1b[0m\nok\n")
+    assert len(output["stdout"]) == len(kept)
+
+
 def test_a_key_split_across_two_chat_chunks_is_masked_in_the_list_and_the_feed(
         stack: Stack) -> None:
     session = stack.api.new_session()

@@ -191,6 +191,27 @@ def test_masking_at_rest_masks_terminal_data_held_or_split(
     assert body.startswith("held ghp_*")
 
 
+@pytest.mark.slow
+def test_masking_at_rest_masks_a_value_whose_character_a_chunk_cut_in_two(
+        stack_with: Callable[..., Stack]) -> None:
+    """`h\xc3` | `\xa9llo` (an `é` cut in two) inside a masked value: masking the byte left
+    over raised UnicodeEncodeError, so the chunk was refused (500) and never stored."""
+    at_rest = stack_with(SHELLEXEC_MASK_AT_REST="on")
+    raw = "DB_PASSWORD=h\u00e9llo-world\nok\n".encode()
+    cut = raw.index(b"\xc3") + 1
+    session = at_rest.api.new_session()["id"]
+    message = at_rest.api.publish(session, call("c9", "t9"))["message"]
+    at_rest.api.publish(session, chunk("t9", raw[:cut]))
+    at_rest.api.publish(session, chunk("t9", raw[cut:]))
+    at_rest.api.publish(session, terminal("t9", exitStatus={"exitCode": 0, "signal": None}))
+
+    stored = "".join(at_rest.chunk_texts())
+    assert "llo-world" not in stored
+    output = output_of(at_rest, session, message["id"])["output"]
+    assert output == {"exit_code": 0, "stdout": "DB_PASSWORD=" + "*" * 12 + "\nok\n",
+                      "truncated": False}
+
+
 def test_deleting_a_session_deletes_its_terminal_links_and_held_updates(stack: Stack) -> None:
     session = stack.api.new_session()["id"]
     stack.api.publish(session, call("c8", "t8"))

@@ -144,6 +144,11 @@ _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 # 256 KiB run of `y` was served as 256 KiB of `*`. The bridge keeps so many bytes more than a
 # stream's bound when it cuts waiting output, so that such a rest never reaches what is kept.
 LONGEST_CUT_TOKEN = 8192
+# What a cut inside a CSI sequence leaves of it when that is no run of token characters
+# (`[1;31m` after its ESC, `;31m`): `\x1b[1;31mAKIA...` drawn red, then cut after the ESC,
+# began `[1;31mAKIA...`, and a key after `m` is no word of its own to the patterns. Cuts that
+# leave `31m` or `m` are a leading run, masked as such.
+_CUT_CSI_REST = re.compile(r"\A(?:\[[0-?]*|[0-?]*[;:<=>?][0-?]*)[ -/]*[@-~]")
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -211,7 +216,8 @@ def _tail_spans(text: str) -> list[Span]:
 
 
 def _head_spans(text: str) -> list[Span]:
-    """What may be the rest of a secret whose beginning was cut off."""
+    """What may be the rest of a secret whose beginning was cut off, and a secret right after
+    the rest of a colour code the cut began inside."""
     spans: list[Span] = []
     end = _ORPHAN_END.search(text)
     begin = _BEGIN.search(text)
@@ -220,6 +226,11 @@ def _head_spans(text: str) -> list[Span]:
     run = _LEADING_RUN.match(text)
     if run is not None:
         spans.append((0, min(run.end(), LONGEST_CUT_TOKEN)))
+    rest = _CUT_CSI_REST.match(text)
+    if rest is not None:
+        after = rest.end()
+        spans += [(start + after, end + after) for start, end
+                  in _pattern_spans(text[after:after + LONGEST_CUT_TOKEN])]
     return spans
 
 
@@ -291,7 +302,10 @@ def _hidden(part: str) -> str:
 def _starred(part: str) -> str:
     if part.isascii():
         return part.translate(_ASCII_HIDDEN)
-    return _NON_SPACE_RUN.sub(lambda run: MASK_CHAR * len(run.group().encode("utf-8")), part)
+    # Terminal data is decoded with `surrogateescape`: a byte of a character a chunk cut in
+    # two is a lone surrogate here, and one byte.
+    return _NON_SPACE_RUN.sub(
+        lambda run: MASK_CHAR * len(run.group().encode("utf-8", "surrogateescape")), part)
 
 
 def apply_spans(text: str, spans: Iterable[Span]) -> str:
