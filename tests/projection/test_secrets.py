@@ -186,6 +186,27 @@ def test_a_key_after_the_rest_of_a_colour_code_the_cut_began_in_is_masked(rest: 
     assert masked.endswith("\x1b[0m\nnext AKIA****************\n")
 
 
+LONG_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "c3ViIjoiMTIzNDU2Nzg5MCJ9" * 36 + ".SflKxwRJSMeKKF2QT4fw"
+PEM_LINES = "\n".join("MIIEowIBAAKCAQEA" + f"{index:04d}" * 12 for index in range(24)) + "\n"
+
+
+@pytest.mark.parametrize(("first", "rest"), [
+    ("Authorization: Bearer " + LONG_JWT[:700], LONG_JWT[700:] + "\nok\n"),
+    ("SESSION_TOKEN=" + "Qx9" * 330, "Qx9" * 50 + "\nok\n"),
+    ("-----BEGIN RSA PRIVATE KEY-----\n" + PEM_LINES[:1200], PEM_LINES[1200:]),
+])
+def test_the_rest_of_a_secret_begun_more_than_a_window_back_is_masked(first: str,
+                                                                      rest: str) -> None:
+    """A delta is masked in the context of its stream's end. The context was the last 512
+    characters, so the rest of a longer secret split across deltas (a JWT, a long token
+    value, a private key sent in pieces) was stored in clear at rest."""
+    before = mask_secrets("ls\n" * 300 + first)
+    masked = mask_continuation(before, rest)
+    secret_part = rest.removesuffix("\nok\n")
+    assert set(masked[:len(secret_part)]) <= {"*", "\n"}
+    assert masked[len(secret_part):] == rest[len(secret_part):]
+
+
 def test_a_byte_of_a_character_a_chunk_cut_in_two_is_masked_as_one_byte() -> None:
     """Terminal data is decoded with `surrogateescape`: `h\xc3` | `\xa9llo` (an `é` cut in
     two) gave a lone surrogate, and masking it raised UnicodeEncodeError, so the chunk was

@@ -283,6 +283,28 @@ def test_masking_at_rest_stores_no_secret_and_keeps_the_byte_counts(
     assert shell["command"].startswith("GH_TOKEN=****")
 
 
+@pytest.mark.slow
+def test_masking_at_rest_masks_the_rest_of_a_secret_begun_more_than_512_bytes_back(
+        stack_with: Callable[..., Stack]) -> None:
+    """A delta was masked in the context of the last 512 bytes of its stream only: the rest
+    of a longer JWT was stored in clear, in output and in a chat message."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "c3ViIjoiMTIzNDU2Nzg5MCJ9" * 36 + ".SflKxwRJSMeKKF2QT4fw"
+    at_rest = stack_with(SHELLEXEC_MASK_AT_REST="on", SHELLEXEC_MASK_SECRETS="off")
+    session = at_rest.api.new_session()
+    at_rest.api.start_turn(session["id"])
+    at_rest.api.play(session["id"], [
+        codex_start("j1", "curl -v api"),
+        codex_delta("j1", "ls\n" * 300 + "Authorization: Bearer " + jwt[:700]),
+        codex_delta("j1", jwt[700:] + "\nok\n")])
+    at_rest.api.publish(session["id"], agent_text("Use Bearer " + jwt[:700]))
+    at_rest.api.publish(session["id"], agent_text(jwt[700:] + " for the call."))
+
+    stored = _stored_text(at_rest)
+    assert _leaks(stored, (jwt[700:720], jwt[-20:])) == []
+    assert "\nok\n" in stored
+    assert " for the call." in stored
+
+
 NORMALIZE_UPDATES = [codex_start("n1", COMMAND), codex_delta("n1", ENV_OUTPUT),
                      codex_end("n1", ENV_OUTPUT, 0)]
 

@@ -329,12 +329,45 @@ def mask_secrets(text: str, *, head_cut: bool = False, open_end: bool = True) ->
     return apply_spans(text, secret_spans(text, head_cut=head_cut, open_end=open_end))
 
 
+# How much of a stream's end a continuation is to be given: the window, and as far again as
+# the longest token a cut leaves, for a token or key block the window begins inside.
+CONTEXT_BYTES = _TAIL_WINDOW + LONGEST_CUT_TOKEN
+_RUN = re.compile(rf"[{_TOKEN_CHARS}+/=.*]*")
+_LINE_REACH = 256
+
+
+def _context(before: str) -> str:
+    """The end of `before` a continuation is masked with: its last `_TAIL_WINDOW` characters,
+    reaching back (within `CONTEXT_BYTES`) to the start of the run of token characters they
+    begin inside, and to the BEGIN line of a private key block still open. A 900-character JWT
+    or a key body sent in pieces had its start outside the window, and its rest was stored in
+    clear at rest."""
+    window_start = max(0, len(before) - _TAIL_WINDOW)
+    reach_start = max(0, len(before) - CONTEXT_BYTES)
+    start = window_start
+    # Only a run masked up to the window can be a secret's start: `before` is masked, and a
+    # long run of anything else would cost every delta a search of CONTEXT_BYTES.
+    if (reach_start < window_start and before[window_start - 1] == MASK_CHAR
+            and _RUN.fullmatch(before, window_start, window_start + 1)):
+        run = _RUN.match(before[reach_start:window_start][::-1])
+        run_start = window_start - (run.end() if run is not None else 0)
+        # With what names it on its line (`Bearer `, `export NAME=`): a masked start is only
+        # `*`s, which a pattern takes for a token's only after its prefix.
+        line_from = max(reach_start, run_start - _LINE_REACH)
+        start = before.rfind("\n", line_from, run_start) + 1 or line_from
+    if "PRIVATE KEY" in before[reach_start:]:
+        blocks = [*_BEGIN.finditer(before, reach_start)]
+        if blocks and _ORPHAN_END.search(before, blocks[-1].end()) is None:
+            start = min(start, blocks[-1].start())
+    return before[start:]
+
+
 def mask_continuation(before: str, text: str) -> str:
     """`text`, appended to `before` (already masked), masked as part of the joined text:
     the rest of a token whose start `before` ends with is masked too."""
     if not text:
         return text
-    context = before[-_TAIL_WINDOW:]
+    context = _context(before)
     offset = len(context)
     spans = [(max(start, offset) - offset, end - offset)
              for start, end in secret_spans(context + text) if end > offset]

@@ -20,7 +20,7 @@ from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.normalize import bounded_head
 from shellexec.projection import Masking, project_message
-from shellexec.projection.secrets import mask_continuation, mask_json
+from shellexec.projection.secrets import CONTEXT_BYTES, mask_continuation, mask_json
 from shellexec.service import events, tool_calls, units
 from shellexec.service.access import UNRESTRICTED, Caller
 from shellexec.service.deps import Clock, IdFactory
@@ -54,8 +54,6 @@ TEXT_AUTHORS: dict[AcpChatChunk, AuthorType] = {
     ACP_AGENT_MESSAGE_CHUNK: AUTHOR_AGENT, ACP_USER_MESSAGE_CHUNK: AUTHOR_USER}
 # The fields of a tool update that name or classify it: never masked at rest.
 _IDENTITY_FIELDS = frozenset({"sessionUpdate", "toolCallId", "status", "kind"})
-# How much of a stream's end a delta is masked in the context of (a token split in two).
-_CONTEXT_BYTES = 512
 
 # How much of an update's SHA-256 a receipt keeps: enough that two different updates under
 # one sequence never look alike by chance, small beside the row (ADR 0060).
@@ -123,7 +121,7 @@ def _chunk_text(update: Mapping[str, Any]) -> str:
 def mask_context(state: normalize.ShellState) -> str:
     """The end of a call's stdout that an update continuing it is masked with at rest: the
     rest of a token whose start it holds is masked too."""
-    return "" if state.stdout is None else state.stdout.tail(_CONTEXT_BYTES)
+    return "" if state.stdout is None else state.stdout.tail(CONTEXT_BYTES)
 
 
 class Publisher:

@@ -42,9 +42,6 @@ from shellexec.store import Statements
 from shellexec.store.models import Message
 from shellexec.vocabulary import ACP_TERMINAL_OUTPUT_CHUNK
 
-# How much of a stream's end a chunk is masked in the context of (a token split in two).
-_CONTEXT_BYTES = 512
-
 
 def data_bytes(update: Mapping[str, Any]) -> int:
     """How many bytes a terminal update's data decodes to (chunk or snapshot)."""
