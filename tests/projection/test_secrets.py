@@ -14,8 +14,13 @@ from shellexec.app.settings import Settings
 from shellexec.normalize import ShellOutput, ShellRecord
 from shellexec.projection import NO_MASKING, Masking
 from shellexec.projection.secrets import (
+    _LINE_REACH,
+    _OPEN_KEY_BLOCK,
+    _STARS_KEPT,
+    _TAIL_WINDOW,
     PATTERNS,
     SHORT_HINTS,
+    _context,
     mask_continuation,
     mask_json,
     mask_secrets,
@@ -177,13 +182,16 @@ def test_only_a_stream_at_the_bound_counts_as_cut(stream: str, cut: bool) -> Non
 
 
 @pytest.mark.parametrize("rest", ["[1;31m", "1;31m", ";31m", "31m", "1m", "m", "[m",
-                                  "[38;5;196m", "[0K"])
-def test_a_key_after_the_rest_of_a_colour_code_the_cut_began_in_is_masked(rest: str) -> None:
+                                  "[38;5;196m", "[0K", "2 q"])
+def test_a_secret_after_the_rest_of_a_colour_code_the_cut_began_in_is_masked(rest: str) -> None:
     """A cut after the ESC of `\x1b[1;31mAKIA...` left `[1;31mAKIA...`: no word boundary
-    before the key, which was served in clear."""
+    before the key, which was served in clear; a cut leaving `33m` before `Bearer` served
+    the token after it."""
     masked = mask_secrets(f"{rest}{AWS_KEY_ID}\x1b[0m\nnext {AWS_KEY_ID}\n", head_cut=True)
     assert AWS_KEY_ID[4:] not in masked
     assert masked.endswith("\x1b[0m\nnext AKIA****************\n")
+    bearer = mask_secrets(f"{rest}Bearer {LONG_JWT[:40]}\nok\n", head_cut=True)
+    assert bearer.endswith("*" * 40 + "\nok\n")
 
 
 LONG_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJ" + "c3ViIjoiMTIzNDU2Nzg5MCJ9" * 36 + ".SflKxwRJSMeKKF2QT4fw"
@@ -205,6 +213,47 @@ def test_the_rest_of_a_secret_begun_more_than_a_window_back_is_masked(first: str
     secret_part = rest.removesuffix("\nok\n")
     assert set(masked[:len(secret_part)]) <= {"*", "\n"}
     assert masked[len(secret_part):] == rest[len(secret_part):]
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("SESSION_TOKEN=" + "Qx9" * 200, "SESSION_TOKEN="),
+    ("Authorization: Bearer " + LONG_JWT, "Authorization: Bearer "),
+])
+def test_the_rest_of_a_secret_is_masked_when_the_window_begins_inside_its_name(
+        line: str, name: str) -> None:
+    """The 512-character window beginning inside `SESSION_TOKEN=` or `Bearer ` held no name,
+    and the value's rest was stored in clear."""
+    for inside in range(1, len(name) + 1):
+        split = 512 + inside  # the window starts `inside` characters into the line
+        before = mask_secrets("ls\n" * 300 + line[:split])
+        masked = mask_continuation(before, line[split:] + "\nok\n")
+        assert masked == "*" * (len(line) - split) + "\nok\n", inside
+
+
+def test_a_private_key_s_end_line_split_across_deltas_ends_the_block() -> None:
+    """`-----EN` at a delta's end was masked as the key's body, so the block never ended in
+    the stored text, and masking at rest hid every later delta within reach."""
+    first = "-----BEGIN RSA PRIVATE KEY-----\n" + PEM_LINES + "-----EN"
+    before = mask_secrets(first)
+    assert before.endswith("\n-----EN")
+    rest = "D RSA PRIVATE KEY-----\n$ ls\nREADME.md\n"
+    assert mask_continuation(before, rest) == rest
+    assert mask_continuation(before + rest, "$ ls\nsrc\n") == "$ ls\nsrc\n"
+
+
+@pytest.mark.parametrize("before", [
+    "x" * 9000,
+    "*" * 9000,
+    "Bearer " + "*" * 9000,
+    "a" * 8000 + " bearer token=ghp_" + "*" * 1000,
+    "-----BEGIN RSA PRIVATE KEY-----\n" + "\x1b[1m*\x1b[0m" * 900,
+    "-----BEGIN " + "A" * 8000 + " PRIVATE KEY-----\n" + "*" * 600,
+])
+def test_a_continuation_s_context_stays_small(before: str) -> None:
+    """Every string of an update is masked with the context: one update of 3,000 strings
+    after an open key block took 4.3 s when the context reached back whole."""
+    assert len(_context(before)) <= (_TAIL_WINDOW + _LINE_REACH + _STARS_KEPT
+                                     + len(_OPEN_KEY_BLOCK))
 
 
 def test_a_byte_of_a_character_a_chunk_cut_in_two_is_masked_as_one_byte() -> None:

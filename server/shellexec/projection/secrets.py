@@ -144,11 +144,14 @@ _LEADING_RUN = re.compile(rf"\A[{_TOKEN_CHARS}+/=.*]+")
 # 256 KiB run of `y` was served as 256 KiB of `*`. The bridge keeps so many bytes more than a
 # stream's bound when it cuts waiting output, so that such a rest never reaches what is kept.
 LONGEST_CUT_TOKEN = 8192
-# What a cut inside a CSI sequence leaves of it when that is no run of token characters
-# (`[1;31m` after its ESC, `;31m`): `\x1b[1;31mAKIA...` drawn red, then cut after the ESC,
-# began `[1;31mAKIA...`, and a key after `m` is no word of its own to the patterns. Cuts that
-# leave `31m` or `m` are a leading run, masked as such.
-_CUT_CSI_REST = re.compile(r"\A(?:\[[0-?]*|[0-?]*[;:<=>?][0-?]*)[ -/]*[@-~]")
+# What a cut inside a CSI sequence may have left of it (`[1;31m` after its ESC, `;31m`,
+# `33m`, `m`): `\x1b[1;31mAKIA...` drawn red, then cut after the ESC, began `[1;31mAKIA...`,
+# and a key or a `Bearer` after `m` is no word of its own to the patterns. The patterns also
+# search the text after such a head, as if it began there (at worst a first letter taken for
+# one: more is masked, never less).
+_CUT_CSI_REST = re.compile(r"\A\[?[0-?]*[ -/]*[@-~]")
+_PARTIAL_END = re.compile(r"(?m)^(?:-{1,5}|-----EN?|-----END[A-Z0-9 ]*-{0,4})\Z")
+_PARTIAL_END_REACH = 128
 _ORPHAN_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -245,7 +248,21 @@ def _stored_text_spans(text: str, head_cut: bool, open_end: bool) -> list[Span]:
     spans = _pattern_spans(text) + (_tail_spans(text) if open_end else []) if hinted else []
     if head_cut:
         spans += _head_spans(text)
+    if open_end and spans:
+        spans = _before_partial_end(text, spans)
     return spans
+
+
+def _before_partial_end(text: str, spans: list[Span]) -> list[Span]:
+    """`spans` stopped before the start of a key block's END line that the text still
+    growing ends with (`-----EN`): masked as the key's body, the line never closed the block
+    once its rest came, and masking at rest hid the output after it."""
+    partial = _PARTIAL_END.search(text, max(0, len(text) - _PARTIAL_END_REACH))
+    if partial is None:
+        return spans
+    cut = partial.start()
+    return [(start, min(end, cut)) if end == len(text) else (start, end)
+            for start, end in spans if start < cut or end < len(text)]
 
 
 def secret_spans(text: str, *, head_cut: bool = False, open_end: bool = True) -> list[Span]:
@@ -330,36 +347,46 @@ def mask_secrets(text: str, *, head_cut: bool = False, open_end: bool = True) ->
 
 
 # How much of a stream's end a continuation is to be given: the window, and as far again as
-# the longest token a cut leaves, for a token or key block the window begins inside.
+# the longest token a cut leaves, for a secret the window begins inside.
 CONTEXT_BYTES = _TAIL_WINDOW + LONGEST_CUT_TOKEN
 _RUN = re.compile(rf"[{_TOKEN_CHARS}+/=.*]*")
-_LINE_REACH = 256
+# How far before the window, or before a run reaching into it, its line is looked at for what
+# names the secret (`Bearer `, `export NAME=`).
+_LINE_REACH = 64
+# Masked stars kept of a long run: past a pattern's longest prefix they only repeat.
+_STARS_KEPT = 64
+_LONG_STARS = re.compile(rf"\*{{{_STARS_KEPT + 1},}}")
+# An open key block's start as the patterns need it (its own BEGIN line may be long).
+_OPEN_KEY_BLOCK = "-----BEGIN PRIVATE KEY-----\n"
 
 
 def _context(before: str) -> str:
-    """The end of `before` a continuation is masked with: its last `_TAIL_WINDOW` characters,
-    reaching back (within `CONTEXT_BYTES`) to the start of the run of token characters they
-    begin inside, and to the BEGIN line of a private key block still open. A 900-character JWT
-    or a key body sent in pieces had its start outside the window, and its rest was stored in
-    clear at rest."""
+    """What of `before` a continuation is masked with: its last `_TAIL_WINDOW` characters,
+    after the start of their line, of the masked run of token characters they begin inside,
+    and of that run's line (within `CONTEXT_BYTES`), and after the BEGIN line of a private
+    key block still open. A 900-character JWT or a key body sent in pieces had its start
+    outside the window, and its rest was stored in clear at rest.
+
+    What it reaches back to is compacted: a run of stars longer than `_STARS_KEPT` is cut to
+    that, and an open key block's body is left out (it is masked, and holds no END). Every
+    string of an update is masked with the context, so its size is each string's cost."""
     window_start = max(0, len(before) - _TAIL_WINDOW)
     reach_start = max(0, len(before) - CONTEXT_BYTES)
     start = window_start
-    # Only a run masked up to the window can be a secret's start: `before` is masked, and a
-    # long run of anything else would cost every delta a search of CONTEXT_BYTES.
+    # Only a run masked up to the window can be a secret's start: `before` is masked.
     if (reach_start < window_start and before[window_start - 1] == MASK_CHAR
             and _RUN.fullmatch(before, window_start, window_start + 1)):
         run = _RUN.match(before[reach_start:window_start][::-1])
-        run_start = window_start - (run.end() if run is not None else 0)
-        # With what names it on its line (`Bearer `, `export NAME=`): a masked start is only
-        # `*`s, which a pattern takes for a token's only after its prefix.
-        line_from = max(reach_start, run_start - _LINE_REACH)
-        start = before.rfind("\n", line_from, run_start) + 1 or line_from
-    if "PRIVATE KEY" in before[reach_start:]:
-        blocks = [*_BEGIN.finditer(before, reach_start)]
+        start -= run.end() if run is not None else 0
+    line_from = max(reach_start, start - _LINE_REACH)
+    start = before.rfind("\n", line_from, start) + 1 or line_from
+    reached = _LONG_STARS.sub(MASK_CHAR * _STARS_KEPT, before[start:window_start])
+    context = reached + before[window_start:]
+    if "PRIVATE KEY" in before[reach_start:start]:
+        blocks = [*_BEGIN.finditer(before, reach_start, start)]
         if blocks and _ORPHAN_END.search(before, blocks[-1].end()) is None:
-            start = min(start, blocks[-1].start())
-    return before[start:]
+            context = _OPEN_KEY_BLOCK + context
+    return context
 
 
 def mask_continuation(before: str, text: str) -> str:
