@@ -14,10 +14,7 @@ from shellexec.app.settings import Settings
 from shellexec.normalize import ShellOutput, ShellRecord
 from shellexec.projection import NO_MASKING, Masking
 from shellexec.projection.secrets import (
-    _LINE_REACH,
-    _OPEN_KEY_BLOCK,
-    _STARS_KEPT,
-    _TAIL_WINDOW,
+    CONTEXT_CHARS,
     PATTERNS,
     SHORT_HINTS,
     _context,
@@ -230,6 +227,32 @@ def test_the_rest_of_a_secret_is_masked_when_the_window_begins_inside_its_name(
         assert masked == "*" * (len(line) - split) + "\nok\n", inside
 
 
+@pytest.mark.parametrize("gap", [1, 100, 250, 900])
+def test_the_rest_of_a_secret_is_masked_after_many_blanks_before_it(gap: int) -> None:
+    """`Bearer`, or `NAME =`, and its value apart by many blanks: the line's reach stopped in
+    the blanks, and the value's rest was stored in clear."""
+    for head in ("Authorization: Bearer", "DB_PASSWORD ="):
+        line = head + " " * gap + "Qx9" * 300
+        split = len(line) - 200
+        before = mask_secrets("ls\n" * 300 + line[:split])
+        assert mask_continuation(before, line[split:] + "\nok\n") == "*" * 200 + "\nok\n"
+
+
+@pytest.mark.parametrize("inside", [70, 100, 120])
+def test_a_key_body_is_masked_when_the_window_begins_inside_a_long_begin_line(
+        inside: int) -> None:
+    begin = "-----BEGIN ENCRYPTED " + "RSA " * 20 + "PRIVATE KEY-----\n"
+    before = mask_secrets("ls\n" * 300 + begin + PEM_LINES)
+    before = before[:len(before) - len(PEM_LINES) - len(begin) + inside + 512]
+    body = "MIIEowIBAAKCAQEA" * 4 + "\n"
+    assert mask_continuation(before, body) == "*" * 64 + "\n"
+
+
+def test_a_key_id_on_a_line_like_a_key_s_end_is_masked() -> None:
+    assert mask_secrets(f"build ok\n-----END {AWS_KEY_ID}") == (
+        "build ok\n-----END AKIA****************")
+
+
 def test_a_private_key_s_end_line_split_across_deltas_ends_the_block() -> None:
     """`-----EN` at a delta's end was masked as the key's body, so the block never ended in
     the stored text, and masking at rest hid every later delta within reach."""
@@ -248,12 +271,13 @@ def test_a_private_key_s_end_line_split_across_deltas_ends_the_block() -> None:
     "a" * 8000 + " bearer token=ghp_" + "*" * 1000,
     "-----BEGIN RSA PRIVATE KEY-----\n" + "\x1b[1m*\x1b[0m" * 900,
     "-----BEGIN " + "A" * 8000 + " PRIVATE KEY-----\n" + "*" * 600,
+    "token/*" * 1300 + "*" * 600,  # a clear run of token characters and stars
+    " " * 8000 + "*" * 600,
 ])
 def test_a_continuation_s_context_stays_small(before: str) -> None:
     """Every string of an update is masked with the context: one update of 3,000 strings
     after an open key block took 4.3 s when the context reached back whole."""
-    assert len(_context(before)) <= (_TAIL_WINDOW + _LINE_REACH + _STARS_KEPT
-                                     + len(_OPEN_KEY_BLOCK))
+    assert len(_context(before)) <= CONTEXT_CHARS
 
 
 def test_a_byte_of_a_character_a_chunk_cut_in_two_is_masked_as_one_byte() -> None:

@@ -260,9 +260,11 @@ def _before_partial_end(text: str, spans: list[Span]) -> list[Span]:
     partial = _PARTIAL_END.search(text, max(0, len(text) - _PARTIAL_END_REACH))
     if partial is None:
         return spans
+    # Only a key block's body reaches the last line from a line before it; a span on the last
+    # line alone is another secret's (`-----END AKIA...` holds a key id).
     cut = partial.start()
-    return [(start, min(end, cut)) if end == len(text) else (start, end)
-            for start, end in spans if start < cut or end < len(text)]
+    return [(start, cut) if start < cut and end == len(text) else (start, end)
+            for start, end in spans]
 
 
 def secret_spans(text: str, *, head_cut: bool = False, open_end: bool = True) -> list[Span]:
@@ -349,41 +351,46 @@ def mask_secrets(text: str, *, head_cut: bool = False, open_end: bool = True) ->
 # How much of a stream's end a continuation is to be given: the window, and as far again as
 # the longest token a cut leaves, for a secret the window begins inside.
 CONTEXT_BYTES = _TAIL_WINDOW + LONGEST_CUT_TOKEN
-_RUN = re.compile(rf"[{_TOKEN_CHARS}+/=.*]*")
-# How far before the window, or before a run reaching into it, its line is looked at for what
-# names the secret (`Bearer `, `export NAME=`).
-_LINE_REACH = 64
-# Masked stars kept of a long run: past a pattern's longest prefix they only repeat.
+# Read backwards from the window: the stars of a masked secret, then what its pattern kept of
+# it (`ghp_`, `AKIA`, `eyJ`: its prefix), at most this long.
+_PREFIX_KEPT = 16
+_PREFIX_BACK = re.compile(rf"[{_TOKEN_CHARS}]{{0,{_PREFIX_KEPT}}}")
 _STARS_KEPT = 64
-_LONG_STARS = re.compile(rf"\*{{{_STARS_KEPT + 1},}}")
+# The line before the window or the masked secret, for what names it (`Bearer `, `NAME =`):
+# looked at this far back, its long runs of blanks cut short, and its end kept.
+_LINE_REACH = 1024
+_LONG_BLANKS = re.compile(r"[ \t]{9,}")
+_LINE_KEPT = 64
 # An open key block's start as the patterns need it (its own BEGIN line may be long).
 _OPEN_KEY_BLOCK = "-----BEGIN PRIVATE KEY-----\n"
+# The most `_context` gives: each string of an update is masked with it.
+CONTEXT_CHARS = _LINE_KEPT + _PREFIX_KEPT + _STARS_KEPT + _TAIL_WINDOW + len(_OPEN_KEY_BLOCK)
 
 
 def _context(before: str) -> str:
-    """What of `before` a continuation is masked with: its last `_TAIL_WINDOW` characters,
-    after the start of their line, of the masked run of token characters they begin inside,
-    and of that run's line (within `CONTEXT_BYTES`), and after the BEGIN line of a private
-    key block still open. A 900-character JWT or a key body sent in pieces had its start
-    outside the window, and its rest was stored in clear at rest.
-
-    What it reaches back to is compacted: a run of stars longer than `_STARS_KEPT` is cut to
-    that, and an open key block's body is left out (it is masked, and holds no END). Every
-    string of an update is masked with the context, so its size is each string's cost."""
+    """What of `before` a continuation is masked with: its last `_TAIL_WINDOW` characters;
+    before them the masked secret they begin inside (its kept prefix and at most
+    `_STARS_KEPT` of its stars); before that the end of its line, its blanks cut short; and
+    a private key block's BEGIN when one is still open. A 900-character JWT or a key body
+    sent in pieces had its start outside the window, and its rest was stored in clear at
+    rest. Every string of an update is masked with the context, so it is kept under
+    `CONTEXT_CHARS`: one update of 3,000 strings after an open key once took 4.3 s."""
     window_start = max(0, len(before) - _TAIL_WINDOW)
     reach_start = max(0, len(before) - CONTEXT_BYTES)
-    start = window_start
-    # Only a run masked up to the window can be a secret's start: `before` is masked.
-    if (reach_start < window_start and before[window_start - 1] == MASK_CHAR
-            and _RUN.fullmatch(before, window_start, window_start + 1)):
-        run = _RUN.match(before[reach_start:window_start][::-1])
-        start -= run.end() if run is not None else 0
+    start, run = window_start, ""
+    if reach_start < window_start and before[window_start - 1] == MASK_CHAR:
+        back = before[reach_start:window_start][::-1]
+        stars = len(back) - len(back.lstrip(MASK_CHAR))
+        prefix = _PREFIX_BACK.match(back, stars)
+        kept = 0 if prefix is None else prefix.end() - stars
+        start = window_start - stars - kept
+        run = before[start:start + kept] + MASK_CHAR * min(stars, _STARS_KEPT)
     line_from = max(reach_start, start - _LINE_REACH)
-    start = before.rfind("\n", line_from, start) + 1 or line_from
-    reached = _LONG_STARS.sub(MASK_CHAR * _STARS_KEPT, before[start:window_start])
-    context = reached + before[window_start:]
-    if "PRIVATE KEY" in before[reach_start:start]:
-        blocks = [*_BEGIN.finditer(before, reach_start, start)]
+    line_start = before.rfind("\n", line_from, start) + 1 or line_from
+    line = _LONG_BLANKS.sub(" " * 8, before[line_start:start])[-_LINE_KEPT:]
+    context = line + run + before[window_start:]
+    if "PRIVATE KEY" in before[reach_start:]:
+        blocks = [*_BEGIN.finditer(before, reach_start)]
         if blocks and _ORPHAN_END.search(before, blocks[-1].end()) is None:
             context = _OPEN_KEY_BLOCK + context
     return context
@@ -392,9 +399,12 @@ def _context(before: str) -> str:
 def mask_continuation(before: str, text: str) -> str:
     """`text`, appended to `before` (already masked), masked as part of the joined text:
     the rest of a token whose start `before` ends with is masked too."""
+    return _masked_after(_context(before), text)
+
+
+def _masked_after(context: str, text: str) -> str:
     if not text:
         return text
-    context = _context(before)
     offset = len(context)
     spans = [(max(start, offset) - offset, end - offset)
              for start, end in secret_spans(context + text) if end > offset]
@@ -404,10 +414,14 @@ def mask_continuation(before: str, text: str) -> str:
 def mask_json(value: object, context: str = "") -> object:
     """A JSON value with every string in it masked as a continuation of `context` (keys are
     names, not text, and stay as they are)."""
+    return _masked_json(value, _context(context))
+
+
+def _masked_json(value: object, context: str) -> object:
     if isinstance(value, str):
-        return mask_continuation(context, value)
+        return _masked_after(context, value)
     if isinstance(value, dict):
-        return {key: mask_json(item, context) for key, item in value.items()}
+        return {key: _masked_json(item, context) for key, item in value.items()}
     if isinstance(value, list):
-        return [mask_json(item, context) for item in value]
+        return [_masked_json(item, context) for item in value]
     return value
