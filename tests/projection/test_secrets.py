@@ -7,6 +7,7 @@ The fakes are assembled from parts so that no scanner mistakes this file for a l
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -236,6 +237,22 @@ def test_the_rest_of_a_secret_is_masked_after_many_blanks_before_it(gap: int) ->
         split = len(line) - 200
         before = mask_secrets("ls\n" * 300 + line[:split])
         assert mask_continuation(before, line[split:] + "\nok\n") == "*" * 200 + "\nok\n"
+
+
+def test_the_rest_of_a_secret_is_masked_when_its_name_is_far_back_across_colours_or_words(
+        ) -> None:
+    """What names a secret may lie a few hundred characters back on its line, across colour
+    codes `grep --color` put inside the token or across the words of a passphrase."""
+    token = "Qx9Zk7Wm2Lp4" * 125
+    coloured = "".join(f"\x1b[01;31m\x1b[K{char}\x1b[m\x1b[K" if index % 100 == 99 else char
+                       for index, char in enumerate(token))
+    words = " ".join(token[index:index + 30] for index in range(0, 1500, 30))
+    for line, split in (("Authorization: Bearer " + coloured, 700),
+                        ("DB_PASSWORD=" + words, 600)):
+        before = mask_secrets("ls -la output line\n" * 50 + line[:split])
+        rest = mask_continuation(before, line[split:] + "\nok\n")
+        shown = re.sub(r"\x1b\[[0-?]*[@-~]", "", rest.removesuffix("\nok\n"))
+        assert set(shown) <= {"*", " "}, split
 
 
 @pytest.mark.parametrize("inside", [70, 100, 120])

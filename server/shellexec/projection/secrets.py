@@ -360,7 +360,7 @@ _STARS_KEPT = 64
 # looked at this far back, its long runs of blanks cut short, and its end kept.
 _LINE_REACH = 1024
 _LONG_BLANKS = re.compile(r"[ \t]{9,}")
-_LINE_KEPT = 64
+_LINE_KEPT = 256
 # An open key block's start as the patterns need it (its own BEGIN line may be long).
 _OPEN_KEY_BLOCK = "-----BEGIN PRIVATE KEY-----\n"
 # The most `_context` gives: each string of an update is masked with it.
