@@ -305,6 +305,43 @@ def test_masking_at_rest_masks_the_rest_of_a_secret_begun_more_than_512_bytes_ba
     assert " for the call." in stored
 
 
+def _goose_live(call_id: str, stream: str, text: str) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+            "_meta": {"toolNotification": {"type": "live_output", "params": {
+                "sequence": 1, "truncated": False,
+                "chunks": [{"stream": stream, "output": text}]}}}}
+
+
+@pytest.mark.slow
+def test_masking_at_rest_masks_a_token_split_across_goose_s_stderr_chunks(
+        stack_with: Callable[..., Stack]) -> None:
+    """Goose's live chunks were masked in the context of stdout's end whatever their stream:
+    the rest of a token split across two stderr chunks was stored in clear."""
+    at_rest = stack_with(SHELLEXEC_MASK_AT_REST="on", SHELLEXEC_MASK_SECRETS="off")
+    session = at_rest.api.new_session(agent="goose")
+    message_id = at_rest.api.play(session["id"], [
+        {"sessionUpdate": "tool_call", "toolCallId": "g1", "status": "pending",
+         "title": "shell · gh auth status", "rawInput": {"command": "gh auth status"},
+         "_meta": {"goose": {"toolCall": {"toolName": "shell", "extensionName": "developer"}}}},
+        _goose_live("g1", "stdout", "checking\n"),
+        _goose_live("g1", "stderr", "warn token " + GITHUB[:15]),
+        _goose_live("g1", "stderr", GITHUB[15:] + " expired\n"),
+        {"sessionUpdate": "tool_call_update", "toolCallId": "g1", "status": "completed"}])
+
+    both = _goose_live("g2", "stderr", "again " + GITHUB[:20])  # two chunks in one notice
+    both["_meta"]["toolNotification"]["params"]["chunks"].append(
+        {"stream": "stderr", "output": GITHUB[20:] + "\n"})
+    at_rest.api.play(session["id"], [
+        {"sessionUpdate": "tool_call", "toolCallId": "g2", "status": "pending",
+         "title": "shell · env", "rawInput": {"command": "env"}},
+        both, {"sessionUpdate": "tool_call_update", "toolCallId": "g2", "status": "completed"}])
+
+    assert _leaks(_stored_text(at_rest), (GITHUB[15:], GITHUB[20:])) == []
+    output = at_rest.api.shell_output(session["id"], message_id)["output"]
+    assert output["stderr"] == "warn token ghp_" + "*" * (len(GITHUB) - 4) + " expired\n"
+    assert output["stdout"] == "checking\n"
+
+
 NORMALIZE_UPDATES = [codex_start("n1", COMMAND), codex_delta("n1", ENV_OUTPUT),
                      codex_end("n1", ENV_OUTPUT, 0)]
 

@@ -19,6 +19,7 @@ from typing import Any
 from shellexec import normalize
 from shellexec.feed import FeedEvent, FeedHub
 from shellexec.normalize import bounded_head
+from shellexec.normalize.live_meta import goose_live_output
 from shellexec.projection import Masking, project_message
 from shellexec.projection.secrets import CONTEXT_BYTES, mask_continuation, mask_json
 from shellexec.service import events, tool_calls, units
@@ -79,10 +80,45 @@ def _uncounted(outcome: str) -> None:
     return None
 
 
-def _masked_update(update: Mapping[str, Any], context: str) -> dict[str, Any]:
-    """`update` with its text masked as a continuation of `context` (the stream's end)."""
-    return {key: value if key in _IDENTITY_FIELDS else mask_json(value, context)
-            for key, value in update.items()}
+def _masked_update(update: Mapping[str, Any], state: normalize.ShellState | None
+                   ) -> dict[str, Any]:
+    """`update` with its text masked as a continuation of the call's stdout so far (`state`;
+    None for a new call), but Goose's live chunks, each a continuation of its own stream."""
+    context = "" if state is None else mask_context(state)
+    masked: dict[str, Any] = {key: value if key in _IDENTITY_FIELDS
+                              else mask_json(value, context) for key, value in update.items()}
+    if goose_live_output(update.get("_meta")) is not None:
+        params = update["_meta"]["toolNotification"].get("params")
+        masked_params: Any = masked["_meta"]["toolNotification"]["params"]
+        if isinstance(params, Mapping):
+            masked_params["chunks"] = _masked_live_chunks(params, state)
+    return masked
+
+
+def _masked_live_chunks(params: Mapping[str, Any], state: normalize.ShellState | None
+                        ) -> object:
+    """Goose's `live_output` chunks masked in order, each as a continuation of what its own
+    stream holds so far: a token split across two stderr chunks was masked against stdout's
+    end, and the rest stored in clear."""
+    chunks = params.get("chunks")
+    if not isinstance(chunks, list):
+        return mask_json(chunks)
+    ends = {"stdout": "", "stderr": ""}
+    if state is not None:
+        ends = {stream: "" if text is None else text.tail(CONTEXT_BYTES)
+                for stream, text in (("stdout", state.stdout), ("stderr", state.stderr))}
+    masked: list[object] = []
+    for chunk in chunks:
+        stream = chunk.get("stream") if isinstance(chunk, Mapping) else None
+        if not isinstance(stream, str) or stream not in ends or not isinstance(
+                chunk.get("output"), str):
+            masked.append(mask_json(chunk))
+            continue
+        output = mask_continuation(ends[stream], chunk["output"])
+        ends[stream] = (ends[stream] + output)[-CONTEXT_BYTES:]
+        masked.append({key: output if key == "output" else mask_json(value)
+                       for key, value in chunk.items()})
+    return masked
 
 
 def payload_digest(update: Mapping[str, Any]) -> bytes:
@@ -267,13 +303,13 @@ class Publisher:
         call = tool_calls.load_call(statements, session.id, tool_call_id, self._states)
         if call is None:
             if self._mask_at_rest:
-                update = _masked_update(update, "")
+                update = _masked_update(update, None)
             return self._insert_tool_call(session, tool_call_id, update, now), EVENT_MESSAGE_ADDED
         # A late update after its turn settled lands here too: it reconciles this message
         # and touches neither turns nor session or task state.
         row, before = call
         if self._mask_at_rest:
-            update = _masked_update(update, mask_context(before))
+            update = _masked_update(update, before)
         after = normalize.fold(before, update)
         terminals = self._terminals()
         named = terminals.unlinked_refs(session.id, update)
