@@ -389,7 +389,7 @@ def _context(before: str) -> str:
     line_start = before.rfind("\n", line_from, start) + 1 or line_from
     line = _LONG_BLANKS.sub(" " * 8, before[line_start:start])[-_LINE_KEPT:]
     context = line + run + before[window_start:]
-    if "PRIVATE KEY" in before[reach_start:]:
+    if before.find("PRIVATE KEY", reach_start) >= 0:
         blocks = [*_BEGIN.finditer(before, reach_start)]
         if blocks and _ORPHAN_END.search(before, blocks[-1].end()) is None:
             context = _OPEN_KEY_BLOCK + context

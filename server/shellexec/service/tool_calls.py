@@ -86,8 +86,7 @@ def _save_stream(statements: Statements, row: Message, stream: str, before: Shel
     position = int(row.position)
     stored: int = getattr(row, f"{stream}_stored_bytes")
     if isinstance(change, Appended):
-        statements.append_chunk(position, stream, change.text)
-        stored += len(change.text.encode("utf-8"))
+        stored += statements.append_chunk(position, stream, change.text)
         if needs_compaction(stored):
             stored = statements.drop_chunks_before(position, stream, KEEP_BYTES)
         new = _stream_of(after, stream)
@@ -96,8 +95,7 @@ def _save_stream(statements: Statements, row: Message, stream: str, before: Shel
             return new.byte_count
         return stored
     if isinstance(change, Replaced):
-        statements.replace_stream(position, stream, change.text)
-        return 0 if change.text is None else len(change.text.encode())
+        return statements.replace_stream(position, stream, change.text)
     return stored
 
 

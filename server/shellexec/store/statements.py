@@ -455,22 +455,23 @@ class Statements:
             tool_call_id=_db_value(Message, "tool_call_id", tool_call_id)).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
-    def append_chunk(self, position: int, stream: str, text: str) -> None:
+    def append_chunk(self, position: int, stream: str, text: str) -> int:
+        """Appends a chunk row; returns the UTF-8 bytes of its text (what trimming counts)."""
         chunk = packing.pack(text)
         self._run("append_chunk", lambda: OutputChunk.insert(
             message=param("position"), stream=param("stream"), text_bytes=param("text_bytes"),
             packed=param("packed"), data=param("data")),
             position=position, stream=stream, text_bytes=chunk.text_bytes, packed=chunk.packed,
             data=_db_value(OutputChunk, "data", chunk.text))
+        return chunk.text_bytes
 
-    def replace_stream(self, position: int, stream: str, text: str | None) -> None:
+    def replace_stream(self, position: int, stream: str, text: str | None) -> int:
         """Rewrites a stream as one chunk; None removes it. An empty chunk records "reported
-        but empty", which differs from "never reported"."""
+        but empty", which differs from "never reported". Returns the bytes it holds now."""
         self._run("delete_stream", lambda: OutputChunk.delete().where(
             (OutputChunk.message == param("position")) & (OutputChunk.stream == param("stream"))),
             position=position, stream=stream)
-        if text is not None:
-            self.append_chunk(position, stream, text)
+        return 0 if text is None else self.append_chunk(position, stream, text)
 
     def drop_chunks_before(self, position: int, stream: str, keep: int) -> int:
         """Deletes a stream's oldest chunk rows that the newest `keep` bytes do not reach;
